@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+// pricealert: Feed ──ticks──▶ Engine ──alerts──▶ Dispatcher ──▶ Sinks
+import PackageDescription
+
+let package = Package(
+    name: "pricealert",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "pricealert", targets: ["pricealert"]),
+        .library(name: "AlertCore", targets: ["AlertCore"]),
+        .library(name: "AlertSinks", targets: ["AlertSinks"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // Pure domain: ticks, markets, rules, alerts, the engine. No I/O, no clock, no Foundation.
+        .target(name: "AlertCore"),
+        // Rule files: a JSON reader that keeps line/column, and validation into AlertCore rules.
+        .target(name: "AlertRules", dependencies: ["AlertCore"]),
+        // Where ticks and market lists come from: recorded tick files, exchange payloads.
+        .target(name: "AlertFeeds", dependencies: ["AlertCore"]),
+        // Where alerts go: one Sink protocol, one file per sink, and the dispatcher.
+        .target(name: "AlertSinks", dependencies: [
+            "AlertCore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The command line: one file per command, thin.
+        .executableTarget(name: "pricealert", dependencies: [
+            "AlertCore", "AlertRules", "AlertFeeds", "AlertSinks",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Benchmarks are executables, never tests: `swift run -c release replay-benchmark`.
+        .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds"],
+                          path: "Benchmarks/ReplayBenchmark"),
+        .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertSinks"]),
+        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore"]),
+        .testTarget(name: "AlertFeedsTests", dependencies: ["AlertFeeds", "AlertCore"]),
+        .testTarget(name: "AlertSinksTests", dependencies: ["AlertSinks", "AlertCore"]),
+        // Runs the built `pricealert` binary and compares its output with expected files.
+        .testTarget(name: "EndToEndTests", dependencies: ["pricealert"],
+                    resources: [.copy("Cases")]),
+    ]
+)

@@ -1,0 +1,116 @@
+/// The two renderings of an alert: the spec §7 JSON object (one line) and a readable text line.
+public enum AlertFormat {
+    /// `{"id":…,"rule":…,"symbol":…,"time":…,"price":…,"condition":…,"threshold":…,"value":…,"message":…}`
+    /// with keys in the spec's order, no trailing newline.
+    public static func json(_ alert: Alert) -> String {
+        var out = "{\"id\":"
+        out += JSONString.quote(alert.id)
+        out += ",\"rule\":" + JSONString.quote(alert.rule)
+        out += ",\"symbol\":" + JSONString.quote(alert.symbol)
+        out += ",\"time\":" + JSONString.quote(Timestamp.format(alert.time))
+        out += ",\"price\":" + JSONNumber.format(alert.price)
+        out += ",\"condition\":" + JSONString.quote(alert.condition)
+        out += ",\"threshold\":" + thresholdJSON(alert.threshold)
+        out += ",\"value\":" + JSONNumber.format(alert.value)
+        out += ",\"message\":" + JSONString.quote(alert.message)
+        out += "}"
+        return out
+    }
+
+    /// `2023-11-14T22:13:20.000Z btc-100k BTC price crossesAbove 100000: price 100012.5 value 100012.5 | MESSAGE`
+    public static func text(_ alert: Alert) -> String {
+        "\(Timestamp.format(alert.time)) \(alert.rule) \(alert.symbol) \(alert.condition): "
+            + "price \(JSONNumber.format(alert.price)) value \(JSONNumber.format(alert.value)) | \(alert.message)"
+    }
+
+    public static func thresholdJSON(_ threshold: Threshold) -> String {
+        switch threshold {
+        case .value(let x): return JSONNumber.format(x)
+        case .range(let l, let h): return "[\(JSONNumber.format(l)), \(JSONNumber.format(h))]"
+        }
+    }
+}
+
+/// `message` templates (spec §2): `{{rule}} {{symbol}} {{price}} {{value}} {{threshold}}
+/// {{condition}} {{time}}`. Placeholders may have spaces inside the braces (`{{ price }}`).
+public enum MessageTemplate {
+    public static let placeholders: Set<String> = ["rule", "symbol", "price", "value", "threshold", "condition", "time"]
+
+    /// The message a rule without `message` gets.
+    public static let defaultTemplate = "{{symbol}} {{condition}} (price {{price}})"
+
+    /// Names used in `template` that are not placeholders, with their offsets in characters,
+    /// so a validator can point at them.
+    public static func unknownPlaceholders(in template: String) -> [(name: String, offset: Int)] {
+        var result: [(String, Int)] = []
+        forEachPlaceholder(in: template) { name, offset in
+            if !placeholders.contains(name) { result.append((name, offset)) }
+        }
+        return result
+    }
+
+    /// Fills `template` for `alert` (its `message` is ignored).
+    public static func render(_ template: String, rule: String, symbol: String, time: Int64, price: Double,
+                              condition: String, threshold: Threshold, value: Double) -> String {
+        var out = ""
+        var rest = Substring(template)
+        while let open = rest.range(of: "{{") {
+            guard let close = rest[open.upperBound...].range(of: "}}") else { break }
+            out += rest[..<open.lowerBound]
+            let name = rest[open.upperBound..<close.lowerBound].trimmingSpaces()
+            switch name {
+            case "rule": out += rule
+            case "symbol": out += symbol
+            case "price": out += JSONNumber.format(price)
+            case "value": out += JSONNumber.format(value)
+            case "threshold":
+                if case .value(let x) = threshold { out += JSONNumber.format(x) } else { out += AlertFormat.thresholdJSON(threshold) }
+            case "condition": out += condition
+            case "time": out += Timestamp.format(time)
+            default: out += rest[open.lowerBound..<close.upperBound]
+            }
+            rest = rest[close.upperBound...]
+        }
+        out += rest
+        return out
+    }
+
+    static func forEachPlaceholder(in template: String, _ body: (String, Int) -> Void) {
+        var rest = Substring(template)
+        while let open = rest.range(of: "{{") {
+            guard let close = rest[open.upperBound...].range(of: "}}") else { return }
+            let offset = template.distance(from: template.startIndex, to: open.lowerBound)
+            body(String(rest[open.upperBound..<close.lowerBound].trimmingSpaces()), offset)
+            rest = rest[close.upperBound...]
+        }
+    }
+}
+
+extension StringProtocol {
+    func trimmingSpaces() -> Substring {
+        var s = Substring(self)
+        while s.first == " " { s.removeFirst() }
+        while s.last == " " { s.removeLast() }
+        return s
+    }
+
+    /// Substring search without Foundation.
+    func range(of needle: String) -> Range<Index>? {
+        let n = Array(needle.utf8)
+        guard let first = n.first else { return nil }
+        var i = startIndex
+        while i < endIndex {
+            if utf8[i] == first {
+                var j = i
+                var k = 0
+                while k < n.count, j < endIndex, utf8[j] == n[k] {
+                    j = utf8.index(after: j)
+                    k += 1
+                }
+                if k == n.count { return i..<j }
+            }
+            i = index(after: i)
+        }
+        return nil
+    }
+}

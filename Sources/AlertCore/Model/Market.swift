@@ -1,0 +1,79 @@
+/// One entry of an exchange's market list (for BTSE, one element of `initial/market`'s `data`).
+public struct Market: Sendable, Equatable {
+    /// The join key: a tick's symbol is joined to the entries whose `symbol` equals it.
+    public var symbol: String
+    public var name: String
+    public var base: String
+    public var quote: String
+    public var future: Bool
+    public var active: Bool
+
+    public init(symbol: String, name: String = "", base: String, quote: String, future: Bool, active: Bool) {
+        self.symbol = symbol
+        self.name = name
+        self.base = base
+        self.quote = quote
+        self.future = future
+        self.active = active
+    }
+}
+
+/// The market list with entries grouped by upper-cased symbol (spec §4).
+public struct MarketList: Sendable {
+    public private(set) var markets: [Market]
+    private var bySymbol: [String: [Int]]
+
+    public init(_ markets: [Market]) {
+        self.markets = markets
+        var index: [String: [Int]] = [:]
+        for (i, market) in markets.enumerated() {
+            index[Symbol.normalize(market.symbol), default: []].append(i)
+        }
+        self.bySymbol = index
+    }
+
+    /// Market entries joined to `symbol` (case-insensitively).
+    public func entries(for symbol: String) -> [Market] {
+        guard let indices = bySymbol[Symbol.normalize(symbol)] else { return [] }
+        return indices.map { markets[$0] }
+    }
+
+    public var count: Int { markets.count }
+}
+
+/// A `match` scope: every key given must hold for a market entry (spec §4).
+public struct MarketFilter: Sendable, Equatable {
+    public var future: Bool?
+    public var quote: String?
+    public var base: String?
+    public var active: Bool?
+
+    public init(future: Bool? = nil, quote: String? = nil, base: String? = nil, active: Bool? = nil) {
+        self.future = future
+        self.quote = quote
+        self.base = base
+        self.active = active
+    }
+
+    public func matches(_ market: Market) -> Bool {
+        if let future, market.future != future { return false }
+        if let active, market.active != active { return false }
+        if let quote, Symbol.normalize(market.quote) != Symbol.normalize(quote) { return false }
+        if let base, Symbol.normalize(market.base) != Symbol.normalize(base) { return false }
+        return true
+    }
+}
+
+/// Symbols compare case-insensitively: both sides are upper-cased (spec §2).
+public enum Symbol {
+    /// Upper-cases `s`, returning it unchanged (no allocation) when it is already upper case.
+    @inlinable
+    public static func normalize(_ s: String) -> String {
+        var needsWork = false
+        for byte in s.utf8 where (byte >= 0x61 && byte <= 0x7A) || byte >= 0x80 {
+            needsWork = true
+            break
+        }
+        return needsWork ? s.uppercased() : s
+    }
+}

@@ -1,0 +1,82 @@
+/// A named sink from a rule file's `sinks` object (spec §1), validated.
+/// Delivery lives in `AlertSinks`; this is only the configuration.
+public struct SinkDefinition: Sendable, Equatable {
+    public var name: String
+    public var kind: SinkKind
+
+    public init(name: String, kind: SinkKind) {
+        self.name = name
+        self.kind = kind
+    }
+
+    /// The sink named `stdout` that exists unless a file defines that name (spec §1).
+    public static let builtinStdout = SinkDefinition(name: "stdout", kind: .stdout(format: .text))
+}
+
+public enum AlertOutputFormat: String, Sendable, Equatable {
+    case text
+    case json
+}
+
+public enum SinkKind: Sendable, Equatable {
+    case stdout(format: AlertOutputFormat)
+    /// Appends one JSON line per alert. `path` as written (relative to the working directory).
+    case file(path: String)
+    case webhook(WebhookSpec)
+    case exec(ExecSpec)
+
+    public var typeName: String {
+        switch self {
+        case .stdout: return "stdout"
+        case .file: return "file"
+        case .webhook: return "webhook"
+        case .exec: return "exec"
+        }
+    }
+}
+
+/// Where a secret comes from. Inline values are allowed only where a secret is not required
+/// to be hidden (a plain URL without credentials); everything else comes from the environment
+/// or a file so it never sits in a rule file.
+public enum SecretSource: Sendable, Equatable {
+    case inline(String)
+    case environment(String)
+    case file(String)
+}
+
+public struct WebhookSpec: Sendable, Equatable {
+    public var url: SecretSource
+    public var method: String
+    public var headers: [String: String]
+    /// Milliseconds.
+    public var timeout: Int64
+    /// `json` (default), `slack`, `discord`, `ntfy`, `telegram`, `alertmanager`.
+    public var preset: String
+    public var template: String?
+    public var secret: SecretSource?
+    public var caFile: String?
+
+    public init(url: SecretSource, method: String = "POST", headers: [String: String] = [:], timeout: Int64 = 10_000,
+                preset: String = "json", template: String? = nil, secret: SecretSource? = nil, caFile: String? = nil) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.timeout = timeout
+        self.preset = preset
+        self.template = template
+        self.secret = secret
+        self.caFile = caFile
+    }
+}
+
+public struct ExecSpec: Sendable, Equatable {
+    /// argv; never run through a shell.
+    public var command: [String]
+    /// Milliseconds.
+    public var timeout: Int64
+
+    public init(command: [String], timeout: Int64 = 10_000) {
+        self.command = command
+        self.timeout = timeout
+    }
+}

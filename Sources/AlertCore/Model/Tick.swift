@@ -1,0 +1,34 @@
+/// One price observation: `(time, symbol, price[, change24h])` (spec §6).
+///
+/// `time` is Unix epoch milliseconds. `change24h` is the source's own 24-hour change in
+/// percent (already ×100), when the source reports one; it feeds `change` rules whose window
+/// is exactly 24 hours (spec §3, step 1).
+public struct Tick: Sendable, Equatable {
+    public var time: Int64
+    public var symbol: String
+    public var price: Double
+    public var change24h: Double?
+
+    public init(time: Int64, symbol: String, price: Double, change24h: Double? = nil) {
+        self.time = time
+        self.symbol = symbol
+        self.price = price
+        self.change24h = change24h
+    }
+}
+
+/// Why a tick was dropped. Dropped ticks change no state (spec §6).
+public enum DropReason: String, Sendable, CaseIterable, Comparable {
+    /// The line or frame could not be read as a tick at all (not JSON, missing fields, bad types).
+    case malformed
+    /// `price` is not a finite number greater than zero.
+    case invalidPrice = "invalid-price"
+    /// `symbol` is empty.
+    case emptySymbol = "empty-symbol"
+    /// `time` is earlier than the previous valid tick of the same symbol.
+    case outOfOrder = "out-of-order"
+
+    public static func < (a: DropReason, b: DropReason) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}

@@ -1,0 +1,32 @@
+import AlertCore
+
+/// Every rule and sink of the rule files given together, validated (spec §1–2, §8).
+/// Rules are in evaluation order: files in the order given, rules in file order.
+public struct RuleSet: Sendable {
+    public var rules: [Rule]
+    /// All sinks by name, including the built-in `stdout` unless a file defines that name.
+    public var sinks: [String: SinkDefinition]
+
+    public init(rules: [Rule], sinks: [String: SinkDefinition]) {
+        self.rules = rules
+        self.sinks = sinks
+    }
+}
+
+/// One problem in a rule file, with its place: prints as `FILE:LINE:COLUMN: error: MESSAGE`.
+/// `file` is the path as the user gave it; line and column are 1-based, columns count characters.
+public struct Diagnostic: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var column: Int
+    public var message: String
+
+    public init(file: String, line: Int, column: Int, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.message = message
+    }
+
+    public var description: String { "\(file):\(line):\(column): error: \(message)" }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct PriceAlert: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pricealert",
+        abstract: "Watches crypto prices and tells you when your rules fire.",
+        subcommands: [ValidateCommand.self, ReplayCommand.self]
+    )
+}

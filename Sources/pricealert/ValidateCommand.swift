@@ -1,0 +1,6 @@
+import ArgumentParser
+
+struct ValidateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "validate", abstract: "Check rule files.")
+    func run() async throws {}
+}
