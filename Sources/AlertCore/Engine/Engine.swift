@@ -1,0 +1,218 @@
+/// The rule engine: ticks in, alerts out (spec §3–§6). Pure and deterministic: no clock, no
+/// I/O; time is the tick's. Not thread-safe: one engine is driven by one task.
+///
+/// Rules are indexed by symbol (and `match` rules are resolved against the market list once
+/// per symbol), then by threshold inside each symbol's `ConditionGroup`s, so a tick touches
+/// only the pairs whose state can change.
+public final class Engine {
+    public struct Stats: Sendable, Equatable {
+        public var accepted = 0
+        public var dropped: [DropReason: Int] = [:]
+        public var alerts = 0
+
+        public var droppedTotal: Int { dropped.values.reduce(0, +) }
+    }
+
+    public let rules: [Rule]
+    public private(set) var stats = Stats()
+    public private(set) var markets: MarketList?
+
+    private let compiled: [CompiledCondition]
+    private let cooldowns: [Int64]
+    private let once: [Bool]
+    private let templates: [String]
+    private let summaries: [String]
+    private let thresholds: [Threshold]
+    /// Rule indices by upper-cased symbol, for `symbol`/`symbols` rules.
+    private let rulesBySymbol: [String: [Int32]]
+    /// Indices of enabled `match` rules.
+    private let matchRules: [Int32]
+    /// The longest change window in whole minutes (0: no minute history is kept).
+    private let keepMinutes: Int64
+
+    private var symbolIndex: [String: Int] = [:]
+    private var symbols: [SymbolState] = []
+    private var stamp: UInt32 = 0
+    private var fired: [Int32] = []
+
+    /// `rules` in evaluation order (files in the order given, rules in file order).
+    public init(rules: [Rule], markets: MarketList? = nil) {
+        self.rules = rules
+        self.markets = markets
+        compiled = rules.map { CompiledCondition($0.condition, hysteresis: $0.hysteresis) }
+        cooldowns = rules.map(\.cooldown)
+        once = rules.map { $0.repeatMode == .once }
+        templates = rules.map { $0.message ?? MessageTemplate.defaultTemplate }
+        summaries = rules.map(\.condition.summary)
+        thresholds = rules.map(\.condition.threshold)
+        var bySymbol: [String: [Int32]] = [:]
+        var match: [Int32] = []
+        var longest: Int64 = 0
+        for (i, rule) in rules.enumerated() where rule.enabled {
+            switch rule.scope {
+            case .symbols(let list):
+                var seen = Set<String>()
+                for symbol in list where seen.insert(Symbol.normalize(symbol)).inserted {
+                    bySymbol[Symbol.normalize(symbol), default: []].append(Int32(i))
+                }
+            case .match:
+                match.append(Int32(i))
+            }
+            if case .change(let window, _) = rule.condition {
+                longest = max(longest, window / 60_000)
+            }
+        }
+        rulesBySymbol = bySymbol
+        matchRules = match
+        keepMinutes = longest
+    }
+
+    /// Whether some enabled rule has a `match` scope (they apply to nothing without a market list).
+    public var hasMatchRules: Bool { !matchRules.isEmpty }
+
+    /// Evaluates one tick and appends the alerts it fires to `alerts`, in rule order.
+    /// Returns why the tick was dropped, or nil when it was accepted.
+    @discardableResult
+    public func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
+        guard tick.price.isFinite, tick.price > 0 else { return drop(.invalidPrice) }
+        guard !tick.symbol.isEmpty else { return drop(.emptySymbol) }
+        let symbol = Symbol.normalize(tick.symbol)
+        let s: Int
+        if let known = symbolIndex[symbol] {
+            s = known
+            if let last = symbols[s].lastTime, tick.time < last { return drop(.outOfOrder) }
+        } else {
+            s = symbols.count
+            symbols.append(makeState(symbol))
+            symbolIndex[symbol] = s
+        }
+        stats.accepted += 1
+        stamp &+= 1
+        if stamp == 0 { stamp = 1 }
+        fired.removeAll(keepingCapacity: true)
+
+        let t = tick.time
+        let p = tick.price
+        let prev = symbols[s].lastPrice
+        if symbols[s].firstTime == nil { symbols[s].firstTime = t }
+        cooldowns.withUnsafeBufferPointer { cooldown in
+            once.withUnsafeBufferPointer { once in
+                let policy = ConditionGroup.Policy(cooldown: cooldown, once: once)
+                for g in symbols[s].groups.indices {
+                    let value: Double
+                    switch symbols[s].groups[g].coordinate {
+                    case .price:
+                        value = p
+                    case .change(let window):
+                        guard let c = changeValue(s, window: window, tick: tick) else { continue }
+                        value = c
+                    }
+                    symbols[s].groups[g].advance(to: value, prev: prev, time: t, stamp: stamp,
+                                                 policy: policy, fired: &fired)
+                }
+            }
+        }
+        symbols[s].lastTime = t
+        symbols[s].lastPrice = p
+        if keepMinutes > 0 {
+            symbols[s].history.record(minute: floorDivMod(t, 60_000).0, price: p, keepMinutes: keepMinutes)
+        }
+        guard !fired.isEmpty else { return nil }
+        if fired.count > 1 { fired.sort() }
+        for r in fired {
+            let rule = Int(r)
+            let value: Double
+            if case .change = rules[rule].condition {
+                value = currentChange(rule: rule, symbol: s) ?? .nan
+            } else {
+                value = p
+            }
+            alerts.append(makeAlert(rule: rule, symbol: symbol, time: t, price: p, value: value))
+        }
+        stats.alerts += fired.count
+        return nil
+    }
+
+    /// The change `c` in percent for `window` at this tick (spec §3), or nil when unknown.
+    private func changeValue(_ s: Int, window: Int64, tick: Tick) -> Double? {
+        if window == 86_400_000, let c = tick.change24h, c.isFinite { return c }
+        let (start, overflow) = tick.time.subtractingReportingOverflow(window)
+        guard !overflow, let first = symbols[s].firstTime, first <= start else { return nil }
+        let target = floorDivMod(start, 60_000).0
+        guard let base = symbols[s].history.price(atOrBefore: target) else { return nil }
+        return (tick.price - base) / base * 100
+    }
+
+    /// `c` of a change rule that fired on this tick: its group's coordinate, just evaluated.
+    private func currentChange(rule: Int, symbol s: Int) -> Double? {
+        guard case .change(let window, _) = rules[rule].condition else { return nil }
+        return symbols[s].groups.first { $0.coordinate == .change(window: window) }?.value
+    }
+
+    private func makeAlert(rule: Int, symbol: String, time: Int64, price: Double, value: Double) -> Alert {
+        let r = rules[rule]
+        let message = MessageTemplate.render(templates[rule], rule: r.id, symbol: symbol, time: time, price: price,
+                                             condition: summaries[rule], threshold: thresholds[rule], value: value)
+        return Alert(rule: r.id, symbol: symbol, time: time, price: price, condition: summaries[rule],
+                     threshold: thresholds[rule], value: value, message: message, notify: r.notify)
+    }
+
+    private func drop(_ reason: DropReason) -> DropReason {
+        stats.dropped[reason, default: 0] += 1
+        return reason
+    }
+
+    /// Counts a tick that never reached the engine (a line or frame that could not be read).
+    public func countDropped(_ reason: DropReason) {
+        _ = drop(reason)
+    }
+
+    /// Builds a new symbol's groups from the rules that apply to it (spec §4).
+    private func makeState(_ symbol: String) -> SymbolState {
+        var applicable = rulesBySymbol[symbol] ?? []
+        if !matchRules.isEmpty, let markets {
+            let joined = markets.entries(for: symbol)
+            if !joined.isEmpty {
+                for r in matchRules {
+                    guard case .match(let filter) = rules[Int(r)].scope else { continue }
+                    if joined.contains(where: filter.matches) { applicable.append(r) }
+                }
+                applicable.sort()
+            }
+        }
+        var groups: [ConditionGroup] = []
+        for r in applicable {
+            let coordinate: ConditionGroup.Coordinate
+            if case .change(let window, _) = rules[Int(r)].condition {
+                coordinate = .change(window: window)
+            } else {
+                coordinate = .price
+            }
+            if let g = groups.firstIndex(where: { $0.coordinate == coordinate }) {
+                groups[g].add(rule: r, condition: compiled[Int(r)])
+            } else {
+                var group = ConditionGroup(coordinate: coordinate)
+                group.add(rule: r, condition: compiled[Int(r)])
+                groups.append(group)
+            }
+        }
+        for g in groups.indices { groups[g].seal() }
+        return SymbolState(symbol: symbol, groups: groups)
+    }
+}
+
+/// Everything the engine keeps for one symbol.
+struct SymbolState: Sendable {
+    let symbol: String
+    var groups: [ConditionGroup]
+    var firstTime: Int64?
+    var lastTime: Int64?
+    /// `prev` of spec §3: the previous valid price.
+    var lastPrice: Double?
+    var history = MinuteHistory()
+
+    init(symbol: String, groups: [ConditionGroup]) {
+        self.symbol = symbol
+        self.groups = groups
+    }
+}

@@ -1,0 +1,105 @@
+import Testing
+@testable import AlertCore
+
+/// The indexed engine against the naive reading of the spec, on random streams and rule sets
+/// built to hit boundaries: integer thresholds that prices land on exactly, equal times,
+/// dropped ticks, cooldowns, `once`, hysteresis, several windows and source 24h figures.
+@Suite("engine agrees with the reference")
+struct EngineReferenceTests {
+    static func randomRules(_ rng: inout SeededRandom, count: Int) -> [Rule] {
+        let symbols = ["AAA", "BBB", "CCC"]
+        return (0..<count).map { i in
+            let x = Double(Int.random(in: 90...110, using: &rng))
+            let w = Double(Int.random(in: 1...8, using: &rng))
+            let condition: Condition
+            switch Int.random(in: 0..<8, using: &rng) {
+            case 0: condition = .price(.above(x))
+            case 1: condition = .price(.below(x))
+            case 2: condition = .price(.crossesAbove(x))
+            case 3: condition = .price(.crossesBelow(x))
+            case 4: condition = .price(.inside(x - w, x + w))
+            case 5: condition = .price(.outside(x - w, x + w))
+            case 6:
+                let window = [1, 2, 5, 1440].randomElement(using: &rng)! * minute
+                condition = .change(window: window, .above(Double(Int.random(in: -3...6, using: &rng))))
+            default:
+                let window = [1, 3, 1440].randomElement(using: &rng)! * minute
+                condition = .change(window: window, .below(Double(Int.random(in: -6...3, using: &rng))))
+            }
+            let ranged: Bool
+            if case .price(.inside) = condition { ranged = true } else if case .price(.outside) = condition { ranged = true } else { ranged = false }
+            var scope = [symbols.randomElement(using: &rng)!]
+            if Bool.random(using: &rng) { scope.append(symbols.randomElement(using: &rng)!.lowercased()) }
+            return Rule(
+                id: "r\(i)", scope: .symbols(scope), condition: condition,
+                repeatMode: Int.random(in: 0..<6, using: &rng) == 0 ? .once : .rearm,
+                cooldown: [0, 0, 1000, 30_000, 120_000].randomElement(using: &rng)!,
+                hysteresis: ranged ? 0 : [0, 0, 1, 2.5].randomElement(using: &rng)!,
+                enabled: Int.random(in: 0..<20, using: &rng) != 0)
+        }
+    }
+
+    static func randomTicks(_ rng: inout SeededRandom, count: Int) -> [Tick] {
+        var price = ["AAA": 100.0, "BBB": 100.0, "CCC": 100.0]
+        var time: Int64 = 1_700_000_000_000
+        return (0..<count).map { _ in
+            let symbol = ["AAA", "BBB", "CCC", "aaa"].randomElement(using: &rng)!
+            time += [0, 500, 1000, 15_000, 61_000].randomElement(using: &rng)!
+            let key = symbol.uppercased()
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0: price[key] = Double(Int.random(in: 88...112, using: &rng))  // land on thresholds
+            case 1: break
+            default: price[key]! *= 1 + Double.random(in: -0.02...0.02, using: &rng)
+            }
+            var t = time
+            var p = price[key]!
+            switch Int.random(in: 0..<40, using: &rng) {
+            case 0: t -= 70_000  // out of order
+            case 1: p = -p
+            case 2: p = .nan
+            default: break
+            }
+            let change: Double? = Int.random(in: 0..<3, using: &rng) == 0 ? Double(Int.random(in: -8...8, using: &rng)) : nil
+            return Tick(time: t, symbol: symbol, price: p, change24h: change)
+        }
+    }
+
+    @Test(arguments: 1...12)
+    func randomStreams(seed: UInt64) {
+        var rng = SeededRandom(seed: seed)
+        let rules = Self.randomRules(&rng, count: 60)
+        let ticks = Self.randomTicks(&rng, count: 3000)
+        let engine = Engine(rules: rules)
+        let reference = ReferenceEngine(rules: rules)
+        var ours: [Alert] = []
+        var theirs: [String] = []
+        for tick in ticks {
+            engine.process(tick, into: &ours)
+            theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
+        }
+        #expect(ours.count > 50)
+        #expect(ours.map { "\($0.id) \($0.value)" } == theirs)
+    }
+
+    @Test func matchRulesAgreeWithReference() {
+        var rng = SeededRandom(seed: 99)
+        let markets = MarketList([
+            Market(symbol: "AAA", base: "AAA", quote: "USD", future: false, active: true),
+            Market(symbol: "BBB", base: "BBB", quote: "EUR", future: true, active: true),
+        ])
+        var rules = Self.randomRules(&rng, count: 30)
+        for i in rules.indices where i % 3 == 0 {
+            rules[i].scope = .match(i % 2 == 0 ? MarketFilter(quote: "usd") : MarketFilter(future: true))
+        }
+        let engine = Engine(rules: rules, markets: markets)
+        let reference = ReferenceEngine(rules: rules, markets: markets)
+        var ours: [Alert] = []
+        var theirs: [String] = []
+        for tick in Self.randomTicks(&rng, count: 3000) {
+            engine.process(tick, into: &ours)
+            theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
+        }
+        #expect(ours.count > 30)
+        #expect(ours.map { "\($0.id) \($0.value)" } == theirs)
+    }
+}

@@ -1,0 +1,113 @@
+@testable import AlertCore
+
+/// A deliberately naive reading of spec §3–§6: every rule, every tick, every stored tick for
+/// the change base. The real engine must agree with it alert for alert.
+final class ReferenceEngine {
+    struct Pair { var armed = true; var lastFired: Int64?; var spent = false }
+    struct Seen { var ticks: [(Int64, Double)] = []; var prev: Double?; var lastTime: Int64? }
+
+    let rules: [Rule]
+    let markets: MarketList?
+    var pairs: [String: Pair] = [:]
+    var seen: [String: Seen] = [:]
+
+    init(rules: [Rule], markets: MarketList? = nil) {
+        self.rules = rules
+        self.markets = markets
+    }
+
+    /// (rule id, symbol, time, value) for each alert.
+    func process(_ tick: Tick) -> [(String, String, Int64, Double)] {
+        guard tick.price.isFinite, tick.price > 0, !tick.symbol.isEmpty else { return [] }
+        let symbol = tick.symbol.uppercased()
+        var s = seen[symbol] ?? Seen()
+        if let last = s.lastTime, tick.time < last { return [] }
+        let t = tick.time, p = tick.price
+        var out: [(String, String, Int64, Double)] = []
+        for rule in rules where rule.enabled && applies(rule, symbol) {
+            var value: Double
+            switch rule.condition {
+            case .price: value = p
+            case .change(let w, _):
+                if w == 86_400_000, let c = tick.change24h {
+                    value = c
+                } else {
+                    guard let first = s.ticks.first, first.0 <= t - w else { continue }
+                    let boundary = (floorDiv(t - w, 60_000) + 1) * 60_000
+                    guard let base = s.ticks.last(where: { $0.0 < boundary })?.1 else { continue }
+                    value = (p - base) / base * 100
+                }
+            }
+            let key = rule.id + "|" + symbol
+            var pair = pairs[key] ?? Pair()
+            defer { pairs[key] = pair }
+            if pair.spent { continue }
+            if pair.armed, fires(rule, value, s.prev),
+               pair.lastFired == nil || t - pair.lastFired! >= rule.cooldown {
+                out.append((rule.id, symbol, t, value))
+                pair.lastFired = t
+                pair.armed = false
+                if rule.repeatMode == .once { pair.spent = true }
+            } else if !pair.armed, rule.repeatMode == .rearm, rearms(rule, value) {
+                pair.armed = true
+            }
+        }
+        s.ticks.append((t, p))
+        s.prev = p
+        s.lastTime = t
+        seen[symbol] = s
+        return out
+    }
+
+    private func applies(_ rule: Rule, _ symbol: String) -> Bool {
+        switch rule.scope {
+        case .symbols(let list): return list.contains { $0.uppercased() == symbol }
+        case .match(let filter):
+            guard let markets else { return false }
+            return markets.markets.contains { $0.symbol.uppercased() == symbol && filter.matches($0) }
+        }
+    }
+
+    private func fires(_ rule: Rule, _ v: Double, _ prev: Double?) -> Bool {
+        switch rule.condition {
+        case .price(.above(let x)): return v > x
+        case .price(.below(let x)): return v < x
+        case .price(.crossesAbove(let x)): return prev.map { $0 <= x && v > x } ?? false
+        case .price(.crossesBelow(let x)): return prev.map { $0 >= x && v < x } ?? false
+        case .price(.inside(let l, let h)): return l <= v && v <= h
+        case .price(.outside(let l, let h)): return v < l || v > h
+        case .change(_, .above(let c)): return v > c
+        case .change(_, .below(let c)): return v < c
+        }
+    }
+
+    private func rearms(_ rule: Rule, _ v: Double) -> Bool {
+        let h = rule.hysteresis
+        switch rule.condition {
+        case .price(.above(let x)), .price(.crossesAbove(let x)): return v <= x * (1 - h / 100)
+        case .price(.below(let x)), .price(.crossesBelow(let x)): return v >= x * (1 + h / 100)
+        case .price(.inside(let l, let hi)): return v < l || v > hi
+        case .price(.outside(let l, let hi)): return l <= v && v <= hi
+        case .change(_, .above(let c)): return v <= c - h
+        case .change(_, .below(let c)): return v >= c + h
+        }
+    }
+
+    private func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
+        let q = a / b
+        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
+    }
+}
+
+/// SplitMix64: small, seeded, reproducible.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
