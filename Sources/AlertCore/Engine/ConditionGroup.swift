@@ -2,9 +2,10 @@
 /// change over one window. Their key levels are kept sorted, so when the coordinate moves
 /// from `old` to `new` only the pairs with a level in `[min, max]` can change state; every
 /// other pair's outcome is the same as at the previous evaluation (see `CompiledCondition`).
-/// The one exception, pairs whose level condition holds while they cool down, is kept in
-/// `pending` and re-checked on every tick. This makes a tick cost about the same with 100
-/// rules or 1 000 000.
+/// The one exception, pairs whose level condition holds while they cool down, waits in a
+/// `CooldownQueue` and is looked at again when its cooldown ends (in between, any change of
+/// its condition is a level crossing and is visited like any other). This makes a tick cost
+/// about the same with 100 rules or 1 000 000.
 struct ConditionGroup: Sendable {
     enum Coordinate: Sendable, Equatable {
         case price
@@ -16,6 +17,7 @@ struct ConditionGroup: Sendable {
         var armed = true
         /// Fired with `repeat: once`: never fires or re-arms again.
         var spent = false
+        /// Waiting in the cooldown queue.
         var pending = false
         var lastFired: Int64?
         /// The tick stamp of the last evaluation, so a pair is evaluated once per tick.
@@ -29,7 +31,7 @@ struct ConditionGroup: Sendable {
     private(set) var states: [PairState] = []
     private var levels: [Double] = []
     private var levelPairs: [Int32] = []
-    private var pending: [Int32] = []
+    private var cooling = CooldownQueue()
     /// The coordinate at the last evaluation; nil until it is first known.
     private(set) var value: Double?
 
@@ -69,15 +71,10 @@ struct ConditionGroup: Sendable {
     mutating func advance(to v: Double, prev: Double?, time t: Int64, stamp: UInt32,
                           policy: Policy, fired: inout [Int32]) {
         if let old = value {
-            // Pending pairs first: each is taken off the list and put back by `evaluate`
-            // only if it still holds and still cools down.
-            if !pending.isEmpty {
-                let waiting = pending
-                pending.removeAll(keepingCapacity: true)
-                for pair in waiting {
-                    states[Int(pair)].pending = false
-                    evaluate(Int(pair), v, prev, t, stamp, policy, &fired)
-                }
+            // Pairs whose cooldown has ended first: one that still holds fires now.
+            while let pair = cooling.popDue(at: t) {
+                states[Int(pair)].pending = false
+                evaluate(Int(pair), v, prev, t, stamp, policy, &fired)
             }
             let lo = min(old, v)
             let hi = max(old, v)
@@ -110,7 +107,7 @@ struct ConditionGroup: Sendable {
                 // Holds but cools down: fires at the first later tick at which it still holds.
                 if condition.isLevel, !states[pair].pending {
                     states[pair].pending = true
-                    pending.append(Int32(pair))
+                    cooling.push(pair: Int32(pair), due: last + policy.cooldown[rule])
                 }
                 return
             }

@@ -13,9 +13,38 @@ public final class Engine {
         public var droppedTotal: Int { dropped.values.reduce(0, +) }
     }
 
-    public let rules: [Rule]
-    public private(set) var stats = Stats()
-    public private(set) var markets: MarketList?
+    public var rules: [Rule] { core.rules }
+    public var stats: Stats { core.stats }
+    public var markets: MarketList? { core.markets }
+    /// Whether some enabled rule has a `match` scope (they apply to nothing without a market list).
+    public var hasMatchRules: Bool { !core.matchRules.isEmpty }
+
+    /// All state lives in one struct, so a tick is one exclusive access to it rather than a
+    /// dynamically checked access per property.
+    private var core: EngineCore
+
+    /// `rules` in evaluation order (files in the order given, rules in file order).
+    public init(rules: [Rule], markets: MarketList? = nil) {
+        core = EngineCore(rules: rules, markets: markets)
+    }
+
+    /// Evaluates one tick and appends the alerts it fires to `alerts`, in rule order.
+    /// Returns why the tick was dropped, or nil when it was accepted.
+    @discardableResult
+    public func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
+        core.process(tick, into: &alerts)
+    }
+
+    /// Counts a tick that never reached the engine (a line or frame that could not be read).
+    public func countDropped(_ reason: DropReason) {
+        core.stats.dropped[reason, default: 0] += 1
+    }
+}
+
+struct EngineCore {
+    let rules: [Rule]
+    var stats = Engine.Stats()
+    let markets: MarketList?
 
     private let compiled: [CompiledCondition]
     private let cooldowns: [Int64]
@@ -26,7 +55,7 @@ public final class Engine {
     /// Rule indices by upper-cased symbol, for `symbol`/`symbols` rules.
     private let rulesBySymbol: [String: [Int32]]
     /// Indices of enabled `match` rules.
-    private let matchRules: [Int32]
+    let matchRules: [Int32]
     /// The longest change window in whole minutes (0: no minute history is kept).
     private let keepMinutes: Int64
 
@@ -35,8 +64,7 @@ public final class Engine {
     private var stamp: UInt32 = 0
     private var fired: [Int32] = []
 
-    /// `rules` in evaluation order (files in the order given, rules in file order).
-    public init(rules: [Rule], markets: MarketList? = nil) {
+    init(rules: [Rule], markets: MarketList?) {
         self.rules = rules
         self.markets = markets
         compiled = rules.map { CompiledCondition($0.condition, hysteresis: $0.hysteresis) }
@@ -67,13 +95,7 @@ public final class Engine {
         keepMinutes = longest
     }
 
-    /// Whether some enabled rule has a `match` scope (they apply to nothing without a market list).
-    public var hasMatchRules: Bool { !matchRules.isEmpty }
-
-    /// Evaluates one tick and appends the alerts it fires to `alerts`, in rule order.
-    /// Returns why the tick was dropped, or nil when it was accepted.
-    @discardableResult
-    public func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
+    mutating func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
         guard tick.price.isFinite, tick.price > 0 else { return drop(.invalidPrice) }
         guard !tick.symbol.isEmpty else { return drop(.emptySymbol) }
         let symbol = Symbol.normalize(tick.symbol)
@@ -114,7 +136,7 @@ public final class Engine {
         }
         symbols[s].lastTime = t
         symbols[s].lastPrice = p
-        if keepMinutes > 0 {
+        if keepMinutes > 0, symbols[s].keepsHistory {
             symbols[s].history.record(minute: floorDivMod(t, 60_000).0, price: p, keepMinutes: keepMinutes)
         }
         guard !fired.isEmpty else { return nil }
@@ -150,21 +172,13 @@ public final class Engine {
     }
 
     private func makeAlert(rule: Int, symbol: String, time: Int64, price: Double, value: Double) -> Alert {
-        let r = rules[rule]
-        let message = MessageTemplate.render(templates[rule], rule: r.id, symbol: symbol, time: time, price: price,
-                                             condition: summaries[rule], threshold: thresholds[rule], value: value)
-        return Alert(rule: r.id, symbol: symbol, time: time, price: price, condition: summaries[rule],
-                     threshold: thresholds[rule], value: value, message: message, notify: r.notify)
+        Alert(rule: rules[rule].id, symbol: symbol, time: time, price: price, condition: summaries[rule],
+              threshold: thresholds[rule], value: value, template: templates[rule], notify: rules[rule].notify)
     }
 
-    private func drop(_ reason: DropReason) -> DropReason {
+    private mutating func drop(_ reason: DropReason) -> DropReason {
         stats.dropped[reason, default: 0] += 1
         return reason
-    }
-
-    /// Counts a tick that never reached the engine (a line or frame that could not be read).
-    public func countDropped(_ reason: DropReason) {
-        _ = drop(reason)
     }
 
     /// Builds a new symbol's groups from the rules that apply to it (spec §4).
@@ -210,9 +224,12 @@ struct SymbolState: Sendable {
     /// `prev` of spec §3: the previous valid price.
     var lastPrice: Double?
     var history = MinuteHistory()
+    /// Only symbols with a change rule need their minute history.
+    let keepsHistory: Bool
 
     init(symbol: String, groups: [ConditionGroup]) {
         self.symbol = symbol
         self.groups = groups
+        keepsHistory = groups.contains { $0.coordinate != .price }
     }
 }

@@ -10,7 +10,9 @@ public struct Alert: Sendable, Equatable {
     public var threshold: Threshold
     /// `p` for price conditions, `c` (percent) for change conditions.
     public var value: Double
-    public var message: String
+    /// The message text, or the rule's template: rendering waits until a sink asks, so firing
+    /// an alert on the tick path costs a few reference counts, not string formatting.
+    private var messageSource: MessageSource
     /// Sink names the rule notifies. Not part of the event's JSON.
     public var notify: [String]
 
@@ -23,8 +25,39 @@ public struct Alert: Sendable, Equatable {
         self.condition = condition
         self.threshold = threshold
         self.value = value
-        self.message = message
+        self.messageSource = .text(message)
         self.notify = notify
+    }
+
+    /// An alert whose message is `template` filled with its own fields (spec §2).
+    public init(rule: String, symbol: String, time: Int64, price: Double, condition: String,
+                threshold: Threshold, value: Double, template: String, notify: [String]) {
+        self.init(rule: rule, symbol: symbol, time: time, price: price, condition: condition,
+                  threshold: threshold, value: value, message: "", notify: notify)
+        self.messageSource = .template(template)
+    }
+
+    public var message: String {
+        get {
+            switch messageSource {
+            case .text(let text): return text
+            case .template(let template):
+                return MessageTemplate.render(template, rule: rule, symbol: symbol, time: time, price: price,
+                                              condition: condition, threshold: threshold, value: value)
+            }
+        }
+        set { messageSource = .text(newValue) }
+    }
+
+    private enum MessageSource: Sendable, Equatable {
+        case text(String)
+        case template(String)
+    }
+
+    public static func == (a: Alert, b: Alert) -> Bool {
+        a.rule == b.rule && a.symbol == b.symbol && a.time == b.time && a.price == b.price
+            && a.condition == b.condition && a.threshold == b.threshold && a.value == b.value
+            && a.message == b.message && a.notify == b.notify
     }
 
     /// `rule:SYMBOL:epochMillis` — stable, so receivers can de-duplicate retried deliveries.

@@ -69,11 +69,9 @@ public enum Symbol {
     /// Upper-cases `s`, returning it unchanged (no allocation) when it is already upper case.
     @inlinable
     public static func normalize(_ s: String) -> String {
-        var needsWork = false
-        for byte in s.utf8 where (byte >= 0x61 && byte <= 0x7A) || byte >= 0x80 {
-            needsWork = true
-            break
-        }
+        let needsWork = s.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.contains { ($0 >= 0x61 && $0 <= 0x7A) || $0 >= 0x80 }
+        } ?? s.utf8.contains { ($0 >= 0x61 && $0 <= 0x7A) || $0 >= 0x80 }
         return needsWork ? s.uppercased() : s
     }
 }
