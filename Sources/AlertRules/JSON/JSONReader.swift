@@ -99,16 +99,9 @@ struct JSONReader {
                 seen[key] = keyNode.position
                 members.append(JSONMember(key: key, keyPosition: keyNode.position, value: value))
             }
-            skipWhitespace()
-            if peek(UInt8(ascii: "}")) {
-                index += 1
+            if try readSeparator(closing: UInt8(ascii: "}"), "expected ',' or '}' after object member") {
                 return JSONNode(position: start, value: .object(members))
             }
-            guard peek(UInt8(ascii: ",")) else { throw fail("expected ',' or '}' after object member") }
-            let comma = position
-            index += 1
-            skipWhitespace()
-            if peek(UInt8(ascii: "}")) { throw JSONSyntaxError(position: comma, message: "trailing comma is not allowed") }
         }
     }
 
@@ -130,17 +123,27 @@ struct JSONReader {
         }
         while true {
             elements.append(try readValue())
-            skipWhitespace()
-            if peek(UInt8(ascii: "]")) {
-                index += 1
+            if try readSeparator(closing: UInt8(ascii: "]"), "expected ',' or ']' after array element") {
                 return JSONNode(position: start, value: .array(elements))
             }
-            guard peek(UInt8(ascii: ",")) else { throw fail("expected ',' or ']' after array element") }
-            let comma = position
-            index += 1
-            skipWhitespace()
-            if peek(UInt8(ascii: "]")) { throw JSONSyntaxError(position: comma, message: "trailing comma is not allowed") }
         }
+    }
+
+    /// Reads what follows an object member or array element: the closing bracket (true), or a
+    /// comma with another item after it (false). A comma right before the bracket is reported
+    /// at the comma.
+    private mutating func readSeparator(closing: UInt8, _ expected: String) throws(JSONSyntaxError) -> Bool {
+        skipWhitespace()
+        if peek(closing) {
+            index += 1
+            return true
+        }
+        guard peek(UInt8(ascii: ",")) else { throw fail(expected) }
+        let comma = position
+        index += 1
+        skipWhitespace()
+        if peek(closing) { throw JSONSyntaxError(position: comma, message: "trailing comma is not allowed") }
+        return false
     }
 
     /// `true`, `false`, `null`, or a helpful error for the words people write instead.

@@ -5,6 +5,9 @@ extension FileChecker {
     static let ruleKeys = ["id", "symbol", "symbols", "match", "when", "notify", "repeat", "cooldown",
                            "hysteresis", "message", "enabled"]
 
+    /// `MessageTemplate.placeholders` in the order spec §2 lists them, for messages.
+    static let placeholdersInSpecOrder = ["rule", "symbol", "price", "value", "threshold", "condition", "time"]
+
     /// The rule, or nil when it has errors (they are reported).
     mutating func rule(_ node: JSONNode, defaults: RuleDefaults) -> Rule? {
         guard let members = object(node, "each rule") else { return nil }
@@ -64,10 +67,8 @@ extension FileChecker {
         guard let text = string(node, "'message'") else { return nil }
         let unknown = MessageTemplate.unknownPlaceholders(in: text)
         for (name, offset) in unknown {
-            let known = MessageTemplate.placeholders.sorted()
-            let hint = Suggestion.closest(to: name, among: known).map { " (did you mean '{{\($0)}}'?)" }
-                ?? " (known: " + ["rule", "symbol", "price", "value", "threshold", "condition", "time"]
-                    .map { "{{\($0)}}" }.joined(separator: " ") + ")"
+            let hint = Suggestion.closest(to: name, among: Self.placeholdersInSpecOrder).map { " (did you mean '{{\($0)}}'?)" }
+                ?? " (known: " + Self.placeholdersInSpecOrder.map { "{{\($0)}}" }.joined(separator: " ") + ")"
             error("unknown placeholder '{{\(name)}}' in 'message'\(hint)", at: node.position(ofScalar: offset))
         }
         return unknown.isEmpty ? text : nil
