@@ -30,3 +30,16 @@ public struct Diagnostic: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(file):\(line):\(column): error: \(message)" }
 }
+
+/// Every problem found in a set of rule files, sorted by file (in the order given), line and
+/// column. `Result` needs an `Error` type, which a plain `[Diagnostic]` is not.
+public struct RuleFileErrors: Error, Sendable, Equatable, CustomStringConvertible {
+    public var diagnostics: [Diagnostic]
+
+    public init(diagnostics: [Diagnostic]) {
+        self.diagnostics = diagnostics
+    }
+
+    /// One `FILE:LINE:COLUMN: error: MESSAGE` line per diagnostic.
+    public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
+}

@@ -1,5 +1,5 @@
 /// A validated alert rule (spec §2). Built by `AlertRules` from a rule file; the engine trusts it.
-public struct Rule: Sendable {
+public struct Rule: Sendable, Equatable {
     public var id: String
     public var scope: Scope
     public var condition: Condition

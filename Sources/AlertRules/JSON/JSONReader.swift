@@ -1,0 +1,168 @@
+/// Reads one JSON document from UTF-8 bytes, strictly per RFC 8259 (no comments, no
+/// trailing commas, no NaN), keeping the place of every value and key.
+///
+/// The first syntax error stops reading: after it, the rest of the text cannot be trusted.
+/// Duplicate keys do not stop it, so the validator can still report the file's other errors.
+struct JSONReader {
+    /// The outcome: `root` is nil when a syntax error stopped reading. `errors` holds the
+    /// duplicate keys found and, last, the syntax error if any.
+    struct Document {
+        var root: JSONNode?
+        var errors: [JSONSyntaxError]
+    }
+
+    static func read(_ bytes: [UInt8]) -> Document {
+        var reader = JSONReader(bytes: bytes)
+        do {
+            let root = try reader.readDocument()
+            return Document(root: root, errors: reader.duplicateKeys)
+        } catch {
+            return Document(root: nil, errors: reader.duplicateKeys + [error])
+        }
+    }
+
+    /// Deeper nesting than this is surely not a rule file, and would risk the stack.
+    static let maxDepth = 256
+
+    let bytes: [UInt8]
+    var index = 0
+    var line = 1
+    /// Byte index where the current line starts; columns are counted from here.
+    var lineStart = 0
+    var depth = 0
+    var duplicateKeys: [JSONSyntaxError] = []
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+        // RFC 8259 §8.1 lets a reader ignore a byte order mark; editors on Windows add one.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            index = 3
+            lineStart = 3
+        }
+    }
+
+    mutating func readDocument() throws(JSONSyntaxError) -> JSONNode {
+        skipWhitespace()
+        let root = try readValue()
+        skipWhitespace()
+        if index < bytes.count {
+            throw fail("unexpected \(describeHere()) after the end of the JSON value")
+        }
+        return root
+    }
+
+    mutating func readValue() throws(JSONSyntaxError) -> JSONNode {
+        guard index < bytes.count else { throw fail("expected a value, found end of file") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try nested { (r: inout JSONReader) throws(JSONSyntaxError) in try r.readObject() }
+        case UInt8(ascii: "["): return try nested { (r: inout JSONReader) throws(JSONSyntaxError) in try r.readArray() }
+        case UInt8(ascii: "\""): return try readString()
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try readNumber()
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): return try readWord()
+        case UInt8(ascii: "/"): throw fail("comments are not allowed in JSON")
+        case UInt8(ascii: "'"): throw fail("strings must be in double quotes")
+        default: throw fail("expected a value, found \(describeHere())")
+        }
+    }
+
+    private mutating func nested(_ body: (inout JSONReader) throws(JSONSyntaxError) -> JSONNode) throws(JSONSyntaxError) -> JSONNode {
+        guard depth < Self.maxDepth else { throw fail("nesting is too deep (more than \(Self.maxDepth) levels)") }
+        depth += 1
+        defer { depth -= 1 }
+        return try body(&self)
+    }
+
+    private mutating func readObject() throws(JSONSyntaxError) -> JSONNode {
+        let start = position
+        index += 1
+        var members: [JSONMember] = []
+        var seen: [String: SourcePosition] = [:]
+        skipWhitespace()
+        if peek(UInt8(ascii: "}")) {
+            index += 1
+            return JSONNode(position: start, value: .object([]))
+        }
+        while true {
+            guard peek(UInt8(ascii: "\"")) else { throw keyExpected() }
+            let keyNode = try readString()
+            guard case .string(let key) = keyNode.value else { preconditionFailure("readString returns strings") }
+            skipWhitespace()
+            guard peek(UInt8(ascii: ":")) else { throw fail("expected ':' after object key") }
+            index += 1
+            skipWhitespace()
+            let value = try readValue()
+            if let first = seen[key] {
+                duplicateKeys.append(JSONSyntaxError(
+                    position: keyNode.position,
+                    message: "duplicate key '\(key)' (first at line \(first.line), column \(first.column))"))
+            } else {
+                seen[key] = keyNode.position
+                members.append(JSONMember(key: key, keyPosition: keyNode.position, value: value))
+            }
+            if try readSeparator(closing: UInt8(ascii: "}"), "expected ',' or '}' after object member") {
+                return JSONNode(position: start, value: .object(members))
+            }
+        }
+    }
+
+    private func keyExpected() -> JSONSyntaxError {
+        if index < bytes.count, isLetter(bytes[index]) || bytes[index] == UInt8(ascii: "'") {
+            return fail("object keys must be strings in double quotes")
+        }
+        return fail("expected a string key, found \(describeHere())")
+    }
+
+    private mutating func readArray() throws(JSONSyntaxError) -> JSONNode {
+        let start = position
+        index += 1
+        var elements: [JSONNode] = []
+        skipWhitespace()
+        if peek(UInt8(ascii: "]")) {
+            index += 1
+            return JSONNode(position: start, value: .array([]))
+        }
+        while true {
+            elements.append(try readValue())
+            if try readSeparator(closing: UInt8(ascii: "]"), "expected ',' or ']' after array element") {
+                return JSONNode(position: start, value: .array(elements))
+            }
+        }
+    }
+
+    /// Reads what follows an object member or array element: the closing bracket (true), or a
+    /// comma with another item after it (false). A comma right before the bracket is reported
+    /// at the comma.
+    private mutating func readSeparator(closing: UInt8, _ expected: String) throws(JSONSyntaxError) -> Bool {
+        skipWhitespace()
+        if peek(closing) {
+            index += 1
+            return true
+        }
+        guard peek(UInt8(ascii: ",")) else { throw fail(expected) }
+        let comma = position
+        index += 1
+        skipWhitespace()
+        if peek(closing) { throw JSONSyntaxError(position: comma, message: "trailing comma is not allowed") }
+        return false
+    }
+
+    /// `true`, `false`, `null`, or a helpful error for the words people write instead.
+    private mutating func readWord() throws(JSONSyntaxError) -> JSONNode {
+        let start = position
+        let from = index
+        while index < bytes.count, isLetter(bytes[index]) { index += 1 }
+        let word = String(decoding: bytes[from..<index], as: UTF8.self)
+        switch word {
+        case "true": return JSONNode(position: start, value: .bool(true))
+        case "false": return JSONNode(position: start, value: .bool(false))
+        case "null": return JSONNode(position: start, value: .null)
+        case "NaN", "Infinity":
+            throw JSONSyntaxError(position: start, message: "'\(word)' is not allowed: JSON numbers must be finite")
+        default:
+            if ["true", "false", "null"].contains(word.lowercased()) {
+                throw JSONSyntaxError(position: start, message: "unexpected '\(word)' (JSON literals are lower case: '\(word.lowercased())')")
+            }
+            throw JSONSyntaxError(position: start, message: "unexpected '\(word)' (strings must be in double quotes)")
+        }
+    }
+}

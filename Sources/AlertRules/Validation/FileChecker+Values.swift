@@ -1,0 +1,81 @@
+import AlertCore
+
+/// Typed reads. `name` is how the message names the value, e.g. `'cooldown'`; each read
+/// returns nil after reporting when the value does not fit.
+extension FileChecker {
+    mutating func object(_ node: JSONNode, _ name: String) -> [JSONMember]? {
+        if case .object(let members) = node.value { return members }
+        error("\(name) must be an object, found \(node.value.typeName)", at: node.position)
+        return nil
+    }
+
+    mutating func array(_ node: JSONNode, _ name: String) -> [JSONNode]? {
+        if case .array(let elements) = node.value { return elements }
+        error("\(name) must be an array, found \(node.value.typeName)", at: node.position)
+        return nil
+    }
+
+    mutating func string(_ node: JSONNode, _ name: String) -> String? {
+        if case .string(let text) = node.value { return text }
+        error("\(name) must be a string, found \(node.value.typeName)", at: node.position)
+        return nil
+    }
+
+    mutating func nonEmptyString(_ node: JSONNode, _ name: String) -> String? {
+        guard let text = string(node, name) else { return nil }
+        if text.isEmpty {
+            error("\(name) must not be empty", at: node.position)
+            return nil
+        }
+        return text
+    }
+
+    mutating func bool(_ node: JSONNode, _ name: String) -> Bool? {
+        if case .bool(let value) = node.value { return value }
+        error("\(name) must be true or false, found \(node.value.typeName)", at: node.position)
+        return nil
+    }
+
+    /// A number that is finite as a Double (`1e999` is valid JSON but not a usable threshold).
+    mutating func number(_ node: JSONNode, _ name: String) -> Double? {
+        guard case .number(let text) = node.value else {
+            error("\(name) must be a number, found \(node.value.typeName)", at: node.position)
+            return nil
+        }
+        guard let value = Double(text), value.isFinite else {
+            error("\(name) must be a finite number, found \(text)", at: node.position)
+            return nil
+        }
+        return value
+    }
+
+    /// A duration string (spec §2) in milliseconds.
+    mutating func duration(_ node: JSONNode, _ name: String) -> Int64? {
+        guard case .string(let text) = node.value else {
+            error("\(name) must be a duration string like \"10m\", found \(node.value.typeName)", at: node.position)
+            return nil
+        }
+        guard let millis = DurationText.parse(text) else {
+            error("\(name) is not a valid duration: \(JSONString.quote(text)) (use e.g. \"90s\", \"10m\", \"1h30m\", \"1d\")",
+                  at: node.position)
+            return nil
+        }
+        return millis
+    }
+
+    /// A string that must be one of `choices` (compared exactly).
+    mutating func choice(_ node: JSONNode, _ name: String, _ choices: [String]) -> String? {
+        let listed = choices.map { "\"\($0)\"" }
+        let expected = listed.count == 2 ? "\(listed[0]) or \(listed[1])" : "one of " + listed.joined(separator: ", ")
+        guard case .string(let text) = node.value else {
+            error("\(name) must be \(expected), found \(node.value.typeName)", at: node.position)
+            return nil
+        }
+        guard choices.contains(text) else {
+            error("\(name) must be \(expected), found \(JSONString.quote(text))"
+                  + Suggestion.hint(for: text, among: choices), at: node.position)
+            return nil
+        }
+        return text
+    }
+}

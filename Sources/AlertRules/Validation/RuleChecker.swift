@@ -1,0 +1,76 @@
+import AlertCore
+
+/// One rule object (spec §2).
+extension FileChecker {
+    static let ruleKeys = ["id", "symbol", "symbols", "match", "when", "notify", "repeat", "cooldown",
+                           "hysteresis", "message", "enabled"]
+
+    /// `MessageTemplate.placeholders` in the order spec §2 lists them, for messages.
+    static let placeholdersInSpecOrder = ["rule", "symbol", "price", "value", "threshold", "condition", "time"]
+
+    /// The rule, or nil when it has errors (they are reported).
+    mutating func rule(_ node: JSONNode, defaults: RuleDefaults) -> Rule? {
+        guard let members = object(node, "each rule") else { return nil }
+        var built: Rule?
+        let clean = isClean { checker in
+            let suggested = checker.checkKeys(members, allowed: Self.ruleKeys)
+            let id = checker.requireKey("id", in: node, members, suggested: suggested).flatMap { checker.ruleID($0.value) }
+            let scope = checker.scope(of: node, members, suggested: suggested)
+            let condition = checker.requireKey("when", in: node, members, suggested: suggested)
+                .flatMap { checker.condition($0.value) }
+            var settings = checker.settings(members, defaults: defaults)
+            if let range = condition.flatMap(Self.rangeName) {
+                // A file's default hysteresis is meant for the rules it fits; ranges ignore it.
+                checker.rejectHysteresis(members["hysteresis"], range: range)
+                settings.hysteresis = 0
+            }
+            let message = members["message"].flatMap { checker.message($0.value) }
+            let enabled = members["enabled"].flatMap { checker.bool($0.value, "'enabled'") } ?? true
+            if let id, let scope, let condition {
+                built = Rule(id: id, scope: scope, condition: condition, notify: settings.notify ?? ["stdout"],
+                             repeatMode: settings.repeatMode ?? .rearm, cooldown: settings.cooldown ?? 0,
+                             hysteresis: settings.hysteresis ?? 0, message: message, enabled: enabled)
+            }
+        }
+        return clean ? built : nil
+    }
+
+    /// `[A-Za-z0-9._-]{1,64}`; a valid id joins the namespace shared with sink names.
+    private mutating func ruleID(_ node: JSONNode) -> String? {
+        guard let id = string(node, "'id'") else { return nil }
+        let allowed = id.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "._-".unicodeScalars.contains(scalar))
+        }
+        guard allowed, (1...64).contains(id.unicodeScalars.count) else {
+            error("'id' must be 1 to 64 letters, digits, '.', '_' or '-', found \(JSONString.quote(id))", at: node.position)
+            return nil
+        }
+        ruleIDs.append(NamedPlace(name: id, position: node.position))
+        return id
+    }
+
+    /// Hysteresis has no meaning for a range: its re-arm condition is just leaving it (spec §3).
+    private mutating func rejectHysteresis(_ member: JSONMember?, range: String) {
+        guard let member else { return }
+        error("'hysteresis' is not allowed on '\(range)' conditions", at: member.value.position)
+    }
+
+    private static func rangeName(_ condition: Condition) -> String? {
+        switch condition {
+        case .price(.inside): return "inside"
+        case .price(.outside): return "outside"
+        default: return nil
+        }
+    }
+
+    private mutating func message(_ node: JSONNode) -> String? {
+        guard let text = string(node, "'message'") else { return nil }
+        let unknown = MessageTemplate.unknownPlaceholders(in: text)
+        for (name, offset) in unknown {
+            let hint = Suggestion.closest(to: name, among: Self.placeholdersInSpecOrder).map { " (did you mean '{{\($0)}}'?)" }
+                ?? " (known: " + Self.placeholdersInSpecOrder.map { "{{\($0)}}" }.joined(separator: " ") + ")"
+            error("unknown placeholder '{{\(name)}}' in 'message'\(hint)", at: node.position(ofScalar: offset))
+        }
+        return unknown.isEmpty ? text : nil
+    }
+}

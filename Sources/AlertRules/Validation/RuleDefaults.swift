@@ -1,0 +1,55 @@
+import AlertCore
+
+/// `notify`, `cooldown`, `repeat`, `hysteresis`: a rule's own keys, else its file's `defaults`
+/// (spec §1, §2). Nil means "not given": the built-in default applies.
+struct RuleDefaults {
+    static let keys = ["notify", "cooldown", "repeat", "hysteresis"]
+
+    var notify: [String]?
+    var cooldown: Int64?
+    var repeatMode: RepeatMode?
+    var hysteresis: Double?
+}
+
+extension FileChecker {
+    /// The file's `defaults` object.
+    mutating func defaults(_ node: JSONNode) -> RuleDefaults {
+        guard let members = object(node, "'defaults'") else { return RuleDefaults() }
+        checkKeys(members, allowed: RuleDefaults.keys)
+        return settings(members, defaults: RuleDefaults())
+    }
+
+    /// The four settings from `members`, falling back to `defaults` key by key.
+    mutating func settings(_ members: [JSONMember], defaults: RuleDefaults) -> RuleDefaults {
+        var result = defaults
+        if let member = members["notify"] { result.notify = notify(member.value) }
+        if let member = members["cooldown"] { result.cooldown = duration(member.value, "'cooldown'") }
+        if let member = members["repeat"] {
+            result.repeatMode = choice(member.value, "'repeat'", ["rearm", "once"]).flatMap(RepeatMode.init(rawValue:))
+        }
+        if let member = members["hysteresis"], let value = number(member.value, "'hysteresis'") {
+            if value < 0 {
+                error("'hysteresis' must be 0 or more, found \(JSONNumber.format(value))", at: member.value.position)
+            } else {
+                result.hysteresis = value
+            }
+        }
+        return result
+    }
+
+    /// Sink names in order, duplicates dropped (sending one alert twice to a sink is never
+    /// wanted). Whether each sink exists is checked once all files are read.
+    private mutating func notify(_ node: JSONNode) -> [String]? {
+        guard case .array(let elements) = node.value else {
+            error("'notify' must be an array of sink names, found \(node.value.typeName)", at: node.position)
+            return nil
+        }
+        var names: [String] = []
+        for element in elements {
+            guard let name = string(element, "each sink name in 'notify'") else { continue }
+            sinkReferences.append(NamedPlace(name: name, position: element.position))
+            if !names.contains(name) { names.append(name) }
+        }
+        return names
+    }
+}

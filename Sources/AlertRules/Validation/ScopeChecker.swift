@@ -1,0 +1,74 @@
+import AlertCore
+
+/// A rule's scope: exactly one of `symbol`, `symbols`, `match` (spec §2, §4).
+extension FileChecker {
+    static let scopeKeys = ["symbol", "symbols", "match"]
+    static let matchKeys = ["future", "quote", "base", "active"]
+
+    mutating func scope(of rule: JSONNode, _ members: [JSONMember], suggested: Set<String>) -> Scope? {
+        let given = members.filter { Self.scopeKeys.contains($0.key) }
+        guard let chosen = given.first else {
+            if suggested.isDisjoint(with: Self.scopeKeys) {
+                error("rule needs a scope: one of 'symbol', 'symbols' or 'match'", at: rule.position)
+            }
+            return nil
+        }
+        for extra in given.dropFirst() {
+            error("rule has more than one scope ('\(chosen.key)' and '\(extra.key)'); give exactly one", at: extra.keyPosition)
+        }
+        let scopes = given.map { scopeValue($0) }
+        return given.count == 1 ? scopes[0] : nil
+    }
+
+    private mutating func scopeValue(_ member: JSONMember) -> Scope? {
+        switch member.key {
+        case "symbol":
+            return nonEmptyString(member.value, "'symbol'").map { .symbols([Symbol.normalize($0)]) }
+        case "symbols":
+            return symbolList(member.value)
+        default:
+            return marketFilter(member.value).map(Scope.match)
+        }
+    }
+
+    private mutating func symbolList(_ node: JSONNode) -> Scope? {
+        guard case .array(let elements) = node.value else {
+            error("'symbols' must be an array of strings, found \(node.value.typeName)", at: node.position)
+            return nil
+        }
+        guard !elements.isEmpty else {
+            error("'symbols' must not be empty", at: node.position)
+            return nil
+        }
+        let symbols = elements.map { nonEmptyString($0, "each symbol in 'symbols'").map(Symbol.normalize) }
+        guard symbols.allSatisfy({ $0 != nil }) else { return nil }
+        // `["BTC", "btc"]` names one symbol; keep it once, in first-written order.
+        var unique: [String] = []
+        for symbol in symbols.compactMap({ $0 }) where !unique.contains(symbol) { unique.append(symbol) }
+        return .symbols(unique)
+    }
+
+    /// An empty `match` would match every market, which is never what a rule means.
+    private mutating func marketFilter(_ node: JSONNode) -> MarketFilter? {
+        guard let members = object(node, "'match'") else { return nil }
+        var filter = MarketFilter()
+        let clean = isClean { checker in
+            checker.checkKeys(members, allowed: Self.matchKeys)
+            if members.isEmpty {
+                checker.error("'match' is empty and would match every market; give at least one of "
+                              + "'future', 'quote', 'base' or 'active'", at: node.position)
+            }
+            for member in members {
+                let name = "'\(member.key)'"
+                switch member.key {
+                case "future": filter.future = checker.bool(member.value, name)
+                case "active": filter.active = checker.bool(member.value, name)
+                case "quote": filter.quote = checker.nonEmptyString(member.value, name)
+                case "base": filter.base = checker.nonEmptyString(member.value, name)
+                default: continue
+                }
+            }
+        }
+        return clean ? filter : nil
+    }
+}

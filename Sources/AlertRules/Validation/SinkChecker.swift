@@ -1,0 +1,89 @@
+import AlertCore
+
+/// The `sinks` object: name → sink configuration (spec §1).
+extension FileChecker {
+    static let sinkKeys: [(type: String, keys: [String])] = [
+        ("stdout", ["type", "format"]),
+        ("file", ["type", "path"]),
+        ("webhook", ["type", "url", "urlEnv", "urlFile", "method", "headers", "timeout", "preset", "template",
+                     "secretEnv", "secretFile", "caFile"]),
+        ("exec", ["type", "command", "timeout"]),
+    ]
+
+    /// The file's valid sinks; every name, valid or not, joins the namespace so that `notify`
+    /// does not also call a broken sink unknown.
+    mutating func sinks(_ node: JSONNode) -> [SinkDefinition] {
+        guard let members = object(node, "'sinks'") else { return [] }
+        var sinks: [SinkDefinition] = []
+        for member in members {
+            sinkNames.append(NamedPlace(name: member.key, position: member.keyPosition))
+            if member.key.isEmpty { error("sink name must not be empty", at: member.keyPosition) }
+            if let kind = sink(member.key, member.value), !member.key.isEmpty {
+                sinks.append(SinkDefinition(name: member.key, kind: kind))
+            }
+        }
+        return sinks
+    }
+
+    private mutating func sink(_ name: String, _ node: JSONNode) -> SinkKind? {
+        guard let members = object(node, "sink '\(name)'") else { return nil }
+        let typeMember: JSONMember? = members["type"]
+        var typeName: String?
+        if case .string(let text)? = typeMember?.value.value { typeName = text }
+        guard let typeName, let keys = Self.sinkKeys.first(where: { $0.type == typeName })?.keys else {
+            // Without a known type the allowed keys are unknown: check against all of them,
+            // so that a misspelled `type` still gets its suggestion.
+            let suggested = checkKeys(members, allowed: Array(Set(Self.sinkKeys.flatMap(\.keys))).sorted())
+            if let type = requireKey("type", in: node, members, suggested: suggested) {
+                _ = choice(type.value, "'type'", Self.sinkKeys.map(\.type))
+            }
+            return nil
+        }
+        var kind: SinkKind?
+        let clean = isClean { checker in
+            checker.checkKeys(members, allowed: keys)
+            switch typeName {
+            case "stdout":
+                let format = members["format"].map { checker.choice($0.value, "'format'", ["text", "json"]) } ?? "text"
+                kind = format.flatMap(AlertOutputFormat.init(rawValue:)).map { .stdout(format: $0) }
+            case "file":
+                kind = checker.requireKey("path", in: node, members, suggested: [])
+                    .flatMap { checker.nonEmptyString($0.value, "'path'") }.map { .file(path: $0) }
+            case "webhook":
+                kind = checker.webhook(node, members).map(SinkKind.webhook)
+            default:
+                kind = checker.exec(node, members).map(SinkKind.exec)
+            }
+        }
+        return clean ? kind : nil
+    }
+
+    private mutating func exec(_ node: JSONNode, _ members: [JSONMember]) -> ExecSpec? {
+        var spec = ExecSpec(command: [])
+        if let member = members["timeout"] { spec.timeout = timeout(member.value) ?? spec.timeout }
+        guard let command = requireKey("command", in: node, members, suggested: []) else { return nil }
+        guard case .array(let elements) = command.value.value else {
+            error("'command' must be an array of strings (program and arguments), found \(command.value.value.typeName)",
+                  at: command.value.position)
+            return nil
+        }
+        guard !elements.isEmpty else {
+            error("exec command must not be empty", at: command.value.position)
+            return nil
+        }
+        let argv = elements.map { nonEmptyString($0, "each argument in 'command'") }
+        guard argv.allSatisfy({ $0 != nil }) else { return nil }
+        spec.command = argv.compactMap { $0 }
+        return spec
+    }
+
+    /// Sink timeouts: a duration greater than zero.
+    mutating func timeout(_ node: JSONNode) -> Int64? {
+        guard let millis = duration(node, "'timeout'") else { return nil }
+        guard millis > 0 else {
+            error("'timeout' must be longer than 0s", at: node.position)
+            return nil
+        }
+        return millis
+    }
+}

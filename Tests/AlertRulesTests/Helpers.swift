@@ -1,0 +1,31 @@
+@testable import AlertRules
+import AlertCore
+
+/// Loads `files` (path, text) together and returns the diagnostics as printed.
+func diagnostics(_ files: [(String, String)]) -> [String] {
+    switch RuleLoader.load(files.map { RuleSource(path: $0.0, bytes: Array($0.1.utf8)) }) {
+    case .success: return []
+    case .failure(let errors): return errors.diagnostics.map(\.description)
+    }
+}
+
+/// Diagnostics of `r.json` holding `rule` as its only rule, on line 4, so a column in the
+/// expectation is the column in `rule` itself.
+func ruleDiagnostics(_ rule: String, sinks: String = "{}") -> [String] {
+    diagnostics([("r.json", ruleFile(rule, sinks: sinks))])
+}
+
+/// A file whose one rule sits on line 4 from column 1. `sinks` goes on line 2.
+func ruleFile(_ rule: String, sinks: String = "{}") -> String {
+    "{\"version\": 1,\n\"sinks\": \(sinks),\n\"rules\": [\n\(rule)\n]}"
+}
+
+/// The rule set of valid `files`, or nil (and the diagnostics recorded) when they are not valid.
+func ruleSet(_ files: [(String, String)]) -> RuleSet? {
+    try? RuleLoader.load(files.map { RuleSource(path: $0.0, bytes: Array($0.1.utf8)) }).get()
+}
+
+/// The one rule of a valid rule file built by `ruleFile`.
+func onlyRule(_ rule: String, sinks: String = "{}") -> Rule? {
+    ruleSet([("r.json", ruleFile(rule, sinks: sinks))])?.rules.first
+}

@@ -1,0 +1,125 @@
+import Testing
+@testable import AlertRules
+
+@Suite struct JSONReaderTests {
+    private func read(_ text: String) -> JSONReader.Document {
+        JSONReader.read(Array(text.utf8))
+    }
+
+    /// The first (fatal) error of `text` as `line:column: message`.
+    private func syntaxError(_ text: String) -> String? {
+        read(text).errors.last.map { "\($0.position): \($0.message)" }
+    }
+
+    @Test func keepsPlacesOfKeysAndValuesInOrder() throws {
+        let document = read("{\n  \"b\": [1, true],\n\t\"a\" : {\"x\": null}\n}")
+        let root = try #require(document.root)
+        guard case .object(let members) = root.value else { Issue.record("not an object"); return }
+        #expect(members.map(\.key) == ["b", "a"])
+        #expect(members.map(\.keyPosition) == [SourcePosition(line: 2, column: 3), SourcePosition(line: 3, column: 2)])
+        #expect(members[0].value.position == SourcePosition(line: 2, column: 8))
+        #expect(members[1].value.position == SourcePosition(line: 3, column: 8))
+        guard case .array(let elements) = members[0].value.value else { Issue.record("not an array"); return }
+        #expect(elements.map(\.position.column) == [9, 12])
+        #expect(document.errors.isEmpty)
+    }
+
+    @Test func countsColumnsInCharactersAfterMultiByteText() throws {
+        // "é" is 2 bytes, "€" 3 and "😀" 4; each is one column.
+        let root = try #require(read("{\"é€😀\": \"x\", \"k\": 1}").root)
+        guard case .object(let members) = root.value else { Issue.record("not an object"); return }
+        #expect(members[0].value.position == SourcePosition(line: 1, column: 9))
+        #expect(members[1].keyPosition == SourcePosition(line: 1, column: 14))
+        #expect(syntaxError("[\"😀\" 1]") == "1:6: expected ',' or ']' after array element")
+    }
+
+    @Test func decodesEveryEscapeAndSurrogatePairs() throws {
+        let root = try #require(read(#"["\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"]"#).root)
+        guard case .array(let elements) = root.value, case .string(let text) = elements[0].value else {
+            Issue.record("not a string array"); return
+        }
+        #expect(text == "\"\\/\u{08}\u{0C}\n\r\té😀")
+    }
+
+    @Test func mapsDecodedOffsetsBackToSourceColumnsInEscapedStrings() throws {
+        let root = try #require(read(#"["\u00e9\n{{x}}"]"#).root)
+        guard case .array(let elements) = root.value else { Issue.record("not an array"); return }
+        // Decoded "é\n{{x}}": offset 2 is "{{", written at column 11 after two escapes.
+        #expect(elements[0].position(ofScalar: 2) == SourcePosition(line: 1, column: 11))
+        #expect(elements[0].position(ofScalar: 1) == SourcePosition(line: 1, column: 9))
+    }
+
+    @Test func keepsNumberTextAsWritten() throws {
+        let root = try #require(read("[-0.5e+3, 1e999, 0]").root)
+        guard case .array(let elements) = root.value else { Issue.record("not an array"); return }
+        let texts = elements.compactMap { node -> String? in
+            if case .number(let text) = node.value { return text }
+            return nil
+        }
+        #expect(texts == ["-0.5e+3", "1e999", "0"])
+    }
+
+    @Test func skipsAByteOrderMark() {
+        let document = JSONReader.read([0xEF, 0xBB, 0xBF] + Array("{\"a\": x}".utf8))
+        #expect(document.errors.map { "\($0.position): \($0.message)" }
+                == ["1:7: unexpected 'x' (strings must be in double quotes)"])
+    }
+
+    @Test(arguments: [
+        ("", "1:1: expected a value, found end of file"),
+        ("{\"a\": 1,}", "1:8: trailing comma is not allowed"),
+        ("[1,\n 2,\n]", "2:3: trailing comma is not allowed"),
+        ("{\"a\": 1 \"b\": 2}", "1:9: expected ',' or '}' after object member"),
+        ("{\"a\": 1", "1:8: expected ',' or '}' after object member"),
+        ("[1 2]", "1:4: expected ',' or ']' after array element"),
+        ("{\"a\" 1}", "1:6: expected ':' after object key"),
+        ("{a: 1}", "1:2: object keys must be strings in double quotes"),
+        ("{,}", "1:2: expected a string key, found ','"),
+        ("{\"a\": \"abc}", "1:7: unterminated string"),
+        ("{\"a\": \"ab\ncd\"}", "1:7: unterminated string"),
+        ("[\"a\tb\"]", "1:4: control character U+0009 must be escaped in a string"),
+        ("[\"a\\qb\"]", "1:4: invalid escape '\\q' in string"),
+        ("[\"\\u12G4\"]", "1:3: invalid '\\u' escape: expected four hex digits"),
+        ("[\"x\\ud83d\"]", "1:4: unpaired surrogate '\\uD83D' in string"),
+        ("[\"\\ud83d\\u0041\"]", "1:3: unpaired surrogate '\\uD83D' in string"),
+        ("[\"\\ude00\"]", "1:3: unpaired surrogate '\\uDE00' in string"),
+        ("// hi\n{}", "1:1: comments are not allowed in JSON"),
+        ("['a']", "1:2: strings must be in double quotes"),
+        ("[NaN]", "1:2: 'NaN' is not allowed: JSON numbers must be finite"),
+        ("[-Infinity]", "1:2: '-Infinity' is not allowed: JSON numbers must be finite"),
+        ("[True]", "1:2: unexpected 'True' (JSON literals are lower case: 'true')"),
+        ("[01]", "1:2: leading zeros are not allowed in numbers"),
+        ("[1.]", "1:4: expected a digit after '.' in number"),
+        ("[1e+]", "1:5: expected a digit in the exponent of number"),
+        ("[-]", "1:3: expected a digit after '-'"),
+        ("[+1]", "1:2: expected a value, found '+'"),
+        ("[.5]", "1:2: expected a value, found '.'"),
+        ("{} {}", "1:4: unexpected '{' after the end of the JSON value"),
+        ("[1,\n  é]", "2:3: expected a value, found 'é'"),
+    ])
+    func reportsSyntaxErrorsAtTheirPlace(text: String, expected: String) {
+        #expect(syntaxError(text) == expected)
+        #expect(read(text).root == nil)
+    }
+
+    @Test func rejectsInvalidUTF8InStrings() {
+        let document = JSONReader.read(Array("[\"a".utf8) + [0xC3, 0x28] + Array("\"]".utf8))
+        #expect(document.errors.map { "\($0.position): \($0.message)" } == ["1:4: invalid UTF-8 in string"])
+    }
+
+    @Test func reportsDuplicateKeysAtTheSecondAndKeepsReading() throws {
+        let document = read("{\"a\": 1,\n \"a\": 2, \"b\": {\"c\": 1, \"c\": 2}}")
+        #expect(document.errors.map { "\($0.position): \($0.message)" } == [
+            "2:2: duplicate key 'a' (first at line 1, column 2)",
+            "2:24: duplicate key 'c' (first at line 2, column 16)",
+        ])
+        let root = try #require(document.root)
+        guard case .object(let members) = root.value else { Issue.record("not an object"); return }
+        #expect(members.map(\.key) == ["a", "b"])
+    }
+
+    @Test func stopsNestingTooDeep() {
+        let text = String(repeating: "[", count: 300) + String(repeating: "]", count: 300)
+        #expect(syntaxError(text) == "1:257: nesting is too deep (more than 256 levels)")
+    }
+}
