@@ -29,7 +29,7 @@ public enum BTSEMarketList {
     public static func decodeCounting(_ data: Data, source: String) throws -> (markets: [Market], skipped: Int) {
         let root: Any
         do {
-            root = try JSONSerialization.jsonObject(with: data, options: [])
+            root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
             throw BTSEMarketListError(source: source, reason: "not valid JSON")
         }
