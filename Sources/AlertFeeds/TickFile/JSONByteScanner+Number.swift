@@ -59,8 +59,10 @@ extension JSONByteScanner {
         return number
     }
 
+    @inline(__always)
     private func isDigit(_ c: UInt8) -> Bool { c &- 0x30 < 10 }
 
+    @inline(__always)
     private mutating func accumulate(_ number: inout ScannedNumber) {
         let d = UInt64(bytes[offset] &- 0x30)
         offset += 1

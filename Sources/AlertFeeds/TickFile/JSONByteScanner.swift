@@ -17,8 +17,10 @@ struct JSONByteScanner {
     var atEnd: Bool { offset >= bytes.count }
 
     /// The byte at the cursor, or 0 at the end (0 never starts or continues a JSON token).
+    @inline(__always)
     var peek: UInt8 { offset < bytes.count ? bytes[offset] : 0 }
 
+    @inline(__always)
     mutating func skipWhitespace() {
         while offset < bytes.count {
             switch bytes[offset] {
@@ -33,7 +35,8 @@ struct JSONByteScanner {
         .syntax(atEnd ? "\(what), found end of line," : what, at: offset)
     }
 
-    mutating func expect(_ byte: UInt8, _ shown: String) throws(TickLineError) {
+    @inline(__always)
+    mutating func expect(_ byte: UInt8, _ shown: StaticString) throws(TickLineError) {
         guard !atEnd, bytes[offset] == byte else { throw unexpected("expected '\(shown)'") }
         offset += 1
     }
@@ -191,6 +194,7 @@ struct JSONByteScanner {
     }
 
     /// Whether the raw bytes in `range` are exactly `literal` (ASCII).
+    @inline(__always)
     func matches(_ range: Range<Int>, _ literal: StaticString) -> Bool {
         guard range.count == literal.utf8CodeUnitCount else { return false }
         let p = literal.utf8Start
