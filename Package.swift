@@ -38,7 +38,9 @@ let package = Package(
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertSinks"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore"]),
         .testTarget(name: "AlertFeedsTests", dependencies: ["AlertFeeds", "AlertCore"]),
-        .testTarget(name: "AlertSinksTests", dependencies: ["AlertSinks", "AlertCore"]),
+        .testTarget(name: "AlertSinksTests", dependencies: [
+            "AlertSinks", "AlertCore", .product(name: "Logging", package: "swift-log"),
+        ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: ["pricealert"],
                     resources: [.copy("Cases")]),

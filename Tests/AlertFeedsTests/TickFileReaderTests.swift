@@ -74,3 +74,13 @@ private func readAll(_ path: String, chunkSize: Int = 1 << 20) throws -> [(Int, 
         #expect(seen == 1)
     }
 }
+
+@Suite struct InputFileErrors {
+    @Test func folderIsRefusedAtOpen() {
+        #expect {
+            _ = try TickFileReader(path: NSTemporaryDirectory())
+        } throws: { error in
+            "\(error)" == "cannot open \(NSTemporaryDirectory()): Is a directory"
+        }
+    }
+}

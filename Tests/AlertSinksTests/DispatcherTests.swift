@@ -32,6 +32,19 @@ import Testing
         ])
     }
 
+    @Test func failuresAreLoggedWithSinkAndReason() async {
+        let capture = CapturingLogHandler()
+        let dispatcher = Dispatcher(sinks: ["broken": InMemorySink(name: "broken", failure: .permanent(reason: "HTTP 404"))],
+                                    logger: capture.logger(label: "pricealert.dispatch"))
+        await dispatcher.dispatch(sampleAlert(notify: ["broken"]))
+        let record = capture.records.first
+        #expect(capture.records.count == 1)
+        #expect(record?.label == "pricealert.dispatch")
+        #expect(record?.level == .error)
+        #expect(record?.message == "sink 'broken' failed to deliver btc-100k:BTC:1700000000000: HTTP 404")
+        #expect(record?.metadata == ["sink": "broken", "alert": "btc-100k:BTC:1700000000000", "retryable": "false"])
+    }
+
     @Test func unknownSinkReason() async {
         let dispatcher = Dispatcher(sinks: [:])
         let results = await dispatcher.dispatch(sampleAlert(notify: ["ghost"]))

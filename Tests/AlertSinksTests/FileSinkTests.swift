@@ -62,3 +62,11 @@ import Testing
         }
     }
 }
+
+@Suite struct FileSinkWriteErrors {
+    /// `/dev/full` opens fine and fails every write with ENOSPC: a transient condition.
+    @Test func writeErrorIsRetryable() async throws {
+        let sink = try FileSink(name: "journal", path: "/dev/full")
+        #expect(await sink.send(sampleAlert()) == .retry(reason: "cannot write /dev/full: No space left on device", after: nil))
+    }
+}
