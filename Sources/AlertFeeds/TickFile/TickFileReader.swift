@@ -16,7 +16,7 @@ import AlertCore
 /// Opening happens in `init`, so a missing file is reported before any work starts.
 public struct TickFileReader: ~Copyable {
     private let file: InputFile
-    /// Bytes read per `read(2)`; a longer line makes the buffer grow.
+    /// Bytes read per `read(2)` (at least 16); a longer line makes the buffer grow.
     public var chunkSize = 1 << 20
 
     public init(path: String) throws(InputFileError) {
@@ -26,7 +26,7 @@ public struct TickFileReader: ~Copyable {
     /// Calls `body` with the 1-based line number and the parse result of each non-blank line,
     /// in file order. Errors thrown by `body` stop the reading and are rethrown.
     public func forEachLine(_ body: (Int, Result<Tick, TickLineError>) throws -> Void) throws {
-        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(chunkSize, 16), alignment: 16)
         defer { buffer.deallocate() }
         var filled = 0  // bytes in buffer[0..<filled] not yet consumed
         var lineNumber = 0
