@@ -35,10 +35,14 @@ let package = Package(
         // Benchmarks are executables, never tests: `swift run -c release replay-benchmark`.
         .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds"],
                           path: "Benchmarks/ReplayBenchmark"),
+        .executableTarget(name: "parse-benchmark", dependencies: ["AlertCore", "AlertFeeds"],
+                          path: "Benchmarks/ParseBenchmark"),
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertSinks"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore"]),
         .testTarget(name: "AlertFeedsTests", dependencies: ["AlertFeeds", "AlertCore"]),
-        .testTarget(name: "AlertSinksTests", dependencies: ["AlertSinks", "AlertCore"]),
+        .testTarget(name: "AlertSinksTests", dependencies: [
+            "AlertSinks", "AlertCore", .product(name: "Logging", package: "swift-log"),
+        ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: ["pricealert"],
                     resources: [.copy("Cases")]),

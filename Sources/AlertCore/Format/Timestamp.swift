@@ -45,7 +45,7 @@ public enum Timestamp {
                 i += 1
             }
             guard n > 0 else { return nil }
-            for _ in n..<3 where n < 3 { millis *= 10 }
+            if n < 3 { for _ in n..<3 { millis *= 10 } }  // `n..<3` traps when n > 3
         }
         guard i < b.count else { return nil }
         var offset: Int64 = 0

@@ -1,0 +1,61 @@
+import AlertCore
+import Logging
+
+/// Fans each alert out to the sinks its rule names (`alert.notify`), in that order.
+///
+/// A failing sink never stops the others, and never reaches back into the engine: the failure
+/// is logged (label `pricealert.dispatch`, naming the sink and the reason) and counted.
+/// An actor so counts can be read from anywhere; alerts keep their order as long as one task
+/// awaits each `dispatch` before the next (as the replay loop does).
+public actor Dispatcher {
+    /// Deliveries per sink over the run.
+    public struct Counts: Sendable, Equatable {
+        public var delivered = 0
+        public var failed = 0
+
+        public init(delivered: Int = 0, failed: Int = 0) {
+            self.delivered = delivered
+            self.failed = failed
+        }
+    }
+
+    /// Returned for a name in `notify` that has no sink (validation should have caught it).
+    public static let unknownSink = SinkResult.permanent(reason: "unknown sink")
+
+    private let sinks: [String: any Sink]
+    private let logger: Logger
+    /// Counts by sink name, including unknown names.
+    public private(set) var counts: [String: Counts] = [:]
+
+    public init(sinks: [String: any Sink], logger: Logger = Logger(label: "pricealert.dispatch")) {
+        self.sinks = sinks
+        self.logger = logger
+    }
+
+    /// Sends `alert` to each sink in `alert.notify`, one after the other, and returns each
+    /// sink's result in that order.
+    @discardableResult
+    public func dispatch(_ alert: Alert) async -> [(sink: String, result: SinkResult)] {
+        var results: [(sink: String, result: SinkResult)] = []
+        for name in alert.notify {
+            let result = await sinks[name]?.send(alert) ?? Self.unknownSink
+            if let reason = result.failureReason {
+                counts[name, default: Counts()].failed += 1
+                logger.error("sink '\(name)' failed to deliver \(alert.id): \(reason)",
+                             metadata: ["sink": "\(name)", "alert": "\(alert.id)",
+                                        "retryable": "\(result.isRetryable)"])
+            } else {
+                counts[name, default: Counts()].delivered += 1
+            }
+            results.append((name, result))
+        }
+        return results
+    }
+}
+
+extension SinkResult {
+    var isRetryable: Bool {
+        if case .retry = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,42 @@
+import AlertCore
+import Synchronization
+
+/// A sink that keeps what it receives, for tests of the engine and the dispatcher (shipped in
+/// the library, like swift-log's in-memory handler). It can be told to fail.
+public final class InMemorySink: Sink {
+    public let name: String
+
+    private struct State {
+        var delivered: [Alert] = []
+        var attempts = 0
+        var failure: SinkResult?
+    }
+
+    private let state: Mutex<State>
+
+    /// `failure`: what every `send` returns instead of `.delivered` (nil: deliver).
+    public init(name: String, failure: SinkResult? = nil) {
+        self.name = name
+        self.state = Mutex(State(failure: failure))
+    }
+
+    /// Alerts delivered, in order (failed attempts are not recorded here).
+    public var alerts: [Alert] { state.withLock { $0.delivered } }
+
+    /// Number of `send` calls, delivered or not.
+    public var attempts: Int { state.withLock { $0.attempts } }
+
+    /// From now on every `send` returns `result`; nil makes the sink deliver again.
+    public func fail(with result: SinkResult?) {
+        state.withLock { $0.failure = result }
+    }
+
+    public func send(_ alert: Alert) async -> SinkResult {
+        state.withLock { state in
+            state.attempts += 1
+            if let failure = state.failure, failure != .delivered { return failure }
+            state.delivered.append(alert)
+            return .delivered
+        }
+    }
+}

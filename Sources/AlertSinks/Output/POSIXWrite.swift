@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A failed `write(2)` or `open(2)`: the errno and its text.
+public struct OSError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let code: Int32
+    /// `strerror(code)`, e.g. `Broken pipe`.
+    public var description: String { String(cString: strerror(code)) }
+
+    public init(code: Int32) {
+        self.code = code
+    }
+
+    /// The reader of a pipe went away (`pricealert … | head`).
+    public var isBrokenPipe: Bool { code == EPIPE }
+}
+
+enum POSIXWrite {
+    /// Writes all of `text` plus a newline to `fd`, in one `write(2)` unless the kernel takes
+    /// only part (then it loops). Retries on EINTR. Needs SIGPIPE ignored to see EPIPE instead
+    /// of dying (see `StandardOutput.ignoreBrokenPipeSignal()`).
+    static func writeLine(_ text: String, to fd: Int32) -> Result<Void, OSError> {
+        var line = text
+        line.append("\n")
+        return line.withUTF8 { bytes in
+            var done = 0
+            while done < bytes.count {
+                let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+                if n > 0 {
+                    done += n
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return .failure(OSError(code: n < 0 ? errno : EIO))
+                }
+            }
+            return .success(())
+        }
+    }
+}

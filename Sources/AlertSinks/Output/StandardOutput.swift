@@ -1,0 +1,35 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// The program's standard output. Every line the program prints goes through `shared`, whose
+/// lock makes each line one uninterrupted write, so alert lines from sinks and the CLI's own
+/// listings never interleave mid-line.
+public final class StandardOutput: Sendable {
+    public static let shared = StandardOutput(fileDescriptor: STDOUT_FILENO)
+
+    private let fd: Int32
+    /// Serializes writers; a line may need more than one `write(2)` when the kernel takes part.
+    private let lock = Mutex(())
+
+    /// `fileDescriptor` is not owned (never closed). Tests pass a pipe.
+    public init(fileDescriptor: Int32) {
+        fd = fileDescriptor
+    }
+
+    /// Writes `line` and a newline. Fails with the OS error, e.g. `isBrokenPipe` when the
+    /// reader has gone away.
+    @discardableResult
+    public func writeLine(_ line: String) -> Result<Void, OSError> {
+        lock.withLock { _ in POSIXWrite.writeLine(line, to: fd) }
+    }
+
+    /// Makes a closed pipe an `EPIPE` write error instead of killing the process. The CLI calls
+    /// this once at start-up (it is process-wide, so this type does not do it behind its back).
+    public static func ignoreBrokenPipeSignal() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+}
