@@ -16,7 +16,7 @@ let package = Package(
     ],
     targets: [
         // Pure domain: ticks, markets, rules, alerts, the engine. No I/O, no clock, no Foundation.
-        .target(name: "AlertCore"),
+        .target(name: "AlertCore", linkerSettings: [.linkedLibrary("m")]),
         // Rule files: a JSON reader that keeps line/column, and validation into AlertCore rules.
         .target(name: "AlertRules", dependencies: ["AlertCore"]),
         // Where ticks and market lists come from: recorded tick files, exchange payloads.

@@ -1,6 +1,108 @@
+import AlertCore
+import AlertFeeds
+import AlertSinks
 import ArgumentParser
 
+/// `pricealert replay`: evaluates a recorded tick file (spec §6) and lists the alerts (spec §7).
 struct ReplayCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "replay", abstract: "Evaluate recorded ticks.")
-    func run() async throws {}
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Evaluate recorded ticks against rule files and list the alerts.",
+        discussion: """
+            Ticks are JSON Lines: {"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}.
+            Alerts go to standard output; bad lines, dropped ticks and a summary go to standard error.
+            Exit codes: 0 done, 65 rule file errors, 66 an input cannot be read, 73 a sink cannot be set up,
+            74 some deliveries failed (with --dispatch).
+            """)
+
+    @Option(name: .customLong("rules"), help: "A rule file; repeat for several (evaluated in the order given).")
+    var rules: [String]
+
+    @Option(help: "The recorded ticks, JSON Lines (- for standard input).")
+    var ticks: String
+
+    @Option(help: "A BTSE initial/market payload, for 'match' rules.")
+    var markets: String?
+
+    @Option(help: "How alerts are listed: text (one readable line each) or json (one object per line).")
+    var format: AlertOutputFormat = .text
+
+    @Flag(help: "Also deliver alerts to the sinks the rules name.")
+    var dispatch = false
+
+    func validate() throws {
+        if rules.isEmpty { throw ValidationError("give at least one --rules file") }
+    }
+
+    func run() async throws {
+        Logs.bootstrap()
+        StandardOutput.ignoreBrokenPipeSignal()
+        let ruleSet = try Inputs.rules(rules)
+        let marketList = try markets.map(Inputs.markets)
+        let engine = Engine(rules: ruleSet.rules, markets: marketList)
+        if engine.hasMatchRules, marketList == nil {
+            StandardError.write("pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
+        }
+        let dispatcher = dispatch ? Dispatcher(sinks: try Inputs.sinks(for: ruleSet)) : nil
+        let reader: TickFileReader
+        do {
+            reader = try TickFileReader(path: ticks)
+        } catch {
+            StandardError.write("pricealert: error: \(error)")
+            throw ExitCodes.noInput
+        }
+
+        let listing = AlertListing(format: format, dispatcher: dispatcher)
+        let (stream, continuation) = AsyncStream.makeStream(of: Alert.self)
+        let consumer = Task { await listing.consume(stream) }
+        var alerts: [Alert] = []
+        var read = 0
+        let source = ticks
+        try reader.forEachLine { line, result in
+            read += 1
+            switch result {
+            case .failure(let error):
+                engine.countDropped(.malformed)
+                StandardError.write("\(source):\(line): error: \(error.message); line skipped")
+            case .success(let tick):
+                if let reason = engine.process(tick, into: &alerts) {
+                    StandardError.write("\(source):\(line): dropped: \(reason.explanation)")
+                }
+                for alert in alerts { continuation.yield(alert) }
+                alerts.removeAll(keepingCapacity: true)
+            }
+        }
+        continuation.finish()
+        let failures = await consumer.value
+
+        StandardError.write("replay: \(Summary.line(read: read, stats: engine.stats))")
+        if failures > 0 {
+            StandardError.write("replay: \(failures) deliveries failed (see the errors above)")
+            throw ExitCodes.deliveryFailed
+        }
+    }
+}
+
+extension AlertOutputFormat: ExpressibleByArgument {}
+
+extension DropReason {
+    /// Why a tick was dropped, for people.
+    var explanation: String {
+        switch self {
+        case .malformed: return "not a tick"
+        case .invalidPrice: return "price is not a finite number greater than 0 (invalid-price)"
+        case .emptySymbol: return "symbol is empty (empty-symbol)"
+        case .outOfOrder: return "time is earlier than the previous tick of this symbol (out-of-order)"
+        }
+    }
+}
+
+/// The summary line: `1000 ticks read, 3 dropped (1 malformed, 2 out-of-order), 12 alerts`.
+enum Summary {
+    static func line(read: Int, stats: Engine.Stats) -> String {
+        var text = "\(read) ticks read, \(stats.droppedTotal) dropped"
+        let reasons = stats.dropped.keys.sorted().map { "\(stats.dropped[$0]!) \($0.rawValue)" }
+        if !reasons.isEmpty { text += " (\(reasons.joined(separator: ", ")))" }
+        return text + ", \(stats.alerts) alert\(stats.alerts == 1 ? "" : "s")"
+    }
 }

@@ -70,7 +70,7 @@ struct EngineCore {
         compiled = rules.map { CompiledCondition($0.condition, hysteresis: $0.hysteresis) }
         cooldowns = rules.map(\.cooldown)
         once = rules.map { $0.repeatMode == .once }
-        templates = rules.map { $0.message ?? MessageTemplate.defaultTemplate }
+        templates = rules.map { $0.message ?? MessageTemplate.defaultTemplate(for: $0.condition) }
         summaries = rules.map(\.condition.summary)
         thresholds = rules.map(\.condition.threshold)
         var bySymbol: [String: [Int32]] = [:]

@@ -17,10 +17,10 @@ public enum AlertFormat {
         return out
     }
 
-    /// `2023-11-14T22:13:20.000Z btc-100k BTC price crossesAbove 100000: price 100012.5 value 100012.5 | MESSAGE`
+    /// `2023-11-14T22:13:20.000Z [btc-100k] MESSAGE`: the time, the rule, and the message,
+    /// which by default says the symbol, the condition and the price.
     public static func text(_ alert: Alert) -> String {
-        "\(Timestamp.format(alert.time)) \(alert.rule) \(alert.symbol) \(alert.condition): "
-            + "price \(JSONNumber.format(alert.price)) value \(JSONNumber.format(alert.value)) | \(alert.message)"
+        "\(Timestamp.format(alert.time)) [\(alert.rule)] \(alert.message)"
     }
 
     public static func thresholdJSON(_ threshold: Threshold) -> String {
@@ -36,8 +36,15 @@ public enum AlertFormat {
 public enum MessageTemplate {
     public static let placeholders: Set<String> = ["rule", "symbol", "price", "value", "threshold", "condition", "time"]
 
-    /// The message a rule without `message` gets.
+    /// The message a price rule without `message` gets.
     public static let defaultTemplate = "{{symbol}} {{condition}} (price {{price}})"
+    /// The message a change rule without `message` gets: it also says by how much it moved.
+    public static let defaultChangeTemplate = "{{symbol}} {{condition}}: {{value}}% (price {{price}})"
+
+    public static func defaultTemplate(for condition: Condition) -> String {
+        if case .change = condition { return defaultChangeTemplate }
+        return defaultTemplate
+    }
 
     /// Names used in `template` that are not placeholders, with their offsets in characters,
     /// so a validator can point at them.
@@ -62,7 +69,7 @@ public enum MessageTemplate {
             case "rule": out += rule
             case "symbol": out += symbol
             case "price": out += JSONNumber.format(price)
-            case "value": out += JSONNumber.format(value)
+            case "value": out += condition.hasPrefix("change ") ? percent(value) : JSONNumber.format(value)
             case "threshold":
                 if case .value(let x) = threshold { out += JSONNumber.format(x) } else { out += AlertFormat.thresholdJSON(threshold) }
             case "condition": out += condition
@@ -73,6 +80,14 @@ public enum MessageTemplate {
         }
         out += rest
         return out
+    }
+
+    /// Change values read as percent with two decimals in messages (`-5.23`); the event's
+    /// `value` field keeps every digit. Alerts of change conditions are the ones whose
+    /// condition text starts with `change ` (see `Condition.summary`).
+    static func percent(_ value: Double) -> String {
+        guard value.isFinite, abs(value) < 1e13 else { return JSONNumber.format(value) }
+        return JSONNumber.format((value * 100).rounded() / 100)
     }
 
     static func forEachPlaceholder(in template: String, _ body: (String, Int) -> Void) {

@@ -1,0 +1,47 @@
+import AlertCore
+import AlertFeeds
+import AlertRules
+import AlertSinks
+import ArgumentParser
+
+/// Loading what every command needs, with one way of reporting what is wrong.
+enum Inputs {
+    /// Loads rule files together; prints every problem with its place and exits 65/66.
+    static func rules(_ paths: [String]) throws -> RuleSet {
+        switch RuleLoader.loadFiles(paths: paths) {
+        case .success(let ruleSet):
+            return ruleSet
+        case .failure(.unreadable(let problems)):
+            StandardError.write(lines: problems.map(\.description))
+            throw ExitCodes.noInput
+        case .failure(.invalid(let errors)):
+            StandardError.write(lines: errors.diagnostics.map(\.description))
+            throw ExitCodes.dataError
+        }
+    }
+
+    /// Loads a BTSE `initial/market` payload; exits 66 when unreadable, 65 when not a market list.
+    static func markets(_ path: String) throws -> MarketList {
+        do {
+            return MarketList(try BTSEMarketList.load(path: path))
+        } catch let error as BTSEMarketListError {
+            StandardError.write("pricealert: error: \(error)")
+            throw error.action == nil ? ExitCodes.dataError : ExitCodes.noInput
+        }
+    }
+
+    /// Opens the sinks that enabled rules notify (a sink nobody uses is never opened);
+    /// exits 73 naming the sink when one cannot be set up.
+    static func sinks(for ruleSet: RuleSet) throws -> [String: any Sink] {
+        var used: [String] = []
+        for rule in ruleSet.rules where rule.enabled {
+            for name in rule.notify where !used.contains(name) { used.append(name) }
+        }
+        do {
+            return try SinkFactory.makeAll(used.compactMap { ruleSet.sinks[$0] })
+        } catch {
+            StandardError.write("pricealert: error: \(error)")
+            throw ExitCodes.cannotCreate
+        }
+    }
+}
