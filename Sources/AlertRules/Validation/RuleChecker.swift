@@ -19,7 +19,9 @@ extension FileChecker {
             let condition = checker.requireKey("when", in: node, members, suggested: suggested)
                 .flatMap { checker.condition($0.value) }
             var settings = checker.settings(members, defaults: defaults)
-            if let range = condition.flatMap(Self.rangeName) {
+            // Read the operator from the file, so a range with another error (L ≥ H) still
+            // gets its hysteresis reported in the same run.
+            if let range = condition.flatMap(Self.rangeName) ?? members["when"].flatMap({ Self.rangeOperator($0.value) }) {
                 // A file's default hysteresis is meant for the rules it fits; ranges ignore it.
                 checker.rejectHysteresis(members["hysteresis"], range: range)
                 settings.hysteresis = 0
@@ -61,6 +63,14 @@ extension FileChecker {
         case .price(.outside): return "outside"
         default: return nil
         }
+    }
+
+    /// `inside`/`outside` when `when` is written `{"price": {"inside"|"outside": …}}`, valid or not.
+    private static func rangeOperator(_ when: JSONNode) -> String? {
+        guard case .object(let conditions) = when.value,
+              let price = conditions.first(where: { $0.key == "price" }),
+              case .object(let operators) = price.value.value else { return nil }
+        return operators.lazy.map(\.key).first { $0 == "inside" || $0 == "outside" }
     }
 
     private mutating func message(_ node: JSONNode) -> String? {
