@@ -37,14 +37,16 @@ let package = Package(
                           path: "Benchmarks/ReplayBenchmark"),
         .executableTarget(name: "parse-benchmark", dependencies: ["AlertCore", "AlertFeeds"],
                           path: "Benchmarks/ParseBenchmark"),
-        .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertSinks"]),
+        // A naive reading of the spec that tests compare the engine and the binary with.
+        .target(name: "AlertTestSupport", dependencies: ["AlertCore"], path: "Tests/AlertTestSupport"),
+        .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore"]),
         .testTarget(name: "AlertFeedsTests", dependencies: ["AlertFeeds", "AlertCore"]),
         .testTarget(name: "AlertSinksTests", dependencies: [
             "AlertSinks", "AlertCore", .product(name: "Logging", package: "swift-log"),
         ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
-        .testTarget(name: "EndToEndTests", dependencies: ["pricealert"],
+        .testTarget(name: "EndToEndTests", dependencies: ["pricealert", "AlertTestSupport", "AlertRules", "AlertFeeds"],
                     resources: [.copy("Cases")]),
     ]
 )

@@ -1,5 +1,6 @@
 import Testing
 @testable import AlertCore
+import AlertTestSupport
 
 /// Spec §3 "The change value c" and the change rows of the §3 table.
 @Suite("§3 change conditions")

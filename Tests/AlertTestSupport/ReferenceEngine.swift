@@ -1,8 +1,8 @@
-@testable import AlertCore
+public import AlertCore
 
 /// A deliberately naive reading of spec §3–§6: every rule, every tick, every stored tick for
 /// the change base. The real engine must agree with it alert for alert.
-final class ReferenceEngine {
+public final class ReferenceEngine {
     struct Pair { var armed = true; var lastFired: Int64?; var spent = false }
     struct Seen { var ticks: [(Int64, Double)] = []; var prev: Double?; var lastTime: Int64? }
 
@@ -11,13 +11,13 @@ final class ReferenceEngine {
     var pairs: [String: Pair] = [:]
     var seen: [String: Seen] = [:]
 
-    init(rules: [Rule], markets: MarketList? = nil) {
+    public init(rules: [Rule], markets: MarketList? = nil) {
         self.rules = rules
         self.markets = markets
     }
 
     /// (rule id, symbol, time, value) for each alert.
-    func process(_ tick: Tick) -> [(String, String, Int64, Double)] {
+    public func process(_ tick: Tick) -> [(String, String, Int64, Double)] {
         guard tick.price.isFinite, tick.price > 0, !tick.symbol.isEmpty else { return [] }
         let symbol = tick.symbol.uppercased()
         var s = seen[symbol] ?? Seen()
@@ -100,10 +100,10 @@ final class ReferenceEngine {
 }
 
 /// SplitMix64: small, seeded, reproducible.
-struct SeededRandom: RandomNumberGenerator {
+public struct SeededRandom: RandomNumberGenerator {
     var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

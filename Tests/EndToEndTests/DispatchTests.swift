@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+/// `replay --dispatch` with a real file sink in a temporary folder.
+@Suite("end to end: dispatch to sinks")
+struct DispatchTests {
+    static let rules = """
+        {
+          "version": 1,
+          "sinks": { "journal": { "type": "file", "path": "out/alerts.jsonl" } },
+          "rules": [
+            { "id": "up", "symbol": "BTC", "when": { "price": { "crossesAbove": 100 } }, "notify": ["journal"] },
+            { "id": "quiet", "symbol": "BTC", "when": { "price": { "below": 1 } }, "notify": ["journal"] }
+          ]
+        }
+        """
+    static let ticks = """
+        {"time": 1700000000000, "symbol": "BTC", "price": 99}
+        {"time": 1700000001000, "symbol": "BTC", "price": 101}
+        {"time": 1700000002000, "symbol": "BTC", "price": 98}
+        {"time": 1700000003000, "symbol": "BTC", "price": 102.5}
+
+        """
+
+    func folder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try Self.rules.write(to: url.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        try Self.ticks.write(to: url.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
+        return url
+    }
+
+    @Test func fileSinkAppendsTheListedEventsWithMode0600() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let args = ["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json", "--dispatch"]
+
+        let first = try PriceAlertBinary.run(args, in: dir)
+        #expect(first.status == 0)
+        let listed = first.stdout.split(separator: "\n").map(String.init)
+        #expect(listed.count == 2)
+        #expect(listed.first?.hasPrefix(#"{"id":"up:BTC:1700000001000","rule":"up""#) == true)
+
+        let journal = dir.appendingPathComponent("out/alerts.jsonl")
+        #expect(try String(contentsOf: journal, encoding: .utf8) == listed.map { $0 + "\n" }.joined())
+        let mode = try FileManager.default.attributesOfItem(atPath: journal.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+
+        // A second run appends; nothing that was written is lost or rewritten.
+        let second = try PriceAlertBinary.run(args, in: dir)
+        #expect(second.status == 0)
+        #expect(try String(contentsOf: journal, encoding: .utf8) == (listed + listed).map { $0 + "\n" }.joined())
+    }
+
+    @Test func withoutDispatchNoSinkIsTouched() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let run = try PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl"], in: dir)
+        #expect(run.status == 0)
+        #expect(run.stdout.split(separator: "\n").count == 2)
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out/alerts.jsonl").path))
+    }
+
+    @Test func missingSinkFolderStopsBeforeEvaluatingAnything() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let run = try PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch"], in: dir)
+        #expect(run.status == 73)
+        #expect(run.stdout.isEmpty)
+        #expect(run.stderr == "pricealert: error: file sink 'journal': cannot open out/alerts.jsonl: folder 'out' does not exist\n")
+    }
+}
