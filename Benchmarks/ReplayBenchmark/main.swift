@@ -11,6 +11,11 @@ struct Options {
     var ticks = 4_000_000
     var symbols = 227
     var seed: UInt64 = 1
+    /// `dense`: every rule's levels within ±30 % of the price, so alerts grow with the rules.
+    /// `dormant`: the first 100 rules as in `dense`, the rest 2–5× away from the price (never
+    /// reached), so the work per tick stays the same and only the index's overhead shows.
+    var mix = "dense"
+    var repeats = 3
 
     init(_ args: [String]) {
         var i = 1
@@ -21,6 +26,8 @@ struct Options {
             case "--ticks": ticks = Int(value) ?? ticks
             case "--symbols": symbols = Int(value) ?? symbols
             case "--seed": seed = UInt64(value) ?? seed
+            case "--mix": mix = value
+            case "--repeat": repeats = Int(value) ?? repeats
             default: fatalError("unknown option \(args[i])")
             }
             i += 2
@@ -63,17 +70,18 @@ let startPrice = symbols.map { _ in Double.random(in: 0.5...50_000, using: &rng)
     (0..<options.rules).map { i in
         let s = Int.random(in: 0..<symbols.count, using: &rng)
         let p = startPrice[s]
-        let x = p * Double.random(in: 0.7...1.3, using: &rng)
+        let dormant = options.mix == "dormant" && i >= 100
+        let x = dormant ? p * Double.random(in: 2...5, using: &rng) : p * Double.random(in: 0.7...1.3, using: &rng)
         let condition: Condition
         switch Int.random(in: 0..<10, using: &rng) {
         case 0, 1: condition = .price(.above(x))
-        case 2, 3: condition = .price(.below(x))
+        case 2, 3: condition = .price(.below(dormant ? p * p / x : x))
         case 4: condition = .price(.crossesAbove(x))
-        case 5: condition = .price(.crossesBelow(x))
-        case 6: condition = .price(Bool.random(using: &rng) ? .inside(x, x * 1.05) : .outside(x * 0.9, x))
-        case 7: condition = .change(window: 5 * 60_000, .above(Double.random(in: 1...5, using: &rng)))
-        case 8: condition = .change(window: 3_600_000, .below(-Double.random(in: 1...10, using: &rng)))
-        default: condition = .change(window: 86_400_000, .above(Double.random(in: 2...20, using: &rng)))
+        case 5: condition = .price(.crossesBelow(dormant ? p * p / x : x))
+        case 6: condition = .price(dormant || Bool.random(using: &rng) ? .inside(x, x * 1.05) : .outside(x * 0.9, x))
+        case 7: condition = .change(window: 5 * 60_000, .above(Double.random(in: 1...5, using: &rng) * (dormant ? 100 : 1)))
+        case 8: condition = .change(window: 3_600_000, .below(-Double.random(in: 1...10, using: &rng) * (dormant ? 9 : 1)))
+        default: condition = .change(window: 86_400_000, .above(Double.random(in: 2...20, using: &rng) * (dormant ? 100 : 1)))
         }
         let ranged: Bool
         switch condition {
@@ -108,32 +116,44 @@ let rules = makeRules()
 let ticks = makeTicks()
 let generate = now() - t0
 
-t0 = now()
-let engine = Engine(rules: rules)
-var alerts: [Alert] = []
-alerts.reserveCapacity(1024)
-var alertCount = 0
-// Warm-up pass over the first 1 % builds every symbol's index (counted separately).
-let warm = ticks.count / 100
-for tick in ticks[..<warm] {
-    engine.process(tick, into: &alerts)
-    alertCount += alerts.count
-    alerts.removeAll(keepingCapacity: true)
+/// One fresh engine over the stream: a warm-up pass over the first 1 % builds every symbol's
+/// index (timed apart), then the rest is measured.
+func replayOnce() -> (rate: Double, alerts: Int, build: Double) {
+    var t0 = now()
+    let engine = Engine(rules: rules)
+    var alerts: [Alert] = []
+    alerts.reserveCapacity(1024)
+    var alertCount = 0
+    let warm = ticks.count / 100
+    for tick in ticks[..<warm] {
+        engine.process(tick, into: &alerts)
+        alertCount += alerts.count
+        alerts.removeAll(keepingCapacity: true)
+    }
+    let build = now() - t0
+    t0 = now()
+    for tick in ticks[warm...] {
+        engine.process(tick, into: &alerts)
+        alertCount += alerts.count
+        alerts.removeAll(keepingCapacity: true)
+    }
+    return (Double(ticks.count - warm) / (now() - t0), alertCount, build)
 }
-let build = now() - t0
 
-t0 = now()
-for tick in ticks[warm...] {
-    engine.process(tick, into: &alerts)
-    alertCount += alerts.count
-    alerts.removeAll(keepingCapacity: true)
+// Best of `--repeat` runs: the least disturbed one on a shared machine.
+var best = replayOnce()
+for _ in 1..<max(options.repeats, 1) {
+    let run = replayOnce()
+    precondition(run.alerts == best.alerts, "replays of the same stream must fire the same alerts")
+    if run.rate > best.rate { best = run }
 }
-let elapsed = now() - t0
-let measured = ticks.count - warm
-let rate = Double(measured) / elapsed
+let rate = best.rate
+let measured = ticks.count - ticks.count / 100
+let alertCount = best.alerts
+let build = best.build
 
 print("""
-rules=\(options.rules) symbols=\(options.symbols) ticks=\(measured) \
+mix=\(options.mix) rules=\(options.rules) symbols=\(options.symbols) ticks=\(measured) \
 ticks/s=\(Int(rate)) ns/tick=\(String(format1: 1e9 / rate)) alerts=\(alertCount) \
 index+warmup_s=\(String(format1: build)) generate_s=\(String(format1: generate)) peak_rss_MiB=\(String(format1: peakRSSMiB()))
 """)

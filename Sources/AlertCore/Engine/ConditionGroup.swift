@@ -1,11 +1,14 @@
 /// All (rule, symbol) pairs of one symbol that read the same coordinate: the price, or the
-/// change over one window. Their key levels are kept sorted, so when the coordinate moves
-/// from `old` to `new` only the pairs with a level in `[min, max]` can change state; every
-/// other pair's outcome is the same as at the previous evaluation (see `CompiledCondition`).
-/// The one exception, pairs whose level condition holds while they cool down, waits in a
-/// `CooldownQueue` and is looked at again when its cooldown ends (in between, any change of
-/// its condition is a level crossing and is visited like any other). This makes a tick cost
-/// about the same with 100 rules or 1 000 000.
+/// change over one window. Their key levels (where a pair fires, where it re-arms) are kept
+/// sorted, so when the coordinate moves from `old` to `new` only the pairs with a level in
+/// `[min, max]` can change state; every other pair's outcome is the same as at the previous
+/// evaluation (see `CompiledCondition`). The one exception, pairs whose level condition holds
+/// while they cool down, waits in a `CooldownQueue` and is looked at again when its cooldown
+/// ends (in between, any change of its condition is a level crossing and is visited anyway).
+///
+/// The group remembers where the coordinate sits among its levels (`cursor`) and the two
+/// levels around it (`gateBelow`, `gateAtOrAbove`): a tick that crosses no level touches only
+/// this struct, so a tick costs about the same with 100 rules or 1 000 000.
 struct ConditionGroup: Sendable {
     enum Coordinate: Sendable, Equatable {
         case price
@@ -13,120 +16,137 @@ struct ConditionGroup: Sendable {
         case change(window: Int64)
     }
 
-    struct PairState: Sendable {
+    /// One (rule, symbol) pair: what it needs to apply spec §5, in one place for locality.
+    struct Pair: Sendable {
+        /// The rule's index in the engine's rule list (its evaluation order).
+        let rule: Int32
+        let condition: CompiledCondition
+        let cooldown: Int64
+        let once: Bool
         var armed = true
         /// Fired with `repeat: once`: never fires or re-arms again.
         var spent = false
         /// Waiting in the cooldown queue.
         var pending = false
-        var lastFired: Int64?
         /// The tick stamp of the last evaluation, so a pair is evaluated once per tick.
         var stamp: UInt32 = 0
+        var lastFired: Int64?
     }
 
     let coordinate: Coordinate
-    /// Per pair: the rule's index in the engine's rule list (its evaluation order).
-    private(set) var rules: [Int32] = []
-    private var conditions: [CompiledCondition] = []
-    private(set) var states: [PairState] = []
-    private var levels: [Double] = []
-    private var levelPairs: [Int32] = []
+    private(set) var pairs: [Pair] = []
+    /// Every pair's fire and re-arm levels, sorted; a level and its pair share a cache line.
+    private var levels: [Level] = []
     private var cooling = CooldownQueue()
+    /// When the first pair in `cooling` is due; `Int64.max` when none is.
+    private var nextDue = Int64.max
+    /// For change groups: the base price of spec §3 and the minute it was taken for.
+    var base: (minute: Int64, price: Double)?
     /// The coordinate at the last evaluation; nil until it is first known.
     private(set) var value: Double?
+    /// `levels[cursor - 1] < value <= levels[cursor]`, with ±infinity past the ends.
+    private var cursor = 0
+    private var gateBelow = -Double.infinity
+    private var gateAtOrAbove = Double.infinity
+
+    struct Level: Sendable {
+        let value: Double
+        let pair: Int32
+    }
 
     init(coordinate: Coordinate) {
         self.coordinate = coordinate
     }
 
-    mutating func add(rule: Int32, condition: CompiledCondition) {
-        let pair = Int32(rules.count)
-        rules.append(rule)
-        conditions.append(condition)
-        states.append(PairState())
-        levels.append(condition.a)
-        levelPairs.append(pair)
-        if condition.b != condition.a {
-            levels.append(condition.b)
-            levelPairs.append(pair)
-        }
+    mutating func add(rule: Int32, condition: CompiledCondition, cooldown: Int64, once: Bool) {
+        pairs.append(Pair(rule: rule, condition: condition, cooldown: cooldown, once: once))
     }
 
-    /// Sorts the level index; call once after the last `add`.
+    /// Builds the level index; call once after the last `add`. Pairs are stored in the order of
+    /// their fire level, so the pairs a move visits sit next to each other in memory.
     mutating func seal() {
-        let order = levels.indices.sorted { levels[$0] < levels[$1] }
-        levels = order.map { levels[$0] }
-        levelPairs = order.map { levelPairs[$0] }
-    }
-
-    /// What the engine must know about a rule to apply spec §5.
-    struct Policy {
-        let cooldown: UnsafeBufferPointer<Int64>
-        let once: UnsafeBufferPointer<Bool>
+        pairs.sort { ($0.condition.a, $0.rule) < ($1.condition.a, $1.rule) }
+        levels.removeAll(keepingCapacity: true)
+        levels.reserveCapacity(pairs.count * 2)
+        for (i, pair) in pairs.enumerated() {
+            levels.append(Level(value: pair.condition.a, pair: Int32(i)))
+            if pair.condition.b != pair.condition.a { levels.append(Level(value: pair.condition.b, pair: Int32(i))) }
+        }
+        levels.sort { $0.value < $1.value }
     }
 
     /// Moves the coordinate to `v` at time `t` and applies spec §5 to every pair whose outcome
     /// can change. `prev` is the symbol's previous valid price (for crossings). Appends the rule
     /// index of every pair that fires to `fired`.
-    mutating func advance(to v: Double, prev: Double?, time t: Int64, stamp: UInt32,
-                          policy: Policy, fired: inout [Int32]) {
-        if let old = value {
-            // Pairs whose cooldown has ended first: one that still holds fires now.
-            while let pair = cooling.popDue(at: t) {
-                states[Int(pair)].pending = false
-                evaluate(Int(pair), v, prev, t, stamp, policy, &fired)
-            }
-            let lo = min(old, v)
-            let hi = max(old, v)
-            var i = lowerBound(lo)
-            while i < levels.count, levels[i] <= hi {
-                evaluate(Int(levelPairs[i]), v, prev, t, stamp, policy, &fired)
-                i += 1
-            }
-        } else {
+    mutating func advance(to v: Double, prev: Double?, time t: Int64, stamp: UInt32, fired: inout [Int32]) {
+        guard let old = value else {
             // First time the coordinate is known: nothing is settled yet, look at every pair.
-            for pair in 0..<rules.count {
-                evaluate(pair, v, prev, t, stamp, policy, &fired)
-            }
+            for pair in pairs.indices { evaluate(pair, v, prev, t, stamp, &fired) }
+            moveCursor(to: v)
+            return
         }
         value = v
+        if t >= nextDue {
+            // Pairs whose cooldown has ended: one that still holds fires now.
+            while let pair = cooling.popDue(at: t) {
+                pairs[Int(pair)].pending = false
+                evaluate(Int(pair), v, prev, t, stamp, &fired)
+            }
+            nextDue = cooling.nextDue ?? .max
+        }
+        // No level in [min(old, v), max(old, v)]: nothing else can change.
+        if v >= old {
+            if gateAtOrAbove > v { return }
+        } else if gateBelow < v, gateAtOrAbove > old {
+            return
+        }
+        let lo = min(old, v)
+        let hi = max(old, v)
+        var i = cursor
+        while i > 0, levels[i - 1].value >= lo { i -= 1 }
+        while i < levels.count, levels[i].value <= hi {
+            evaluate(Int(levels[i].pair), v, prev, t, stamp, &fired)
+            i += 1
+        }
+        moveCursor(to: v)
+    }
+
+    /// Re-establishes `levels[cursor - 1] < value <= levels[cursor]`, walking from the old cursor.
+    private mutating func moveCursor(to v: Double) {
+        value = v
+        var i = cursor
+        while i > 0, levels[i - 1].value >= v { i -= 1 }
+        while i < levels.count, levels[i].value < v { i += 1 }
+        cursor = i
+        gateBelow = i > 0 ? levels[i - 1].value : -.infinity
+        gateAtOrAbove = i < levels.count ? levels[i].value : .infinity
     }
 
     @inline(__always)
-    private mutating func evaluate(_ pair: Int, _ v: Double, _ prev: Double?, _ t: Int64, _ stamp: UInt32,
-                                   _ policy: Policy, _ fired: inout [Int32]) {
-        guard states[pair].stamp != stamp else { return }
-        states[pair].stamp = stamp
-        let state = states[pair]
-        if state.spent { return }
-        let condition = conditions[pair]
-        let rule = Int(rules[pair])
-        if state.armed {
-            guard condition.fires(v, prev: prev) else { return }
-            if let last = state.lastFired, t - last < policy.cooldown[rule] {
+    private mutating func evaluate(_ i: Int, _ v: Double, _ prev: Double?, _ t: Int64, _ stamp: UInt32,
+                                   _ fired: inout [Int32]) {
+        guard pairs[i].stamp != stamp else { return }
+        pairs[i].stamp = stamp
+        let pair = pairs[i]
+        if pair.spent { return }
+        if pair.armed {
+            guard pair.condition.fires(v, prev: prev) else { return }
+            if let last = pair.lastFired, t - last < pair.cooldown {
                 // Holds but cools down: fires at the first later tick at which it still holds.
-                if condition.isLevel, !states[pair].pending {
-                    states[pair].pending = true
-                    cooling.push(pair: Int32(pair), due: last + policy.cooldown[rule])
+                if pair.condition.isLevel, !pair.pending {
+                    pairs[i].pending = true
+                    let due = last + pair.cooldown
+                    cooling.push(pair: Int32(i), due: due)
+                    nextDue = min(nextDue, due)
                 }
                 return
             }
-            states[pair].lastFired = t
-            states[pair].armed = false
-            if policy.once[rule] { states[pair].spent = true }
-            fired.append(rules[pair])
-        } else if condition.rearms(v) {
-            states[pair].armed = true
+            pairs[i].lastFired = t
+            pairs[i].armed = false
+            if pair.once { pairs[i].spent = true }
+            fired.append(pair.rule)
+        } else if pair.condition.rearms(v) {
+            pairs[i].armed = true
         }
-    }
-
-    private func lowerBound(_ x: Double) -> Int {
-        var lo = 0
-        var hi = levels.count
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            if levels[mid] < x { lo = mid + 1 } else { hi = mid }
-        }
-        return lo
     }
 }

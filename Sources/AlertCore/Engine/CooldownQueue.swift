@@ -7,6 +7,9 @@ struct CooldownQueue: Sendable {
 
     var isEmpty: Bool { due.isEmpty }
 
+    /// When the first pair is due, if any.
+    var nextDue: Int64? { due.first }
+
     mutating func push(pair: Int32, due time: Int64) {
         due.append(time)
         pairs.append(pair)

@@ -117,27 +117,22 @@ struct EngineCore {
         let p = tick.price
         let prev = symbols[s].lastPrice
         if symbols[s].firstTime == nil { symbols[s].firstTime = t }
-        cooldowns.withUnsafeBufferPointer { cooldown in
-            once.withUnsafeBufferPointer { once in
-                let policy = ConditionGroup.Policy(cooldown: cooldown, once: once)
-                for g in symbols[s].groups.indices {
-                    let value: Double
-                    switch symbols[s].groups[g].coordinate {
-                    case .price:
-                        value = p
-                    case .change(let window):
-                        guard let c = changeValue(s, window: window, tick: tick) else { continue }
-                        value = c
-                    }
-                    symbols[s].groups[g].advance(to: value, prev: prev, time: t, stamp: stamp,
-                                                 policy: policy, fired: &fired)
-                }
+        let minute = floorDivMod(t, 60_000).0
+        for g in symbols[s].groups.indices {
+            let value: Double
+            switch symbols[s].groups[g].coordinate {
+            case .price:
+                value = p
+            case .change(let window):
+                guard let c = changeValue(s, group: g, window: window, tick: tick, minute: minute) else { continue }
+                value = c
             }
+            symbols[s].groups[g].advance(to: value, prev: prev, time: t, stamp: stamp, fired: &fired)
         }
         symbols[s].lastTime = t
         symbols[s].lastPrice = p
         if keepMinutes > 0, symbols[s].keepsHistory {
-            symbols[s].history.record(minute: floorDivMod(t, 60_000).0, price: p, keepMinutes: keepMinutes)
+            symbols[s].history.record(minute: minute, price: p, keepMinutes: keepMinutes)
         }
         guard !fired.isEmpty else { return nil }
         if fired.count > 1 { fired.sort() }
@@ -155,13 +150,23 @@ struct EngineCore {
         return nil
     }
 
-    /// The change `c` in percent for `window` at this tick (spec §3), or nil when unknown.
-    private func changeValue(_ s: Int, window: Int64, tick: Tick) -> Double? {
+    /// The change `c` in percent for group `g`'s window at this tick (spec §3), or nil when unknown.
+    private mutating func changeValue(_ s: Int, group g: Int, window: Int64, tick: Tick, minute: Int64) -> Double? {
         if window == 86_400_000, let c = tick.change24h, c.isFinite { return c }
         let (start, overflow) = tick.time.subtractingReportingOverflow(window)
         guard !overflow, let first = symbols[s].firstTime, first <= start else { return nil }
-        let target = floorDivMod(start, 60_000).0
-        guard let base = symbols[s].history.price(atOrBefore: target) else { return nil }
+        // The window is whole minutes, so the minute of t − W is t's minute less W's minutes.
+        let target = minute - window / 60_000
+        let base: Double
+        if let cached = symbols[s].groups[g].base, cached.minute == target {
+            base = cached.price
+        } else {
+            // Minutes before the current one are final (ticks come in time order and
+            // `target` is at least a minute back), so the base is looked up once per minute.
+            guard let found = symbols[s].history.price(atOrBefore: target) else { return nil }
+            symbols[s].groups[g].base = (target, found)
+            base = found
+        }
         return (tick.price - base) / base * 100
     }
 
@@ -202,13 +207,9 @@ struct EngineCore {
             } else {
                 coordinate = .price
             }
-            if let g = groups.firstIndex(where: { $0.coordinate == coordinate }) {
-                groups[g].add(rule: r, condition: compiled[Int(r)])
-            } else {
-                var group = ConditionGroup(coordinate: coordinate)
-                group.add(rule: r, condition: compiled[Int(r)])
-                groups.append(group)
-            }
+            let g = groups.firstIndex { $0.coordinate == coordinate } ?? groups.count
+            if g == groups.count { groups.append(ConditionGroup(coordinate: coordinate)) }
+            groups[g].add(rule: r, condition: compiled[Int(r)], cooldown: cooldowns[Int(r)], once: once[Int(r)])
         }
         for g in groups.indices { groups[g].seal() }
         return SymbolState(symbol: symbol, groups: groups)
