@@ -1,13 +1,5 @@
-import AlertRules
+import AlertSinks
 import ArgumentParser
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `pricealert validate FILE...`: checks rule files together, as `run` would load them.
 /// Exit 0 when valid, 65 (EX_DATAERR) for errors in the files, 66 (EX_NOINPUT) when a file
@@ -26,25 +18,11 @@ struct ValidateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        switch RuleLoader.loadFiles(paths: files) {
-        case .success(let ruleSet):
-            print("ok: \(count(files.count, "file")), \(count(ruleSet.rules.count, "rule")), \(count(ruleSet.sinks.count, "sink"))")
-        case .failure(.unreadable(let problems)):
-            printErrors(problems.map(\.description))
-            throw ExitCode(66)
-        case .failure(.invalid(let errors)):
-            printErrors(errors.diagnostics.map(\.description))
-            throw ExitCode(65)
-        }
+        let ruleSet = try Inputs.rules(files)
+        StandardOutput.shared.writeLine("ok: \(count(files.count, "file")), \(count(ruleSet.rules.count, "rule")), \(count(ruleSet.sinks.count, "sink"))")
     }
 
     private func count(_ n: Int, _ noun: String) -> String {
         "\(n) \(noun)\(n == 1 ? "" : "s")"
-    }
-
-    private func printErrors(_ lines: [String]) {
-        // write(2) rather than the C `stderr` global, which strict concurrency rejects.
-        let bytes = Array(lines.map { $0 + "\n" }.joined().utf8)
-        _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 }

@@ -1,24 +1,16 @@
+import AlertSinks
+
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
-/// Lines for people on standard error: diagnostics, notes, summaries. Unbuffered `write(2)`,
-/// so they appear at once and in order, and strict concurrency has no C global to object to.
+/// Lines for people on standard error: diagnostics, notes, summaries. The same locked,
+/// unbuffered writer as standard output, so lines appear at once, whole and in order.
 enum StandardError {
+    private static let stream = StandardOutput(fileDescriptor: STDERR_FILENO)
+
     static func write(_ line: String) {
-        var bytes = Array(line.utf8)
-        bytes.append(0x0A)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += n
-        }
+        stream.writeLine(line)
     }
 
     static func write(lines: [String]) {
