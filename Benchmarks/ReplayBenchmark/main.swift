@@ -127,15 +127,19 @@ func replayOnce() -> (rate: Double, alerts: Int, build: Double) {
     let warm = ticks.count / 100
     for tick in ticks[..<warm] {
         engine.process(tick, into: &alerts)
-        alertCount += alerts.count
-        alerts.removeAll(keepingCapacity: true)
+        if !alerts.isEmpty {
+            alertCount += alerts.count
+            alerts.removeAll(keepingCapacity: true)
+        }
     }
     let build = now() - t0
     t0 = now()
     for tick in ticks[warm...] {
         engine.process(tick, into: &alerts)
-        alertCount += alerts.count
-        alerts.removeAll(keepingCapacity: true)
+        if !alerts.isEmpty {
+            alertCount += alerts.count
+            alerts.removeAll(keepingCapacity: true)
+        }
     }
     return (Double(ticks.count - warm) / (now() - t0), alertCount, build)
 }

@@ -33,21 +33,26 @@ struct ConditionGroup: Sendable {
         var lastFired: Int64?
     }
 
+    // What every tick reads comes first, so it shares as few cache lines as possible.
+    /// `levels[cursor - 1] < value <= levels[cursor]`, with ±infinity past the ends.
+    private var gateBelow = -Double.infinity
+    private var gateAtOrAbove = Double.infinity
+    /// The coordinate at the last evaluation; nil until it is first known.
+    private(set) var value: Double?
+    /// When the first pair in `cooling` is due; `Int64.max` when none is.
+    private var nextDue = Int64.max
     let coordinate: Coordinate
+    /// A change window in whole minutes (0 for the price), so the tick path divides nothing.
+    let windowMinutes: Int64
+    /// For change groups: the base price of spec §3 and the minute it was taken for.
+    var base: (minute: Int64, price: Double)?
+
+    // What a tick reads only when the coordinate passes a level.
+    private var cursor = 0
     private(set) var pairs: [Pair] = []
     /// Every pair's fire and re-arm levels, sorted; a level and its pair share a cache line.
     private var levels: [Level] = []
     private var cooling = CooldownQueue()
-    /// When the first pair in `cooling` is due; `Int64.max` when none is.
-    private var nextDue = Int64.max
-    /// For change groups: the base price of spec §3 and the minute it was taken for.
-    var base: (minute: Int64, price: Double)?
-    /// The coordinate at the last evaluation; nil until it is first known.
-    private(set) var value: Double?
-    /// `levels[cursor - 1] < value <= levels[cursor]`, with ±infinity past the ends.
-    private var cursor = 0
-    private var gateBelow = -Double.infinity
-    private var gateAtOrAbove = Double.infinity
 
     struct Level: Sendable {
         let value: Double
@@ -56,6 +61,7 @@ struct ConditionGroup: Sendable {
 
     init(coordinate: Coordinate) {
         self.coordinate = coordinate
+        if case .change(let window) = coordinate { windowMinutes = window / 60_000 } else { windowMinutes = 0 }
     }
 
     mutating func add(rule: Int32, condition: CompiledCondition, cooldown: Int64, once: Bool) {

@@ -61,6 +61,9 @@ struct EngineCore {
 
     private var symbolIndex: [String: Int] = [:]
     private var symbols: [SymbolState] = []
+    /// Every symbol's condition groups in one array, so the part each tick reads stays in a
+    /// few pages and cache lines whatever the number of rules behind them.
+    private var groups: [ConditionGroup] = []
     private var stamp: UInt32 = 0
     private var fired: [Int32] = []
 
@@ -111,23 +114,23 @@ struct EngineCore {
         stats.accepted += 1
         stamp &+= 1
         if stamp == 0 { stamp = 1 }
-        fired.removeAll(keepingCapacity: true)
+        if !fired.isEmpty { fired.removeAll(keepingCapacity: true) }
 
         let t = tick.time
         let p = tick.price
         let prev = symbols[s].lastPrice
         if symbols[s].firstTime == nil { symbols[s].firstTime = t }
         let minute = floorDivMod(t, 60_000).0
-        for g in symbols[s].groups.indices {
+        let first = symbols[s].firstTime ?? t
+        for g in symbols[s].groups {
             let value: Double
-            switch symbols[s].groups[g].coordinate {
-            case .price:
+            if groups[g].windowMinutes == 0 {
                 value = p
-            case .change(let window):
-                guard let c = changeValue(s, group: g, window: window, tick: tick, minute: minute) else { continue }
+            } else {
+                guard let c = changeValue(group: g, tick: tick, minute: minute, first: first, symbol: s) else { continue }
                 value = c
             }
-            symbols[s].groups[g].advance(to: value, prev: prev, time: t, stamp: stamp, fired: &fired)
+            groups[g].advance(to: value, prev: prev, time: t, stamp: stamp, fired: &fired)
         }
         symbols[s].lastTime = t
         symbols[s].lastPrice = p
@@ -151,20 +154,21 @@ struct EngineCore {
     }
 
     /// The change `c` in percent for group `g`'s window at this tick (spec §3), or nil when unknown.
-    private mutating func changeValue(_ s: Int, group g: Int, window: Int64, tick: Tick, minute: Int64) -> Double? {
-        if window == 86_400_000, let c = tick.change24h, c.isFinite { return c }
-        let (start, overflow) = tick.time.subtractingReportingOverflow(window)
-        guard !overflow, let first = symbols[s].firstTime, first <= start else { return nil }
+    private mutating func changeValue(group g: Int, tick: Tick, minute: Int64, first: Int64, symbol s: Int) -> Double? {
+        let windowMinutes = groups[g].windowMinutes
+        if windowMinutes == 1440, let c = tick.change24h, c.isFinite { return c }
         // The window is whole minutes, so the minute of t − W is t's minute less W's minutes.
-        let target = minute - window / 60_000
+        let (start, overflow) = tick.time.subtractingReportingOverflow(windowMinutes * 60_000)
+        guard !overflow, first <= start else { return nil }
+        let target = minute - windowMinutes
         let base: Double
-        if let cached = symbols[s].groups[g].base, cached.minute == target {
+        if let cached = groups[g].base, cached.minute == target {
             base = cached.price
         } else {
             // Minutes before the current one are final (ticks come in time order and
             // `target` is at least a minute back), so the base is looked up once per minute.
             guard let found = symbols[s].history.price(atOrBefore: target) else { return nil }
-            symbols[s].groups[g].base = (target, found)
+            groups[g].base = (target, found)
             base = found
         }
         return (tick.price - base) / base * 100
@@ -173,7 +177,7 @@ struct EngineCore {
     /// `c` of a change rule that fired on this tick: its group's coordinate, just evaluated.
     private func currentChange(rule: Int, symbol s: Int) -> Double? {
         guard case .change(let window, _) = rules[rule].condition else { return nil }
-        return symbols[s].groups.first { $0.coordinate == .change(window: window) }?.value
+        return symbols[s].groups.lazy.map { self.groups[$0] }.first { $0.coordinate == .change(window: window) }?.value
     }
 
     private func makeAlert(rule: Int, symbol: String, time: Int64, price: Double, value: Double) -> Alert {
@@ -187,7 +191,7 @@ struct EngineCore {
     }
 
     /// Builds a new symbol's groups from the rules that apply to it (spec §4).
-    private func makeState(_ symbol: String) -> SymbolState {
+    private mutating func makeState(_ symbol: String) -> SymbolState {
         var applicable = rulesBySymbol[symbol] ?? []
         if !matchRules.isEmpty, let markets {
             let joined = markets.entries(for: symbol)
@@ -212,14 +216,17 @@ struct EngineCore {
             groups[g].add(rule: r, condition: compiled[Int(r)], cooldown: cooldowns[Int(r)], once: once[Int(r)])
         }
         for g in groups.indices { groups[g].seal() }
-        return SymbolState(symbol: symbol, groups: groups)
+        let range = self.groups.count..<(self.groups.count + groups.count)
+        self.groups += groups
+        return SymbolState(symbol: symbol, groups: range, keepsHistory: groups.contains { $0.coordinate != .price })
     }
 }
 
 /// Everything the engine keeps for one symbol.
 struct SymbolState: Sendable {
     let symbol: String
-    var groups: [ConditionGroup]
+    /// Indices into the engine's `groups`.
+    let groups: Range<Int>
     var firstTime: Int64?
     var lastTime: Int64?
     /// `prev` of spec §3: the previous valid price.
@@ -228,9 +235,9 @@ struct SymbolState: Sendable {
     /// Only symbols with a change rule need their minute history.
     let keepsHistory: Bool
 
-    init(symbol: String, groups: [ConditionGroup]) {
+    init(symbol: String, groups: Range<Int>, keepsHistory: Bool) {
         self.symbol = symbol
         self.groups = groups
-        keepsHistory = groups.contains { $0.coordinate != .price }
+        self.keepsHistory = keepsHistory
     }
 }

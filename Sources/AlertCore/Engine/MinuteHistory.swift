@@ -1,21 +1,34 @@
 /// The last price of each UTC minute for one symbol (spec §3: "one price per symbol per
 /// minute"), trimmed to what the longest change window needs.
+///
+/// The newest minute is kept in two scalars and reaches the arrays only when a later minute
+/// begins, so the tick path writes no array while a minute lasts.
 struct MinuteHistory: Sendable {
+    /// Closed minutes, oldest first, from `start` on.
     private(set) var minutes: [Int64] = []
     private(set) var prices: [Double] = []
     private var start = 0
+    /// The newest minute seen and its last price so far.
+    private var currentMinute = Int64.min
+    private var currentPrice = 0.0
 
     /// Records `price` as the latest of minute `minute` (ticks arrive in time order per symbol).
     mutating func record(minute: Int64, price: Double, keepMinutes: Int64) {
-        if minutes.count > start, minutes[minutes.count - 1] == minute {
-            prices[prices.count - 1] = price
-        } else {
-            minutes.append(minute)
-            prices.append(price)
+        if minute == currentMinute {
+            currentPrice = price
+            return
         }
+        if currentMinute != .min {
+            minutes.append(currentMinute)
+            prices.append(currentPrice)
+        }
+        currentMinute = minute
+        currentPrice = price
         // Keep the newest entry at or before the oldest minute any window can ask for.
         let oldest = minute - keepMinutes
-        while start + 1 < minutes.count, minutes[start + 1] <= oldest { start += 1 }
+        while start < minutes.count, (start + 1 < minutes.count ? minutes[start + 1] : currentMinute) <= oldest {
+            start += 1
+        }
         if start > 256, start * 2 > minutes.count {
             minutes.removeFirst(start)
             prices.removeFirst(start)
@@ -25,6 +38,7 @@ struct MinuteHistory: Sendable {
 
     /// The last price recorded in a minute at or before `minute`, or nil if none is kept.
     func price(atOrBefore minute: Int64) -> Double? {
+        if currentMinute != .min, currentMinute <= minute { return currentPrice }
         var lo = start
         var hi = minutes.count
         while lo < hi {
@@ -34,5 +48,5 @@ struct MinuteHistory: Sendable {
         return lo > start ? prices[lo - 1] : nil
     }
 
-    var isEmpty: Bool { minutes.count == start }
+    var isEmpty: Bool { currentMinute == .min }
 }
