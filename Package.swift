@@ -13,14 +13,37 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
     ],
     targets: [
         // Pure domain: ticks, markets, rules, alerts, the engine. No I/O, no clock, no Foundation.
         .target(name: "AlertCore", linkerSettings: [.linkedLibrary("m")]),
         // Rule files: a JSON reader that keeps line/column, and validation into AlertCore rules.
         .target(name: "AlertRules", dependencies: ["AlertCore"]),
-        // Where ticks and market lists come from: recorded tick files, exchange payloads.
-        .target(name: "AlertFeeds", dependencies: ["AlertCore"]),
+        // libcurl, through non-variadic inline wrappers (Swift cannot call curl_easy_setopt).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // HTTP over libcurl's multi interface: REST feeds now, webhooks later.
+        .target(name: "AlertHTTP", dependencies: [
+            "CCurl",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Where ticks and market lists come from: exchanges (REST + websocket), recorded tick files.
+        .target(name: "AlertFeeds", dependencies: [
+            "AlertCore", "AlertHTTP",
+            .product(name: "WSClient", package: "swift-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The embedded BTSE-compatible exchange on 127.0.0.1, for the demo, tests and users.
+        .target(name: "DemoExchange", dependencies: [
+            "AlertCore", "AlertFeeds",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // Where alerts go: one Sink protocol, one file per sink, and the dispatcher.
         .target(name: "AlertSinks", dependencies: [
             "AlertCore",
@@ -28,7 +51,8 @@ let package = Package(
         ]),
         // The command line: one file per command, thin.
         .executableTarget(name: "pricealert", dependencies: [
-            "AlertCore", "AlertRules", "AlertFeeds", "AlertSinks",
+            "AlertCore", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "DemoExchange",
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -41,7 +65,15 @@ let package = Package(
         .target(name: "AlertTestSupport", dependencies: ["AlertCore"], path: "Tests/AlertTestSupport"),
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore"]),
-        .testTarget(name: "AlertFeedsTests", dependencies: ["AlertFeeds", "AlertCore"]),
+        .testTarget(name: "AlertFeedsTests", dependencies: ["AlertFeeds", "AlertCore", "DemoExchange"]),
+        .testTarget(name: "AlertHTTPTests", dependencies: [
+            "AlertHTTP",
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ]),
+        .testTarget(name: "DemoExchangeTests", dependencies: [
+            "DemoExchange", "AlertFeeds",
+            .product(name: "WSClient", package: "swift-websocket"),
+        ]),
         .testTarget(name: "AlertSinksTests", dependencies: [
             "AlertSinks", "AlertCore", .product(name: "Logging", package: "swift-log"),
         ]),

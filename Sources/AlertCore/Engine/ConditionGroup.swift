@@ -81,9 +81,25 @@ struct ConditionGroup: Sendable {
         levels.sort { $0.value < $1.value }
     }
 
+    /// The common case, inlined into the tick loop: the coordinate is known, no cooldown ends
+    /// at `t`, and the move to `v` passes no level. Then nothing can change but the value;
+    /// returns false when `advance` must look.
+    @inline(__always)
+    mutating func moveWithoutCrossing(to v: Double, time t: Int64) -> Bool {
+        guard let old = value, t < nextDue else { return false }
+        if v >= old {
+            guard gateAtOrAbove > v else { return false }
+        } else {
+            guard gateBelow < v, gateAtOrAbove > old else { return false }
+        }
+        value = v
+        return true
+    }
+
     /// Moves the coordinate to `v` at time `t` and applies spec §5 to every pair whose outcome
     /// can change. `prev` is the symbol's previous valid price (for crossings). Appends the rule
     /// index of every pair that fires to `fired`.
+    @inline(never)
     mutating func advance(to v: Double, prev: Double?, time t: Int64, stamp: UInt32, fired: inout [Int32]) {
         guard let old = value else {
             // First time the coordinate is known: nothing is settled yet, look at every pair.

@@ -130,7 +130,9 @@ struct EngineCore {
                 guard let c = changeValue(group: g, tick: tick, minute: minute, first: first, symbol: s) else { continue }
                 value = c
             }
-            groups[g].advance(to: value, prev: prev, time: t, stamp: stamp, fired: &fired)
+            if !groups[g].moveWithoutCrossing(to: value, time: t) {
+                groups[g].advance(to: value, prev: prev, time: t, stamp: stamp, fired: &fired)
+            }
         }
         symbols[s].lastTime = t
         symbols[s].lastPrice = p

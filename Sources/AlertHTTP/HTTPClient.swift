@@ -1,0 +1,1 @@
+// The libcurl-backed HTTP client lives here.
