@@ -1,1 +1,76 @@
-// The libcurl-backed HTTP client lives here.
+/// One HTTP request. `url` may carry secrets (webhook tokens): it is never logged or put in an
+/// error as is; see `RedactedURL`.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    /// Whole-request timeout, milliseconds.
+    public var timeout: Int64
+    /// Connect timeout, milliseconds.
+    public var connectTimeout: Int64
+    /// A CA bundle to verify the server with instead of the system's. Verification is always on.
+    public var caFile: String?
+
+    public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [],
+                body: [UInt8] = [], timeout: Int64 = 10_000, connectTimeout: Int64 = 5_000, caFile: String? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.connectTimeout = connectTimeout
+        self.caFile = caFile
+    }
+}
+
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    /// Header names lower-cased, in the order received.
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    /// Seconds from the start of the request to the end of the response.
+    public var duration: Double
+
+    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8], duration: Double) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.duration = duration
+    }
+
+    /// The first header called `name` (case-insensitive).
+    public func header(_ name: String) -> String? {
+        let key = name.lowercased()
+        return headers.first { $0.name == key }?.value
+    }
+}
+
+/// A request that got no HTTP response. `description` names the (redacted) URL and the reason.
+public struct HTTPError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        case timeout
+        case connectionRefused
+        case dns
+        case tls
+        case other
+    }
+
+    public var kind: Kind
+    /// Already redacted.
+    public var url: String
+    public var reason: String
+
+    public init(kind: Kind, url: String, reason: String) {
+        self.kind = kind
+        self.url = url
+        self.reason = reason
+    }
+
+    public var description: String { "\(url): \(reason)" }
+}
+
+/// Sends HTTP requests. The libcurl implementation is `CurlHTTPClient`.
+public protocol HTTPClient: Sendable {
+    func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse
+}
