@@ -1,5 +1,6 @@
 import Testing
 @testable import AlertCore
+import AlertTestSupport
 
 @Suite("§4 scope and the market list")
 struct EngineScopeTests {
@@ -51,5 +52,82 @@ struct EngineScopeTests {
         var alerts: [Alert] = []
         engine.process(Tick(time: 1, symbol: "XRP", price: 1), into: &alerts)
         #expect(alerts.map(\.symbol) == ["XRP"])
+    }
+}
+
+@Suite("§4 market list reloads")
+struct EngineMarketReloadTests {
+    @Test func aListedMarketStartsMatchingAfterAReload() {
+        let r = Rule(id: "usd", scope: .match(MarketFilter(quote: "USD")), condition: .price(.above(1)))
+        let engine = Engine(rules: [r], markets: MarketList([]))
+        var alerts: [Alert] = []
+        engine.process(Tick(time: 1, symbol: "NEW", price: 2), into: &alerts)
+        #expect(alerts.isEmpty)
+        engine.replaceMarkets(MarketList([Market(symbol: "NEW", base: "NEW", quote: "USD", future: false, active: true)]))
+        engine.process(Tick(time: 2, symbol: "NEW", price: 2), into: &alerts)
+        #expect(alerts.map(\.id) == ["usd:NEW:2"])
+    }
+
+    @Test func aPairThatStillAppliesKeepsItsStateAcrossAReload() {
+        let listed = MarketList([Market(symbol: "BTC", base: "BTC", quote: "USD", future: false, active: true)])
+        let rules = [Rule(id: "usd", scope: .match(MarketFilter(quote: "USD")), condition: .price(.above(100))),
+                     Rule(id: "spot", scope: .match(MarketFilter(future: false)), condition: .price(.crossesAbove(150)))]
+        let engine = Engine(rules: rules, markets: listed)
+        var alerts: [Alert] = []
+        engine.process(Tick(time: 1, symbol: "BTC", price: 101), into: &alerts)  // usd fires, disarms
+        // A reload that drops "spot" for BTC (now a future) and keeps "usd".
+        engine.replaceMarkets(MarketList([Market(symbol: "BTC", base: "BTC", quote: "USD", future: true, active: true)]))
+        engine.process(Tick(time: 2, symbol: "BTC", price: 160), into: &alerts)
+        // usd is still disarmed (no second alert); spot no longer applies (no crossing alert).
+        #expect(alerts.map(\.id) == ["usd:BTC:1"])
+        engine.process(Tick(time: 3, symbol: "BTC", price: 90), into: &alerts)   // usd re-arms
+        engine.process(Tick(time: 4, symbol: "BTC", price: 101), into: &alerts)  // and fires
+        #expect(alerts.map(\.id) == ["usd:BTC:1", "usd:BTC:4"])
+    }
+
+    @Test func reloadsAgreeWithTheReference() {
+        var rng = SeededRandom(seed: 4242)
+        var rules = EngineReferenceTests.randomRules(&rng, count: 40)
+        for i in rules.indices where i % 2 == 0 {
+            rules[i].scope = .match(i % 4 == 0 ? MarketFilter(quote: "usd") : MarketFilter(future: true))
+        }
+        let lists = [
+            MarketList([Market(symbol: "AAA", base: "AAA", quote: "USD", future: false, active: true)]),
+            MarketList([Market(symbol: "AAA", base: "AAA", quote: "EUR", future: true, active: true),
+                        Market(symbol: "BBB", base: "BBB", quote: "USD", future: false, active: true)]),
+            MarketList([Market(symbol: "CCC", base: "CCC", quote: "USD", future: true, active: true),
+                        Market(symbol: "BBB", base: "BBB", quote: "USD", future: false, active: true)]),
+        ]
+        let engine = Engine(rules: rules, markets: lists[0])
+        let reference = ReferenceEngine(rules: rules, markets: lists[0])
+        var ours: [Alert] = []
+        var theirs: [String] = []
+        for (i, tick) in EngineReferenceTests.randomTicks(&rng, count: 3000).enumerated() {
+            if i % 1000 == 999 {
+                let list = lists[(i / 1000 + 1) % lists.count]
+                engine.replaceMarkets(list)
+                reference.markets = list
+            }
+            engine.process(tick, into: &ours)
+            theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
+        }
+        #expect(ours.count > 30)
+        #expect(ours.map { "\($0.id) \($0.value)" } == theirs)
+    }
+}
+
+@Suite("§5 once survives market list reloads")
+struct EngineOnceAcrossReloadsTests {
+    @Test func aOncePairThatFiredNeverFiresAgainEvenIfItsMarketLeavesAndReturns() {
+        let r = Rule(id: "once", scope: .match(MarketFilter(quote: "USD")), condition: .price(.above(1)), repeatMode: .once)
+        let listed = MarketList([Market(symbol: "X", base: "X", quote: "USD", future: false, active: true)])
+        let engine = Engine(rules: [r], markets: listed)
+        var alerts: [Alert] = []
+        engine.process(Tick(time: 1, symbol: "X", price: 2), into: &alerts)
+        engine.replaceMarkets(MarketList([]))
+        engine.process(Tick(time: 2, symbol: "X", price: 0.5), into: &alerts)
+        engine.replaceMarkets(listed)
+        engine.process(Tick(time: 3, symbol: "X", price: 2), into: &alerts)
+        #expect(alerts.map(\.id) == ["once:X:1"])
     }
 }

@@ -7,7 +7,7 @@ public final class ReferenceEngine {
     struct Seen { var ticks: [(Int64, Double)] = []; var prev: Double?; var lastTime: Int64? }
 
     let rules: [Rule]
-    let markets: MarketList?
+    public var markets: MarketList?
     var pairs: [String: Pair] = [:]
     var seen: [String: Seen] = [:]
 

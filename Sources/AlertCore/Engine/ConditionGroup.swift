@@ -81,6 +81,17 @@ struct ConditionGroup: Sendable {
         levels.sort { $0.value < $1.value }
     }
 
+    /// Takes over the state of pairs built before a market-list reload. The coordinate starts
+    /// unknown, so the next tick looks at every pair (and re-queues those cooling down).
+    mutating func restore(_ saved: [Int32: Pair]) {
+        for i in pairs.indices {
+            guard let old = saved[pairs[i].rule] else { continue }
+            pairs[i].armed = old.armed
+            pairs[i].spent = old.spent
+            pairs[i].lastFired = old.lastFired
+        }
+    }
+
     /// The common case, inlined into the tick loop: the coordinate is known, no cooldown ends
     /// at `t`, and the move to `v` passes no level. Then nothing can change but the value;
     /// returns false when `advance` must look.

@@ -35,6 +35,11 @@ public final class Engine {
         core.process(tick, into: &alerts)
     }
 
+    /// Swaps in a reloaded market list; see `EngineCore.replaceMarkets`.
+    public func replaceMarkets(_ markets: MarketList?) {
+        core.replaceMarkets(markets)
+    }
+
     /// Counts a tick that never reached the engine (a line or frame that could not be read).
     public func countDropped(_ reason: DropReason) {
         core.stats.dropped[reason, default: 0] += 1
@@ -44,7 +49,7 @@ public final class Engine {
 struct EngineCore {
     let rules: [Rule]
     var stats = Engine.Stats()
-    let markets: MarketList?
+    private(set) var markets: MarketList?
 
     private let compiled: [CompiledCondition]
     private let cooldowns: [Int64]
@@ -192,8 +197,50 @@ struct EngineCore {
         return reason
     }
 
-    /// Builds a new symbol's groups from the rules that apply to it (spec §4).
-    private mutating func makeState(_ symbol: String) -> SymbolState {
+    /// Swaps in a new market list (spec §4): every known symbol's `match` rules are resolved
+    /// again. Pairs that still apply keep their state (armed, last fired, once); pairs that
+    /// now apply start armed, or where they left off if they applied before. A changed
+    /// symbol looks at all its pairs on its next tick, which decides exactly what continuing
+    /// would have decided.
+    mutating func replaceMarkets(_ list: MarketList?) {
+        markets = list
+        guard !matchRules.isEmpty else { return }
+        var garbage = 0
+        for s in symbols.indices {
+            let applicable = applicableRules(symbols[s].symbol)
+            let old = symbols[s].groups
+            if old.flatMap({ groups[$0].pairs.map(\.rule) }).sorted() == applicable { continue }
+            // Pairs that stop applying are kept aside: if their rule applies again later, it
+            // goes on from there (a `once` pair that fired never fires again).
+            var saved = symbols[s].retired
+            for g in old {
+                for pair in groups[g].pairs { saved[pair.rule] = pair }
+            }
+            let fresh = buildGroups(applicable, restoring: saved)
+            for rule in applicable { saved[rule] = nil }
+            symbols[s].retired = saved
+            let range = groups.count..<(groups.count + fresh.count)
+            groups += fresh
+            garbage += old.count
+            symbols[s].groups = range
+            symbols[s].keepsHistory = fresh.contains { $0.coordinate != .price }
+        }
+        if garbage > 0, garbage * 2 > groups.count { compactGroups() }
+    }
+
+    /// Drops groups no symbol refers to any more.
+    private mutating func compactGroups() {
+        var kept: [ConditionGroup] = []
+        for s in symbols.indices {
+            let range = kept.count..<(kept.count + symbols[s].groups.count)
+            kept += groups[symbols[s].groups]
+            symbols[s].groups = range
+        }
+        groups = kept
+    }
+
+    /// Indices of the enabled rules that apply to `symbol`, in rule order (spec §4).
+    private func applicableRules(_ symbol: String) -> [Int32] {
         var applicable = rulesBySymbol[symbol] ?? []
         if !matchRules.isEmpty, let markets {
             let joined = markets.entries(for: symbol)
@@ -205,6 +252,20 @@ struct EngineCore {
                 applicable.sort()
             }
         }
+        return applicable
+    }
+
+    /// Builds a new symbol's groups from the rules that apply to it.
+    private mutating func makeState(_ symbol: String) -> SymbolState {
+        let fresh = buildGroups(applicableRules(symbol), restoring: [:])
+        let range = groups.count..<(groups.count + fresh.count)
+        groups += fresh
+        return SymbolState(symbol: symbol, groups: range, keepsHistory: fresh.contains { $0.coordinate != .price })
+    }
+
+    /// One group per coordinate (price, each change window), sealed; `saved` pair states are
+    /// carried over by rule.
+    private func buildGroups(_ applicable: [Int32], restoring saved: [Int32: ConditionGroup.Pair]) -> [ConditionGroup] {
         var groups: [ConditionGroup] = []
         for r in applicable {
             let coordinate: ConditionGroup.Coordinate
@@ -217,10 +278,11 @@ struct EngineCore {
             if g == groups.count { groups.append(ConditionGroup(coordinate: coordinate)) }
             groups[g].add(rule: r, condition: compiled[Int(r)], cooldown: cooldowns[Int(r)], once: once[Int(r)])
         }
-        for g in groups.indices { groups[g].seal() }
-        let range = self.groups.count..<(self.groups.count + groups.count)
-        self.groups += groups
-        return SymbolState(symbol: symbol, groups: range, keepsHistory: groups.contains { $0.coordinate != .price })
+        for g in groups.indices {
+            groups[g].seal()
+            if !saved.isEmpty { groups[g].restore(saved) }
+        }
+        return groups
     }
 }
 
@@ -228,14 +290,16 @@ struct EngineCore {
 struct SymbolState: Sendable {
     let symbol: String
     /// Indices into the engine's `groups`.
-    let groups: Range<Int>
+    var groups: Range<Int>
     var firstTime: Int64?
     var lastTime: Int64?
     /// `prev` of spec §3: the previous valid price.
     var lastPrice: Double?
     var history = MinuteHistory()
     /// Only symbols with a change rule need their minute history.
-    let keepsHistory: Bool
+    var keepsHistory: Bool
+    /// State of pairs whose `match` rule stopped applying at a market-list reload.
+    var retired: [Int32: ConditionGroup.Pair] = [:]
 
     init(symbol: String, groups: Range<Int>, keepsHistory: Bool) {
         self.symbol = symbol

@@ -1,0 +1,37 @@
+import AlertCore
+
+/// What a running feed tells the rest of the program, in order.
+public enum FeedEvent: Sendable {
+    /// The market list was (re)loaded.
+    case markets([Market])
+    /// Prices from one frame or response.
+    case ticks([Tick])
+    /// A frame or response that was not understood: dropped and counted, never fatal.
+    case dropped(reason: String)
+    /// Connected and subscribed (websocket), or the first poll answered.
+    case connected(url: String)
+    /// The connection ended or a request failed; a retry follows after `retryIn`.
+    case disconnected(reason: String, retryIn: Duration)
+    /// No price for `silentFor` although the feed should be sending: alerts are blind.
+    case stale(silentFor: Duration)
+    /// Prices arrive again after `stale`.
+    case recovered(silentFor: Duration)
+}
+
+/// How a feed runs: when it counts as stale, how it backs off, how often it reloads markets.
+public struct FeedOptions: Sendable {
+    /// No price for this long while connected: the feed is stale; reconnect and say so.
+    public var staleAfter: Duration
+    public var backoffBase: Duration
+    public var backoffMaximum: Duration
+    /// How often the market list is reloaded, so new and delisted markets are seen.
+    public var marketsEvery: Duration
+
+    public init(staleAfter: Duration = .seconds(60), backoffBase: Duration = .milliseconds(500),
+                backoffMaximum: Duration = .seconds(60), marketsEvery: Duration = .seconds(3600)) {
+        self.staleAfter = staleAfter
+        self.backoffBase = backoffBase
+        self.backoffMaximum = backoffMaximum
+        self.marketsEvery = marketsEvery
+    }
+}

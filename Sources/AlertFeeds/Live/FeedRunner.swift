@@ -1,0 +1,160 @@
+import AlertCore
+import AlertHTTP
+import Logging
+import Synchronization
+
+/// Runs a `PriceSource` until cancelled: loads the market list (and reloads it), keeps the
+/// live transport connected with backoff and jitter, watches for silence, and reports
+/// everything as `FeedEvent`s through `emit`, in order, from one task at a time.
+public struct FeedRunner: Sendable {
+    public let source: any PriceSource
+    public let http: any HTTPClient
+    public let options: FeedOptions
+    public let logger: Logger
+
+    public init(source: any PriceSource, http: any HTTPClient, options: FeedOptions = FeedOptions(),
+                logger: Logger = Logger(label: "pricealert.feed")) {
+        self.source = source
+        self.http = http
+        self.options = options
+        self.logger = logger
+    }
+
+    /// Loads the market list, retrying with backoff until it succeeds or the task is cancelled.
+    public func loadMarkets(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws -> [Market] {
+        var backoff = Backoff(base: options.backoffBase, maximum: options.backoffMaximum)
+        while true {
+            do {
+                let markets = try await source.loadMarkets(http: http)
+                await emit(.markets(markets))
+                return markets
+            } catch {
+                let wait = backoff.next(atLeast: .milliseconds((error as? SourceError)?.retryAfter ?? 0))
+                logger.warning("\(source.name): market list failed: \(error); retrying in \(wait.milliseconds) ms")
+                await emit(.disconnected(reason: "market list: \(error)", retryIn: wait))
+                try await Task.sleep(for: wait)
+            }
+        }
+    }
+
+    /// Follows live prices until cancelled. Call after `loadMarkets`.
+    public func run(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+        let health = FeedHealth(staleAfter: options.staleAfter)
+        let plan = source.livePlan()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await reloadMarkets(emit: emit) }
+            for companion in plan.companions {
+                group.addTask { try await poll(companion, health: nil, emit: emit) }
+            }
+            group.addTask {
+                switch plan.transport {
+                case .websocket(let ws): try await follow(ws, health: health, emit: emit)
+                case .polling(let polling): try await poll(polling, health: health, emit: emit)
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func reloadMarkets(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+        while true {
+            try await Task.sleep(for: options.marketsEvery)
+            do {
+                await emit(.markets(try await source.loadMarkets(http: http)))
+            } catch {
+                logger.warning("\(source.name): market list reload failed: \(error); keeping the last one")
+            }
+        }
+    }
+
+    /// Emits the frame's outcome and keeps `health` up to date.
+    func deliver(_ frame: FeedFrame, health: FeedHealth?, emit: @Sendable (FeedEvent) async -> Void) async {
+        switch frame {
+        case .ticks(let ticks):
+            if let health, !ticks.isEmpty, let silence = health.pricesArrived() {
+                await emit(.recovered(silentFor: silence))
+            }
+            if !ticks.isEmpty { await emit(.ticks(ticks)) }
+        case .control:
+            break
+        case .invalid(let reason):
+            await emit(.dropped(reason: reason))
+        }
+    }
+
+    /// Polls `plan` forever: honours `Retry-After`, backs off on errors, and (for the main
+    /// transport) reports staleness when polls keep failing.
+    func poll(_ plan: PollingPlan, health: FeedHealth?, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+        var backoff = Backoff(base: options.backoffBase, maximum: options.backoffMaximum)
+        var announced = false
+        let start = ContinuousClock.now
+        while true {
+            let wait: Duration
+            do {
+                let body = try await http.fetch(plan.request)
+                if !announced, health != nil {
+                    announced = true
+                    await emit(.connected(url: RedactedURL.redact(plan.request.url)))
+                }
+                await deliver(plan.parse(body, Wallclock.millis()), health: health, emit: emit)
+                backoff.reset()
+                wait = plan.interval
+            } catch let error as SourceError {
+                wait = backoff.next(atLeast: .milliseconds(error.retryAfter ?? 0))
+                logger.warning("\(source.name): \(error); retrying in \(wait.milliseconds) ms")
+                if health != nil { await emit(.disconnected(reason: error.description, retryIn: wait)) }
+            }
+            if let health, health.silence(since: start) >= options.staleAfter, let silence = health.declareStale() {
+                await emit(.stale(silentFor: silence))
+            }
+            try await Task.sleep(for: wait)
+        }
+    }
+}
+
+/// When the last price came, and whether the feed has been declared stale. Shared between
+/// the connection and its watchdog.
+final class FeedHealth: Sendable {
+    private struct State {
+        var lastPrice: ContinuousClock.Instant
+        var staleSince: ContinuousClock.Instant?
+    }
+
+    let staleAfter: Duration
+    private let state: Mutex<State>
+
+    init(staleAfter: Duration) {
+        self.staleAfter = staleAfter
+        state = Mutex(State(lastPrice: .now))
+    }
+
+    /// Records prices; returns how long the feed was silent if it had been declared stale.
+    func pricesArrived() -> Duration? {
+        state.withLock { s in
+            let now = ContinuousClock.now
+            defer {
+                s.lastPrice = now
+                s.staleSince = nil
+            }
+            return s.staleSince.map { _ in now - s.lastPrice }
+        }
+    }
+
+    /// How long no price came, counting from `start` at the earliest (a fresh connection
+    /// gets its own `staleAfter` to deliver).
+    func silence(since start: ContinuousClock.Instant) -> Duration {
+        state.withLock { ContinuousClock.now - max($0.lastPrice, start) }
+    }
+
+    /// Declares the feed stale, once; returns the time since the last price when it does.
+    func declareStale() -> Duration? {
+        state.withLock { s in
+            guard s.staleSince == nil else { return nil }
+            s.staleSince = .now
+            return ContinuousClock.now - s.lastPrice
+        }
+    }
+
+    var isStale: Bool { state.withLock { $0.staleSince != nil } }
+}

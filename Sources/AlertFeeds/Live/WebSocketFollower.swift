@@ -1,0 +1,98 @@
+import AlertCore
+import AlertHTTP
+import Logging
+import WSClient
+
+/// The websocket side of `FeedRunner`: connect, subscribe, keep alive, read frames; on any
+/// end (closed, error, or silence longer than `staleAfter`) back off with jitter and
+/// reconnect, forever.
+extension FeedRunner {
+    struct Silent: Error {}
+
+    func follow(_ plan: WebSocketPlan, health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+        var backoff = Backoff(base: options.backoffBase, maximum: options.backoffMaximum)
+        let url = RedactedURL.redact(plan.url)
+        while true {
+            let delivered = Counter()
+            var reason: String
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await connectOnce(plan, url: url, health: health, delivered: delivered, emit: emit) }
+                    group.addTask { try await watch(health, emit: emit) }
+                    try await group.next()
+                    group.cancelAll()
+                }
+                reason = "connection closed by the server"
+            } catch is Silent {
+                reason = "no prices for \(options.staleAfter.milliseconds / 1000) s"
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                if Task.isCancelled { throw CancellationError() }
+                reason = "\(error)"
+            }
+            if delivered.value > 0 { backoff.reset() }
+            let wait = backoff.next()
+            logger.warning("\(source.name): \(url): \(reason); reconnecting in \(wait.milliseconds) ms")
+            await emit(.disconnected(reason: reason, retryIn: wait))
+            try await Task.sleep(for: wait)
+        }
+    }
+
+    private func connectOnce(_ plan: WebSocketPlan, url: String, health: FeedHealth, delivered: Counter,
+                             emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+        var configuration = WebSocketClientConfiguration()
+        configuration.maxFrameSize = 1 << 24
+        try await WebSocketClient.connect(url: plan.url, configuration: configuration, logger: logger) { inbound, outbound, _ in
+            for message in plan.subscribe { try await outbound.write(.text(message)) }
+            await emit(.connected(url: url))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                if let ping = plan.ping {
+                    group.addTask {
+                        while true {
+                            try await Task.sleep(for: plan.pingInterval)
+                            try await outbound.write(.text(ping))
+                        }
+                    }
+                }
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: 1 << 24) {
+                        let bytes: [UInt8]
+                        switch message {
+                        case .text(let text): bytes = Array(text.utf8)
+                        case .binary(var buffer): bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+                        }
+                        let frame = plan.parse(bytes, Wallclock.millis())
+                        if case .ticks(let ticks) = frame, !ticks.isEmpty { delivered.increment() }
+                        await deliver(frame, health: health, emit: emit)
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Throws `Silent` (ending the connection) once no price came for `staleAfter`.
+    /// The feed is announced stale once; every connection that stays silent as long is dropped.
+    private func watch(_ health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+        let start = ContinuousClock.now
+        let step = min(options.staleAfter / 4, .seconds(1))
+        while true {
+            try await Task.sleep(for: step)
+            if health.silence(since: start) >= options.staleAfter {
+                if let silence = health.declareStale() { await emit(.stale(silentFor: silence)) }
+                throw Silent()
+            }
+        }
+    }
+}
+
+/// A count shared between a connection and its supervisor.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
+
+import Synchronization
