@@ -98,7 +98,7 @@ import Testing
             ("{}", #"coinIndex frame: no "topic" and no "event""#),
             (#"{"topic":"coinIndex"}"#, #"coinIndex frame: no "data""#),
             (#"{"topic":"coinIndex","data":[]}"#, #"coinIndex frame: "data" is an array"#),
-            (#"{"topic":"coinIndex","data":null}"#, #"coinIndex frame: "data" is not an object"#),
+            (#"{"topic":"coinIndex","data":null}"#, #"coinIndex frame: "data" is null"#),
             (#"{"topic":"coinIndex","data":{}} x"#, "coinIndex frame: not JSON at byte 32 (unexpected text after the object)"),
             (#"{"topic":"coinIndex","data":{"BTC_1":{"price":1}"#, "coinIndex frame: not JSON at byte 48 (expected ',' or '}', found end of input)"),
             (#"{"topic":"coinIndex","data":{"BTC_1":{"price":01}}}"#, "coinIndex frame: not JSON at byte 47 (expected ',' or '}')"),

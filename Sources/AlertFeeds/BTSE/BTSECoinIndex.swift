@@ -52,49 +52,10 @@ extension JSONByteScanner {
     fileprivate mutating func coinIndexFrame(receivedAt: Int64) throws(TickLineError) -> ParsedFrame {
         var ticks: [Tick] = []
         var skipped = 0
-        var topic: Bool?  // nil: no topic; false: another topic
-        var hasEvent = false
-        var dataType: String?  // "an object" when `data` was read as entries
-        if try enterContainer(0x7B, close: 0x7D) {
-            repeat {
-                let (key, _) = try memberKey()
-                if matches(key, "topic") {
-                    if peek == 0x22 {
-                        let (value, _) = try scanString()
-                        topic = matches(value, "coinIndex")
-                    } else {
-                        try skipValue()
-                        topic = false
-                    }
-                } else if matches(key, "event") {
-                    hasEvent = true
-                    try skipValue()
-                } else if matches(key, "data") {
-                    if peek == 0x7B {
-                        dataType = "an object"
-                        try coinIndexEntries(into: &ticks, skipped: &skipped, receivedAt: receivedAt)
-                    } else {
-                        dataType = peek == 0x5B ? "an array" : "not an object"
-                        try skipValue()
-                    }
-                } else {
-                    try skipValue()
-                }
-            } while try nextInContainer(close: 0x7D)
+        let envelope = try frameEnvelope(nameKey: "topic", name: "coinIndex", dataOpen: 0x7B) { scanner throws(TickLineError) in
+            try scanner.coinIndexEntries(into: &ticks, skipped: &skipped, receivedAt: receivedAt)
         }
-        skipWhitespace()
-        guard atEnd else { throw .syntax("unexpected text after the object", at: offset) }
-        if hasEvent { return ParsedFrame(.control) }
-        switch topic {
-        case nil: return ParsedFrame(.invalid(#"coinIndex frame: no "topic" and no "event""#))
-        case false?: return ParsedFrame(.control)
-        case true?: break
-        }
-        guard let dataType else { return ParsedFrame(.invalid(#"coinIndex frame: no "data""#)) }
-        guard dataType == "an object" else {
-            return ParsedFrame(.invalid(#"coinIndex frame: "data" is \#(dataType)"#))
-        }
-        return ParsedFrame(.ticks(ticks), skipped: skipped)
+        return envelope.result("coinIndex frame", nameKey: "topic", expectedData: "an object", ticks: ticks, skipped: skipped)
     }
 
     /// `{"BTC_1": {...}, ...}` at the cursor.

@@ -33,12 +33,7 @@ public enum BTSEMarketSummary {
     /// The entries in body order. An entry without a string `symbol` is skipped; other fields
     /// may be null or missing (`last`/`percentageChange` become nil, `active`/`futures` false).
     public static func parse(_ body: [UInt8]) -> Result<[BTSESummary], FeedPayloadError> {
-        FeedJSON.parse(body, context: "BTSE market_summary").flatMap { json in
-            guard let entries = json.array else {
-                return .failure(FeedPayloadError("BTSE market_summary: expected an array, found \(json.typeName)"))
-            }
-            return .success(entries.compactMap(summary))
-        }
+        FeedJSON.parseArray(body, context: "BTSE market_summary").map { $0.compactMap(summary) }
     }
 
     private static func summary(_ entry: FeedJSON) -> BTSESummary? {

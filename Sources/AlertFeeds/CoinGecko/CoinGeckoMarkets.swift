@@ -23,32 +23,16 @@ public enum CoinGeckoMarkets {
         switch entries(body) {
         case .failure(let error): return ParsedFrame(.invalid(error.reason))
         case .success(let entries):
-            var ticks: [Tick] = []
-            var skipped = 0
-            for entry in entries {
-                guard let symbol = entry["symbol"]?.string, !symbol.isEmpty,
-                      let price = usablePrice(entry["current_price"]?.number) else {
-                    skipped += 1
-                    continue
-                }
-                let time = entry["last_updated"]?.string.flatMap { Timestamp.parse(Array($0.utf8)) } ?? receivedAt
-                let change = entry["price_change_percentage_24h"]?.number.flatMap { $0.isFinite ? $0 : nil }
-                ticks.append(Tick(time: time, symbol: symbol.uppercased(), price: price, change24h: change))
+            return CoinList.ticks(entries, price: "current_price", change: "price_change_percentage_24h") { entry in
+                entry["last_updated"]?.string.flatMap { Timestamp.parse(Array($0.utf8)) } ?? receivedAt
             }
-            return ParsedFrame(.ticks(ticks), skipped: skipped)
         }
     }
 
     /// One market per entry with a symbol: base = the symbol, quote = `vsCurrency` upper-cased
     /// (the `vs_currency` the request used), not a future, active.
     public static func markets(_ body: [UInt8], vsCurrency: String = "usd") -> Result<[Market], FeedPayloadError> {
-        entries(body).map { entries in
-            entries.compactMap { entry in
-                guard let symbol = entry["symbol"]?.string?.uppercased(), !symbol.isEmpty else { return nil }
-                return Market(symbol: symbol, name: entry["name"]?.string ?? "", base: symbol,
-                              quote: vsCurrency.uppercased(), future: false, active: true)
-            }
-        }
+        entries(body).map { CoinList.markets($0, quote: vsCurrency) }
     }
 
     private static func entries(_ body: [UInt8]) -> Result<[FeedJSON], FeedPayloadError> {

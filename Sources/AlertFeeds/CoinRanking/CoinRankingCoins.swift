@@ -19,31 +19,13 @@ public enum CoinRankingCoins {
     public static func ticksCounting(_ body: [UInt8], receivedAt: Int64) -> ParsedFrame {
         switch coins(body) {
         case .failure(let error): return ParsedFrame(.invalid(error.reason))
-        case .success(let coins):
-            var ticks: [Tick] = []
-            var skipped = 0
-            for coin in coins {
-                guard let symbol = coin["symbol"]?.string, !symbol.isEmpty,
-                      let price = usablePrice(coin["price"]?.number) else {
-                    skipped += 1
-                    continue
-                }
-                let change = coin["change"]?.number.flatMap { $0.isFinite ? $0 : nil }
-                ticks.append(Tick(time: receivedAt, symbol: symbol.uppercased(), price: price, change24h: change))
-            }
-            return ParsedFrame(.ticks(ticks), skipped: skipped)
+        case .success(let coins): return CoinList.ticks(coins, price: "price", change: "change") { _ in receivedAt }
         }
     }
 
     /// One market per coin with a symbol: base = the symbol, quote = `quote` (USD by default).
     public static func markets(_ body: [UInt8], quote: String = "USD") -> Result<[Market], FeedPayloadError> {
-        coins(body).map { coins in
-            coins.compactMap { coin in
-                guard let symbol = coin["symbol"]?.string?.uppercased(), !symbol.isEmpty else { return nil }
-                return Market(symbol: symbol, name: coin["name"]?.string ?? "", base: symbol,
-                              quote: quote.uppercased(), future: false, active: true)
-            }
-        }
+        coins(body).map { CoinList.markets($0, quote: quote) }
     }
 
     private static func coins(_ body: [UInt8]) -> Result<[FeedJSON], FeedPayloadError> {

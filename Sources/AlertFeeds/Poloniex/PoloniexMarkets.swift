@@ -10,12 +10,7 @@ public enum PoloniexMarkets {
     public static let url = "https://api.poloniex.com/markets"
 
     public static func parse(_ body: [UInt8]) -> Result<[Market], FeedPayloadError> {
-        FeedJSON.parse(body, context: "Poloniex markets").flatMap { json in
-            guard let entries = json.array else {
-                return .failure(FeedPayloadError("Poloniex markets: expected an array, found \(json.typeName)"))
-            }
-            return .success(markets(entries))
-        }
+        FeedJSON.parseArray(body, context: "Poloniex markets").map(markets)
     }
 
     private static func markets(_ entries: [FeedJSON]) -> [Market] {

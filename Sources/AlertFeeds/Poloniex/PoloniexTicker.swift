@@ -39,52 +39,13 @@ extension JSONByteScanner {
     fileprivate mutating func poloniexFrame(receivedAt: Int64) throws(TickLineError) -> ParsedFrame {
         var ticks: [Tick] = []
         var skipped = 0
-        var channel: Bool?  // nil: none; false: another channel
-        var hasEvent = false
-        var dataType: String?
-        skipWhitespace()
-        if try enterContainer(0x7B, close: 0x7D) {
+        let envelope = try frameEnvelope(nameKey: "channel", name: "ticker", dataOpen: 0x5B) { scanner throws(TickLineError) in
+            guard try scanner.enterContainer(0x5B, close: 0x5D) else { return }
             repeat {
-                let (key, _) = try memberKey()
-                if matches(key, "channel") {
-                    if peek == 0x22 {
-                        let (value, _) = try scanString()
-                        channel = matches(value, "ticker")
-                    } else {
-                        try skipValue()
-                        channel = false
-                    }
-                } else if matches(key, "event") {
-                    hasEvent = true
-                    try skipValue()
-                } else if matches(key, "data") {
-                    if peek == 0x5B {
-                        dataType = "an array"
-                        if try enterContainer(0x5B, close: 0x5D) {
-                            repeat {
-                                try poloniexTickerEntry(into: &ticks, skipped: &skipped, receivedAt: receivedAt)
-                            } while try nextInContainer(close: 0x5D)
-                        }
-                    } else {
-                        dataType = peek == 0x7B ? "an object" : "not an array"
-                        try skipValue()
-                    }
-                } else {
-                    try skipValue()
-                }
-            } while try nextInContainer(close: 0x7D)
+                try scanner.poloniexTickerEntry(into: &ticks, skipped: &skipped, receivedAt: receivedAt)
+            } while try scanner.nextInContainer(close: 0x5D)
         }
-        skipWhitespace()
-        guard atEnd else { throw .syntax("unexpected text after the object", at: offset) }
-        if hasEvent { return ParsedFrame(.control) }
-        switch channel {
-        case nil: return ParsedFrame(.invalid(#"Poloniex ticker frame: no "channel" and no "event""#))
-        case false?: return ParsedFrame(.control)
-        case true?: break
-        }
-        guard let dataType else { return ParsedFrame(.invalid(#"Poloniex ticker frame: no "data""#)) }
-        guard dataType == "an array" else { return ParsedFrame(.invalid(#"Poloniex ticker frame: "data" is \#(dataType)"#)) }
-        return ParsedFrame(.ticks(ticks), skipped: skipped)
+        return envelope.result("Poloniex ticker frame", nameKey: "channel", expectedData: "an array", ticks: ticks, skipped: skipped)
     }
 
     /// One v3 ticker object at the cursor (websocket `data[]` element or REST `ticker24h`
