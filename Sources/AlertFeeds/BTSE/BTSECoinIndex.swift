@@ -19,7 +19,9 @@ import AlertCore
 /// - `.invalid`: anything else, with the reason (`coinIndex frame: not JSON at byte 57 (…)`).
 public enum BTSECoinIndex {
     public static let topic = "coinIndex"
-    /// Sent after connecting (BTSE's `op`/`args` subscribe form).
+    /// Where r97looke/BTSECryptoMarketList (the source of the snippet fixture) subscribes to it.
+    public static let url = "wss://ws.btse.com/ws/futures"
+    /// Sent after connecting (BTSE's `op`/`args` subscribe form, as that project sends it).
     public static let subscribeMessage = #"{"op":"subscribe","args":["coinIndex"]}"#
     /// BTSE keeps the connection open when the client sends this text; the server answers `pong`.
     public static let pingMessage = "ping"
