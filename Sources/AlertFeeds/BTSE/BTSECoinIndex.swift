@@ -3,13 +3,13 @@ import AlertCore
 /// The BTSE `coinIndex` websocket topic: every index price in one frame,
 /// `{"topic":"coinIndex","id":null,"data":{"BTC_1":{"id":"BTC","name":"BTC","type":1,"price":43210.5},…}}`.
 ///
-/// This is the live hot path (a frame of ~150 entries every second or so), so it walks the
-/// bytes with `JSONByteScanner`: no Foundation, no intermediate tree.
+/// This is the live hot path (frames of ~150 entries, all day), so it walks the bytes with
+/// `JSONByteScanner`: no Foundation, no intermediate tree.
 ///
 /// - Symbol: the `data` key with a trailing `_<digits>` removed (`BTC_1` → `BTC`), upper-cased.
-///   A key without such a suffix is used as it is. The suffix is what the market list joins on
-///   (BTSE `SYMBOL_1` ↔ market `symbol`), see Docs/sources.md. If a frame ever had `BTC_1` and
-///   `BTC_2`, both would become `BTC` ticks, in frame order.
+///   A key without such a suffix is used as it is. The stripped symbol is what joins the market
+///   list's `symbol` (see Docs/sources.md). If a frame ever had `BTC_1` and `BTC_2`, both would
+///   become `BTC` ticks, in frame order.
 /// - Price: `price`, a number or a numeric string. Null, missing, non-numeric or ≤ 0 skips
 ///   that entry (counted), never the frame. An entry that is not an object is skipped too.
 /// - Time: the frame has no timestamp of its own, so every tick gets the receive time.
