@@ -172,17 +172,20 @@ extension CurlTransfer {
 /// in the multi handle.
 private func curlBodyCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
                               _ user: UnsafeMutableRawPointer?) -> Int {
-    guard let user else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
-    transfer.received(body: UnsafeRawBufferPointer(start: data, count: size * count))
-    return size * count
+    hand(data, size * count, to: user) { $0.received(body: $1) }
 }
 
 /// `CURLOPT_HEADERFUNCTION`: one header line per call.
 private func curlHeaderCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
                                 _ user: UnsafeMutableRawPointer?) -> Int {
+    hand(data, size * count, to: user) { $0.received(headerLine: $1) }
+}
+
+/// Passes libcurl's bytes to the transfer; returns how many were taken (fewer aborts the transfer).
+@inline(__always)
+private func hand(_ data: UnsafeMutablePointer<CChar>?, _ length: Int, to user: UnsafeMutableRawPointer?,
+                  _ take: (CurlTransfer, UnsafeRawBufferPointer) -> Void) -> Int {
     guard let user else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
-    transfer.received(headerLine: UnsafeRawBufferPointer(start: data, count: size * count))
-    return size * count
+    take(Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue(), UnsafeRawBufferPointer(start: data, count: length))
+    return length
 }
