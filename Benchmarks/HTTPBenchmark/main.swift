@@ -53,7 +53,7 @@ try await Receiver.run { port in
     let url = "http://127.0.0.1:\(port)/hook"
     let client = CurlHTTPClient()
     defer { client.shutdown() }
-    print("body: \(body.count) bytes, \(seconds) s per run")
+    print("receiver 127.0.0.1:\(port), body \(body.count) bytes, \(seconds) s per run")
     _ = await throughput(client, url: url, senders: 8) // warm-up: connections and allocator caches
     for senders in [1, 8, 32] {
         let (ok, failed) = await throughput(client, url: url, senders: senders)

@@ -25,6 +25,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         var thread: pthread_t?
     }
 
+    static let maxIdleConnections = 64
+
     private let multi: UnsafeMutableRawPointer
     private let state = Mutex(State())
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
@@ -33,6 +35,9 @@ final class CurlMultiLoop: @unchecked Sendable {
         _ = curlGlobalInit
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
         self.multi = multi
+        // Keep up to this many idle connections whatever the number of transfers in flight
+        // (libcurl's default, 4 per added handle, shrinks as load drops and closes live ones).
+        _ = pa_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, Self.maxIdleConnections)
     }
 
     deinit {
