@@ -133,6 +133,16 @@ import Testing
         #expect(error.kind != .timeout)
     }
 
+    @Test func aMissingCAFileIsATLSError() async throws {
+        let result = try await TestServer.with { port in
+            await send(HTTPRequest(url: "https://127.0.0.1:\(port)/hello", caFile: "/nonexistent/pricealert-ca.pem"))
+        }
+        guard case .failure(let error) = result else { Issue.record("expected a TLS error, got \(result)"); return }
+        #expect(error.kind == .tls)
+        #expect(error.reason.contains("pricealert-ca.pem"), "the CA file was not used: \(error.reason)")
+        guard case .permanent = HTTPOutcome.classify(result, now: 0) else { Issue.record("TLS errors are permanent"); return }
+    }
+
     @Test func invalidRequestsArePermanent() async throws {
         let bad = [
             HTTPRequest(method: "GET /x", url: "http://127.0.0.1:1/"),
