@@ -10,8 +10,8 @@ import Darwin
 /// `curl_multi_perform`, completes finished transfers and sleeps in `curl_multi_poll` until a
 /// socket is ready, a timer expires or `curl_multi_wakeup` is called.
 ///
-/// A dedicated thread, not a task: `curl_multi_poll` blocks, and a blocked cooperative-pool
-/// thread would starve every other task on this 2-core class of machine.
+/// A dedicated thread, not a task: `curl_multi_poll` blocks, and the cooperative pool has only
+/// as many threads as cores; holding one for the client's whole life would starve other tasks.
 ///
 /// `@unchecked Sendable` because `multi` and `active` are touched only by the loop thread (and
 /// by `deinit`, after that thread has ended); the one cross-thread libcurl call,

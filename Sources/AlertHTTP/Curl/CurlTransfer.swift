@@ -8,8 +8,9 @@ import Synchronization
 /// and configures it and sets `continuation`, then hands it to the loop thread through
 /// `CurlMultiLoop`'s mutex-protected queue (the mutex orders those writes before the loop's
 /// reads). From then on only the loop thread touches the mutable fields, and what it gives back
-/// through the continuation is a value. The one field another thread may touch afterwards is
-/// `cancelRequested`, an atomic.
+/// through the continuation is a value; `deinit` may run on the sender's thread, but only after
+/// the continuation was resumed, which orders the loop's writes before it. The one field another
+/// thread may touch meanwhile is `cancelRequested`, an atomic.
 final class CurlTransfer: @unchecked Sendable {
     let id: UInt64
     let easy: UnsafeMutableRawPointer
