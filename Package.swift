@@ -61,6 +61,9 @@ let package = Package(
                           path: "Benchmarks/ReplayBenchmark"),
         .executableTarget(name: "parse-benchmark", dependencies: ["AlertCore", "AlertFeeds"],
                           path: "Benchmarks/ParseBenchmark"),
+        .executableTarget(name: "http-benchmark", dependencies: [
+            "AlertHTTP", .product(name: "Hummingbird", package: "hummingbird"),
+        ], path: "Benchmarks/HTTPBenchmark"),
         // A naive reading of the spec that tests compare the engine and the binary with.
         .target(name: "AlertTestSupport", dependencies: ["AlertCore"], path: "Tests/AlertTestSupport"),
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport"]),

@@ -60,6 +60,10 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     /// Already redacted.
     public var url: String
     public var reason: String
+    /// True when sending the same request again cannot succeed: a malformed URL or method, a
+    /// header with a line break, a scheme other than http/https. False for everything the
+    /// network may fix by itself.
+    public var isPermanent: Bool = false
 
     public init(kind: Kind, url: String, reason: String) {
         self.kind = kind
