@@ -45,7 +45,12 @@ enum MarketSummary {
         min(1, pow(10, -floor(log10(max(price, 1e-12))) - 1))
     }
 
+    /// `x` to a multiple of `step` (a power of ten), dividing by an exact power of ten so the
+    /// result prints without binary noise (43000.2, not 43000.200000000004).
     static func round(_ x: Double, to step: Double) -> Double {
-        (x / step).rounded() * step
+        let decimals = -Int(log10(step).rounded())
+        guard decimals > 0 else { return (x / step).rounded() * step }
+        let scale = pow(10, Double(decimals))
+        return (x * scale).rounded() / scale
     }
 }
