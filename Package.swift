@@ -42,6 +42,7 @@ let package = Package(
             "AlertCore", "AlertFeeds",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Where alerts go: one Sink protocol, one file per sink, and the dispatcher.

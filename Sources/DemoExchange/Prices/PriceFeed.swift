@@ -1,0 +1,77 @@
+import Synchronization
+
+/// Drives the price source: on the first client interest it starts a loop that applies each
+/// step to the market board and broadcasts it as a coinIndex frame (or an invalid frame, or
+/// nothing while silenced). Starting lazily makes a fresh server deterministic per seed.
+final class PriceFeed: Sendable {
+    private struct State {
+        var source: (any PriceSource)?
+        var board: MarketBoard
+        var task: Task<Void, Never>?
+    }
+
+    private let state: Mutex<State>
+    private let hub: ConnectionHub
+    private let stats: StatsCounter
+    private let faults: FaultSettings
+
+    init(source: any PriceSource, board: MarketBoard, hub: ConnectionHub, stats: StatsCounter,
+         faults: FaultSettings) {
+        state = Mutex(State(source: source, board: board))
+        self.hub = hub
+        self.stats = stats
+        self.faults = faults
+    }
+
+    var board: MarketBoard { state.withLock { $0.board } }
+
+    /// Starts the loop once; later calls do nothing. The first step is applied before this
+    /// returns, so a `market_summary` that triggers the start already shows it.
+    func startIfNeeded() {
+        state.withLock { state in
+            guard var source = state.source else { return }
+            state.source = nil
+            guard let first = source.next() else { return }
+            state.board.apply(first)
+            let rest = source
+            state.task = Task { [self] in await self.run(first: first, rest: rest) }
+        }
+    }
+
+    func stop() async {
+        let task = state.withLock { $0.task }
+        task?.cancel()
+        await task?.value
+    }
+
+    private func run(first: PriceStep, rest: any PriceSource) async {
+        var source = rest
+        let clock = ContinuousClock()
+        let start = clock.now
+        var due = start
+        var step = first
+        var framesDue = 0, invalidSent = 0
+        while !Task.isCancelled {
+            stats.update { $0.priceSteps += 1 }
+            let faults = faults.current
+            if !faults.isSilent(at: clock.now - start) {
+                framesDue += 1
+                if faults.invalidEvery > 0, framesDue % faults.invalidEvery == 0 {
+                    invalidSent += 1
+                    hub.broadcast(.invalid(Frames.invalid(invalidSent)))
+                } else {
+                    hub.broadcast(.price(Frames.coinIndex(step.prices)))
+                }
+            }
+            due += step.delay
+            if step.delay > .zero {
+                do { try await clock.sleep(until: due) } catch { return }
+            } else {
+                await Task.yield()
+            }
+            guard let next = source.next() else { return }
+            state.withLock { $0.board.apply(next) }
+            step = next
+        }
+    }
+}

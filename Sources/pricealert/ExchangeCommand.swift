@@ -1,0 +1,116 @@
+import AlertCore
+import AlertFeeds
+import ArgumentParser
+import DemoExchange
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `pricealert exchange`: the embedded BTSE-compatible exchange on 127.0.0.1, for demos and
+/// offline runs (Docs/exchange.md).
+struct ExchangeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "exchange",
+        abstract: "Run a BTSE-compatible demo exchange on 127.0.0.1 (REST market list, market_summary, coinIndex websocket).",
+        discussion: """
+            Prices are a seeded random walk, or a recorded tick file with --replay. Faults can be injected to watch
+            a client recover. Runs until SIGINT or SIGTERM. See Docs/exchange.md.
+            """)
+
+    @Option(help: "TCP port on 127.0.0.1 (0 picks a free one).")
+    var port = 8765
+
+    @Option(help: "Seed of the random walk; the same seed gives the same prices.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Seconds between price frames of the random walk.")
+    var interval = 1.0
+
+    @Option(help: "Replay this recorded tick file (JSON Lines) instead of the random walk.")
+    var replay: String?
+
+    @Option(help: "Replay speed: recorded gaps are divided by this (0: as fast as possible).")
+    var speed = 1.0
+
+    @Option(name: .customLong("drop-every"), help: "Fault: close every websocket connection every S seconds.")
+    var dropEvery: Double?
+
+    @Option(name: .customLong("invalid-every"), help: "Fault: send an invalid frame instead of every Nth price frame.")
+    var invalidEvery = 0
+
+    @Option(name: .customLong("silence-after"), help: "Fault: stop sending prices S seconds after the feed starts …")
+    var silenceAfter: Double?
+
+    @Option(name: .customLong("silence-for"), help: "… for D seconds (connections stay open).")
+    var silenceFor: Double?
+
+    @Option(name: .customLong("status-429"), help: "Fault: answer the first N REST requests with 429 and Retry-After: 1.")
+    var status429 = 0
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard interval > 0, interval.isFinite else { throw ValidationError("--interval must be greater than 0") }
+        guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
+        if let dropEvery, !(dropEvery > 0) { throw ValidationError("--drop-every must be greater than 0") }
+        guard invalidEvery >= 0 else { throw ValidationError("--invalid-every must be 0 or more") }
+        guard status429 >= 0 else { throw ValidationError("--status-429 must be 0 or more") }
+        if (silenceAfter == nil) != (silenceFor == nil) {
+            throw ValidationError("give --silence-after and --silence-for together")
+        }
+        if let silenceAfter, let silenceFor, silenceAfter < 0 || silenceFor <= 0 {
+            throw ValidationError("--silence-after must be 0 or more and --silence-for greater than 0")
+        }
+    }
+
+    func run() async throws {
+        Logs.bootstrap()
+        let server = DemoExchangeServer(configuration: try makeConfiguration())
+        let port: Int
+        do {
+            port = try await server.start()
+        } catch {
+            StandardError.write("exchange: error: cannot listen on 127.0.0.1:\(self.port): \(error)")
+            throw ExitCode.failure
+        }
+        StandardError.write("exchange: listening on http://127.0.0.1:\(port) (ws://127.0.0.1:\(port)/ws/futures)")
+        let group = ServiceGroup(services: [ExchangeService(server: server)], gracefulShutdownSignals: [.sigterm, .sigint],
+                                 logger: Logger(label: "pricealert.exchange"))
+        try await group.run()
+        let stats = server.stats
+        StandardError.write("exchange: stopped: \(stats.connectionsAccepted) connections, \(stats.framesSent) price frames sent, \(stats.restRequests) REST requests")
+    }
+
+    private func makeConfiguration() throws -> ExchangeConfiguration {
+        let faults = ExchangeFaults(
+            dropEvery: dropEvery.map { .seconds($0) },
+            invalidEvery: invalidEvery,
+            silenceAfter: silenceAfter.map { .seconds($0) },
+            silenceFor: silenceFor.map { .seconds($0) },
+            status429: status429)
+        guard let replay else {
+            return ExchangeConfiguration(port: port, prices: .randomWalk(seed: seed, interval: .seconds(interval)), faults: faults)
+        }
+        let loaded: (ticks: [Tick], skipped: Int)
+        do {
+            loaded = try PriceMode.loadTicks(path: replay)
+        } catch {
+            StandardError.write("pricealert: error: \(error)")
+            throw ExitCodes.noInput
+        }
+        if loaded.skipped > 0 {
+            StandardError.write("exchange: note: \(loaded.skipped) lines of \(replay) are not ticks and are skipped")
+        }
+        return ExchangeConfiguration(port: port, prices: .replay(ticks: loaded.ticks, speed: speed), faults: faults)
+    }
+}
+
+/// Keeps the exchange up until SIGINT or SIGTERM starts a graceful shutdown, then stops it
+/// (closing websocket connections first) so the process exits 0.
+struct ExchangeService: Service {
+    let server: DemoExchangeServer
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await server.stop()
+    }
+}

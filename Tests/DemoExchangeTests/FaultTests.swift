@@ -1,0 +1,129 @@
+import AlertCore
+import DemoExchange
+import Foundation
+import Testing
+
+@Suite("replay and faults")
+struct FaultTests {
+    @Test("replay sends the file's prices in order, grouped by time, then stops")
+    func replay() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("exchange-replay-\(getpid()).jsonl")
+        try """
+            {"time": 1000, "symbol": "BTC", "price": 100.5}
+            {"time": 1000, "symbol": "eth", "price": 10}
+            {"time": 1000, "symbol": "BTC", "price": 101}
+            {"time": 1050, "symbol": "SOL", "price": 5.25}
+            not a tick
+            {"time": 1100, "symbol": "BTC", "price": 99}
+            """.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let loaded = try PriceMode.loadTicks(path: file.path)
+        #expect(loaded.ticks.count == 5)
+        #expect(loaded.skipped == 1)
+        let config = ExchangeConfiguration(port: 0, prices: .replay(ticks: loaded.ticks, speed: 0))
+        try await withExchange(config) { server, port in
+            let frames = try await withClient(port: port) { messages, outbound in
+                try await outbound.write(.text(subscribeCoinIndex))
+                var frames: [[String: Double]] = []
+                while frames.count < 4, let text = try await messages.next(where: isCoinIndex) {
+                    let data = try #require(coinIndexData(text))
+                    frames.append(data.mapValues { $0["price"] as? Double ?? -1 })
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                return frames
+            }
+            #expect(frames == [["BTC_1": 100.5, "ETH_1": 10], ["BTC_1": 101], ["SOL_1": 5.25], ["BTC_1": 99]])
+            #expect(server.stats.priceSteps == 4)
+            #expect(server.stats.framesSent == 4)
+        }
+    }
+
+    @Test("replay paces frames by recorded time divided by speed")
+    func replayPacing() async throws {
+        let ticks = (0..<3).map { Tick(time: Int64($0) * 1_000, symbol: "BTC", price: 100 + Double($0)) }
+        let config = ExchangeConfiguration(port: 0, prices: .replay(ticks: ticks, speed: 4))  // 250 ms apart
+        try await withExchange(config) { _, port in
+            let elapsed = try await withClient(port: port) { messages, outbound in
+                try await outbound.write(.text(subscribeCoinIndex))
+                _ = try await messages.next(where: isCoinIndex)
+                let start = ContinuousClock.now
+                _ = try await messages.next(where: isCoinIndex)
+                _ = try await messages.next(where: isCoinIndex)
+                return ContinuousClock.now - start
+            }
+            #expect(elapsed >= .milliseconds(450))
+            #expect(elapsed < .seconds(3))
+        }
+    }
+
+    @Test("dropEvery closes the connection")
+    func dropEvery() async throws {
+        try await withExchange(walk(faults: ExchangeFaults(dropEvery: .milliseconds(500)))) { server, port in
+            let start = ContinuousClock.now
+            let framesBeforeClose = try await withClient(port: port) { messages, outbound in
+                try await outbound.write(.text(subscribeCoinIndex))
+                var frames = 0
+                while try await messages.next() != nil { frames += 1 }
+                return frames
+            }
+            #expect(ContinuousClock.now - start < .seconds(5))
+            #expect(framesBeforeClose >= 1)
+            #expect(server.stats.connectionsDropped >= 1)
+        }
+    }
+
+    @Test("invalidEvery replaces every Nth price frame, alternating not-JSON and wrong-shape JSON")
+    func invalidEvery() async throws {
+        try await withExchange(walk(faults: ExchangeFaults(invalidEvery: 2))) { server, port in
+            let frames = try await withClient(port: port) { messages, outbound in
+                try await outbound.write(.text(subscribeCoinIndex))
+                var frames: [String] = []
+                while frames.count < 4, let text = try await messages.next(where: { $0.contains("coinIndex") && !$0.hasPrefix(#"{"event""#) }) {
+                    frames.append(text)
+                }
+                return frames
+            }
+            #expect(frames.count == 4)
+            #expect(coinIndexData(frames[0]) != nil)
+            #expect(coinIndexData(frames[2]) != nil)
+            #expect((try? JSONSerialization.jsonObject(with: Data(frames[1].utf8))) == nil, "frame 2 should not be JSON")
+            #expect((try? JSONSerialization.jsonObject(with: Data(frames[3].utf8))) != nil, "frame 4 should be JSON")
+            #expect(coinIndexData(frames[3]) == nil, "frame 4 should have the wrong shape")
+            #expect(server.stats.invalidFramesSent >= 2)
+        }
+    }
+
+    @Test("silence stops frames for the configured time, keeps the connection, then frames resume")
+    func silence() async throws {
+        let faults = ExchangeFaults(silenceAfter: .milliseconds(300), silenceFor: .seconds(1))
+        try await withExchange(walk(faults: faults)) { _, port in
+            let gaps = try await withClient(port: port) { messages, outbound in
+                try await outbound.write(.text(subscribeCoinIndex))
+                var last = ContinuousClock.now
+                var gaps: [Duration] = []
+                while gaps.count < 8, try await messages.next(where: isCoinIndex) != nil {
+                    let now = ContinuousClock.now
+                    gaps.append(now - last)
+                    last = now
+                }
+                return gaps.dropFirst()
+            }
+            let longest = try #require(gaps.max())
+            #expect(longest >= .milliseconds(800))
+            #expect(longest < .milliseconds(1_600))
+            #expect(gaps.filter { $0 < .milliseconds(500) }.count >= 5)
+        }
+    }
+
+    @Test("faults can be changed while running")
+    func setFaults() async throws {
+        try await withExchange(walk()) { server, port in
+            server.setFaults(ExchangeFaults(status429: 1))
+            let first = try await get(port, "/spot/api/v3.2/market_summary")
+            let second = try await get(port, "/spot/api/v3.2/market_summary")
+            #expect(first.status == 429)
+            #expect(second.status == 200)
+            #expect(server.currentFaults.status429 == 1)
+        }
+    }
+}
