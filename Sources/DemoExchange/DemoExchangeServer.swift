@@ -22,6 +22,7 @@ public final class DemoExchangeServer: Sendable {
     private let faults: FaultSettings
     private let feed: PriceFeed
     private let running = Mutex<Running?>(nil)
+    private let startedOnce = Mutex(false)
 
     private struct Running: Sendable {
         let group: ServiceGroup
@@ -55,8 +56,13 @@ public final class DemoExchangeServer: Sendable {
     }
 
     /// Binds 127.0.0.1:`configuration.port` and returns the bound port (the chosen one when
-    /// the configured port is 0). Throws when the port cannot be bound or when already started.
+    /// the configured port is 0). Throws when the port cannot be bound, or on a second call.
     public func start() async throws -> Int {
+        // The price source is consumed by one run, so a server starts once; make a new one
+        // to start again.
+        guard startedOnce.withLock({ started in defer { started = true }; return !started }) else {
+            throw DemoExchangeError.alreadyStarted
+        }
         let portReport = PortReport()
         let app = Application(
             router: makeRouter(),
@@ -82,16 +88,7 @@ public final class DemoExchangeServer: Sendable {
             throw error
         }
         let dropTimer = Task { [hub, counters, faults] in await Self.dropLoop(hub: hub, stats: counters, faults: faults) }
-        let started = running.withLock { running -> Bool in
-            guard running == nil else { return false }
-            running = Running(group: group, task: task, dropTimer: dropTimer, port: port)
-            return true
-        }
-        guard started else {
-            dropTimer.cancel()
-            await group.triggerGracefulShutdown()
-            throw DemoExchangeError.alreadyStarted
-        }
+        running.withLock { $0 = Running(group: group, task: task, dropTimer: dropTimer, port: port) }
         return port
     }
 
@@ -182,33 +179,8 @@ public final class DemoExchangeServer: Sendable {
 }
 
 public enum DemoExchangeError: Error, Sendable, Equatable {
+    /// `start()` was called before on this server (also after `stop()`).
     case alreadyStarted
     /// The listener ended before it reported its port (for example, the port is in use).
     case stoppedBeforeListening
-}
-
-/// Hands the bound port (or the failure to bind) from `onServerRunning` to `start()`, once.
-private final class PortReport: Sendable {
-    private let state = Mutex<(result: Result<Int, any Error>?, waiter: CheckedContinuation<Int, any Error>?)>((nil, nil))
-
-    func report(_ result: Result<Int, any Error>) {
-        let waiter = state.withLock { state -> CheckedContinuation<Int, any Error>? in
-            guard state.result == nil else { return nil }
-            state.result = result
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(with: result)
-    }
-
-    func value() async throws -> Int {
-        try await withCheckedThrowingContinuation { continuation in
-            let ready = state.withLock { state -> Result<Int, any Error>? in
-                if let result = state.result { return result }
-                state.waiter = continuation
-                return nil
-            }
-            if let ready { continuation.resume(with: ready) }
-        }
-    }
 }

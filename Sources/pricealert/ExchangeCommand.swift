@@ -4,7 +4,6 @@ import ArgumentParser
 import DemoExchange
 import Logging
 import ServiceLifecycle
-import UnixSignals
 
 /// `pricealert exchange`: the embedded BTSE-compatible exchange on 127.0.0.1, for demos and
 /// offline runs (Docs/exchange.md).

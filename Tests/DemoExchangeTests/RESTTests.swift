@@ -65,4 +65,16 @@ struct RESTTests {
             #expect(server.stats.restRejected == 2)
         }
     }
+
+    @Test("a server starts once, reports its port, and stops")
+    func lifecycle() async throws {
+        let server = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0))
+        let port = try await server.start()
+        #expect(port > 0)
+        #expect(server.port == port)
+        await #expect(throws: DemoExchangeError.alreadyStarted) { try await server.start() }
+        await server.stop()
+        #expect(server.port == nil)
+        await server.stop()
+    }
 }
