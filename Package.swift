@@ -69,7 +69,10 @@ let package = Package(
         .target(name: "AlertTestSupport", dependencies: ["AlertCore"], path: "Tests/AlertTestSupport"),
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore"]),
-        .testTarget(name: "AlertFeedsTests", dependencies: ["AlertFeeds", "AlertCore", "DemoExchange"]),
+        .testTarget(name: "AlertFeedsTests", dependencies: [
+            "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "AlertHTTPTests", dependencies: [
             "AlertHTTP",
             .product(name: "Hummingbird", package: "hummingbird"),

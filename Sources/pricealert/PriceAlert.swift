@@ -5,6 +5,9 @@ struct PriceAlert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pricealert",
         abstract: "Watches crypto prices and tells you when your rules fire.",
-        subcommands: [ValidateCommand.self, ReplayCommand.self, ExchangeCommand.self]
+        subcommands: [
+            ValidateCommand.self, ReplayCommand.self, RunCommand.self, DemoCommand.self, MarketsCommand.self,
+            RecordCommand.self, ExchangeCommand.self,
+        ]
     )
 }

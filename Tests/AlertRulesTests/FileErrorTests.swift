@@ -60,6 +60,7 @@ import Testing
         #expect(diagnostics([("r.json", text)]) == [
             "r.json:3:60: error: 'above' must be a number, found string",
             "r.json:4:61: error: 'inside' low bound must be less than high bound, found [2, 1]",
+            "r.json:4:85: error: 'hysteresis' is not allowed on 'inside' conditions",
             "r.json:5:10: error: 'id' must be 1 to 64 letters, digits, '.', '_' or '-', found \"c b\"",
             "r.json:5:70: error: unknown key 'abve' (did you mean 'above'?)",
             "r.json:7:1: error: unknown key 'extra'",

@@ -11,6 +11,8 @@ public final class Engine {
         public var alerts = 0
 
         public var droppedTotal: Int { dropped.values.reduce(0, +) }
+
+        public init() {}
     }
 
     public var rules: [Rule] { core.rules }

@@ -85,7 +85,7 @@ public enum MessageTemplate {
     /// Change values read as percent with two decimals in messages (`-5.23`); the event's
     /// `value` field keeps every digit. Alerts of change conditions are the ones whose
     /// condition text starts with `change ` (see `Condition.summary`).
-    static func percent(_ value: Double) -> String {
+    public static func percent(_ value: Double) -> String {
         guard value.isFinite, abs(value) < 1e13 else { return JSONNumber.format(value) }
         return JSONNumber.format((value * 100).rounded() / 100)
     }
@@ -127,5 +127,14 @@ extension StringProtocol {
             i = index(after: i)
         }
         return nil
+    }
+}
+
+/// A tick as one JSON line of a tick file (spec §6), the form `record` writes and `replay` reads.
+public enum TickFormat {
+    public static func json(_ tick: Tick) -> String {
+        var out = "{\"time\":\(tick.time),\"symbol\":\(JSONString.quote(tick.symbol)),\"price\":\(JSONNumber.format(tick.price))"
+        if let change = tick.change24h, change.isFinite { out += ",\"change24h\":\(JSONNumber.format(change))" }
+        return out + "}"
     }
 }

@@ -39,8 +39,11 @@ public struct FeedRunner: Sendable {
 
     /// Follows live prices until cancelled. Call after `loadMarkets`.
     public func run(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
-        let health = FeedHealth(staleAfter: options.staleAfter)
         let plan = source.livePlan()
+        // A polled source is silent between polls: it counts as stale only after three missed ones.
+        var staleAfter = options.staleAfter
+        if case .polling(let polling) = plan.transport { staleAfter = max(staleAfter, polling.interval * 3) }
+        let health = FeedHealth(staleAfter: staleAfter)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await reloadMarkets(emit: emit) }
             for companion in plan.companions {
@@ -105,7 +108,7 @@ public struct FeedRunner: Sendable {
                 logger.warning("\(source.name): \(error); retrying in \(wait.milliseconds) ms")
                 if health != nil { await emit(.disconnected(reason: error.description, retryIn: wait)) }
             }
-            if let health, health.silence(since: start) >= options.staleAfter, let silence = health.declareStale() {
+            if let health, health.silence(since: start) >= health.staleAfter, let silence = health.declareStale() {
                 await emit(.stale(silentFor: silence))
             }
             try await Task.sleep(for: wait)

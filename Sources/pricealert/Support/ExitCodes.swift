@@ -7,6 +7,8 @@ enum ExitCodes {
     static let dataError = ExitCode(65)
     /// An input file (rules, ticks, markets) cannot be read (EX_NOINPUT).
     static let noInput = ExitCode(66)
+    /// A source could not be reached, or answered something unusable (EX_UNAVAILABLE).
+    static let unavailable = ExitCode(69)
     /// A sink cannot be set up: a file sink's folder is missing, a type not available (EX_CANTCREAT).
     static let cannotCreate = ExitCode(73)
     /// Some deliveries failed during the run (EX_IOERR). Every alert was still printed.

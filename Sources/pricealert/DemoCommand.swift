@@ -1,0 +1,75 @@
+import AlertFeeds
+import AlertHTTP
+import AlertRules
+import AlertSinks
+import ArgumentParser
+import DemoExchange
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `pricealert demo`: the embedded exchange and `run` together, offline: the demo rules
+/// against simulated BTSE prices, alerts on standard output.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the demo rules against the embedded exchange, offline, alerts on standard output.",
+        discussion: "Uses Rules/demo.json from the current folder when present, else the built-in copy. Runs until Ctrl-C or --duration.")
+
+    @Option(name: .customLong("rules"), help: "Rule files instead of the demo rules; repeat for several.")
+    var rules: [String] = []
+
+    @Option(help: "Stop after this long (e.g. 30s).")
+    var duration: DurationArgument?
+
+    @Option(help: "Seed of the simulated prices (the same seed gives the same walk).")
+    var seed: UInt64 = 1
+
+    @Option(help: "How often the exchange publishes prices (e.g. 1s, 200ms).")
+    var interval: DurationArgument = DurationArgument(.seconds(1))
+
+    @OptionGroup var tuning: FeedTuning
+
+    func run() async throws {
+        Logs.bootstrap()
+        StandardOutput.ignoreBrokenPipeSignal()
+        let ruleSet = try loadRules()
+        let sinks = try Inputs.sinks(for: ruleSet)
+        let logger = Logger(label: "pricealert")
+        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
+            port: 0, prices: .randomWalk(seed: seed, interval: interval.duration)))
+        let port: Int
+        do {
+            port = try await exchange.start()
+        } catch {
+            StandardError.write("pricealert: error: the demo exchange could not start: \(error)")
+            throw ExitCodes.unavailable
+        }
+        StandardError.write("demo: exchange on http://127.0.0.1:\(port); \(ruleSet.rules.count) rules; Ctrl-C stops")
+        let pipeline = LivePipeline(
+            ruleSet: ruleSet,
+            runner: FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: CurlHTTPClient(),
+                               options: tuning.options, logger: logger),
+            sinks: sinks, logger: logger)
+        let limit = duration?.duration
+        let outcome = try await Lifecycle.run(logger: logger) {
+            await Lifecycle.limited(to: limit) { await pipeline.run() }
+        }
+        await exchange.stop()
+        StandardError.write("demo: \(outcome.stats.accepted) ticks, \(outcome.stats.alerts) alerts")
+        if outcome.deliveryFailures > 0 { throw ExitCodes.deliveryFailed }
+    }
+
+    private func loadRules() throws -> RuleSet {
+        if !rules.isEmpty { return try Inputs.rules(rules) }
+        if access(DemoRules.path, F_OK) == 0 { return try Inputs.rules([DemoRules.path]) }
+        switch RuleLoader.load([RuleSource(path: "(built-in demo rules)", bytes: Array(DemoRules.text.utf8))]) {
+        case .success(let ruleSet): return ruleSet
+        case .failure(let errors):
+            StandardError.write(lines: errors.diagnostics.map(\.description))
+            throw ExitCodes.dataError
+        }
+    }
+}

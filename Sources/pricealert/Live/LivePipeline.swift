@@ -1,0 +1,136 @@
+import AlertCore
+import AlertFeeds
+import AlertRules
+import AlertSinks
+import Logging
+
+/// Feed ──events──▶ Engine ──alerts──▶ Dispatcher ──▶ Sinks, for `run` and `demo`.
+///
+/// Three tasks joined by unbounded streams, so data flows one way and nothing upstream ever
+/// waits for a sink: the feed yields events, the evaluation loop turns ticks into alerts, the
+/// dispatcher delivers them in order. On cancellation (SIGTERM, SIGINT, `--duration`) the feed
+/// stops first, then every alert already made is delivered before `run` returns.
+struct LivePipeline: Sendable {
+    var ruleSet: RuleSet
+    var runner: FeedRunner
+    var sinks: [String: any Sink]
+    var logger: Logger
+
+    struct Outcome {
+        var stats: Engine.Stats
+        var deliveryFailures: Int
+    }
+
+    func run() async -> Outcome {
+        let (events, feedOut) = AsyncStream.makeStream(of: FeedEvent.self)
+        let (alerts, alertOut) = AsyncStream.makeStream(of: Alert.self)
+        let runner = self.runner
+        let logger = self.logger
+        let feed = Task {
+            defer { feedOut.finish() }
+            do {
+                _ = try await runner.loadMarkets { feedOut.yield($0) }
+                try await runner.run { feedOut.yield($0) }
+            } catch is CancellationError {
+            } catch {
+                logger.error("\(runner.source.name): feed stopped: \(error)")
+            }
+        }
+        let dispatcher = Dispatcher(sinks: sinks)
+        let delivery = Task {
+            var failures = 0
+            for await alert in alerts {
+                failures += await dispatcher.dispatch(alert).filter { $0.result.failureReason != nil }.count
+            }
+            return failures
+        }
+
+        var evaluation = Evaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
+                                    logger: logger, output: alertOut)
+        await withTaskCancellationHandler {
+            for await event in events { evaluation.handle(event) }
+        } onCancel: {
+            feed.cancel()
+        }
+        feed.cancel()
+        alertOut.finish()
+        let failures = await delivery.value
+        return Outcome(stats: evaluation.stats, deliveryFailures: failures)
+    }
+}
+
+/// The evaluation loop's state: the engine (made when the first market list arrives) and what
+/// feed events mean for users.
+struct Evaluation {
+    let ruleSet: RuleSet
+    let source: String
+    let staleAfter: Duration
+    let logger: Logger
+    let output: AsyncStream<Alert>.Continuation
+    private(set) var engine: Engine?
+    private var dropped = 0
+    private var alerts: [Alert] = []
+
+    init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger,
+         output: AsyncStream<Alert>.Continuation) {
+        self.ruleSet = ruleSet
+        self.source = source
+        self.staleAfter = staleAfter
+        self.logger = logger
+        self.output = output
+    }
+
+    var stats: Engine.Stats {
+        var stats = engine?.stats ?? Engine.Stats()
+        if dropped > 0 { stats.dropped[.malformed, default: 0] += dropped }
+        return stats
+    }
+
+    mutating func handle(_ event: FeedEvent) {
+        switch event {
+        case .markets(let markets):
+            if let engine {
+                engine.replaceMarkets(MarketList(markets))
+                logger.info("\(source): market list reloaded: \(markets.count) markets")
+            } else {
+                let engine = Engine(rules: ruleSet.rules, markets: MarketList(markets))
+                self.engine = engine
+                logger.info("\(source): \(markets.count) markets, \(ruleSet.rules.count) rules")
+                if engine.hasMatchRules, markets.isEmpty {
+                    logger.warning("\(source): the market list is empty: 'match' rules apply to nothing")
+                }
+            }
+        case .ticks(let ticks):
+            guard let engine else { return }
+            for tick in ticks {
+                engine.process(tick, into: &alerts)
+            }
+            for alert in alerts { output.yield(alert) }
+            alerts.removeAll(keepingCapacity: true)
+        case .dropped(let reason):
+            dropped += 1
+            logger.debug("\(source): frame dropped: \(reason)")
+        case .connected(let url):
+            logger.info("\(source): connected to \(url)")
+        case .disconnected(let reason, let retryIn):
+            logger.warning("\(source): \(reason); retrying in \(retryIn.milliseconds) ms")
+        case .stale(let silence):
+            logger.error("\(source): no prices for \(silence.milliseconds / 1000) s: alerts are blind")
+            output.yield(FeedAlert.stale(source: source, silentFor: silence, staleAfter: staleAfter,
+                                         at: Wallclock.millis(), notify: feedAlertSinks))
+        case .recovered(let silence):
+            logger.notice("\(source): prices again after \(silence.milliseconds / 1000) s")
+            output.yield(FeedAlert.recovered(source: source, silentFor: silence, at: Wallclock.millis(),
+                                             notify: feedAlertSinks))
+        }
+    }
+
+    /// Feed alerts go to every sink an enabled rule notifies, in first-use order.
+    private var feedAlertSinks: [String] {
+        var names: [String] = []
+        for rule in ruleSet.rules where rule.enabled {
+            for name in rule.notify where !names.contains(name) { names.append(name) }
+        }
+        return names.isEmpty ? ["stdout"] : names
+    }
+}

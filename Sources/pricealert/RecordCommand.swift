@@ -1,0 +1,94 @@
+import AlertCore
+import AlertFeeds
+import AlertHTTP
+import AlertSinks
+import ArgumentParser
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `pricealert record`: writes a source's live prices as a tick file (spec §6) that `replay`
+/// and `check --ticks` read, so rules can be tried on real data.
+struct RecordCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Write live prices to a replayable tick file.",
+        discussion: "Appends one JSON line per tick to --out (created 0644). Stops at --duration or SIGINT/SIGTERM. Exit codes: 0 done, 73 the file cannot be opened.")
+
+    @OptionGroup var source: SourceOptions
+    @OptionGroup var tuning: FeedTuning
+
+    @Option(help: "The tick file to append to (- for standard output).")
+    var out: String
+
+    @Option(help: "Stop after this long (e.g. 1h); without it, record until SIGINT/SIGTERM.")
+    var duration: DurationArgument?
+
+    func run() async throws {
+        Logs.bootstrap()
+        StandardOutput.ignoreBrokenPipeSignal()
+        let output: StandardOutput
+        if out == "-" {
+            output = .shared
+        } else {
+            let fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+            guard fd >= 0 else {
+                StandardError.write("pricealert: error: cannot open \(out): \(String(cString: strerror(errno)))")
+                throw ExitCodes.cannotCreate
+            }
+            output = StandardOutput(fileDescriptor: fd)
+        }
+        let logger = Logger(label: "pricealert")
+        let runner = FeedRunner(source: try source.make(), http: CurlHTTPClient(), options: tuning.options, logger: logger)
+        let limit = duration?.duration
+        let written = try await Lifecycle.run(logger: logger) {
+            await Lifecycle.limited(to: limit) { await Recorder(runner: runner, output: output).run() }
+        }
+        StandardError.write("record: \(written) ticks written to \(out)")
+    }
+}
+
+/// Follows the feed and writes every tick, one line each, as it comes.
+struct Recorder: Sendable {
+    let runner: FeedRunner
+    let output: StandardOutput
+
+    func run() async -> Int {
+        let (events, sink) = AsyncStream.makeStream(of: FeedEvent.self)
+        let runner = self.runner
+        let feed = Task {
+            defer { sink.finish() }
+            do {
+                _ = try await runner.loadMarkets { sink.yield($0) }
+                try await runner.run { sink.yield($0) }
+            } catch {}
+        }
+        // The writer is not cancelled with us: it writes everything the feed yielded until the
+        // feed, cancelled, finishes the stream. No recorded tick is lost on Ctrl-C.
+        let output = self.output
+        let writer = Task {
+            var written = 0
+            for await event in events {
+                switch event {
+                case .ticks(let ticks):
+                    output.writeLine(ticks.map(TickFormat.json).joined(separator: "\n"))
+                    written += ticks.count
+                case .disconnected(let reason, let wait):
+                    runner.logger.warning("\(runner.source.name): \(reason); retrying in \(wait.milliseconds) ms")
+                case .stale(let silence):
+                    runner.logger.error("\(runner.source.name): no prices for \(silence.milliseconds / 1000) s")
+                default:
+                    break
+                }
+            }
+            return written
+        }
+        return await withTaskCancellationHandler {
+            await writer.value
+        } onCancel: {
+            feed.cancel()
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import AlertFeeds
+import AlertHTTP
+import AlertSinks
+import ArgumentParser
+import Logging
+
+/// `pricealert run`: the daemon. Loads the market list (and reloads it), follows live prices,
+/// evaluates the rules and dispatches alerts, until SIGTERM or SIGINT.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Follow live prices and dispatch alerts until stopped.",
+        discussion: "Exit codes: 0 stopped by a signal or --duration, 65 rule file errors, 66 unreadable rule file, 73 a sink cannot be set up, 74 deliveries failed.")
+
+    @Option(name: .customLong("rules"), help: "A rule file; repeat for several.")
+    var rules: [String]
+
+    @OptionGroup var source: SourceOptions
+    @OptionGroup var tuning: FeedTuning
+
+    @Option(help: "Stop after this long (e.g. 10m); without it, run until SIGTERM/SIGINT.")
+    var duration: DurationArgument?
+
+    func validate() throws {
+        if rules.isEmpty { throw ValidationError("give at least one --rules file") }
+    }
+
+    func run() async throws {
+        Logs.bootstrap()
+        StandardOutput.ignoreBrokenPipeSignal()
+        let ruleSet = try Inputs.rules(rules)
+        let sinks = try Inputs.sinks(for: ruleSet)
+        let http = CurlHTTPClient()
+        let logger = Logger(label: "pricealert")
+        let pipeline = LivePipeline(
+            ruleSet: ruleSet,
+            runner: FeedRunner(source: try source.make(), http: http, options: tuning.options, logger: logger),
+            sinks: sinks, logger: logger)
+        let limit = duration?.duration
+        let outcome = try await Lifecycle.run(logger: logger) {
+            await Lifecycle.limited(to: limit) { await pipeline.run() }
+        }
+        StandardError.write("run: \(outcome.stats.accepted) ticks, \(outcome.stats.droppedTotal) dropped, \(outcome.stats.alerts) alerts")
+        if outcome.deliveryFailures > 0 { throw ExitCodes.deliveryFailed }
+    }
+}

@@ -1,0 +1,116 @@
+import AlertCore
+import AlertFeeds
+import AlertHTTP
+import DemoExchange
+import Logging
+import Synchronization
+import Testing
+
+/// The real feed client (`FeedRunner` + `BTSESource` + libcurl + websocket) against the real
+/// embedded exchange on 127.0.0.1, with the exchange's faults.
+@Suite("live feed against the embedded exchange", .serialized)
+struct LiveFeedTests {
+    /// Events the runner emitted, readable while it runs.
+    final class Recorder: Sendable {
+        let events = Mutex<[FeedEvent]>([])
+        func append(_ event: FeedEvent) { events.withLock { $0.append(event) } }
+        var all: [FeedEvent] { events.withLock { $0 } }
+        var ticks: [Tick] { all.flatMap { event -> [Tick] in if case .ticks(let t) = event { t } else { [] } } }
+        func count(_ predicate: (FeedEvent) -> Bool) -> Int { all.filter(predicate).count }
+    }
+
+    /// Starts an exchange with `faults`, runs the feed until `until` holds (or `timeout`), stops both.
+    func follow(faults: ExchangeFaults = ExchangeFaults(), interval: Duration = .milliseconds(100),
+                options: FeedOptions = FeedOptions(staleAfter: .seconds(2), backoffBase: .milliseconds(100),
+                                                   backoffMaximum: .milliseconds(400)),
+                timeout: Duration = .seconds(20), until: @escaping @Sendable (Recorder) -> Bool) async throws -> Recorder {
+        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
+            port: 0, prices: .randomWalk(seed: 7, interval: interval), faults: faults))
+        let port = try await exchange.start()
+        let http = CurlHTTPClient()
+        let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, options: options,
+                                logger: Logger(label: "test"))
+        let recorder = Recorder()
+        let feed = Task {
+            _ = try await runner.loadMarkets { recorder.append($0) }
+            try await runner.run { recorder.append($0) }
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while !until(recorder), clock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        feed.cancel()
+        _ = await feed.result
+        await exchange.stop()
+        return recorder
+    }
+
+    @Test func loadsTheMarketListSubscribesAndJoinsTheDailyChange() async throws {
+        let recorder = try await follow { r in r.ticks.contains { $0.symbol == "BTC" && $0.change24h != nil } }
+        let markets = recorder.all.compactMap { if case .markets(let m) = $0 { m } else { nil } }.first
+        #expect(markets?.count == 227)
+        #expect(recorder.count { if case .connected = $0 { true } else { false } } >= 1)
+        let btc = recorder.ticks.filter { $0.symbol == "BTC" }
+        #expect(!btc.isEmpty)
+        #expect(btc.allSatisfy { $0.price > 0 })
+        // The 24 h figure comes from market_summary and is attached to index ticks.
+        #expect(btc.contains { $0.change24h != nil })
+    }
+
+    @Test func invalidFramesAreDroppedAndCountedNotFatal() async throws {
+        let recorder = try await follow(faults: ExchangeFaults(invalidEvery: 3)) { r in
+            r.count { if case .dropped = $0 { true } else { false } } >= 3 && r.ticks.count > 100
+        }
+        #expect(recorder.count { if case .dropped = $0 { true } else { false } } >= 3)
+        #expect(recorder.count { if case .disconnected = $0 { true } else { false } } == 0)
+    }
+
+    @Test func aDroppedConnectionIsReconnectedAndResubscribed() async throws {
+        // Done when the third connection delivered prices: each reconnect subscribed again.
+        let recorder = try await follow(faults: ExchangeFaults(dropEvery: .seconds(1))) { r in
+            let events = r.all
+            guard events.filter(Self.isConnected).count >= 3, let last = events.lastIndex(where: Self.isConnected) else {
+                return false
+            }
+            return events[last...].contains { if case .ticks(let t) = $0 { !t.isEmpty } else { false } }
+        }
+        let events = recorder.all
+        #expect(events.filter(Self.isConnected).count >= 3)
+        #expect(recorder.count { if case .disconnected = $0 { true } else { false } } >= 2)
+        let last = try #require(events.lastIndex(where: Self.isConnected))
+        #expect(events[last...].contains { if case .ticks(let t) = $0 { !t.isEmpty } else { false } })
+    }
+
+    static func isConnected(_ event: FeedEvent) -> Bool {
+        if case .connected = event { return true }
+        return false
+    }
+
+    @Test func silenceIsDetectedReportedAndRecovered() async throws {
+        let recorder = try await follow(faults: ExchangeFaults(silenceAfter: .seconds(1), silenceFor: .seconds(4))) { r in
+            r.count { if case .recovered = $0 { true } else { false } } >= 1
+        }
+        let stale = recorder.all.firstIndex { if case .stale = $0 { true } else { false } }
+        let recovered = recorder.all.firstIndex { if case .recovered = $0 { true } else { false } }
+        #expect(stale != nil)
+        #expect(recovered != nil)
+        if let stale, let recovered { #expect(stale < recovered) }
+        // Silence ends the connection: the runner reconnects rather than wait on a dead socket.
+        #expect(recorder.count { if case .disconnected = $0 { true } else { false } } >= 1)
+    }
+
+    @Test func tooManyRequestsIsHonouredWithRetryAfter() async throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let recorder = try await follow(faults: ExchangeFaults(status429: 1)) { r in
+            r.all.contains { if case .markets = $0 { true } else { false } }
+        }
+        // The first market-list request got 429 with Retry-After: 1; the retry waited for it.
+        #expect(recorder.all.contains { if case .markets(let m) = $0 { m.count == 227 } else { false } })
+        let retry = recorder.all.compactMap { event -> Duration? in
+            if case .disconnected(let reason, let wait) = event, reason.contains("429") { return wait }
+            return nil
+        }
+        #expect(retry.first.map { $0 >= .seconds(1) } == true)
+        #expect(clock.now - start >= .seconds(1))
+    }
+}
