@@ -85,7 +85,9 @@ let package = Package(
             "AlertSinks", "AlertCore", .product(name: "Logging", package: "swift-log"),
         ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
-        .testTarget(name: "EndToEndTests", dependencies: ["pricealert", "AlertTestSupport", "AlertRules", "AlertFeeds"],
+        .testTarget(name: "EndToEndTests", dependencies: [
+            "pricealert", "AlertTestSupport", "AlertRules", "AlertFeeds", "AlertHTTP", "DemoExchange",
+        ],
                     resources: [.copy("Cases")]),
     ]
 )

@@ -24,9 +24,9 @@ public struct BTSESource: PriceSource {
     public func loadMarkets(http: any HTTPClient) async throws -> [Market] {
         let body = try await http.fetch(HTTPRequest(url: marketsURL))
         do {
-            return try BTSEMarketList.decode(body, source: RedactedURL.redact(marketsURL))
+            return try BTSEMarketList.decode(body, source: Endpoint.display(marketsURL))
         } catch {
-            throw SourceError(url: RedactedURL.redact(marketsURL), reason: "\(error)")
+            throw SourceError(url: Endpoint.display(marketsURL), reason: "\(error)")
         }
     }
 

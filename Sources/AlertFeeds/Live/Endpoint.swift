@@ -14,4 +14,19 @@ public enum Endpoint {
         if base.hasPrefix("http://") { return "ws://" + base.dropFirst(7) }
         return base
     }
+
+    /// `url` for logs: public feed URLs are worth showing whole, but a user's `--endpoint` may
+    /// carry credentials, so userinfo, query and fragment are dropped.
+    public static func display(_ url: String) -> String {
+        var rest = Substring(url)
+        var scheme = Substring("")
+        if let range = rest.range(of: "://") {
+            scheme = rest[..<range.upperBound]
+            rest = rest[range.upperBound...]
+        }
+        if let cut = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<cut] }
+        let hostEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        if let at = rest[..<hostEnd].lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        return String(scheme + rest)
+    }
 }

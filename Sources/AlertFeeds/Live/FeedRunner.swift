@@ -98,7 +98,7 @@ public struct FeedRunner: Sendable {
                 let body = try await http.fetch(plan.request)
                 if !announced, health != nil {
                     announced = true
-                    await emit(.connected(url: RedactedURL.redact(plan.request.url)))
+                    await emit(.connected(url: Endpoint.display(plan.request.url)))
                 }
                 await deliver(plan.parse(body, Wallclock.millis()), health: health, emit: emit)
                 backoff.reset()

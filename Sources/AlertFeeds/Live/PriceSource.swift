@@ -92,11 +92,11 @@ extension HTTPClient {
         do {
             response = try await send(request)
         } catch {
-            throw SourceError(url: error.url, reason: error.reason)
+            throw SourceError(url: Endpoint.display(request.url), reason: error.reason)
         }
         guard (200..<300).contains(response.status) else {
             let retryAfter = RetryAfter.delay(from: response.header("retry-after"), now: Wallclock.millis())
-            throw SourceError(url: RedactedURL.redact(request.url), reason: "HTTP \(response.status)", retryAfter: retryAfter)
+            throw SourceError(url: Endpoint.display(request.url), reason: "HTTP \(response.status)", retryAfter: retryAfter)
         }
         return response.body
     }

@@ -23,7 +23,7 @@ extension HTTPClient {
         let body = try await fetch(HTTPRequest(url: url, headers: headers))
         switch decode(body) {
         case .success(let value): return value
-        case .failure(let error): throw SourceError(url: RedactedURL.redact(url), reason: error.reason)
+        case .failure(let error): throw SourceError(url: Endpoint.display(url), reason: error.reason)
         }
     }
 }
@@ -34,7 +34,7 @@ extension FeedFrame {
         switch self {
         case .ticks(let ticks): return ticks
         case .control: return []
-        case .invalid(let reason): throw SourceError(url: RedactedURL.redact(url), reason: reason)
+        case .invalid(let reason): throw SourceError(url: Endpoint.display(url), reason: reason)
         }
     }
 }

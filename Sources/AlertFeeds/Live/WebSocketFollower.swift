@@ -11,7 +11,7 @@ extension FeedRunner {
 
     func follow(_ plan: WebSocketPlan, health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
         var backoff = Backoff(base: options.backoffBase, maximum: options.backoffMaximum)
-        let url = RedactedURL.redact(plan.url)
+        let url = Endpoint.display(plan.url)
         while true {
             let delivered = Counter()
             var reason: String

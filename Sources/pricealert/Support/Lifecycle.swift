@@ -9,7 +9,8 @@ enum Lifecycle {
     static func run<T: Sendable>(logger: Logger, _ body: @escaping @Sendable () async -> T) async throws -> T {
         let service = BodyService(body: body)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         return service.result.withLock { $0! }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs the `pricealert` binary that `swift build` put beside this test bundle.
 struct PriceAlertBinary {
@@ -18,10 +19,21 @@ struct PriceAlertBinary {
     static let repo = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Runs with `arguments` in `directory`, standard input closed, and gives up (killing the
-    /// process) after `timeout` seconds so a hung binary fails the test instead of the run.
+    /// Runs with `arguments` in `directory`, standard input closed, and waits for it to end.
+    /// With `signalAfter`, sends `signal` after that many seconds (SIGTERM as systemd would).
+    /// Gives up (killing the process) after `timeout` seconds, so a hung binary fails the test.
     static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:],
-                    timeout: TimeInterval = 60) throws -> Result {
+                    signalAfter: TimeInterval? = nil, signal: Int32 = SIGTERM, timeout: TimeInterval = 60) throws -> Result {
+        let running = try start(arguments, in: directory, environment: environment)
+        if let signalAfter {
+            Thread.sleep(forTimeInterval: signalAfter)
+            kill(running.process.processIdentifier, signal)
+        }
+        return try running.wait(timeout: timeout, arguments: arguments)
+    }
+
+    /// Starts the binary and returns at once; both output pipes are drained as it runs.
+    static func start(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> Running {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
@@ -29,30 +41,77 @@ struct PriceAlertBinary {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
+        let running = Running(process: process)
+        process.standardOutput = running.out
+        process.standardError = running.err
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        // Drain both pipes while it runs, so a large output cannot block it.
-        nonisolated(unsafe) var stdoutData = Data(), stderrData = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { stdoutData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter()
-        DispatchQueue.global().async { stderrData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-            throw TimedOut(arguments: arguments)
+        running.drain()
+        return running
+    }
+
+    /// A started process and what it has printed so far.
+    final class Running: Sendable {
+        let process: Process
+        let out = Pipe()
+        let err = Pipe()
+        private let stdoutData = Mutex(Data())
+        private let stderrData = Mutex(Data())
+        private let group = DispatchGroup()
+
+        init(process: Process) {
+            self.process = process
         }
-        process.waitUntilExit()
-        group.wait()
-        return Result(status: process.terminationStatus,
-                      stdout: String(decoding: stdoutData, as: UTF8.self),
-                      stderr: String(decoding: stderrData, as: UTF8.self))
+
+        fileprivate func drain() {
+            for isError in [false, true] {
+                group.enter()
+                DispatchQueue.global().async { [self] in
+                    let handle = (isError ? err : out).fileHandleForReading
+                    while true {
+                        let chunk = handle.availableData
+                        if chunk.isEmpty { break }
+                        if isError { stderrData.withLock { $0.append(chunk) } } else { stdoutData.withLock { $0.append(chunk) } }
+                    }
+                    group.leave()
+                }
+            }
+        }
+
+        var stderr: String { stderrData.withLock { String(decoding: $0, as: UTF8.self) } }
+
+        /// The first line of standard error containing `text`, waiting up to `timeout` seconds.
+        func waitForStderrLine(containing text: String, timeout: TimeInterval) throws -> String {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if let line = stderr.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
+                usleep(20_000)
+            }
+            throw TimedOut(arguments: process.arguments ?? [])
+        }
+
+        /// Sends `signal` and waits for the exit status.
+        func stop(signal: Int32) -> Int32 {
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            group.wait()
+            return process.terminationStatus
+        }
+
+        func wait(timeout: TimeInterval, arguments: [String]) throws -> Result {
+            let deadline = Date().addingTimeInterval(timeout)
+            while process.isRunning, Date() < deadline { usleep(10_000) }
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+                throw TimedOut(arguments: arguments)
+            }
+            process.waitUntilExit()
+            group.wait()
+            return Result(status: process.terminationStatus,
+                          stdout: stdoutData.withLock { String(decoding: $0, as: UTF8.self) },
+                          stderr: stderr)
+        }
     }
 
     struct TimedOut: Error, CustomStringConvertible {

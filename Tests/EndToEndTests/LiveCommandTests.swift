@@ -1,0 +1,160 @@
+import AlertHTTP
+import DemoExchange
+import Foundation
+import Testing
+
+/// `run`, `demo`, `markets`, `record` and `exchange` as users run them: the built binary
+/// against the real embedded exchange on 127.0.0.1.
+@Suite("end to end: live commands", .serialized)
+struct LiveCommandTests {
+    /// Runs `body` with an exchange on a free port, stopped afterwards.
+    func withExchange<T>(faults: ExchangeFaults = ExchangeFaults(), interval: Duration = .milliseconds(200),
+                         _ body: (Int) async throws -> T) async throws -> T {
+        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
+            port: 0, prices: .randomWalk(seed: 3, interval: interval), faults: faults))
+        let port = try await exchange.start()
+        do {
+            let result = try await body(port)
+            await exchange.stop()
+            return result
+        } catch {
+            await exchange.stop()
+            throw error
+        }
+    }
+
+    func tempFolder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-live-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    static let rules = """
+        {"version": 1,
+         "sinks": {"out": {"type": "stdout", "format": "json"}},
+         "defaults": {"notify": ["out"]},
+         "rules": [
+           {"id": "btc-listed", "symbol": "BTC", "when": {"price": {"above": 1}}},
+           {"id": "usd-spot", "match": {"quote": "USD", "future": false}, "when": {"price": {"above": 1000}}}
+         ]}
+        """
+
+    func jsonLines(_ text: String) throws -> [[String: Any]] {
+        try text.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    @Test func runFollowsTheExchangeAndDispatchesAlerts() async throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let result = try await withExchange { port in
+            try PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse",
+                                      "--endpoint", "http://127.0.0.1:\(port)", "--duration", "4s"], in: dir)
+        }
+        #expect(result.status == 0)
+        let alerts = try jsonLines(result.stdout)
+        // BTC fires at its first tick; the match rule joins BTC to the listed BTC-USD spot market.
+        #expect(alerts.contains { $0["rule"] as? String == "btc-listed" && $0["symbol"] as? String == "BTC" })
+        #expect(alerts.contains { $0["rule"] as? String == "usd-spot" && $0["symbol"] as? String == "BTC" })
+        #expect(result.stderr.contains("btse: 227 markets, 2 rules"))
+        #expect(result.stderr.contains("run: "))
+    }
+
+    @Test func silenceSendsAStaleFeedAlertAndThenARecoveryAlert() async throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let result = try await withExchange(faults: ExchangeFaults(silenceAfter: .seconds(1), silenceFor: .seconds(4))) { port in
+            try PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
+                                      "http://127.0.0.1:\(port)", "--stale-after", "1500ms", "--duration", "9s"], in: dir)
+        }
+        #expect(result.status == 0)
+        let rules = try jsonLines(result.stdout).compactMap { $0["rule"] as? String }
+        let stale = try #require(rules.firstIndex(of: "@feed-stale"))
+        let recovered = try #require(rules.firstIndex(of: "@feed-recovered"))
+        #expect(stale < recovered)
+        #expect(rules.filter { $0 == "@feed-stale" }.count == 1)
+    }
+
+    @Test func sigtermStopsTheDaemonCleanly() async throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let result = try await withExchange { port in
+            try PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
+                                      "http://127.0.0.1:\(port)"], in: dir, signalAfter: 3, signal: SIGTERM)
+        }
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("run: "))
+        #expect(try jsonLines(result.stdout).contains { $0["rule"] as? String == "btc-listed" })
+    }
+
+    @Test func demoRunsOfflineAndPrintsAlerts() throws {
+        let dir = try tempFolder()  // no Rules/ here: the built-in demo rules are used
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let result = try PriceAlertBinary.run(["demo", "--duration", "5s", "--interval", "200ms"], in: dir)
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("[demo-"))
+        #expect(result.stderr.contains("demo: exchange on http://127.0.0.1:"))
+    }
+
+    @Test func marketsListsSearchesAndSortsWithPrices() async throws {
+        let result = try await withExchange { port in
+            try PriceAlertBinary.run(["markets", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                                      "--search", "bt", "--sort", "symbol", "--format", "json"])
+        }
+        #expect(result.status == 0)
+        let rows = try jsonLines(result.stdout)
+        let symbols = rows.compactMap { $0["symbol"] as? String }
+        #expect(symbols == symbols.sorted())
+        #expect(symbols.contains("BTC") && symbols.contains("BTC-PERP"))
+        // Every row matched the search in its symbol, name or base.
+        #expect(rows.allSatisfy { row in
+            ["symbol", "name", "base"].contains { (row[$0] as? String)?.lowercased().contains("bt") == true }
+        })
+        let btc = try #require(rows.first { $0["symbol"] as? String == "BTC" })
+        #expect((btc["price"] as? Double ?? 0) > 0)
+    }
+
+    @Test func recordWritesTicksThatReplayReads() async throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let recorded = try await withExchange { port in
+            try PriceAlertBinary.run(["record", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                                      "--out", "ticks.jsonl", "--duration", "2s"], in: dir)
+        }
+        #expect(recorded.status == 0)
+        let lines = try String(contentsOf: dir.appendingPathComponent("ticks.jsonl"), encoding: .utf8).split(separator: "\n")
+        #expect(lines.count > 100)
+        #expect(recorded.stderr.contains("record: \(lines.count) ticks written to ticks.jsonl"))
+        try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let replayed = try PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl"], in: dir)
+        #expect(replayed.status == 0)
+        #expect(replayed.stderr.contains("replay: \(lines.count) ticks read, 0 dropped"))
+    }
+
+    @Test func exchangeCommandServesUntilSigterm() async throws {
+        let server = try PriceAlertBinary.start(["exchange", "--port", "0"])
+        let ready = try server.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 20)
+        let port = try #require(ready.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) })
+        let http = CurlHTTPClient()
+        let response = try await http.send(HTTPRequest(url: "http://127.0.0.1:\(port)/futures/api/inquire/initial/market"))
+        http.shutdown()
+        #expect(response.status == 200)
+        #expect(response.body.count > 100_000)
+        let status = server.stop(signal: SIGTERM)
+        #expect(status == 0)
+    }
+
+    @Test func theBuiltInDemoRulesAreRulesDemoJSON() throws {
+        let source = try String(contentsOf: PriceAlertBinary.repo.appendingPathComponent("Sources/pricealert/Support/DemoRules.swift"),
+                                encoding: .utf8)
+        let start = try #require(source.range(of: "#\"\"\"\n"))
+        let end = try #require(source.range(of: "\"\"\"#", options: .backwards))
+        let embedded = String(source[start.upperBound..<end.lowerBound])
+        let file = try String(contentsOf: PriceAlertBinary.repo.appendingPathComponent("Rules/demo.json"), encoding: .utf8)
+        #expect(embedded == file)
+    }
+}
