@@ -72,6 +72,7 @@ let package = Package(
         .testTarget(name: "AlertFeedsTests", dependencies: [
             "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Hummingbird", package: "hummingbird"),
         ]),
         .testTarget(name: "AlertHTTPTests", dependencies: [
             "AlertHTTP",

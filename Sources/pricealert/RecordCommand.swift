@@ -56,15 +56,8 @@ struct Recorder: Sendable {
     let output: StandardOutput
 
     func run() async -> Int {
-        let (events, sink) = AsyncStream.makeStream(of: FeedEvent.self)
         let runner = self.runner
-        let feed = Task {
-            defer { sink.finish() }
-            do {
-                _ = try await runner.loadMarkets { sink.yield($0) }
-                try await runner.run { sink.yield($0) }
-            } catch {}
-        }
+        let (events, feed) = runner.start()
         // The writer is not cancelled with us: it writes everything the feed yielded until the
         // feed, cancelled, finishes the stream. No recorded tick is lost on Ctrl-C.
         let output = self.output

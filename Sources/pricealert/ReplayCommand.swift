@@ -15,8 +15,7 @@ struct ReplayCommand: AsyncParsableCommand {
             74 some deliveries failed (with --dispatch).
             """)
 
-    @Option(name: .customLong("rules"), help: "A rule file; repeat for several (evaluated in the order given).")
-    var rules: [String]
+    @OptionGroup var rules: RulesOption
 
     @Option(help: "The recorded ticks, JSON Lines (- for standard input).")
     var ticks: String
@@ -30,14 +29,10 @@ struct ReplayCommand: AsyncParsableCommand {
     @Flag(help: "Also deliver alerts to the sinks the rules name.")
     var dispatch = false
 
-    func validate() throws {
-        if rules.isEmpty { throw ValidationError("give at least one --rules file") }
-    }
-
     func run() async throws {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
-        let ruleSet = try Inputs.rules(rules)
+        let ruleSet = try rules.load()
         let marketList = try markets.map(Inputs.markets)
         let engine = Engine(rules: ruleSet.rules, markets: marketList)
         if engine.hasMatchRules, marketList == nil {

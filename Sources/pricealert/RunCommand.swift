@@ -12,8 +12,7 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Follow live prices and dispatch alerts until stopped.",
         discussion: "Exit codes: 0 stopped by a signal or --duration, 65 rule file errors, 66 unreadable rule file, 73 a sink cannot be set up, 74 deliveries failed.")
 
-    @Option(name: .customLong("rules"), help: "A rule file; repeat for several.")
-    var rules: [String]
+    @OptionGroup var rules: RulesOption
 
     @OptionGroup var source: SourceOptions
     @OptionGroup var tuning: FeedTuning
@@ -21,14 +20,10 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Stop after this long (e.g. 10m); without it, run until SIGTERM/SIGINT.")
     var duration: DurationArgument?
 
-    func validate() throws {
-        if rules.isEmpty { throw ValidationError("give at least one --rules file") }
-    }
-
     func run() async throws {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
-        let ruleSet = try Inputs.rules(rules)
+        let ruleSet = try rules.load()
         let sinks = try Inputs.sinks(for: ruleSet)
         let http = CurlHTTPClient()
         let logger = Logger(label: "pricealert")

@@ -20,6 +20,24 @@ public struct FeedRunner: Sendable {
         self.logger = logger
     }
 
+    /// Runs the whole feed (market list, then live prices) in a task of its own and hands its
+    /// events over an unbounded stream, which finishes when the task ends. Cancel the task to
+    /// stop the feed.
+    public func start() -> (events: AsyncStream<FeedEvent>, task: Task<Void, Never>) {
+        let (events, output) = AsyncStream.makeStream(of: FeedEvent.self)
+        let task = Task {
+            defer { output.finish() }
+            do {
+                _ = try await loadMarkets { output.yield($0) }
+                try await run { output.yield($0) }
+            } catch is CancellationError {
+            } catch {
+                logger.error("\(source.name): feed stopped: \(error)")
+            }
+        }
+        return (events, task)
+    }
+
     /// Loads the market list, retrying with backoff until it succeeds or the task is cancelled.
     public func loadMarkets(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws -> [Market] {
         var backoff = Backoff(base: options.backoffBase, maximum: options.backoffMaximum)

@@ -8,8 +8,8 @@ public enum SourceRegistry {
         case "btse": return BTSESource(endpoint: endpoint)
         case "poloniex": return PoloniexSource(endpoint: endpoint)
         case "poloniex-legacy": return PoloniexLegacySource(endpoint: endpoint)
-        case "coingecko": return CoinGeckoSource(endpoint: endpoint)
-        case "coinranking": return CoinRankingSource(endpoint: endpoint)
+        case "coingecko": return PolledSource.coinGecko(endpoint: endpoint)
+        case "coinranking": return PolledSource.coinRanking(endpoint: endpoint)
         default:
             throw SourceError(url: "--source", reason: "unknown source '\(name)' (known: \(names.joined(separator: ", ")))")
         }

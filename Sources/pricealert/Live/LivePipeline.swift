@@ -22,20 +22,8 @@ struct LivePipeline: Sendable {
     }
 
     func run() async -> Outcome {
-        let (events, feedOut) = AsyncStream.makeStream(of: FeedEvent.self)
+        let (events, feed) = runner.start()
         let (alerts, alertOut) = AsyncStream.makeStream(of: Alert.self)
-        let runner = self.runner
-        let logger = self.logger
-        let feed = Task {
-            defer { feedOut.finish() }
-            do {
-                _ = try await runner.loadMarkets { feedOut.yield($0) }
-                try await runner.run { feedOut.yield($0) }
-            } catch is CancellationError {
-            } catch {
-                logger.error("\(runner.source.name): feed stopped: \(error)")
-            }
-        }
         let dispatcher = Dispatcher(sinks: sinks)
         let delivery = Task {
             var failures = 0

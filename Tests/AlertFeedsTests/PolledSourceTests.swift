@@ -1,0 +1,83 @@
+import AlertCore
+import AlertFeeds
+import AlertHTTP
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// CoinGecko and CoinRanking as polled sources, pointed with `--endpoint` at a local server
+/// that serves their recorded payloads (and a 429 first).
+@Suite("polled sources against a local server", .serialized)
+struct PolledSourceTests {
+    /// Serves `body` at `path`; the first `rejections` requests get 429 with Retry-After: 1.
+    func withServer<T: Sendable>(path: String, body: [UInt8], rejections: Int = 0,
+                                 _ run: @Sendable (Int) async throws -> T) async throws -> T {
+        let remaining = Mutex(rejections)
+        let router = Router()
+        router.get(RouterPath(path)) { _, _ -> Response in
+            if remaining.withLock({ n in defer { n -= 1 }; return n > 0 }) {
+                return Response(status: .tooManyRequests, headers: [.retryAfter: "1"])
+            }
+            return Response(status: .ok, headers: [.contentType: "application/json"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        let (ports, portSink) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "test-server")
+        logger.logLevel = .error
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                              onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) }, logger: logger)
+        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await services.run(); return nil }
+            var iterator = ports.makeAsyncIterator()
+            let port = await iterator.next() ?? 0
+            let result: Result<T, any Error>
+            do { result = .success(try await run(port)) } catch { result = .failure(error) }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            return try result.get()
+        }
+    }
+
+    /// Runs the feed until it emitted `count` tick batches (or 15 s).
+    func follow(_ source: PolledSource, batches count: Int) async throws -> [FeedEvent] {
+        let runner = FeedRunner(source: source, http: CurlHTTPClient(),
+                                options: FeedOptions(backoffBase: .milliseconds(100)), logger: Logger(label: "test"))
+        let (events, task) = runner.start()
+        var seen: [FeedEvent] = []
+        let deadline = ContinuousClock.now + .seconds(15)
+        for await event in events {
+            seen.append(event)
+            if seen.filter({ if case .ticks = $0 { true } else { false } }).count >= count || ContinuousClock.now > deadline { break }
+        }
+        task.cancel()
+        return seen
+    }
+
+    @Test func coinGeckoIsPolledAndJoinedFromItsOwnListing() async throws {
+        let body = try fixtureBytes("coingecko_coins_markets_oas_example.json")
+        let events = try await withServer(path: "/api/v3/coins/markets", body: body) { port in
+            try await follow(.coinGecko(endpoint: "http://127.0.0.1:\(port)", interval: .milliseconds(200)), batches: 2)
+        }
+        let markets = events.compactMap { if case .markets(let m) = $0 { m } else { nil } }.first
+        #expect(markets?.map(\.symbol) == ["BTC"])
+        let ticks = events.flatMap { event -> [Tick] in if case .ticks(let t) = event { t } else { [] } }
+        #expect(ticks.count >= 2)
+        #expect(ticks.allSatisfy { $0.symbol == "BTC" && $0.price > 0 && $0.change24h != nil })
+    }
+
+    @Test func coinRankingSkipsNullPricesAndHonoursRetryAfter() async throws {
+        let body = try fixtureBytes("coinranking_v2_coins_items_with_nulls.json")
+        let clock = ContinuousClock()
+        let start = clock.now
+        let events = try await withServer(path: "/v2/coins", body: body, rejections: 1) { port in
+            try await follow(.coinRanking(endpoint: "http://127.0.0.1:\(port)", interval: .milliseconds(200)), batches: 1)
+        }
+        // The first request got 429 + Retry-After: 1, and the market list came after waiting it out.
+        #expect(events.contains { if case .disconnected(let reason, let wait) = $0 { reason.contains("429") && wait >= .seconds(1) } else { false } })
+        #expect(clock.now - start >= .seconds(1))
+        #expect(events.contains { if case .markets(let m) = $0 { !m.isEmpty } else { false } })
+    }
+}
