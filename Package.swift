@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Pure domain: ticks, markets, rules, alerts, the engine. No I/O, no clock, no Foundation.
@@ -45,14 +47,21 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // State that outlives a process: the durable outbox (and later pair state), in SQLite.
+        .target(name: "AlertStore", dependencies: [
+            "AlertCore",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // Where alerts go: one Sink protocol, one file per sink, and the dispatcher.
         .target(name: "AlertSinks", dependencies: [
-            "AlertCore",
+            "AlertCore", "AlertHTTP", "AlertStore",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The command line: one file per command, thin.
         .executableTarget(name: "pricealert", dependencies: [
-            "AlertCore", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "DemoExchange",
+            "AlertCore", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -83,8 +92,12 @@ let package = Package(
             .product(name: "WSClient", package: "swift-websocket"),
         ]),
         .testTarget(name: "AlertSinksTests", dependencies: [
-            "AlertSinks", "AlertCore", .product(name: "Logging", package: "swift-log"),
+            "AlertSinks", "AlertCore", "AlertHTTP", "AlertStore",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore"]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
             "pricealert", "AlertTestSupport", "AlertRules", "AlertFeeds", "AlertHTTP", "DemoExchange",
