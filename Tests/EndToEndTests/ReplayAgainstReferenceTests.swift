@@ -5,7 +5,7 @@ import AlertTestSupport
 import Foundation
 import Testing
 
-/// The README's first command (the demo rules over the bundled sample stream, with the BTSE
+/// The README's sample replay (the demo rules over the bundled sample stream, with the BTSE
 /// market list) run by the built binary, checked alert by alert against the naive reference.
 @Suite("end to end: replay equals the reference")
 struct ReplayAgainstReferenceTests {
