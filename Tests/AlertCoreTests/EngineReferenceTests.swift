@@ -104,3 +104,54 @@ struct EngineReferenceTests {
         #expect(ours.map { "\($0.id) \($0.value)" } == theirs)
     }
 }
+
+/// Small moves, as real feeds make them: most ticks cross no level and take the engine's
+/// quiet path; the alerts must still be exactly the reference's.
+@Suite("engine agrees with the reference on quiet streams")
+struct EngineQuietStreamTests {
+    @Test(arguments: [5, 6, 7])
+    func smallMovesLongStreams(seed: UInt64) {
+        var rng = SeededRandom(seed: seed)
+        let symbols = ["AAA", "BBB", "CCC"]
+        let rules: [Rule] = (0..<150).map { i in
+            let x = 100 * Double.random(in: 0.97...1.03, using: &rng)
+            let condition: Condition
+            switch i % 7 {
+            case 0: condition = .price(.above(x))
+            case 1: condition = .price(.crossesBelow(x))
+            case 2: condition = .price(.inside(x, x * 1.004))
+            case 3: condition = .change(window: 2 * minute, .above(Double.random(in: 0.05...0.6, using: &rng)))
+            case 4: condition = .change(window: 10 * minute, .below(-Double.random(in: 0.05...0.8, using: &rng)))
+            case 5: condition = .change(window: 1440 * minute, .above(Double.random(in: -1...1, using: &rng)))
+            default: condition = .price(.outside(x * 0.99, x))
+            }
+            let ranged = i % 7 == 2 || i % 7 == 6
+            return Rule(id: "q\(i)", scope: .symbols([symbols[i % 3]]), condition: condition,
+                        cooldown: [0, 20_000, 90_000].randomElement(using: &rng)!,
+                        hysteresis: ranged ? 0 : [0, 0.1].randomElement(using: &rng)!)
+        }
+        var price = [100.0, 100.0, 100.0]
+        var daily = [0.2, -0.3, 0.5]
+        var time: Int64 = 1_700_000_000_000
+        let ticks: [Tick] = (0..<8_000).map { _ in
+            let s = Int.random(in: 0..<3, using: &rng)
+            let step = Double.random(in: -0.0004...0.0004, using: &rng)
+            price[s] *= 1 + step
+            daily[s] += step * 100
+            time += Int64.random(in: 0...900, using: &rng)
+            // AAA carries the source's 24 h figure, BBB only sometimes, CCC never.
+            let carries = s == 0 || (s == 1 && Bool.random(using: &rng))
+            return Tick(time: time, symbol: symbols[s], price: price[s], change24h: carries ? daily[s] : nil)
+        }
+        let engine = Engine(rules: rules)
+        let reference = ReferenceEngine(rules: rules)
+        var ours: [Alert] = []
+        var theirs: [String] = []
+        for tick in ticks {
+            engine.process(tick, into: &ours)
+            theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
+        }
+        #expect(ours.count > 100)
+        #expect(ours.map { "\($0.id) \($0.value)" } == theirs)
+    }
+}

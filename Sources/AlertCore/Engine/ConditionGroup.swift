@@ -92,6 +92,17 @@ struct ConditionGroup: Sendable {
         }
     }
 
+    /// The open interval of coordinate values this group can move to without any pair being
+    /// able to change state; nil when the next tick must look (the coordinate is unknown, or
+    /// sits exactly on a level). Valid until `dueBy`.
+    var quietInterval: (low: Double, high: Double)? {
+        guard let value, value < gateAtOrAbove else { return nil }
+        return (gateBelow, gateAtOrAbove)
+    }
+
+    /// The first time a cooling-down pair may fire; `Int64.max` when none waits.
+    var dueBy: Int64 { nextDue }
+
     /// The common case, inlined into the tick loop: the coordinate is known, no cooldown ends
     /// at `t`, and the move to `v` passes no level. Then nothing can change but the value;
     /// returns false when `advance` must look.

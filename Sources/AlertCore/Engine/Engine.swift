@@ -119,15 +119,20 @@ struct EngineCore {
             symbolIndex[symbol] = s
         }
         stats.accepted += 1
+        let t = tick.time
+        let p = tick.price
+        let minute = floorDivMod(t, 60_000).0
+        if symbols[s].quiet.admits(price: p, change24h: tick.change24h, time: t, minute: minute) {
+            // No group can move past a level: only the symbol's own record changes.
+            record(s, time: t, price: p, minute: minute)
+            return nil
+        }
         stamp &+= 1
         if stamp == 0 { stamp = 1 }
         if !fired.isEmpty { fired.removeAll(keepingCapacity: true) }
 
-        let t = tick.time
-        let p = tick.price
         let prev = symbols[s].lastPrice
         if symbols[s].firstTime == nil { symbols[s].firstTime = t }
-        let minute = floorDivMod(t, 60_000).0
         let first = symbols[s].firstTime ?? t
         for g in symbols[s].groups {
             let value: Double
@@ -141,11 +146,8 @@ struct EngineCore {
                 groups[g].advance(to: value, prev: prev, time: t, stamp: stamp, fired: &fired)
             }
         }
-        symbols[s].lastTime = t
-        symbols[s].lastPrice = p
-        if keepMinutes > 0, symbols[s].keepsHistory {
-            symbols[s].history.record(minute: minute, price: p, keepMinutes: keepMinutes)
-        }
+        record(s, time: t, price: p, minute: minute)
+        symbols[s].quiet = quietWindow(s, time: t, minute: minute)
         guard !fired.isEmpty else { return nil }
         if fired.count > 1 { fired.sort() }
         for r in fired {
@@ -160,6 +162,55 @@ struct EngineCore {
         }
         stats.alerts += fired.count
         return nil
+    }
+
+    /// What every accepted tick leaves behind: `prev`, the time order, the minute history.
+    @inline(__always)
+    private mutating func record(_ s: Int, time t: Int64, price p: Double, minute: Int64) {
+        symbols[s].lastTime = t
+        symbols[s].lastPrice = p
+        if keepMinutes > 0, symbols[s].keepsHistory {
+            symbols[s].history.record(minute: minute, price: p, keepMinutes: keepMinutes)
+        }
+    }
+
+    /// The prices (and source 24 h figures) for which the next ticks of symbol `s` in this
+    /// minute, before `until`, cannot move any of its groups past a level: price groups give
+    /// their level gates directly, change groups their gates turned into prices through this
+    /// minute's base (narrowed by a relative 1e-9 against rounding, so a price inside is
+    /// certainly inside in percent too).
+    private func quietWindow(_ s: Int, time t: Int64, minute: Int64) -> QuietWindow {
+        var window = QuietWindow(minute: minute)
+        let first = symbols[s].firstTime ?? t
+        for g in symbols[s].groups {
+            let group = groups[g]
+            window.until = min(window.until, group.dueBy)
+            guard let (low, high) = group.quietInterval else { return QuietWindow() }
+            if group.windowMinutes == 0 {
+                window.narrow(low, high)
+                continue
+            }
+            let span = group.windowMinutes * 60_000
+            if group.windowMinutes == 1440 { window.sourceDaily = (low, high) }
+            // Not covered yet: the group does nothing until it is.
+            guard first <= t - span else {
+                window.until = min(window.until, first + span)
+                continue
+            }
+            let target = minute - group.windowMinutes
+            let base = group.base.flatMap { $0.minute == target ? $0.price : nil }
+                ?? symbols[s].history.price(atOrBefore: target)
+            guard let base else { return QuietWindow() }
+            let lowPrice = base * (1 + low / 100), highPrice = base * (1 + high / 100)
+            let narrowedLow = lowPrice + abs(lowPrice) * 1e-9, narrowedHigh = highPrice - abs(highPrice) * 1e-9
+            if group.windowMinutes == 1440 {
+                window.historyDaily = (narrowedLow, narrowedHigh)
+            } else {
+                window.narrow(narrowedLow, narrowedHigh)
+            }
+        }
+        window.valid = true
+        return window
     }
 
     /// The change `c` in percent for group `g`'s window at this tick (spec §3), or nil when unknown.
@@ -226,6 +277,7 @@ struct EngineCore {
             garbage += old.count
             symbols[s].groups = range
             symbols[s].keepsHistory = fresh.contains { $0.coordinate != .price }
+            symbols[s].quiet = QuietWindow()
         }
         if garbage > 0, garbage * 2 > groups.count { compactGroups() }
     }
@@ -288,6 +340,43 @@ struct EngineCore {
     }
 }
 
+/// Where the next ticks of a symbol can go without any of its pairs changing state (see
+/// `EngineCore.quietWindow`): such ticks skip the groups entirely.
+struct QuietWindow: Sendable {
+    var valid = false
+    var minute: Int64 = .min
+    /// Exclusive: a cooldown ends or a window becomes covered at this time.
+    var until: Int64 = .max
+    var low = -Double.infinity
+    var high = Double.infinity
+    /// The 24 h group, when the tick carries the source's figure: bounds on that figure.
+    var sourceDaily: (low: Double, high: Double)?
+    /// The 24 h group, when the tick does not: bounds on the price (from the history base).
+    var historyDaily: (low: Double, high: Double)?
+
+    init() {}
+
+    init(minute: Int64) {
+        self.minute = minute
+    }
+
+    mutating func narrow(_ low: Double, _ high: Double) {
+        self.low = max(self.low, low)
+        self.high = min(self.high, high)
+    }
+
+    @inline(__always)
+    func admits(price p: Double, change24h: Double?, time t: Int64, minute: Int64) -> Bool {
+        guard valid, minute == self.minute, t < until, low < p, p < high else { return false }
+        if let sourceDaily, let c = change24h, c.isFinite {
+            return sourceDaily.low < c && c < sourceDaily.high
+        }
+        if let historyDaily { return historyDaily.low < p && p < historyDaily.high }
+        // A 24 h group not yet covered has no history bounds; the source figure then decides.
+        return sourceDaily == nil || change24h == nil
+    }
+}
+
 /// Everything the engine keeps for one symbol.
 struct SymbolState: Sendable {
     let symbol: String
@@ -302,6 +391,7 @@ struct SymbolState: Sendable {
     var keepsHistory: Bool
     /// State of pairs whose `match` rule stopped applying at a market-list reload.
     var retired: [Int32: ConditionGroup.Pair] = [:]
+    var quiet = QuietWindow()
 
     init(symbol: String, groups: Range<Int>, keepsHistory: Bool) {
         self.symbol = symbol
