@@ -106,7 +106,8 @@ protocol FrameSender: Sendable {
 /// the coinIndex subscribe. Returns the port and the task running the server (cancel it to stop).
 func startServer(_ sender: some FrameSender) async throws -> (port: Int, task: Task<Void, any Error>) {
     var logger = Logger(label: "live-benchmark.server")
-    logger.logLevel = .warning
+    // Not .warning: cancelling the server at the end logs a CancellationError at .error.
+    logger.logLevel = .critical
     let router = Router(context: BasicWebSocketRequestContext.self)
     router.get("/futures/api/inquire/initial/market") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "[]")))
