@@ -73,6 +73,13 @@ let package = Package(
         .executableTarget(name: "http-benchmark", dependencies: [
             "AlertHTTP", .product(name: "Hummingbird", package: "hummingbird"),
         ], path: "Benchmarks/HTTPBenchmark"),
+        // The live path on loopback: websocket → parse → engine → sink, one process.
+        .executableTarget(name: "live-benchmark", dependencies: [
+            "AlertCore", "AlertFeeds", "AlertHTTP",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Benchmarks/LiveBenchmark"),
         // A naive reading of the spec that tests compare the engine and the binary with.
         .target(name: "AlertTestSupport", dependencies: ["AlertCore"], path: "Tests/AlertTestSupport"),
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport"]),
