@@ -136,6 +136,22 @@ import Testing
         #expect(try reopened.outbox.depth() == 0)
     }
 
+    @Test func theSameAlertDispatchedTwiceWhileRetriedArrivesOnce() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let hook = ScriptedSink(name: "hook", script: [.retry(reason: "timeout", after: 100)])
+        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
+                                            configuration: fastConfiguration())
+        await dispatcher.start()
+        let alert = sampleAlert(notify: ["hook"])
+        await dispatcher.dispatch(alert)
+        #expect(await eventually { hook.attempts == 1 })
+        await dispatcher.dispatch(alert)
+        #expect(await eventually { (try? store.outbox.depth()) == 0 })
+        #expect(await dispatcher.drain(timeout: .seconds(1)))
+        #expect(hook.delivered == [alert] && hook.attempts == 2)
+    }
+
     @Test func nonDurableSinksAreDeliveredDirectly() async throws {
         let store = try openStore()
         defer { store.close() }
