@@ -20,6 +20,10 @@ actor SinkWorker {
     private var sleeper: Task<Void, Never>?
     private var loop: Task<Void, Never>?
     private var stopped = false
+    /// Outcomes the outbox could not record (disk full, database closed), by row id. Recorded
+    /// again before the row could be sent again, so a delivered alert is never re-sent just
+    /// because its row could not be deleted.
+    private var unrecorded: [Int64: SinkResult] = [:]
 
     init(sink: any Sink, outbox: Outbox, concurrency: Int, policy: RetryPolicy, pollInterval: Int64,
          clock: @escaping @Sendable () -> Int64, logger: Logger) {
@@ -72,6 +76,10 @@ actor SinkWorker {
             return
         }
         for row in rows where busyRules.count < concurrency && !busyRules.contains(row.alert.rule) {
+            if let result = unrecorded[row.id] {
+                if (try? record(row, result)) != nil { unrecorded[row.id] = nil }
+                continue
+            }
             busyRules.insert(row.alert.rule)
             let sink = self.sink
             Task.detached {
@@ -86,38 +94,46 @@ actor SinkWorker {
             busyRules.remove(row.alert.rule)
             kick()
         }
+        do {
+            try record(row, result)
+        } catch {
+            // Kept in memory and recorded before the row is offered again; if the process ends
+            // first, the row is attempted again on the next start (at least once, never lost).
+            unrecorded[row.id] = result
+            logger.error("outbox not updated after delivering \(row.alertID) to '\(sink.name)': \(error)",
+                         metadata: ["sink": "\(sink.name)", "alert": "\(row.alertID)"])
+        }
+    }
+
+    /// Writes an attempt's outcome to the outbox, counts and logs it.
+    private func record(_ row: OutboxEntry, _ result: SinkResult) throws {
         let now = clock()
         let name = sink.name
         let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(row.alertID)"]
-        do {
-            switch result {
-            case .delivered:
-                try outbox.markDelivered(row.id)
-                counts.delivered += 1
-            case .permanent(let reason):
-                try outbox.markDead(row.id, reason: reason, lastError: reason, now: now)
+        switch result {
+        case .delivered:
+            try outbox.markDelivered(row.id)
+            counts.delivered += 1
+        case .permanent(let reason):
+            try outbox.markDead(row.id, reason: reason, lastError: reason, now: now)
+            counts.dead += 1
+            logger.error("sink '\(name)' rejected \(row.alertID) for good: \(reason); kept as a dead letter",
+                         metadata: metadata)
+        case .retry(let reason, let after):
+            let attempts = row.attempts + 1
+            if policy.givesUp(createdAt: row.createdAt, now: now) {
+                let why = "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") over "
+                    + "\(RetryPolicy.describe(millis: policy.maxAge)): \(reason)"
+                try outbox.markDead(row.id, reason: why, lastError: reason, now: now)
                 counts.dead += 1
-                logger.error("sink '\(name)' rejected \(row.alertID) for good: \(reason); kept as a dead letter",
-                             metadata: metadata)
-            case .retry(let reason, let after):
-                let attempts = row.attempts + 1
-                if policy.givesUp(createdAt: row.createdAt, now: now) {
-                    let why = "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") over "
-                        + "\(RetryPolicy.describe(millis: policy.maxAge)): \(reason)"
-                    try outbox.markDead(row.id, reason: why, lastError: reason, now: now)
-                    counts.dead += 1
-                    logger.error("sink '\(name)' \(why) (\(row.alertID)); kept as a dead letter", metadata: metadata)
-                } else {
-                    let delay = policy.delay(attempts: attempts, retryAfter: after)
-                    try outbox.markRetry(row.id, after: now + delay, reason: reason)
-                    counts.retried += 1
-                    logger.warning("sink '\(name)' failed to deliver \(row.alertID): \(reason); retry \(attempts) in \(delay) ms",
-                                   metadata: metadata)
-                }
+                logger.error("sink '\(name)' \(why) (\(row.alertID)); kept as a dead letter", metadata: metadata)
+            } else {
+                let delay = policy.delay(attempts: attempts, retryAfter: after)
+                try outbox.markRetry(row.id, after: now + delay, reason: reason)
+                counts.retried += 1
+                logger.warning("sink '\(name)' failed to deliver \(row.alertID): \(reason); retry \(attempts) in \(delay) ms",
+                               metadata: metadata)
             }
-        } catch {
-            // The row stays as it was: it is attempted again (at least once, never lost).
-            logger.error("outbox not updated after delivering \(row.alertID) to '\(name)': \(error)", metadata: metadata)
         }
     }
 
