@@ -32,11 +32,14 @@ struct DemoCommand: AsyncParsableCommand {
 
     @OptionGroup var tuning: FeedTuning
 
+    @OptionGroup var state: StateOption
+
     func run() async throws {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
         let ruleSet = try loadRules()
         let sinks = try Inputs.sinks(for: ruleSet)
+        let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, state: state)
         let logger = Logger(label: "pricealert")
         let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
             port: 0, prices: .randomWalk(seed: seed, interval: interval.duration)))
@@ -52,7 +55,7 @@ struct DemoCommand: AsyncParsableCommand {
             ruleSet: ruleSet,
             runner: FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: CurlHTTPClient(),
                                options: tuning.options, logger: logger),
-            sinks: sinks, logger: logger)
+            delivery: delivery, logger: logger)
         let limit = duration?.duration
         let outcome = try await Lifecycle.run(logger: logger) {
             await Lifecycle.limited(to: limit) { await pipeline.run() }

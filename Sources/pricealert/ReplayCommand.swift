@@ -12,7 +12,10 @@ struct ReplayCommand: AsyncParsableCommand {
             Ticks are JSON Lines: {"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}.
             Alerts go to standard output; bad lines, dropped ticks and a summary go to standard error.
             Exit codes: 0 done, 65 rule file errors, 66 an input cannot be read, 73 a sink cannot be set up,
-            74 some deliveries failed (with --dispatch).
+            73 the state folder cannot be used, 74 some deliveries failed or still wait in the outbox
+            (with --dispatch), 75 the state folder is in use by another pricealert.
+            With --dispatch, webhook and exec sinks go through the durable outbox in the state folder
+            (--state, or the default one); replay waits up to 30 s for them before exiting.
             """)
 
     @OptionGroup var rules: RulesOption
@@ -29,6 +32,12 @@ struct ReplayCommand: AsyncParsableCommand {
     @Flag(help: "Also deliver alerts to the sinks the rules name.")
     var dispatch = false
 
+    @OptionGroup var state: StateOption
+
+    func validate() throws {
+        if state.path != nil, !dispatch { throw ValidationError("--state is used with --dispatch") }
+    }
+
     func run() async throws {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
@@ -38,7 +47,11 @@ struct ReplayCommand: AsyncParsableCommand {
         if engine.hasMatchRules, marketList == nil {
             StandardError.write("pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
         }
-        let dispatcher = dispatch ? Dispatcher(sinks: try Inputs.sinks(for: ruleSet)) : nil
+        let dispatcher: AlertDelivery? = if dispatch {
+            try await AlertDelivery.make(ruleSet: ruleSet, sinks: try Inputs.sinks(for: ruleSet), state: state)
+        } else {
+            nil
+        }
         let reader: TickFileReader
         do {
             reader = try TickFileReader(path: ticks)
@@ -68,7 +81,8 @@ struct ReplayCommand: AsyncParsableCommand {
             }
         }
         continuation.finish()
-        let failures = await consumer.value
+        var failures = await consumer.value
+        failures += await dispatcher?.finish(timeout: .seconds(30)) ?? 0
 
         StandardError.write("replay: \(Summary.line(read: read, stats: engine.stats))")
         if failures > 0 {

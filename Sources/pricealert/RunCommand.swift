@@ -10,12 +10,14 @@ struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Follow live prices and dispatch alerts until stopped.",
-        discussion: "Exit codes: 0 stopped by a signal or --duration, 65 rule file errors, 66 unreadable rule file, 73 a sink cannot be set up, 74 deliveries failed.")
+        discussion: "Exit codes: 0 stopped by a signal or --duration, 65 rule file errors, 66 unreadable rule file, 73 a sink or the state folder cannot be set up, 74 deliveries failed or still wait in the outbox, 75 the state folder is in use by another pricealert.")
 
     @OptionGroup var rules: RulesOption
 
     @OptionGroup var source: SourceOptions
     @OptionGroup var tuning: FeedTuning
+
+    @OptionGroup var state: StateOption
 
     @Option(help: "Stop after this long (e.g. 10m); without it, run until SIGTERM/SIGINT.")
     var duration: DurationArgument?
@@ -25,12 +27,13 @@ struct RunCommand: AsyncParsableCommand {
         StandardOutput.ignoreBrokenPipeSignal()
         let ruleSet = try rules.load()
         let sinks = try Inputs.sinks(for: ruleSet)
+        let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, state: state)
         let http = CurlHTTPClient()
         let logger = Logger(label: "pricealert")
         let pipeline = LivePipeline(
             ruleSet: ruleSet,
             runner: FeedRunner(source: try source.make(), http: http, options: tuning.options, logger: logger),
-            sinks: sinks, logger: logger)
+            delivery: delivery, logger: logger)
         let limit = duration?.duration
         let outcome = try await Lifecycle.run(logger: logger) {
             await Lifecycle.limited(to: limit) { await pipeline.run() }

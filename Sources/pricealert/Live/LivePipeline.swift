@@ -8,13 +8,17 @@ import Logging
 ///
 /// Three tasks joined by unbounded streams, so data flows one way and nothing upstream ever
 /// waits for a sink: the feed yields events, the evaluation loop turns ticks into alerts, the
-/// dispatcher delivers them in order. On cancellation (SIGTERM, SIGINT, `--duration`) the feed
-/// stops first, then every alert already made is delivered before `run` returns.
+/// dispatcher delivers them in order (webhook/exec sinks through the outbox when a state folder
+/// is in use). On cancellation (SIGTERM, SIGINT, `--duration`) the feed
+/// stops first, then every alert already made is delivered (or, for outbox sinks, written to the
+/// outbox and given `drainTimeout` to go out) before `run` returns.
 struct LivePipeline: Sendable {
     var ruleSet: RuleSet
     var runner: FeedRunner
-    var sinks: [String: any Sink]
+    var delivery: AlertDelivery
     var logger: Logger
+    /// How long the outbox may take to empty at shutdown (what is left is sent on the next start).
+    var drainTimeout: Duration = .seconds(10)
 
     struct Outcome {
         var stats: Engine.Stats
@@ -24,11 +28,11 @@ struct LivePipeline: Sendable {
     func run() async -> Outcome {
         let (events, feed) = runner.start()
         let (alerts, alertOut) = AsyncStream.makeStream(of: Alert.self)
-        let dispatcher = Dispatcher(sinks: sinks)
+        let dispatcher = self.delivery
         let delivery = Task {
             var failures = 0
             for await alert in alerts {
-                failures += await dispatcher.dispatch(alert).filter { $0.result.failureReason != nil }.count
+                failures += await dispatcher.dispatch(alert)
             }
             return failures
         }
@@ -42,7 +46,8 @@ struct LivePipeline: Sendable {
         }
         feed.cancel()
         alertOut.finish()
-        let failures = await delivery.value
+        var failures = await delivery.value
+        failures += await dispatcher.finish(timeout: drainTimeout)
         return Outcome(stats: evaluation.stats, deliveryFailures: failures)
     }
 }

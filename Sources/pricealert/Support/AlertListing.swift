@@ -6,7 +6,7 @@ import AlertSinks
 /// written before its alert is dispatched, so a `stdout` sink's line follows the listing's.
 struct AlertListing: Sendable {
     let format: AlertOutputFormat
-    let dispatcher: Dispatcher?
+    let dispatcher: AlertDelivery?
 
     /// Returns how many deliveries failed.
     func consume(_ alerts: AsyncStream<Alert>) async -> Int {
@@ -17,8 +17,7 @@ struct AlertListing: Sendable {
             if let dispatcher {
                 StandardOutput.shared.writeLine(batch)
                 batch = ""
-                let results = await dispatcher.dispatch(alert)
-                failures += results.filter { $0.result.failureReason != nil }.count
+                failures += await dispatcher.dispatch(alert)
             } else if batch.utf8.count >= 65_536 {
                 StandardOutput.shared.writeLine(batch)
                 batch = ""

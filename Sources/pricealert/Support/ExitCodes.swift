@@ -11,6 +11,12 @@ enum ExitCodes {
     static let unavailable = ExitCode(69)
     /// A sink cannot be set up: a file sink's folder is missing, a type not available (EX_CANTCREAT).
     static let cannotCreate = ExitCode(73)
-    /// Some deliveries failed during the run (EX_IOERR). Every alert was still printed.
+    /// Some deliveries failed during the run, or still wait in the outbox (EX_IOERR). Every
+    /// alert was still printed.
     static let deliveryFailed = ExitCode(74)
+    /// The state folder cannot be used: not creatable, unreadable, or written by a newer
+    /// version (EX_CANTCREAT, like a sink that cannot open).
+    static let stateUnusable = ExitCode(73)
+    /// The state folder is locked by another running pricealert (EX_TEMPFAIL: try later).
+    static let stateLocked = ExitCode(75)
 }

@@ -1,0 +1,143 @@
+import AlertCore
+import AlertSinks
+import AlertStore
+import ArgumentParser
+
+/// `pricealert outbox list|flush|purge`: see and act on the durable outbox in the state folder.
+struct OutboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "outbox",
+        abstract: "See, deliver or clear what waits in the durable outbox (webhook and exec sinks).",
+        discussion: "Exit codes: 0 done, 73 the state folder cannot be used, 75 another pricealert holds it; flush: 74 some alerts are still pending or became dead letters.",
+        subcommands: [List.self, Flush.self, Purge.self])
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List pending deliveries and dead letters (sink, alert id, attempts, next attempt, last error).")
+
+        @OptionGroup var state: StateOption
+
+        @Option(help: "text (an aligned line each) or json (one object per line).")
+        var format: AlertOutputFormat = .text
+
+        func run() async throws {
+            let store = try state.open()
+            defer { store.close() }
+            let pending: [OutboxEntry]
+            let dead: [OutboxEntry]
+            do {
+                pending = try store.outbox.pending()
+                dead = try store.outbox.dead()
+            } catch {
+                StandardError.write("pricealert: error: cannot read the outbox in \(store.folder.path): \(error)")
+                throw ExitCodes.stateUnusable
+            }
+            var lines: [String] = []
+            for (entry, isDead) in pending.map({ ($0, false) }) + dead.map({ ($0, true) }) {
+                lines.append(format == .json ? Self.json(entry, dead: isDead) : Self.text(entry, dead: isDead))
+            }
+            if format == .text {
+                lines.append("\(pending.count) pending, \(dead.count) dead (\(store.folder.path))")
+            }
+            if !lines.isEmpty { StandardOutput.shared.writeLine(lines.joined(separator: "\n")) }
+        }
+
+        static func text(_ entry: OutboxEntry, dead: Bool) -> String {
+            var line = dead ? "dead     " : "pending  "
+            line += "\(entry.sink)  \(entry.alertID)  attempts \(entry.attempts)  "
+            line += dead ? "died \(Timestamp.format(entry.nextAttemptAt))" : "next \(Timestamp.format(entry.nextAttemptAt))"
+            if let reason = entry.deadReason { line += "  reason: \(reason)" }
+            else if let error = entry.lastError { line += "  last error: \(error)" }
+            return line
+        }
+
+        static func json(_ entry: OutboxEntry, dead: Bool) -> String {
+            var out = "{\"state\":" + JSONString.quote(dead ? "dead" : "pending")
+            out += ",\"sink\":" + JSONString.quote(entry.sink)
+            out += ",\"id\":" + JSONString.quote(entry.alertID)
+            out += ",\"attempts\":\(entry.attempts)"
+            out += ",\"created\":" + JSONString.quote(Timestamp.format(entry.createdAt))
+            out += (dead ? ",\"died\":" : ",\"next\":") + JSONString.quote(Timestamp.format(entry.nextAttemptAt))
+            out += ",\"lastError\":" + (entry.lastError.map(JSONString.quote) ?? "null")
+            if dead { out += ",\"reason\":" + JSONString.quote(entry.deadReason ?? "") }
+            out += ",\"alert\":" + entry.payload + "}"
+            return out
+        }
+    }
+
+    struct Flush: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Deliver everything pending now through the rules' sinks, then exit.",
+            discussion: "Exit codes: 0 all delivered, 74 some still pending or dead-lettered, 65/66 rule file errors, 73 a sink or the state folder cannot be set up, 75 the state folder is in use.")
+
+        @OptionGroup var rules: RulesOption
+        @OptionGroup var state: StateOption
+
+        @Option(help: "How long to keep trying before leaving the rest in the outbox.")
+        var timeout: DurationArgument = DurationArgument(.seconds(30))
+
+        func run() async throws {
+            Logs.bootstrap()
+            let ruleSet = try rules.load()
+            let store = try state.open()
+            defer { store.close() }
+            let waiting: [String]
+            do {
+                waiting = Array(Set(try store.outbox.pending().map(\.sink))).sorted()
+                try store.outbox.makeAllDue(now: ReliableDispatcher.wallclockMillis())
+            } catch {
+                StandardError.write("pricealert: error: cannot read the outbox in \(store.folder.path): \(error)")
+                throw ExitCodes.stateUnusable
+            }
+            let missing = waiting.filter { ruleSet.sinks[$0] == nil }
+            for name in missing {
+                StandardError.write("pricealert: warning: the outbox holds alerts for sink '\(name)', which the rule files do not define; they stay pending")
+            }
+            let sinks: [String: any Sink]
+            do {
+                sinks = try SinkFactory.makeAll(waiting.compactMap { ruleSet.sinks[$0] })
+            } catch {
+                StandardError.write("pricealert: error: \(error)")
+                throw ExitCodes.cannotCreate
+            }
+            let dispatcher = ReliableDispatcher(sinks: sinks, durable: Set(waiting), outbox: store.outbox)
+            await dispatcher.start()
+            await dispatcher.drain(timeout: timeout.duration)
+            let counts = await dispatcher.counts()
+            let delivered = counts.values.reduce(0) { $0 + $1.delivered }
+            let dead = counts.values.reduce(0) { $0 + $1.dead }
+            let pending = await dispatcher.outboxDepth()
+            StandardError.write("outbox: \(delivered) delivered, \(dead) dead-lettered, \(pending) still pending")
+            if dead > 0 || pending > 0 { throw ExitCodes.deliveryFailed }
+        }
+    }
+
+    struct Purge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete dead letters (--dead), or dead letters and every pending delivery (--all).")
+
+        @OptionGroup var state: StateOption
+
+        @Flag(help: "Delete the dead letters.")
+        var dead = false
+
+        @Flag(help: "Delete the dead letters and everything pending (those alerts are never delivered).")
+        var all = false
+
+        func validate() throws {
+            if dead == all { throw ValidationError("give exactly one of --dead or --all") }
+        }
+
+        func run() async throws {
+            let store = try state.open()
+            defer { store.close() }
+            do {
+                let count = try store.outbox.purge(dead: dead, all: all)
+                StandardError.write("outbox: \(count) deleted")
+            } catch {
+                StandardError.write("pricealert: error: cannot change the outbox in \(store.folder.path): \(error)")
+                throw ExitCodes.stateUnusable
+            }
+        }
+    }
+}

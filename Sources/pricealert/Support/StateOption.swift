@@ -1,0 +1,22 @@
+import AlertStore
+import ArgumentParser
+
+/// `--state DIR`: the folder holding the outbox (default `$STATE_DIRECTORY`, else
+/// `$XDG_STATE_HOME/pricealert`, else `~/.local/state/pricealert`).
+struct StateOption: ParsableArguments {
+    @Option(name: .customLong("state"), help: ArgumentHelp(
+        "The state folder (the outbox); default $STATE_DIRECTORY, $XDG_STATE_HOME/pricealert or ~/.local/state/pricealert.",
+        valueName: "dir"))
+    var path: String?
+
+    /// Opens the state folder; exits 73 (75 when another pricealert holds it) with a message
+    /// naming it when it cannot be used.
+    func open() throws -> StateStore {
+        do {
+            return try StateStore.open(StateFolder.resolve(explicit: path, environment: StateFolder.processEnvironment))
+        } catch {
+            StandardError.write("pricealert: error: \(error)")
+            throw error.lockedBy == nil ? ExitCodes.stateUnusable : ExitCodes.stateLocked
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import AlertCore
+import AlertSinks
+import AlertStore
+import Testing
+
+@Suite struct ReliableDispatcherTests {
+    @Test func retryThenSuccessDeliversOnce() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let hook = ScriptedSink(name: "hook", script: [.retry(reason: "HTTP 500", after: nil),
+                                                       .retry(reason: "HTTP 503", after: nil)])
+        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
+                                            configuration: fastConfiguration())
+        await dispatcher.start()
+        await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
+        #expect(await eventually { (try? store.outbox.depth()) == 0 })
+        #expect(await dispatcher.drain(timeout: .seconds(1)))
+        #expect(hook.attempts == 3)
+        #expect(hook.delivered == [sampleAlert(notify: ["hook"])])
+        #expect(await dispatcher.counts()["hook"] == DeliveryCounts(delivered: 1, retried: 2, dead: 0))
+    }
+
+    @Test func retryAfterIsAMinimum() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let hook = ScriptedSink(name: "hook", script: [.retry(reason: "HTTP 429", after: 300)])
+        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
+                                            configuration: fastConfiguration())
+        await dispatcher.start()
+        await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
+        #expect(await eventually { hook.delivered.count == 1 })
+        let times = hook.attemptTimes
+        #expect(times.count == 2)
+        #expect(times[0].duration(to: times[1]) >= .milliseconds(295))
+        await dispatcher.drain(timeout: .seconds(1))
+    }
+
+    @Test func permanentFailureBecomesADeadLetterWithItsReason() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let hook = ScriptedSink(name: "hook", script: [.permanent(reason: "HTTP 404 Not Found")])
+        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
+                                            configuration: fastConfiguration())
+        await dispatcher.start()
+        await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
+        #expect(await eventually { (try? store.outbox.dead().count) == 1 })
+        let dead = try store.outbox.dead()[0]
+        #expect(dead.deadReason == "HTTP 404 Not Found" && dead.sink == "hook" && dead.alert == sampleAlert(notify: ["hook"]))
+        #expect(try store.outbox.depth() == 0 && hook.attempts == 1)
+        await dispatcher.drain(timeout: .seconds(1))
+    }
+
+    @Test func tooOldGivesUp() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let hook = ScriptedSink(name: "hook", script: Array(repeating: .retry(reason: "connection refused", after: nil), count: 10_000))
+        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
+                                            configuration: fastConfiguration(maxAge: 300))
+        await dispatcher.start()
+        await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
+        #expect(await eventually { (try? store.outbox.dead().count) == 1 })
+        let reason = try #require(try store.outbox.dead().first?.deadReason)
+        let attempts = hook.attempts
+        #expect(reason == "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") over 300ms: connection refused")
+        #expect(hook.delivered.isEmpty)
+        await dispatcher.drain(timeout: .seconds(1))
+    }
+
+    @Test func eachRulesAlertsArriveInOrderUnderConcurrency() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let hook = ScriptedSink(name: "hook", script: (0..<40).map { $0 % 3 == 0 ? .retry(reason: "HTTP 502", after: nil) : .delivered },
+                                delay: { .milliseconds(Int.random(in: 0...8)) })
+        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
+                                            configuration: fastConfiguration(concurrency: 4))
+        await dispatcher.start()
+        let rules = ["r1", "r2", "r3", "r4", "r5", "r6"]
+        for time in 1...20 {
+            for rule in rules { await dispatcher.dispatch(sampleAlert(rule, time: Int64(time), notify: ["hook"])) }
+        }
+        #expect(await eventually(timeout: .seconds(30)) { hook.delivered.count == 120 })
+        for rule in rules {
+            #expect(hook.delivered.filter { $0.rule == rule }.map(\.time) == (1...20).map { Int64($0) })
+        }
+        #expect(hook.maxInFlight <= 4)
+        #expect(hook.maxInFlight > 1)
+        #expect(Set(hook.delivered.map(\.id)).count == 120)
+        await dispatcher.drain(timeout: .seconds(1))
+    }
+
+    @Test func aSlowSinkDoesNotDelayAnotherOrTheCaller() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let slow = ScriptedSink(name: "slow", delay: { .seconds(3) })
+        let fast = ScriptedSink(name: "fast")
+        let direct = InMemorySink(name: "stdout")
+        let dispatcher = ReliableDispatcher(sinks: ["slow": slow, "fast": fast, "stdout": direct],
+                                            durable: ["slow", "fast"], outbox: store.outbox,
+                                            configuration: fastConfiguration())
+        await dispatcher.start()
+        let begin = ContinuousClock.now
+        for time in 1...5 {
+            let results = await dispatcher.dispatch(sampleAlert(time: Int64(time), notify: ["slow", "fast", "stdout"]))
+            #expect(results.map(\.sink) == ["stdout"])
+        }
+        #expect(begin.duration(to: .now) < .seconds(1))
+        #expect(await eventually(timeout: .seconds(2)) { fast.delivered.count == 5 })
+        #expect(begin.duration(to: .now) < .seconds(2))
+        #expect(slow.delivered.isEmpty && direct.alerts.count == 5)
+        // Shutdown leaves what the slow sink has not finished in the outbox.
+        #expect(await dispatcher.drain(timeout: .milliseconds(100)) == false)
+        #expect(try store.outbox.depth(sink: "slow") == 5)
+    }
+
+    @Test func aRestartDeliversWhatTheFirstRunLeft() async throws {
+        let folder = StateFolder(path: try temporaryFolder() + "/state")
+        let store = try openStore(folder)
+        let down = ScriptedSink(name: "hook", script: Array(repeating: .retry(reason: "HTTP 503", after: 60_000), count: 3))
+        let first = ReliableDispatcher(sinks: ["hook": down], durable: ["hook"], outbox: store.outbox,
+                                       configuration: fastConfiguration())
+        await first.start()
+        for time in 1...3 { await first.dispatch(sampleAlert(time: Int64(time), notify: ["hook"])) }
+        #expect(await eventually { down.attempts == 1 })
+        await first.drain(timeout: .milliseconds(50))
+        store.close()
+
+        let reopened = try openStore(folder)
+        defer { reopened.close() }
+        #expect(try reopened.outbox.depth() == 3)
+        try reopened.outbox.makeAllDue(now: 0)
+        let up = ScriptedSink(name: "hook")
+        let second = ReliableDispatcher(sinks: ["hook": up], durable: ["hook"], outbox: reopened.outbox,
+                                        configuration: fastConfiguration())
+        await second.start()
+        #expect(await second.drain(timeout: .seconds(5)))
+        #expect(up.delivered.map(\.time) == [1, 2, 3])
+        #expect(try reopened.outbox.depth() == 0)
+    }
+
+    @Test func theSameAlertDispatchedTwiceWhileRetriedArrivesOnce() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let hook = ScriptedSink(name: "hook", script: [.retry(reason: "timeout", after: 100)])
+        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
+                                            configuration: fastConfiguration())
+        await dispatcher.start()
+        let alert = sampleAlert(notify: ["hook"])
+        await dispatcher.dispatch(alert)
+        #expect(await eventually { hook.attempts == 1 })
+        await dispatcher.dispatch(alert)
+        #expect(await eventually { (try? store.outbox.depth()) == 0 })
+        #expect(await dispatcher.drain(timeout: .seconds(1)))
+        #expect(hook.delivered == [alert] && hook.attempts == 2)
+    }
+
+    @Test func nonDurableSinksAreDeliveredDirectly() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let direct = InMemorySink(name: "stdout", failure: .permanent(reason: "closed"))
+        let dispatcher = ReliableDispatcher(sinks: ["stdout": direct], durable: [], outbox: store.outbox)
+        await dispatcher.start()
+        let results = await dispatcher.dispatch(sampleAlert(notify: ["stdout"]))
+        #expect(results.map(\.result) == [.permanent(reason: "closed")])
+        #expect(try store.outbox.depth() == 0)
+        #expect(await dispatcher.counts()["stdout"] == DeliveryCounts(delivered: 0, retried: 0, dead: 1))
+    }
+
+    @Test func backoffIsJitteredExponentialAndCapped() {
+        let policy = RetryPolicy()
+        #expect(policy.delay(attempts: 1, retryAfter: nil, random: { $0.upperBound }) == 1_000)
+        #expect(policy.delay(attempts: 4, retryAfter: nil, random: { $0.upperBound }) == 8_000)
+        #expect(policy.delay(attempts: 60, retryAfter: nil, random: { $0.upperBound }) == 300_000)
+        #expect(policy.delay(attempts: 3, retryAfter: 9_000, random: { $0.lowerBound }) == 9_000)
+        #expect(policy.givesUp(createdAt: 0, now: 86_400_000) && !policy.givesUp(createdAt: 1, now: 86_400_000))
+        #expect(RetryPolicy.describe(millis: 86_400_000) == "24h")
+    }
+}

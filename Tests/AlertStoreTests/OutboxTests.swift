@@ -1,0 +1,132 @@
+import AlertCore
+import AlertStore
+import Foundation
+import GRDB
+import Testing
+
+func alert(_ rule: String = "btc-100k", time: Int64 = 1_700_000_000_000, notify: [String] = ["hook"],
+           threshold: Threshold = .value(100000)) -> Alert {
+    Alert(rule: rule, symbol: "BTC", time: time, price: 100012.5, condition: "price crossesAbove 100000",
+          threshold: threshold, value: 100012.5, message: "BTC \"crossed\"\n100k", notify: notify)
+}
+
+func temporaryFolder() -> StateFolder {
+    StateFolder(path: NSTemporaryDirectory() + "pricealert-store-\(UUID().uuidString)/state")
+}
+
+@Suite struct OutboxTests {
+    @Test func enqueueWritesOneRowPerSinkAndRebuildsTheAlert() throws {
+        let store = try StateStore.open(temporaryFolder())
+        defer { store.close() }
+        let original = alert(notify: ["hook", "exec", "stdout"], threshold: .range(1, 2))
+        try store.outbox.enqueue(original, sinks: ["hook", "exec"], now: 10)
+        let rows = try store.outbox.pending()
+        #expect(rows.map(\.sink) == ["hook", "exec"])
+        #expect(rows[0].alert == original)
+        #expect(rows[0].payload == AlertFormat.json(original))
+        #expect(rows[0].attempts == 0 && rows[0].nextAttemptAt == 10 && rows[0].createdAt == 10)
+        // The same (alert, sink) twice stays one row.
+        try store.outbox.enqueue(original, sinks: ["hook"], now: 11)
+        #expect(try store.outbox.depth() == 2)
+    }
+
+    @Test func dueOffersOnlyEachRulesOldestRowWhenDue() throws {
+        let store = try StateStore.open(temporaryFolder())
+        defer { store.close() }
+        try store.outbox.enqueue(alert("a", time: 1), sinks: ["hook"], now: 100)
+        try store.outbox.enqueue(alert("a", time: 2), sinks: ["hook"], now: 100)
+        try store.outbox.enqueue(alert("b", time: 1), sinks: ["hook"], now: 200)
+        #expect(try store.outbox.due(now: 99, limit: 10).isEmpty)
+        #expect(try store.outbox.due(now: 100, limit: 10).map(\.alert.id) == ["a:BTC:1"])
+        #expect(try store.outbox.due(now: 200, limit: 10).map(\.alert.id) == ["a:BTC:1", "b:BTC:1"])
+        #expect(try store.outbox.due(now: 200, limit: 10, sink: "other").isEmpty)
+        let first = try store.outbox.due(now: 200, limit: 1)[0]
+        try store.outbox.markRetry(first.id, after: 500, reason: "HTTP 503")
+        #expect(try store.outbox.due(now: 200, limit: 10).map(\.alert.id) == ["b:BTC:1"])
+        let retried = try store.outbox.pending()[0]
+        #expect(retried.attempts == 1 && retried.nextAttemptAt == 500 && retried.lastError == "HTTP 503")
+        #expect(try store.outbox.nextAttemptAt(sink: "hook") == 100)
+        try store.outbox.markDelivered(first.id)
+        #expect(try store.outbox.due(now: 200, limit: 10).map(\.alert.id) == ["a:BTC:2", "b:BTC:1"])
+    }
+
+    @Test func markDeadMovesTheRowWithItsReasonAndPurgeClears() throws {
+        let store = try StateStore.open(temporaryFolder())
+        defer { store.close() }
+        try store.outbox.enqueue(alert("a"), sinks: ["hook"], now: 1)
+        try store.outbox.enqueue(alert("b"), sinks: ["hook"], now: 1)
+        let row = try store.outbox.pending()[0]
+        try store.outbox.markDead(row.id, reason: "HTTP 404", lastError: "HTTP 404", now: 7)
+        #expect(try store.outbox.depth() == 1)
+        let dead = try store.outbox.dead()
+        #expect(dead.count == 1)
+        #expect(dead[0].alert == row.alert && dead[0].deadReason == "HTTP 404" && dead[0].attempts == 1)
+        #expect(try store.outbox.purge(dead: true, all: false) == 1)
+        #expect(try store.outbox.dead().isEmpty && store.outbox.depth() == 1)
+        try store.outbox.makeAllDue(now: 0)
+        #expect(try store.outbox.purge(dead: false, all: true) == 1)
+        #expect(try store.outbox.depth() == 0)
+    }
+}
+
+@Suite struct StateStoreTests {
+    @Test func reopenKeepsRowsAndFolderIsPrivate() throws {
+        let folder = temporaryFolder()
+        let store = try StateStore.open(folder)
+        try store.outbox.enqueue(alert(), sinks: ["hook"], now: 1)
+        store.close()
+        var info = stat()
+        #expect(stat(folder.path, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        let again = try StateStore.open(folder)
+        defer { again.close() }
+        #expect(try again.outbox.pending().map(\.alert) == [alert()])
+        let mode = try DatabaseQueue(path: folder.databasePath).read { db in
+            try String.fetchOne(db, sql: "PRAGMA journal_mode")
+        }
+        #expect(mode == "wal")
+    }
+
+    @Test func aSecondOpenIsRefusedNamingThePid() throws {
+        let folder = temporaryFolder()
+        let store = try StateStore.open(folder)
+        let error = #expect(throws: StateError.self) { try StateStore.open(folder) }
+        #expect(error?.description == "\(folder.path) is in use by another pricealert (pid \(getpid()))")
+        #expect(error?.lockedBy == getpid())
+        store.close()
+        let again = try StateStore.open(folder)
+        again.close()
+    }
+
+    @Test func aNewerSchemaIsRefused() throws {
+        let folder = temporaryFolder()
+        try StateStore.open(folder).close()
+        try DatabaseQueue(path: folder.databasePath).write { db in try db.execute(sql: "PRAGMA user_version = 99") }
+        let error = #expect(throws: StateError.self) { try StateStore.open(folder) }
+        #expect(error?.description == "state in \(folder.path) was written by a newer pricealert (schema 99)")
+    }
+
+    @Test func migrationsRecordTheirVersion() throws {
+        let folder = temporaryFolder()
+        try StateStore.open(folder).close()
+        let version = try DatabaseQueue(path: folder.databasePath).read { db in
+            try Int.fetchOne(db, sql: "PRAGMA user_version")
+        }
+        #expect(version == StateStore.schemaVersion)
+        // Opening again runs no migration twice.
+        try StateStore.open(folder).close()
+    }
+
+    @Test func anUncreatableFolderIsNamed() throws {
+        let file = NSTemporaryDirectory() + "pricealert-file-\(UUID().uuidString)"
+        _ = FileManager.default.createFile(atPath: file, contents: Data())
+        let error = #expect(throws: StateError.self) { try StateStore.open(StateFolder(path: file + "/state")) }
+        #expect(error?.description.hasPrefix("state folder \(file)/state: cannot create \(file)/state") == true)
+    }
+
+    @Test func defaultFolderFollowsSystemdThenXDGThenHome() throws {
+        #expect(try StateFolder.resolve(explicit: "x", environment: ["STATE_DIRECTORY": "/s"]).path == "x")
+        #expect(try StateFolder.resolve(explicit: nil, environment: ["STATE_DIRECTORY": "/s:/t", "HOME": "/h"]).path == "/s")
+        #expect(try StateFolder.resolve(explicit: nil, environment: ["XDG_STATE_HOME": "/x", "HOME": "/h"]).path == "/x/pricealert")
+        #expect(try StateFolder.resolve(explicit: nil, environment: ["HOME": "/h"]).path == "/h/.local/state/pricealert")
+    }
+}
