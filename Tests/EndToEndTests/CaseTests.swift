@@ -13,7 +13,7 @@ struct CaseTests {
     }
 
     @Test(arguments: names)
-    func runCase(_ name: String) throws {
+    func runCase(_ name: String) async throws {
         let folder = Self.casesFolder.appendingPathComponent(name)
         func read(_ file: String) throws -> String {
             try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
@@ -21,13 +21,13 @@ struct CaseTests {
         let arguments = try read("args").split(separator: "\n").map {
             $0.replacingOccurrences(of: "{repo}", with: PriceAlertBinary.repo.path)
         }
-        let result = try PriceAlertBinary.run(arguments, in: folder)
+        let result = try await PriceAlertBinary.run(arguments, in: folder)
         #expect(result.stdout == (try read("expected.stdout")))
         #expect(result.stderr == (try read("expected.stderr")))
         #expect(result.status == Int32(try read("expected.status").trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
-    @Test func everyCaseHasItsFiles() throws {
+    @Test func everyCaseHasItsFiles() async throws {
         #expect(Self.names.count >= 6)
         for name in Self.names {
             for file in ["args", "expected.stdout", "expected.stderr", "expected.status"] {

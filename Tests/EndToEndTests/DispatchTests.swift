@@ -30,13 +30,13 @@ struct DispatchTests {
         return url
     }
 
-    @Test func fileSinkAppendsTheListedEventsWithMode0600() throws {
+    @Test func fileSinkAppendsTheListedEventsWithMode0600() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
         let args = ["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json", "--dispatch"]
 
-        let first = try PriceAlertBinary.run(args, in: dir)
+        let first = try await PriceAlertBinary.run(args, in: dir)
         #expect(first.status == 0)
         let listed = first.stdout.split(separator: "\n").map(String.init)
         #expect(listed.count == 2)
@@ -48,25 +48,25 @@ struct DispatchTests {
         #expect(mode == 0o600)
 
         // A second run appends; nothing that was written is lost or rewritten.
-        let second = try PriceAlertBinary.run(args, in: dir)
+        let second = try await PriceAlertBinary.run(args, in: dir)
         #expect(second.status == 0)
         #expect(try String(contentsOf: journal, encoding: .utf8) == (listed + listed).map { $0 + "\n" }.joined())
     }
 
-    @Test func withoutDispatchNoSinkIsTouched() throws {
+    @Test func withoutDispatchNoSinkIsTouched() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
-        let run = try PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl"], in: dir)
+        let run = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl"], in: dir)
         #expect(run.status == 0)
         #expect(run.stdout.split(separator: "\n").count == 2)
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out/alerts.jsonl").path))
     }
 
-    @Test func missingSinkFolderStopsBeforeEvaluatingAnything() throws {
+    @Test func missingSinkFolderStopsBeforeEvaluatingAnything() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let run = try PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch"], in: dir)
+        let run = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch"], in: dir)
         #expect(run.status == 73)
         #expect(run.stdout.isEmpty)
         #expect(run.stderr == "pricealert: error: file sink 'journal': cannot open out/alerts.jsonl: folder 'out' does not exist\n")

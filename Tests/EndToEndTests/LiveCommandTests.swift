@@ -50,7 +50,7 @@ struct LiveCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         let result = try await withExchange { port in
-            try PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse",
+            try await PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse",
                                       "--endpoint", "http://127.0.0.1:\(port)", "--duration", "4s"], in: dir)
         }
         #expect(result.status == 0)
@@ -67,7 +67,7 @@ struct LiveCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         let result = try await withExchange(faults: ExchangeFaults(silenceAfter: .seconds(1), silenceFor: .seconds(4))) { port in
-            try PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
+            try await PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
                                       "http://127.0.0.1:\(port)", "--stale-after", "1500ms", "--duration", "9s"], in: dir)
         }
         #expect(result.status == 0)
@@ -83,7 +83,7 @@ struct LiveCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         let result = try await withExchange { port in
-            try PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
+            try await PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
                                       "http://127.0.0.1:\(port)"], in: dir, signalAfter: 3, signal: SIGTERM)
         }
         #expect(result.status == 0)
@@ -91,10 +91,10 @@ struct LiveCommandTests {
         #expect(try jsonLines(result.stdout).contains { $0["rule"] as? String == "btc-listed" })
     }
 
-    @Test func demoRunsOfflineAndPrintsAlerts() throws {
+    @Test func demoRunsOfflineAndPrintsAlerts() async throws {
         let dir = try tempFolder()  // no Rules/ here: the built-in demo rules are used
         defer { try? FileManager.default.removeItem(at: dir) }
-        let result = try PriceAlertBinary.run(["demo", "--duration", "5s", "--interval", "200ms"], in: dir)
+        let result = try await PriceAlertBinary.run(["demo", "--duration", "5s", "--interval", "200ms"], in: dir)
         #expect(result.status == 0)
         #expect(result.stdout.contains("[demo-"))
         #expect(result.stderr.contains("demo: exchange on http://127.0.0.1:"))
@@ -102,7 +102,7 @@ struct LiveCommandTests {
 
     @Test func marketsListsSearchesAndSortsWithPrices() async throws {
         let result = try await withExchange { port in
-            try PriceAlertBinary.run(["markets", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+            try await PriceAlertBinary.run(["markets", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
                                       "--search", "bt", "--sort", "symbol", "--format", "json"])
         }
         #expect(result.status == 0)
@@ -122,7 +122,7 @@ struct LiveCommandTests {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let recorded = try await withExchange { port in
-            try PriceAlertBinary.run(["record", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+            try await PriceAlertBinary.run(["record", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
                                       "--out", "ticks.jsonl", "--duration", "2s"], in: dir)
         }
         #expect(recorded.status == 0)
@@ -130,25 +130,25 @@ struct LiveCommandTests {
         #expect(lines.count > 100)
         #expect(recorded.stderr.contains("record: \(lines.count) ticks written to ticks.jsonl"))
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
-        let replayed = try PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl"], in: dir)
+        let replayed = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl"], in: dir)
         #expect(replayed.status == 0)
         #expect(replayed.stderr.contains("replay: \(lines.count) ticks read, 0 dropped"))
     }
 
     @Test func exchangeCommandServesUntilSigterm() async throws {
         let server = try PriceAlertBinary.start(["exchange", "--port", "0"])
-        let ready = try server.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 20)
+        let ready = try await server.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 20)
         let port = try #require(ready.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) })
         let http = CurlHTTPClient()
         let response = try await http.send(HTTPRequest(url: "http://127.0.0.1:\(port)/futures/api/inquire/initial/market"))
         http.shutdown()
         #expect(response.status == 200)
         #expect(response.body.count > 100_000)
-        let status = server.stop(signal: SIGTERM)
+        let status = try await server.stop(signal: SIGTERM)
         #expect(status == 0)
     }
 
-    @Test func theBuiltInDemoRulesAreRulesDemoJSON() throws {
+    @Test func theBuiltInDemoRulesAreRulesDemoJSON() async throws {
         let source = try String(contentsOf: PriceAlertBinary.repo.appendingPathComponent("Sources/pricealert/Support/DemoRules.swift"),
                                 encoding: .utf8)
         let start = try #require(source.range(of: "#\"\"\"\n"))

@@ -10,10 +10,10 @@ struct OutboxCommandTests {
         return dir
     }
 
-    @Test func replayWithStateCreatesAPrivateFolderAndStillDeliversFileSinksDirectly() throws {
+    @Test func replayWithStateCreatesAPrivateFolderAndStillDeliversFileSinksDirectly() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let run = try PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json",
+        let run = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json",
                                             "--dispatch", "--state", "st/nested"], in: dir)
         #expect(run.status == 0)
         let journal = try String(contentsOf: dir.appendingPathComponent("out/alerts.jsonl"), encoding: .utf8)
@@ -23,22 +23,22 @@ struct OutboxCommandTests {
         #expect(mode == 0o700)
         #expect(FileManager.default.fileExists(atPath: state + "/pricealert.sqlite"))
 
-        let list = try PriceAlertBinary.run(["outbox", "list", "--state", "st/nested"], in: dir)
+        let list = try await PriceAlertBinary.run(["outbox", "list", "--state", "st/nested"], in: dir)
         #expect(list.status == 0)
         #expect(list.stdout == "0 pending, 0 dead (st/nested)\n")
-        let json = try PriceAlertBinary.run(["outbox", "list", "--state", "st/nested", "--format", "json"], in: dir)
+        let json = try await PriceAlertBinary.run(["outbox", "list", "--state", "st/nested", "--format", "json"], in: dir)
         #expect(json.status == 0 && json.stdout.isEmpty)
     }
 
-    @Test func stateWithoutDispatchIsAUsageError() throws {
+    @Test func stateWithoutDispatchIsAUsageError() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let run = try PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--state", "st"], in: dir)
+        let run = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--state", "st"], in: dir)
         #expect(run.status == 64)
         #expect(run.stderr.contains("--state is used with --dispatch"))
     }
 
-    @Test func aLockedFolderIsRefusedNamingTheHolder() throws {
+    @Test func aLockedFolderIsRefusedNamingTheHolder() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let state = dir.appendingPathComponent("st")
@@ -50,27 +50,27 @@ struct OutboxCommandTests {
         let pid = "\(getpid())\n"
         _ = pid.withCString { write(fd, $0, strlen($0)) }
 
-        let list = try PriceAlertBinary.run(["outbox", "list", "--state", "st"], in: dir)
+        let list = try await PriceAlertBinary.run(["outbox", "list", "--state", "st"], in: dir)
         #expect(list.status == 75)
         #expect(list.stderr == "pricealert: error: st is in use by another pricealert (pid \(getpid()))\n")
-        let replay = try PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch",
+        let replay = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch",
                                                "--state", "st"], in: dir)
         #expect(replay.status == 75)
     }
 
-    @Test func purgeNeedsOneOfDeadOrAll() throws {
+    @Test func purgeNeedsOneOfDeadOrAll() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        #expect(try PriceAlertBinary.run(["outbox", "purge", "--state", "st"], in: dir).status == 64)
-        #expect(try PriceAlertBinary.run(["outbox", "purge", "--state", "st", "--dead", "--all"], in: dir).status == 64)
-        let purge = try PriceAlertBinary.run(["outbox", "purge", "--state", "st", "--all"], in: dir)
+        #expect(try await PriceAlertBinary.run(["outbox", "purge", "--state", "st"], in: dir).status == 64)
+        #expect(try await PriceAlertBinary.run(["outbox", "purge", "--state", "st", "--dead", "--all"], in: dir).status == 64)
+        let purge = try await PriceAlertBinary.run(["outbox", "purge", "--state", "st", "--all"], in: dir)
         #expect(purge.status == 0 && purge.stderr == "outbox: 0 deleted\n")
     }
 
-    @Test func flushWithNothingPendingExitsZero() throws {
+    @Test func flushWithNothingPendingExitsZero() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let flush = try PriceAlertBinary.run(["outbox", "flush", "--rules", "rules.json", "--state", "st", "--timeout", "2s"], in: dir)
+        let flush = try await PriceAlertBinary.run(["outbox", "flush", "--rules", "rules.json", "--state", "st", "--timeout", "2s"], in: dir)
         #expect(flush.status == 0)
         #expect(flush.stderr.contains("outbox: 0 delivered, 0 dead-lettered, 0 still pending"))
     }

@@ -9,13 +9,13 @@ import Testing
 /// market list) run by the built binary, checked alert by alert against the naive reference.
 @Suite("end to end: replay equals the reference")
 struct ReplayAgainstReferenceTests {
-    @Test func demoRulesOverTheSampleStream() throws {
+    @Test func demoRulesOverTheSampleStream() async throws {
         let repo = PriceAlertBinary.repo
         let rulesPath = repo.appendingPathComponent("Rules/demo.json").path
         let ticksPath = repo.appendingPathComponent("Samples/ticks.jsonl").path
         let marketsPath = repo.appendingPathComponent("Samples/btse-markets.json").path
 
-        let result = try PriceAlertBinary.run(["replay", "--rules", rulesPath, "--ticks", ticksPath,
+        let result = try await PriceAlertBinary.run(["replay", "--rules", rulesPath, "--ticks", ticksPath,
                                                "--markets", marketsPath, "--format", "json"])
         #expect(result.status == 0)
         let printed = try result.stdout.split(separator: "\n").map { line -> String in

@@ -22,14 +22,15 @@ struct PriceAlertBinary {
     /// Runs with `arguments` in `directory`, standard input closed, and waits for it to end.
     /// With `signalAfter`, sends `signal` after that many seconds (SIGTERM as systemd would).
     /// Gives up (killing the process) after `timeout` seconds, so a hung binary fails the test.
+    /// Waiting suspends (never blocks a thread), so tests running beside it are not starved.
     static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:],
-                    signalAfter: TimeInterval? = nil, signal: Int32 = SIGTERM, timeout: TimeInterval = 60) throws -> Result {
+                    signalAfter: TimeInterval? = nil, signal: Int32 = SIGTERM, timeout: TimeInterval = 60) async throws -> Result {
         let running = try start(arguments, in: directory, environment: environment)
         if let signalAfter {
-            Thread.sleep(forTimeInterval: signalAfter)
+            try await Task.sleep(for: .milliseconds(Int(signalAfter * 1000)))
             kill(running.process.processIdentifier, signal)
         }
-        return try running.wait(timeout: timeout, arguments: arguments)
+        return try await running.wait(timeout: timeout, arguments: arguments)
     }
 
     /// Starts the binary and returns at once; both output pipes are drained as it runs.
@@ -81,33 +82,32 @@ struct PriceAlertBinary {
         var stderr: String { stderrData.withLock { String(decoding: $0, as: UTF8.self) } }
 
         /// The first line of standard error containing `text`, waiting up to `timeout` seconds.
-        func waitForStderrLine(containing text: String, timeout: TimeInterval) throws -> String {
+        func waitForStderrLine(containing text: String, timeout: TimeInterval) async throws -> String {
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
                 if let line = stderr.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
-                usleep(20_000)
+                try await Task.sleep(for: .milliseconds(20))
             }
             throw TimedOut(arguments: process.arguments ?? [])
         }
 
         /// Sends `signal` and waits for the exit status.
-        func stop(signal: Int32) -> Int32 {
+        func stop(signal: Int32) async throws -> Int32 {
             kill(process.processIdentifier, signal)
-            process.waitUntilExit()
-            group.wait()
-            return process.terminationStatus
+            return try await wait(timeout: 30, arguments: process.arguments ?? []).status
         }
 
-        func wait(timeout: TimeInterval, arguments: [String]) throws -> Result {
+        func wait(timeout: TimeInterval, arguments: [String]) async throws -> Result {
             let deadline = Date().addingTimeInterval(timeout)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
+            while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
             if process.isRunning {
                 process.terminate()
                 process.waitUntilExit()
                 throw TimedOut(arguments: arguments)
             }
             process.waitUntilExit()
-            group.wait()
+            // The pipes close when the process ends; wait for the readers without blocking a thread.
+            while group.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(5)) }
             return Result(status: process.terminationStatus,
                           stdout: stdoutData.withLock { String(decoding: $0, as: UTF8.self) },
                           stderr: stderr)
