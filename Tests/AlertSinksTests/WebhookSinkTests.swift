@@ -175,7 +175,9 @@ struct WebhookSinkTests {
             return (result, clock.now - start)
         }
         guard case .retry = result else { Issue.record("expected retry, got \(result)"); return }
-        #expect(elapsed < .milliseconds(1300))
+        // The receiver would answer 200 at 3 s: `.retry` already shows the timeout fired; the
+        // bound (300 ms timeout plus slack for a loaded machine) shows it fired on time.
+        #expect(elapsed < .milliseconds(2500))
     }
 
     @Test func connectionRefusedIsRetried() async throws {
