@@ -61,9 +61,10 @@ struct ExecSinkTests {
         let result = try await ExecSink(name: "hook", spec: ExecSpec(command: [path, folder], timeout: 300)).send(sampleAlert())
         let elapsed = clock.now - start
         #expect(result == .retry(reason: "timed out after 300 ms (process group killed)", after: nil))
-        // 300 ms plus the 500 ms grace in the best case; the bound leaves room for a loaded machine
-        // (the whole suite runs in parallel) while staying far below the script's 30 s.
-        #expect(elapsed < .seconds(10))
+        // About 0.3 s alone. With the whole suite in parallel, resuming this task can wait
+        // seconds for a cooperative thread, so the bound only shows the script's 30 s sleep was
+        // cut short; the pid check below shows the process is gone.
+        #expect(elapsed < .seconds(25))
         let pid = try #require(Int32(try read(folder + "/pid").trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(kill(pid, 0) == -1 && errno == ESRCH)
     }

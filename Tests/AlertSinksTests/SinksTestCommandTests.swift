@@ -12,7 +12,7 @@ struct SinksTestCommandTests {
         {
           "version": 1,
           "sinks": {
-            "ops": { "type": "webhook", "urlEnv": "OPS_URL", "secretEnv": "OPS_SECRET", "timeout": "2s" },
+            "ops": { "type": "webhook", "urlEnv": "OPS_URL", "secretEnv": "OPS_SECRET", "timeout": "20s" },
             "broken": { "type": "webhook", "urlEnv": "OPS_URL_BROKEN" }
           },
           "rules": [ { "id": "r", "symbol": "BTC", "when": { "price": { "above": 1 } }, "notify": ["ops"] } ]
