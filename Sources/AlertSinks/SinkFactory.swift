@@ -1,27 +1,49 @@
 import AlertCore
+import AlertHTTP
 
 /// Builds sinks from validated definitions: one line per sink type. Adding a sink type is a
 /// new file and a new line here.
 public enum SinkFactory {
+    /// What sinks share: one HTTP client for every webhook (one connection cache), and where
+    /// `urlEnv`/`secretEnv` are looked up.
+    public struct Dependencies: Sendable {
+        /// Nil: one process-wide `CurlHTTPClient`, started only when a webhook sink is made.
+        public var httpClient: (any HTTPClient)?
+        public var environment: EnvironmentLookup
+
+        public init(httpClient: (any HTTPClient)? = nil, environment: @escaping EnvironmentLookup = Secrets.processEnvironment) {
+            self.httpClient = httpClient
+            self.environment = environment
+        }
+
+        public static let shared = Dependencies()
+        fileprivate static let sharedClient = CurlHTTPClient()
+    }
+
     /// Opens/prepares the sink; throws `SinkError` naming the sink when it cannot work.
     public static func make(_ definition: SinkDefinition) throws -> any Sink {
+        try make(definition, dependencies: .shared)
+    }
+
+    public static func make(_ definition: SinkDefinition, dependencies: Dependencies) throws -> any Sink {
         let name = definition.name
         switch definition.kind {
         case .stdout(let format): return StdoutSink(name: name, format: format)
         case .file(let path): return try FileSink(name: name, path: path)
-        case .webhook, .exec: throw notAvailable(definition)
+        case .webhook(let spec):
+            return try WebhookSink(name: name, spec: spec, client: dependencies.httpClient ?? Dependencies.sharedClient, environment: dependencies.environment)
+        case .exec(let spec): return try ExecSink(name: name, spec: spec)
         }
     }
 
     /// All sinks by name; the first failure stops (and closes what was opened).
     public static func makeAll(_ definitions: [SinkDefinition]) throws -> [String: any Sink] {
-        var sinks: [String: any Sink] = [:]
-        for definition in definitions { sinks[definition.name] = try make(definition) }
-        return sinks
+        try makeAll(definitions, dependencies: .shared)
     }
 
-    private static func notAvailable(_ definition: SinkDefinition) -> SinkError {
-        SinkError(sink: definition.name,
-                  description: "sink '\(definition.name)': type \(definition.kind.typeName) is not available in this version yet")
+    public static func makeAll(_ definitions: [SinkDefinition], dependencies: Dependencies) throws -> [String: any Sink] {
+        var sinks: [String: any Sink] = [:]
+        for definition in definitions { sinks[definition.name] = try make(definition, dependencies: dependencies) }
+        return sinks
     }
 }

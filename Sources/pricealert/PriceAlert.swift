@@ -7,7 +7,7 @@ struct PriceAlert: AsyncParsableCommand {
         abstract: "Watches crypto prices and tells you when your rules fire.",
         subcommands: [
             ValidateCommand.self, ReplayCommand.self, RunCommand.self, DemoCommand.self, MarketsCommand.self,
-            RecordCommand.self, ExchangeCommand.self, OutboxCommand.self,
+            RecordCommand.self, ExchangeCommand.self, SinksCommand.self, OutboxCommand.self,
         ]
     )
 }

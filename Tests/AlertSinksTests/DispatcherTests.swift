@@ -61,19 +61,18 @@ import Testing
         #expect(sink.attempts == 2)
     }
 
-    @Test func factoryBuildsKnownTypesAndRefusesOthers() throws {
+    @Test func factoryBuildsEveryType() throws {
         let stdout = try SinkFactory.make(.builtinStdout)
         #expect(stdout is StdoutSink)
         #expect(stdout.name == "stdout")
+        let webhook = try SinkFactory.make(SinkDefinition(name: "ops", kind: .webhook(WebhookSpec(url: .inline("https://x")))))
+        #expect(webhook is WebhookSink)
+        let sinks = try SinkFactory.makeAll([.builtinStdout, SinkDefinition(name: "pager", kind: .exec(ExecSpec(command: ["x"])))])
+        #expect(sinks["pager"] is ExecSink)
         #expect {
-            _ = try SinkFactory.make(SinkDefinition(name: "ops", kind: .webhook(WebhookSpec(url: .inline("https://x")))))
+            _ = try SinkFactory.make(SinkDefinition(name: "ops", kind: .webhook(WebhookSpec(url: .environment("PRICEALERT_TEST_UNSET_URL")))))
         } throws: { error in
-            "\(error)" == "sink 'ops': type webhook is not available in this version yet"
-        }
-        #expect {
-            _ = try SinkFactory.makeAll([.builtinStdout, SinkDefinition(name: "pager", kind: .exec(ExecSpec(command: ["x"])))])
-        } throws: { error in
-            "\(error)" == "sink 'pager': type exec is not available in this version yet"
+            "\(error)" == "webhook sink 'ops': url variable PRICEALERT_TEST_UNSET_URL is not set or empty"
         }
     }
 }

@@ -12,3 +12,13 @@ func temporaryFolder() throws -> String {
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
     return path
 }
+
+/// Writes an executable file with a close-on-exec descriptor: a child spawned by a concurrent
+/// test must not inherit it open for writing, or running the file fails with ETXTBSY.
+func writeExecutable(_ path: String, _ contents: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    defer { close(fd) }
+    let bytes = Array(contents.utf8)
+    guard write(fd, bytes, bytes.count) == bytes.count else { throw POSIXError(.EIO) }
+}

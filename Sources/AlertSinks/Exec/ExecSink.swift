@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import AlertCore
+
+/// The plug-in sink: runs a program for each alert, so any notifier can be added without
+/// recompiling pricealert.
+///
+/// `command` is an argv array run with `posix_spawnp` (PATH lookup, never a shell). The program
+/// gets the spec §7 JSON and a newline on standard input, and `PRICEALERT_ID`, `_RULE`,
+/// `_SYMBOL`, `_TIME`, `_PRICE`, `_VALUE`, `_THRESHOLD`, `_CONDITION`, `_MESSAGE` on top of
+/// pricealert's own environment. Its standard output is discarded; the first line of its
+/// standard error becomes the failure reason.
+///
+/// - exit 0: delivered.
+/// - exit 126 or 127 (the shells' "not executable" / "not found"), or a program that cannot be
+///   spawned (missing, not executable): permanent — retrying will not make it exist. Spawn
+///   failures that can pass (ETXTBSY, EAGAIN, ENOMEM, EMFILE, ENFILE) are retried.
+/// - any other exit, death by a signal, or running past `timeout` (the whole process group
+///   gets SIGTERM, then SIGKILL 500 ms later): retry.
+public struct ExecSink: Sink {
+    public let name: String
+    public let command: [String]
+    /// Milliseconds.
+    public let timeout: Int64
+
+    public init(name: String, spec: ExecSpec) throws(SinkError) {
+        guard !spec.command.isEmpty, !spec.command[0].isEmpty else {
+            throw SinkError(sink: name, description: "exec sink '\(name)': command is empty")
+        }
+        self.name = name
+        self.command = spec.command
+        self.timeout = spec.timeout
+        // Writing to a child that exited without reading its input must give EPIPE, not end us.
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// The `PRICEALERT_*` variables for `alert`.
+    public static func variables(for alert: Alert) -> [(name: String, value: String)] {
+        [("PRICEALERT_ID", alert.id), ("PRICEALERT_RULE", alert.rule), ("PRICEALERT_SYMBOL", alert.symbol),
+         ("PRICEALERT_TIME", Timestamp.format(alert.time)), ("PRICEALERT_PRICE", JSONNumber.format(alert.price)),
+         ("PRICEALERT_VALUE", JSONNumber.format(alert.value)),
+         ("PRICEALERT_THRESHOLD", AlertFormat.thresholdJSON(alert.threshold)),
+         ("PRICEALERT_CONDITION", alert.condition), ("PRICEALERT_MESSAGE", alert.message)]
+    }
+
+    public func send(_ alert: Alert) async -> SinkResult {
+        let outcome = await ChildProcess.run(command, environment: Self.environment(for: alert),
+                                             stdin: Array((AlertFormat.json(alert) + "\n").utf8), timeout: timeout)
+        let detail = Self.firstLine(outcome.stderr)
+        switch outcome.ending {
+        case .exited(0):
+            return .delivered
+        case .exited(let code) where code == 126 || code == 127:
+            return .permanent(reason: "exit \(code): \(detail ?? (code == 127 ? "command not found" : "command not executable"))")
+        case .exited(let code):
+            return .retry(reason: "exit \(code)" + (detail.map { ": \($0)" } ?? ""), after: nil)
+        case .signaled(let signal):
+            return .retry(reason: "killed by signal \(signal)" + (detail.map { ": \($0)" } ?? ""), after: nil)
+        case .timedOut:
+            return .retry(reason: "timed out after \(timeout) ms (process group killed)", after: nil)
+        case .spawnFailed(let code) where code == ETXTBSY || code == EAGAIN || code == ENOMEM || code == EMFILE || code == ENFILE:
+            // The program is being written (replaced by a package upgrade) or the system is
+            // short of processes/memory/descriptors: may work later.
+            return .retry(reason: "cannot run \(command[0]): \(OSError(code: code))", after: nil)
+        case .spawnFailed(let code):
+            return .permanent(reason: "cannot run \(command[0]): \(OSError(code: code))")
+        }
+    }
+
+    /// The inherited environment with the alert's variables set (replacing any of the same name).
+    static func environment(for alert: Alert) -> [String] {
+        let variables = variables(for: alert)
+        var result: [String] = []
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if !text.hasPrefix("PRICEALERT_") { result.append(text) }
+            entry += 1
+        }
+        return result + variables.map { "\($0.name)=\($0.value)" }
+    }
+
+    /// The first non-empty line of `stderr`, at most 200 characters.
+    static func firstLine(_ stderr: [UInt8]) -> String? {
+        let text = String(decoding: stderr, as: UTF8.self)
+        guard let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first(where: { !$0.allSatisfy { $0 == " " } }) else {
+            return nil
+        }
+        return String(line.prefix(200))
+    }
+}

@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import AlertCore
+import AlertHTTP
+import Logging
+
+/// Posts each alert to an HTTP endpoint (`method`, default POST) through a shared `HTTPClient`.
+///
+/// Secrets (the URL, the signing secret) are resolved once, in `init`, and are never put in a
+/// result reason, an error or a log line: reasons name the sink and the HTTP status, and
+/// transport errors carry only `RedactedURL` forms. Every request carries `webhook-id` (the
+/// alert id) so receivers can drop retried duplicates; with a secret it is also signed
+/// (`WebhookSigner`). The outcome is `HTTPOutcome.classify`'s: 2xx delivered; 408, 425, 429,
+/// 5xx, timeouts and connection errors retried (honouring `Retry-After`); the rest permanent.
+public struct WebhookSink: Sink {
+    public let name: String
+    private let url: String
+    private let method: String
+    private let headers: [(name: String, value: String)]
+    private let timeout: Int64
+    private let caFile: String?
+    private let payload: WebhookPayload
+    private let signer: WebhookSigner?
+    private let client: any HTTPClient
+    private let now: @Sendable () -> Int64
+    private let logger: Logger
+
+    /// Resolves the URL and secret (`environment` for `urlEnv`/`secretEnv`); throws naming the
+    /// sink and the variable or file when one is missing, empty or unreadable.
+    /// `now`: epoch milliseconds (signature timestamps, `Retry-After` dates).
+    public init(name: String, spec: WebhookSpec, client: any HTTPClient,
+                environment: @escaping EnvironmentLookup = Secrets.processEnvironment,
+                now: @escaping @Sendable () -> Int64 = WebhookSink.systemNow,
+                logger: Logger = Logger(label: "pricealert.sink.webhook")) throws(SinkError) {
+        self.name = name
+        var url = try Secrets.resolve(spec.url, sink: name, what: "url", environment: environment)
+        let lower = url.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+            throw SinkError(sink: name, description: "webhook sink '\(name)': url must be http or https")
+        }
+        if let template = spec.template {
+            payload = .template(template)
+        } else {
+            switch spec.preset {
+            case "slack": payload = .slack
+            case "discord": payload = .discord
+            case "ntfy": payload = .ntfy
+            case "alertmanager": payload = .alertmanager
+            case "telegram":
+                guard let (rest, chatID) = Self.takeQueryParameter("chat_id", from: url), !chatID.isEmpty else {
+                    throw SinkError(sink: name, description: "webhook sink '\(name)': the telegram preset needs the chat id in the url: https://api.telegram.org/bot<token>/sendMessage?chat_id=<id>")
+                }
+                url = rest
+                payload = .telegram(chatID: chatID)
+            default: payload = .json
+            }
+        }
+        if let source = spec.secret {
+            let secret = try Secrets.resolve(source, sink: name, what: "secret", environment: environment)
+            guard let signer = WebhookSigner(secret: secret) else {
+                throw SinkError(sink: name, description: "webhook sink '\(name)': the whsec_ secret is not valid base64")
+            }
+            self.signer = signer
+        } else {
+            signer = nil
+        }
+        self.url = url
+        self.method = spec.method
+        self.headers = spec.headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        self.timeout = spec.timeout
+        self.caFile = spec.caFile
+        self.client = client
+        self.now = now
+        self.logger = logger
+    }
+
+    /// The request `send` makes for `alert` (also used by tests and `sinks test`).
+    public func request(for alert: Alert) -> HTTPRequest {
+        let (body, defaults) = payload.render(alert)
+        let bytes = Array(body.utf8)
+        var all = defaults.filter { header in !headers.contains { $0.name.lowercased() == header.name.lowercased() } }
+        all += headers
+        let id = alert.id
+        all.append((name: "webhook-id", value: id))
+        if let signer {
+            let timestamp = now() / 1000
+            all.append((name: "webhook-timestamp", value: String(timestamp)))
+            all.append((name: "webhook-signature", value: signer.signature(id: id, timestamp: timestamp, body: bytes)))
+        }
+        return HTTPRequest(method: method, url: url, headers: all, body: bytes, timeout: timeout,
+                           connectTimeout: min(timeout, 5_000), caFile: caFile)
+    }
+
+    public func send(_ alert: Alert) async -> SinkResult {
+        let result: Result<HTTPResponse, HTTPError>
+        do { result = .success(try await client.send(request(for: alert))) } catch { result = .failure(error) }
+        switch HTTPOutcome.classify(result, now: now()) {
+        case .success:
+            return .delivered
+        case .retry(let after, let reason):
+            logger.debug("webhook delivery failed, retryable", metadata: ["sink": "\(name)", "reason": "\(reason)"])
+            return .retry(reason: "webhook sink '\(name)': \(reason)", after: after)
+        case .permanent(let reason):
+            logger.debug("webhook delivery failed, permanent", metadata: ["sink": "\(name)", "reason": "\(reason)"])
+            return .permanent(reason: "webhook sink '\(name)': \(reason)")
+        }
+    }
+
+    /// Epoch milliseconds from the system clock.
+    public static let systemNow: @Sendable () -> Int64 = {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+
+    /// `url` without the query parameter `key`, and its (percent-decoded) value; nil if absent.
+    static func takeQueryParameter(_ key: String, from url: String) -> (url: String, value: String)? {
+        guard let question = url.firstIndex(of: "?") else { return nil }
+        let base = url[..<question]
+        var query = url[url.index(after: question)...]
+        var fragment = ""
+        if let hash = query.firstIndex(of: "#") {
+            fragment = String(query[hash...])
+            query = query[..<hash]
+        }
+        var value: String?
+        var kept: [Substring] = []
+        for part in query.split(separator: "&", omittingEmptySubsequences: true) {
+            if value == nil, part.hasPrefix(key + "=") {
+                value = percentDecode(part.dropFirst(key.count + 1))
+            } else {
+                kept.append(part)
+            }
+        }
+        guard let value else { return nil }
+        return (String(base) + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&")) + fragment, value)
+    }
+
+    private static func percentDecode(_ text: Substring) -> String {
+        var out: [UInt8] = []
+        var bytes = Array(text.utf8)[...]
+        while let b = bytes.popFirst() {
+            if b == UInt8(ascii: "%"), bytes.count >= 2,
+               let v = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16) {
+                out.append(v)
+                bytes = bytes.dropFirst(2)
+            } else {
+                out.append(b == UInt8(ascii: "+") ? UInt8(ascii: " ") : b)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,86 @@
+import AlertCore
+import AlertHTTP
+import AlertSinks
+import Foundation
+import Testing
+
+/// The examples `Docs/sinks.md` points at actually work: the Python verifier accepts a real
+/// signed request captured by the receiver, and the exec scripts drive their notifier.
+@Suite("docs examples")
+struct DocsExamplesTests {
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Docs/examples").path
+
+    /// Runs a program to the end; `input` on stdin. Returns (status, stdout).
+    func run(_ argv: [String], environment: [String: String] = [:], input: [UInt8] = []) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = argv
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let stdin = Pipe(), stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input))
+        try stdin.fileHandleForWriting.close()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self))
+    }
+
+    @Test(arguments: ["plain-secret-value", "whsec_" + Data((1...32).map { UInt8($0) }).base64EncodedString()])
+    func pythonVerifierAcceptsARealSignedRequest(secret: String) async throws {
+        let alert = sampleAlert()
+        let request = try await Receiver.with { receiver, port in
+            let spec = WebhookSpec(url: .inline("http://127.0.0.1:\(port)/hook/v"), secret: .environment("S"))
+            let sink = try WebhookSink(name: "ops", spec: spec, client: CurlHTTPClient(), environment: { $0 == "S" ? secret : nil })
+            #expect(await sink.send(alert) == .delivered)
+            return try #require(receiver.requests.first)
+        }
+        let args = ["python3", Self.examples + "/verify_webhook.py", request.headers["webhook-id"] ?? "",
+                    request.headers["webhook-timestamp"] ?? "", request.headers["webhook-signature"] ?? ""]
+        let valid = try run(args, environment: ["WEBHOOK_SECRET": secret], input: request.body)
+        #expect(valid == (0, "valid\n"))
+        let tampered = try run(args, environment: ["WEBHOOK_SECRET": secret], input: request.body + [0x20])
+        #expect(tampered == (1, "INVALID\n"))
+        let wrongKey = try run(args, environment: ["WEBHOOK_SECRET": "x" + secret], input: request.body)
+        #expect(wrongKey.0 == 1)
+    }
+
+    /// A stand-in for a notifier that records its arguments and standard input.
+    func stub(_ name: String, in folder: String) throws {
+        let path = folder + "/" + name
+        try writeExecutable(path, "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"\(folder)/\(name).args\"\ncat > \"\(folder)/\(name).stdin\"\n")
+    }
+
+    @Test func notifySendExample() async throws {
+        let folder = try temporaryFolder()
+        try stub("notify-send", in: folder)
+        // `env` sets PATH for the script only: still an argv, no shell.
+        let spec = ExecSpec(command: ["/usr/bin/env", "PATH=\(folder):/usr/bin:/bin", Self.examples + "/notify-send.sh"])
+        let alert = sampleAlert()
+        #expect(try await ExecSink(name: "desktop", spec: spec).send(alert) == .delivered)
+        let args = try String(contentsOfFile: folder + "/notify-send.args", encoding: .utf8)
+        #expect(args.hasPrefix("--app-name=pricealert\n--urgency=normal\npricealert: btc-100k BTC\n" + alert.message))
+    }
+
+    @Test func notifySendMissingIsPermanent() async throws {
+        let folder = try temporaryFolder()
+        let spec = ExecSpec(command: ["/usr/bin/env", "PATH=\(folder):/usr/bin:/bin", Self.examples + "/notify-send.sh"])
+        let result = try await ExecSink(name: "desktop", spec: spec).send(sampleAlert())
+        #expect(result == .permanent(reason: "exit 127: notify-send: not found (install libnotify-bin)"))
+    }
+
+    @Test func mailExample() async throws {
+        let folder = try temporaryFolder()
+        try stub("sendmail", in: folder)
+        let spec = ExecSpec(command: ["/usr/bin/env", "PATH=\(folder):/usr/bin:/bin", Self.examples + "/mail.sh", "oncall@example.com"])
+        let alert = sampleAlert()
+        #expect(try await ExecSink(name: "mail", spec: spec).send(alert) == .delivered)
+        #expect(try String(contentsOfFile: folder + "/sendmail.args", encoding: .utf8) == "-t\n-i\n")
+        let mail = try String(contentsOfFile: folder + "/sendmail.stdin", encoding: .utf8)
+        #expect(mail.hasPrefix("To: oncall@example.com\nSubject: [pricealert] btc-100k BTC\n"))
+        #expect(mail.contains(alert.message))
+        #expect(mail.hasSuffix(AlertFormat.json(alert) + "\n"))
+    }
+}

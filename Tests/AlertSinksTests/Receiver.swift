@@ -1,0 +1,98 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// A real HTTP/1.1 webhook receiver on 127.0.0.1 with an ephemeral port that records every
+/// request it gets (the pattern of `AlertHTTPTests/TestServer`).
+///
+/// Routes (any of POST/PUT/PATCH): `/hook/{anything}` 200; `/status/{code}?retry-after=N`;
+/// `/sleep/{ms}` answers 200 after that long.
+final class Receiver: Sendable {
+    struct Request: Sendable {
+        var method: String
+        var path: String
+        /// Names lower-cased.
+        var headers: [String: String]
+        var body: [UInt8]
+
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    private let storage = Mutex<[Request]>([])
+    var requests: [Request] { storage.withLock { $0 } }
+
+    /// Runs `body` with the receiver and its port, then shuts the server down gracefully.
+    static func with<T: Sendable>(_ body: @Sendable (Receiver, Int) async throws -> T) async throws -> T {
+        let receiver = Receiver()
+        let (ports, portSink) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "test-receiver")
+        logger.logLevel = .error
+        let app = Application(
+            router: receiver.router(),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                portSink.yield(channel.localAddress?.port ?? 0)
+                portSink.finish()
+            },
+            logger: logger
+        )
+        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await services.run()
+                return nil
+            }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next(), port > 0 else {
+                group.cancelAll()
+                throw ServerDidNotStart()
+            }
+            let result: Result<T, any Error>
+            do { result = .success(try await body(receiver, port)) } catch { result = .failure(error) }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            return try result.get()
+        }
+    }
+
+    struct ServerDidNotStart: Error {}
+
+    private func record(_ request: Hummingbird.Request) async throws {
+        let body = try await request.body.collect(upTo: 1 << 20)
+        var headers: [String: String] = [:]
+        for field in request.headers { headers[field.name.canonicalName] = field.value }
+        let recorded = Request(method: request.method.rawValue, path: request.uri.path, headers: headers,
+                               body: Array(body.readableBytesView))
+        storage.withLock { $0.append(recorded) }
+    }
+
+    private func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        for method in [HTTPRequest.Method.post, .put, .patch] {
+            router.on("hook/**", method: method) { [self] request, _ in
+                try await record(request)
+                return Response(status: .ok)
+            }
+            for pattern in ["status/:code", "status/:code/**"] {
+                router.on(RouterPath(pattern), method: method) { [self] request, context in
+                    try await record(request)
+                    let code = try context.parameters.require("code", as: Int.self)
+                    var headers: HTTPFields = [:]
+                    if let retryAfter = request.uri.queryParameters["retry-after"] { headers[.retryAfter] = String(retryAfter) }
+                    return Response(status: .init(code: code), headers: headers)
+                }
+            }
+            for pattern in ["sleep/:ms", "sleep/:ms/**"] {
+                router.on(RouterPath(pattern), method: method) { [self] request, context in
+                    try await record(request)
+                    let ms = try context.parameters.require("ms", as: Int.self)
+                    try await Task.sleep(for: .milliseconds(ms))
+                    return Response(status: .ok)
+                }
+            }
+        }
+        return router
+    }
+}
