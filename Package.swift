@@ -107,6 +107,7 @@ let package = Package(
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
             "pricealert", "AlertTestSupport", "AlertRules", "AlertFeeds", "AlertHTTP", "DemoExchange",
+            .product(name: "Hummingbird", package: "hummingbird"),
         ],
                     resources: [.copy("Cases")]),
     ]

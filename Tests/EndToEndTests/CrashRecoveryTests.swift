@@ -1,0 +1,111 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// Nothing lost: `replay --dispatch` is killed with SIGKILL while its first webhook delivery is
+/// in flight (the receiver holds it); `outbox flush` in a new process then delivers every
+/// alert, each once by `webhook-id`, to a real receiver on 127.0.0.1.
+@Suite("end to end: kill -9 loses nothing", .serialized)
+struct CrashRecoveryTests {
+    /// A webhook receiver that answers `status` after `delay` and records the `webhook-id` of
+    /// every 2xx it sends.
+    final class Hook: Sendable {
+        let status = Mutex(503)
+        let delay = Mutex(Duration.seconds(8))
+        let received = Mutex<[String]>([])
+        let attempts = Mutex(0)
+
+        func router() -> Router<BasicRequestContext> {
+            let router = Router()
+            router.post("hook") { request, _ -> Response in
+                _ = try await request.body.collect(upTo: 1 << 20)
+                self.attempts.withLock { $0 += 1 }
+                let (status, delay) = (self.status.withLock { $0 }, self.delay.withLock { $0 })
+                try? await Task.sleep(for: delay)
+                if (200..<300).contains(status), let id = request.headers[HTTPField.Name("webhook-id")!] {
+                    self.received.withLock { $0.append(id) }
+                }
+                return Response(status: .init(code: status))
+            }
+            return router
+        }
+    }
+
+    func withHook<T: Sendable>(_ hook: Hook, _ body: @Sendable (Int) async throws -> T) async throws -> T {
+        let (ports, portSink) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "hook")
+        logger.logLevel = .error
+        let app = Application(router: hook.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                              onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) }, logger: logger)
+        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await services.run(); return nil }
+            var iterator = ports.makeAsyncIterator()
+            let port = await iterator.next() ?? 0
+            let result: Result<T, any Error>
+            do { result = .success(try await body(port)) } catch { result = .failure(error) }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            return try result.get()
+        }
+    }
+
+    @Test func killedMidDeliveryTheNextStartDeliversEverythingOnce() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-crash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Twelve crossings of 100 by BTC, one alert each.
+        var lines: [String] = []
+        for i in 0..<24 {
+            lines.append(#"{"time": \#(1_700_000_000_000 + Int64(i) * 1000), "symbol": "BTC", "price": \#(i % 2 == 0 ? 99 : 101)}"#)
+        }
+        try (lines.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
+        let hook = Hook()
+        try await withHook(hook) { port in
+            let rules = """
+                {"version": 1,
+                 "sinks": {"ops": {"type": "webhook", "url": "http://127.0.0.1:\(port)/hook", "timeout": "30s"}},
+                 "rules": [{"id": "up", "symbol": "BTC", "when": {"price": {"crossesAbove": 100}}, "notify": ["ops"]}]}
+                """
+            try rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+            let listed = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl",
+                                                          "--format", "json"], in: dir)
+            let expected = Set(listed.stdout.split(separator: "\n").compactMap { line -> String? in
+                (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
+            })
+            #expect(expected.count == 12)
+
+            // The receiver holds the first delivery; the process is killed while it waits.
+            let doomed = try PriceAlertBinary.start(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl",
+                                                     "--dispatch", "--state", "state"], in: dir)
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(20)
+            while hook.attempts.withLock({ $0 }) < 1, clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(hook.attempts.withLock { $0 } >= 1)
+            kill(doomed.process.processIdentifier, SIGKILL)
+            _ = try await doomed.wait(timeout: 20, arguments: ["replay"])
+            #expect(doomed.process.terminationReason == .uncaughtSignal)
+            #expect(hook.received.withLock { $0.isEmpty })
+
+            let pending = try await PriceAlertBinary.run(["outbox", "list", "--state", "state", "--format", "json"], in: dir)
+            #expect(pending.status == 0)
+            #expect(pending.stdout.split(separator: "\n").count >= 12)
+
+            // The receiver is back; a new process delivers what the killed one left.
+            hook.status.withLock { $0 = 200 }
+            hook.delay.withLock { $0 = .zero }
+            let flushed = try await PriceAlertBinary.run(["outbox", "flush", "--rules", "rules.json", "--state", "state",
+                                                          "--timeout", "30s"], in: dir)
+            #expect(flushed.status == 0)
+            let received = hook.received.withLock { $0 }
+            #expect(Set(received) == expected)
+            #expect(received.count == expected.count)
+            let after = try await PriceAlertBinary.run(["outbox", "list", "--state", "state", "--format", "json"], in: dir)
+            #expect(after.stdout.isEmpty)
+        }
+    }
+}
