@@ -68,6 +68,11 @@ let package = Package(
         // Benchmarks are executables, never tests: `swift run -c release replay-benchmark`.
         .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds"],
                           path: "Benchmarks/ReplayBenchmark"),
+        .executableTarget(name: "delivery-benchmark", dependencies: [
+            "AlertCore", "AlertHTTP", "AlertSinks", "AlertStore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Benchmarks/DeliveryBenchmark"),
         .executableTarget(name: "parse-benchmark", dependencies: ["AlertCore", "AlertFeeds"],
                           path: "Benchmarks/ParseBenchmark"),
         .executableTarget(name: "http-benchmark", dependencies: [
