@@ -1,4 +1,5 @@
 @testable import AlertCore
+import AlertTestSupport
 
 /// Runs `ticks` (time, price[, change24h]) for one symbol through a fresh engine and returns
 /// the times at which alerts fired.
@@ -38,3 +39,17 @@ func seconds(_ prices: [Double]) -> [(Int64, Double)] {
 }
 
 let minute: Int64 = 60_000
+
+/// Runs `ticks` through the indexed engine and the naive reference, and returns both alert
+/// lists as `id value` lines, ready to compare.
+func bothEngines(_ rules: [Rule], _ ticks: [Tick], markets: MarketList? = nil) -> (ours: [String], theirs: [String]) {
+    let engine = Engine(rules: rules, markets: markets)
+    let reference = ReferenceEngine(rules: rules, markets: markets)
+    var ours: [Alert] = []
+    var theirs: [String] = []
+    for tick in ticks {
+        engine.process(tick, into: &ours)
+        theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
+    }
+    return (ours.map { "\($0.id) \($0.value)" }, theirs)
+}

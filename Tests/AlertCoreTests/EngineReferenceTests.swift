@@ -69,17 +69,9 @@ struct EngineReferenceTests {
     func randomStreams(seed: UInt64) {
         var rng = SeededRandom(seed: seed)
         let rules = Self.randomRules(&rng, count: 60)
-        let ticks = Self.randomTicks(&rng, count: 3000)
-        let engine = Engine(rules: rules)
-        let reference = ReferenceEngine(rules: rules)
-        var ours: [Alert] = []
-        var theirs: [String] = []
-        for tick in ticks {
-            engine.process(tick, into: &ours)
-            theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
-        }
+        let (ours, theirs) = bothEngines(rules, Self.randomTicks(&rng, count: 3000))
         #expect(ours.count > 50)
-        #expect(ours.map { "\($0.id) \($0.value)" } == theirs)
+        #expect(ours == theirs)
     }
 
     @Test func matchRulesAgreeWithReference() {
@@ -92,16 +84,9 @@ struct EngineReferenceTests {
         for i in rules.indices where i % 3 == 0 {
             rules[i].scope = .match(i % 2 == 0 ? MarketFilter(quote: "usd") : MarketFilter(future: true))
         }
-        let engine = Engine(rules: rules, markets: markets)
-        let reference = ReferenceEngine(rules: rules, markets: markets)
-        var ours: [Alert] = []
-        var theirs: [String] = []
-        for tick in Self.randomTicks(&rng, count: 3000) {
-            engine.process(tick, into: &ours)
-            theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
-        }
+        let (ours, theirs) = bothEngines(rules, Self.randomTicks(&rng, count: 3000), markets: markets)
         #expect(ours.count > 30)
-        #expect(ours.map { "\($0.id) \($0.value)" } == theirs)
+        #expect(ours == theirs)
     }
 }
 
@@ -143,15 +128,8 @@ struct EngineQuietStreamTests {
             let carries = s == 0 || (s == 1 && Bool.random(using: &rng))
             return Tick(time: time, symbol: symbols[s], price: price[s], change24h: carries ? daily[s] : nil)
         }
-        let engine = Engine(rules: rules)
-        let reference = ReferenceEngine(rules: rules)
-        var ours: [Alert] = []
-        var theirs: [String] = []
-        for tick in ticks {
-            engine.process(tick, into: &ours)
-            theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
-        }
+        let (ours, theirs) = bothEngines(rules, ticks)
         #expect(ours.count > 100)
-        #expect(ours.map { "\($0.id) \($0.value)" } == theirs)
+        #expect(ours == theirs)
     }
 }

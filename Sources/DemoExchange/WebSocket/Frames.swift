@@ -1,3 +1,4 @@
+import AlertCore
 /// The text frames the exchange sends, written by hand so key order (and so every byte) is
 /// fixed: the same seed gives byte-identical frames, which tests compare.
 enum Frames {
@@ -34,21 +35,7 @@ enum Frames {
 
     /// A JSON string literal.
     static func json(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                    + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        JSONString.quote(s)
     }
 
     /// A JSON number; Swift's shortest round-trip spelling is valid JSON for finite values.
