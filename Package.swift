@@ -86,16 +86,21 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Benchmarks/LiveBenchmark"),
         // A naive reading of the spec that tests compare the engine and the binary with.
-        .target(name: "AlertTestSupport", dependencies: ["AlertCore"], path: "Tests/AlertTestSupport"),
+        .target(name: "AlertTestSupport", dependencies: [
+            "AlertCore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], path: "Tests/AlertTestSupport"),
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [
-            "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange",
+            "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
         ]),
         .testTarget(name: "AlertHTTPTests", dependencies: [
-            "AlertHTTP",
+            "AlertHTTP", "AlertTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
         ]),
         .testTarget(name: "DemoExchangeTests", dependencies: [
@@ -103,7 +108,7 @@ let package = Package(
             .product(name: "WSClient", package: "swift-websocket"),
         ]),
         .testTarget(name: "AlertSinksTests", dependencies: [
-            "AlertSinks", "AlertCore", "AlertHTTP", "AlertStore",
+            "AlertSinks", "AlertCore", "AlertHTTP", "AlertStore", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),

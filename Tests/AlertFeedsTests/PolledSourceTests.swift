@@ -3,7 +3,7 @@ import AlertFeeds
 import AlertHTTP
 import Hummingbird
 import Logging
-import ServiceLifecycle
+import AlertTestSupport
 import Synchronization
 import Testing
 
@@ -23,22 +23,7 @@ struct PolledSourceTests {
             return Response(status: .ok, headers: [.contentType: "application/json"],
                             body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
-        let (ports, portSink) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "test-server")
-        logger.logLevel = .error
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await services.run(); return nil }
-            var iterator = ports.makeAsyncIterator()
-            let port = await iterator.next() ?? 0
-            let result: Result<T, any Error>
-            do { result = .success(try await run(port)) } catch { result = .failure(error) }
-            await services.triggerGracefulShutdown()
-            try await group.waitForAll()
-            return try result.get()
-        }
+        return try await LoopbackServer.with(router, run)
     }
 
     /// Runs the feed until it emitted `count` tick batches (or 15 s).

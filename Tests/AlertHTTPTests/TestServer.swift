@@ -1,7 +1,6 @@
+import AlertTestSupport
 import HTTPTypes
 import Hummingbird
-import Logging
-import ServiceLifecycle
 
 /// A real HTTP/1.1 receiver on 127.0.0.1 with an ephemeral port, for the client tests.
 ///
@@ -11,38 +10,8 @@ import ServiceLifecycle
 enum TestServer {
     /// Runs `body` with the port of a running server, then shuts the server down gracefully.
     static func with<T: Sendable>(_ body: @Sendable (Int) async throws -> T) async throws -> T {
-        let (ports, portSink) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "test-server")
-        logger.logLevel = .error
-        let app = Application(
-            router: router(),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                portSink.yield(channel.localAddress?.port ?? 0)
-                portSink.finish()
-            },
-            logger: logger
-        )
-        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                try await services.run()
-                return nil
-            }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port > 0 else {
-                group.cancelAll()
-                throw ServerDidNotStart()
-            }
-            let result: Result<T, any Error>
-            do { result = .success(try await body(port)) } catch { result = .failure(error) }
-            await services.triggerGracefulShutdown()
-            try await group.waitForAll()
-            return try result.get()
-        }
+        try await LoopbackServer.with(router(), body)
     }
-
-    struct ServerDidNotStart: Error {}
 
     private static func router() -> Router<BasicRequestContext> {
         let router = Router()

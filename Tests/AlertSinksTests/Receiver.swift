@@ -1,7 +1,6 @@
+import AlertTestSupport
 import HTTPTypes
 import Hummingbird
-import Logging
-import ServiceLifecycle
 import Synchronization
 
 /// A real HTTP/1.1 webhook receiver on 127.0.0.1 with an ephemeral port that records every
@@ -26,38 +25,8 @@ final class Receiver: Sendable {
     /// Runs `body` with the receiver and its port, then shuts the server down gracefully.
     static func with<T: Sendable>(_ body: @Sendable (Receiver, Int) async throws -> T) async throws -> T {
         let receiver = Receiver()
-        let (ports, portSink) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "test-receiver")
-        logger.logLevel = .error
-        let app = Application(
-            router: receiver.router(),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                portSink.yield(channel.localAddress?.port ?? 0)
-                portSink.finish()
-            },
-            logger: logger
-        )
-        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                try await services.run()
-                return nil
-            }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port > 0 else {
-                group.cancelAll()
-                throw ServerDidNotStart()
-            }
-            let result: Result<T, any Error>
-            do { result = .success(try await body(receiver, port)) } catch { result = .failure(error) }
-            await services.triggerGracefulShutdown()
-            try await group.waitForAll()
-            return try result.get()
-        }
+        return try await LoopbackServer.with(receiver.router()) { port in try await body(receiver, port) }
     }
-
-    struct ServerDidNotStart: Error {}
 
     private func record(_ request: Hummingbird.Request) async throws {
         let body = try await request.body.collect(upTo: 1 << 20)

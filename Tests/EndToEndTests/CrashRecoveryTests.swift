@@ -1,8 +1,7 @@
+import AlertTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
-import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -36,22 +35,7 @@ struct CrashRecoveryTests {
     }
 
     func withHook<T: Sendable>(_ hook: Hook, _ body: @Sendable (Int) async throws -> T) async throws -> T {
-        let (ports, portSink) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "hook")
-        logger.logLevel = .error
-        let app = Application(router: hook.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await services.run(); return nil }
-            var iterator = ports.makeAsyncIterator()
-            let port = await iterator.next() ?? 0
-            let result: Result<T, any Error>
-            do { result = .success(try await body(port)) } catch { result = .failure(error) }
-            await services.triggerGracefulShutdown()
-            try await group.waitForAll()
-            return try result.get()
-        }
+        try await LoopbackServer.with(hook.router(), body)
     }
 
     @Test func killedMidDeliveryTheNextStartDeliversEverythingOnce() async throws {
