@@ -7,7 +7,7 @@ public enum SinkFactory {
     /// What sinks share: one HTTP client for every webhook (one connection cache), and where
     /// `urlEnv`/`secretEnv` are looked up.
     public struct Dependencies: Sendable {
-        /// Nil: one process-wide `CurlHTTPClient`, started only when a webhook sink is made.
+        /// Nil: `CurlHTTPClient.shared`, the one the feeds use too.
         public var httpClient: (any HTTPClient)?
         public var environment: EnvironmentLookup
 
@@ -17,7 +17,6 @@ public enum SinkFactory {
         }
 
         public static let shared = Dependencies()
-        fileprivate static let sharedClient = CurlHTTPClient()
     }
 
     /// Opens/prepares the sink; throws `SinkError` naming the sink when it cannot work.
@@ -31,7 +30,7 @@ public enum SinkFactory {
         case .stdout(let format): return StdoutSink(name: name, format: format)
         case .file(let path): return try FileSink(name: name, path: path)
         case .webhook(let spec):
-            return try WebhookSink(name: name, spec: spec, client: dependencies.httpClient ?? Dependencies.sharedClient, environment: dependencies.environment)
+            return try WebhookSink(name: name, spec: spec, client: dependencies.httpClient ?? CurlHTTPClient.shared, environment: dependencies.environment)
         case .exec(let spec): return try ExecSink(name: name, spec: spec)
         }
     }

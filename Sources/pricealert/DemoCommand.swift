@@ -53,7 +53,7 @@ struct DemoCommand: AsyncParsableCommand {
         StandardError.write("demo: exchange on http://127.0.0.1:\(port); \(ruleSet.rules.count) rules; Ctrl-C stops")
         let pipeline = LivePipeline(
             ruleSet: ruleSet,
-            runner: FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: CurlHTTPClient(),
+            runner: FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: CurlHTTPClient.shared,
                                options: tuning.options, logger: logger),
             delivery: delivery, logger: logger)
         let limit = duration?.duration

@@ -30,7 +30,7 @@ struct MarketsCommand: AsyncParsableCommand {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
         let feed = try source.make()
-        let http = CurlHTTPClient()
+        let http = CurlHTTPClient.shared
         let markets: [Market]
         let ticks: [Tick]
         do {

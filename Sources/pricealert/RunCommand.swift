@@ -28,7 +28,7 @@ struct RunCommand: AsyncParsableCommand {
         let ruleSet = try rules.load()
         let sinks = try Inputs.sinks(for: ruleSet)
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, state: state)
-        let http = CurlHTTPClient()
+        let http = CurlHTTPClient.shared
         let logger = Logger(label: "pricealert")
         let pipeline = LivePipeline(
             ruleSet: ruleSet,

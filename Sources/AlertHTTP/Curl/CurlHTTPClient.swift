@@ -11,6 +11,10 @@ import Synchronization
 /// Call `shutdown()` when done (deinit does it too): requests still in flight then fail with
 /// kind `.other`.
 public final class CurlHTTPClient: HTTPClient {
+    /// The process's client: one curl multi loop (one thread, one connection cache) for feeds
+    /// and webhooks alike. Created on first use.
+    public static let shared = CurlHTTPClient()
+
     private let loop = CurlMultiLoop()
     private let nextID = Atomic<UInt64>(0)
     private let logger: Logger
