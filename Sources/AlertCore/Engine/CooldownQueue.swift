@@ -5,8 +5,6 @@ struct CooldownQueue: Sendable {
     private var due: [Int64] = []
     private var pairs: [Int32] = []
 
-    var isEmpty: Bool { due.isEmpty }
-
     /// When the first pair is due, if any.
     var nextDue: Int64? { due.first }
 

@@ -47,6 +47,4 @@ struct MinuteHistory: Sendable {
         }
         return lo > start ? prices[lo - 1] : nil
     }
-
-    var isEmpty: Bool { currentMinute == .min }
 }

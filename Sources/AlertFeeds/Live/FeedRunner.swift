@@ -176,6 +176,4 @@ final class FeedHealth: Sendable {
             return ContinuousClock.now - s.lastPrice
         }
     }
-
-    var isStale: Bool { state.withLock { $0.staleSince != nil } }
 }
