@@ -68,12 +68,8 @@ struct Recorder: Sendable {
                 case .ticks(let ticks):
                     output.writeLine(ticks.map(TickFormat.json).joined(separator: "\n"))
                     written += ticks.count
-                case .disconnected(let reason, let wait):
-                    runner.logger.warning("\(runner.source.name): \(reason); retrying in \(wait.milliseconds) ms")
-                case .stale(let silence):
-                    runner.logger.error("\(runner.source.name): no prices for \(silence.milliseconds / 1000) s")
                 default:
-                    break
+                    event.log(source: runner.source.name, to: runner.logger)
                 }
             }
             return written

@@ -1,4 +1,5 @@
 import AlertCore
+import Logging
 
 /// What a running feed tells the rest of the program, in order.
 public enum FeedEvent: Sendable {
@@ -16,6 +17,22 @@ public enum FeedEvent: Sendable {
     case stale(silentFor: Duration)
     /// Prices arrive again after `stale`.
     case recovered(silentFor: Duration)
+}
+
+extension FeedEvent {
+    /// The one log line for an event about the connection (the runner emits, consumers log):
+    /// dropped frames at debug, connects at info, disconnects at warning, silence at error.
+    public func log(source: String, to logger: Logger) {
+        switch self {
+        case .markets, .ticks: break
+        case .dropped(let reason): logger.debug("\(source): frame dropped: \(reason)")
+        case .connected(let url): logger.info("\(source): connected to \(url)")
+        case .disconnected(let reason, let retryIn):
+            logger.warning("\(source): \(reason); retrying in \(retryIn.milliseconds) ms")
+        case .stale(let silence): logger.error("\(source): no prices for \(silence.milliseconds / 1000) s: alerts are blind")
+        case .recovered(let silence): logger.notice("\(source): prices again after \(silence.milliseconds / 1000) s")
+        }
+    }
 }
 
 /// How a feed runs: when it counts as stale, how it backs off, how often it reloads markets.

@@ -48,7 +48,6 @@ public struct FeedRunner: Sendable {
                 return markets
             } catch {
                 let wait = backoff.next(atLeast: .milliseconds((error as? SourceError)?.retryAfter ?? 0))
-                logger.warning("\(source.name): market list failed: \(error); retrying in \(wait.milliseconds) ms")
                 await emit(.disconnected(reason: "market list: \(error)", retryIn: wait))
                 try await Task.sleep(for: wait)
             }
@@ -123,8 +122,12 @@ public struct FeedRunner: Sendable {
                 wait = plan.interval
             } catch let error as SourceError {
                 wait = backoff.next(atLeast: .milliseconds(error.retryAfter ?? 0))
-                logger.warning("\(source.name): \(error); retrying in \(wait.milliseconds) ms")
-                if health != nil { await emit(.disconnected(reason: error.description, retryIn: wait)) }
+                if health != nil {
+                    await emit(.disconnected(reason: error.description, retryIn: wait))
+                } else {
+                    // A side request (BTSE's 24 h figures) is no disconnect: log it here.
+                    logger.warning("\(source.name): \(error); retrying in \(wait.milliseconds) ms")
+                }
             }
             if let health, health.silence(since: start) >= health.staleAfter, let silence = health.declareStale() {
                 await emit(.stale(silentFor: silence))

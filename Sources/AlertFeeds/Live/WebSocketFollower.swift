@@ -33,8 +33,7 @@ extension FeedRunner {
             }
             if delivered.value > 0 { backoff.reset() }
             let wait = backoff.next()
-            logger.warning("\(source.name): \(url): \(reason); reconnecting in \(wait.milliseconds) ms")
-            await emit(.disconnected(reason: reason, retryIn: wait))
+            await emit(.disconnected(reason: "\(url): \(reason)", retryIn: wait))
             try await Task.sleep(for: wait)
         }
     }

@@ -100,19 +100,17 @@ struct Evaluation {
             }
             for alert in alerts { output.yield(alert) }
             alerts.removeAll(keepingCapacity: true)
-        case .dropped(let reason):
+        case .dropped:
             dropped += 1
-            logger.debug("\(source): frame dropped: \(reason)")
-        case .connected(let url):
-            logger.info("\(source): connected to \(url)")
-        case .disconnected(let reason, let retryIn):
-            logger.warning("\(source): \(reason); retrying in \(retryIn.milliseconds) ms")
+            event.log(source: source, to: logger)
+        case .connected, .disconnected:
+            event.log(source: source, to: logger)
         case .stale(let silence):
-            logger.error("\(source): no prices for \(silence.milliseconds / 1000) s: alerts are blind")
+            event.log(source: source, to: logger)
             output.yield(FeedAlert.stale(source: source, silentFor: silence, staleAfter: staleAfter,
                                          at: Wallclock.millis(), notify: feedAlertSinks))
         case .recovered(let silence):
-            logger.notice("\(source): prices again after \(silence.milliseconds / 1000) s")
+            event.log(source: source, to: logger)
             output.yield(FeedAlert.recovered(source: source, silentFor: silence, at: Wallclock.millis(),
                                              notify: feedAlertSinks))
         }
