@@ -23,7 +23,7 @@ public final class Engine {
 
     /// All state lives in one struct, so a tick is one exclusive access to it rather than a
     /// dynamically checked access per property.
-    private var core: EngineCore
+    var core: EngineCore
 
     /// `rules` in evaluation order (files in the order given, rules in file order).
     public init(rules: [Rule], markets: MarketList? = nil) {
@@ -53,9 +53,9 @@ struct EngineCore {
     var stats = Engine.Stats()
     private(set) var markets: MarketList?
 
-    private let compiled: [CompiledCondition]
-    private let cooldowns: [Int64]
-    private let once: [Bool]
+    let compiled: [CompiledCondition]
+    let cooldowns: [Int64]
+    let once: [Bool]
     private let templates: [String]
     private let summaries: [String]
     private let thresholds: [Threshold]
@@ -67,12 +67,16 @@ struct EngineCore {
     private let keepMinutes: Int64
 
     private var symbolIndex: [String: Int] = [:]
-    private var symbols: [SymbolState] = []
+    var symbols: [SymbolState] = []
     /// Every symbol's condition groups in one array, so the part each tick reads stays in a
     /// few pages and cache lines whatever the number of rules behind them.
-    private var groups: [ConditionGroup] = []
+    private(set) var groups: [ConditionGroup] = []
     private var stamp: UInt32 = 0
     private var fired: [Int32] = []
+    /// Saved state of symbols not seen yet in this run, by upper-cased symbol (see `restore`).
+    var restoring: [String: SymbolSnapshot] = [:]
+    /// Each rule's `RuleFingerprint`, computed when state is first saved or restored.
+    var fingerprints: [UInt64]?
 
     init(rules: [Rule], markets: MarketList?) {
         self.rules = rules
@@ -112,12 +116,12 @@ struct EngineCore {
         let s: Int
         if let known = symbolIndex[symbol] {
             s = known
-            if let last = symbols[s].lastTime, tick.time < last { return drop(.outOfOrder) }
         } else {
             s = symbols.count
             symbols.append(makeState(symbol))
             symbolIndex[symbol] = s
         }
+        if let last = symbols[s].lastTime, tick.time < last { return drop(.outOfOrder) }
         stats.accepted += 1
         let t = tick.time
         let p = tick.price
@@ -167,6 +171,7 @@ struct EngineCore {
     /// What every accepted tick leaves behind: `prev`, the time order, the minute history.
     @inline(__always)
     private mutating func record(_ s: Int, time t: Int64, price p: Double, minute: Int64) {
+        symbols[s].changed = true
         symbols[s].lastTime = t
         symbols[s].lastPrice = p
         if keepMinutes > 0, symbols[s].keepsHistory {
@@ -309,12 +314,22 @@ struct EngineCore {
         return applicable
     }
 
-    /// Builds a new symbol's groups from the rules that apply to it.
+    /// Builds a new symbol's groups from the rules that apply to it, taking over its saved
+    /// state when `restore` was given one.
     private mutating func makeState(_ symbol: String) -> SymbolState {
-        let fresh = buildGroups(applicableRules(symbol), restoring: [:])
+        let snapshot = restoring.removeValue(forKey: symbol)
+        var saved: [Int32: ConditionGroup.Pair] = [:]
+        if let snapshot { saved = savedPairs(snapshot) }
+        let applicable = applicableRules(symbol)
+        let fresh = buildGroups(applicable, restoring: saved)
         let range = groups.count..<(groups.count + fresh.count)
         groups += fresh
-        return SymbolState(symbol: symbol, groups: range, keepsHistory: fresh.contains { $0.coordinate != .price })
+        var state = SymbolState(symbol: symbol, groups: range, keepsHistory: fresh.contains { $0.coordinate != .price })
+        if let snapshot {
+            for rule in applicable { saved[rule] = nil }
+            state.restore(snapshot, retired: saved)
+        }
+        return state
     }
 
     /// One group per coordinate (price, each change window), sealed; `saved` pair states are
@@ -389,9 +404,12 @@ struct SymbolState: Sendable {
     var history = MinuteHistory()
     /// Only symbols with a change rule need their minute history.
     var keepsHistory: Bool
-    /// State of pairs whose `match` rule stopped applying at a market-list reload.
+    /// State of pairs whose `match` rule stopped applying at a market-list reload, or whose
+    /// rule (still in the rule set) no longer applies to the symbol since the state was saved.
     var retired: [Int32: ConditionGroup.Pair] = [:]
     var quiet = QuietWindow()
+    /// Accepted a tick since its state was last saved.
+    var changed = false
 
     init(symbol: String, groups: Range<Int>, keepsHistory: Bool) {
         self.symbol = symbol

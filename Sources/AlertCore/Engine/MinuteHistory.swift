@@ -12,6 +12,28 @@ struct MinuteHistory: Sendable {
     private var currentMinute = Int64.min
     private var currentPrice = 0.0
 
+    init() {}
+
+    /// A history saved by `entries` (oldest first), the newest minute still open.
+    init(minutes: [Int64], prices: [Double]) {
+        guard let last = minutes.last, let lastPrice = prices.last, minutes.count == prices.count else { return }
+        self.minutes = Array(minutes.dropLast())
+        self.prices = Array(prices.dropLast())
+        currentMinute = last
+        currentPrice = lastPrice
+    }
+
+    /// Every kept minute and its last price, oldest first (the open minute last).
+    var entries: (minutes: [Int64], prices: [Double]) {
+        var m = Array(minutes[start...])
+        var p = Array(prices[start...])
+        if currentMinute != .min {
+            m.append(currentMinute)
+            p.append(currentPrice)
+        }
+        return (m, p)
+    }
+
     /// Records `price` as the latest of minute `minute` (ticks arrive in time order per symbol).
     mutating func record(minute: Int64, price: Double, keepMinutes: Int64) {
         if minute == currentMinute {

@@ -1,0 +1,106 @@
+/// Saving and restoring the engine's state (issue #5: state across runs, rule reloads).
+extension Engine {
+    /// Hands the engine saved state. Each symbol takes its snapshot on its first tick, so
+    /// restoring costs nothing for symbols that never come; pairs of rules that are gone or
+    /// whose fingerprint changed start fresh. Call before the first tick.
+    public func restore(_ snapshots: some Sequence<SymbolSnapshot>) {
+        core.restore(snapshots)
+    }
+
+    /// Snapshots of the symbols that accepted a tick since the last call (or since the start),
+    /// which are then counted as saved: what a periodic or final save writes.
+    public func takeChanges() -> [SymbolSnapshot] {
+        core.takeSnapshots(all: false)
+    }
+
+    /// Every symbol's state, including restored snapshots not used yet: what a new engine
+    /// built from reloaded rules takes over.
+    public func snapshotAll() -> [SymbolSnapshot] {
+        core.takeSnapshots(all: true)
+    }
+}
+
+extension EngineCore {
+    mutating func restore(_ snapshots: some Sequence<SymbolSnapshot>) {
+        for snapshot in snapshots {
+            let symbol = Symbol.normalize(snapshot.symbol)
+            if restoring[symbol] == nil, !symbols.contains(where: { $0.symbol == symbol }) {
+                restoring[symbol] = snapshot
+            }
+        }
+    }
+
+    mutating func takeSnapshots(all: Bool) -> [SymbolSnapshot] {
+        let fingerprints = ensureFingerprints()
+        var out: [SymbolSnapshot] = []
+        for s in symbols.indices where all || symbols[s].changed {
+            out.append(snapshot(of: s, fingerprints: fingerprints))
+            if !all { symbols[s].changed = false }
+        }
+        if all { out += restoring.keys.sorted().map { restoring[$0]! } }
+        return out
+    }
+
+    /// Pair states of `snapshot` whose rule is still here, unchanged, by rule index.
+    mutating func savedPairs(_ snapshot: SymbolSnapshot) -> [Int32: ConditionGroup.Pair] {
+        guard !snapshot.pairs.isEmpty else { return [:] }
+        let fingerprints = ensureFingerprints()
+        var byID: [String: Int32] = [:]
+        for (i, rule) in rules.enumerated() { byID[rule.id] = Int32(i) }
+        var saved: [Int32: ConditionGroup.Pair] = [:]
+        for pair in snapshot.pairs {
+            guard let r = byID[pair.rule], fingerprints[Int(r)] == pair.fingerprint else { continue }
+            var restored = ConditionGroup.Pair(rule: r, condition: compiled[Int(r)], cooldown: cooldowns[Int(r)],
+                                               once: once[Int(r)])
+            restored.armed = pair.armed
+            restored.spent = pair.spent
+            restored.lastFired = pair.lastFired
+            saved[r] = restored
+        }
+        return saved
+    }
+
+    private mutating func ensureFingerprints() -> [UInt64] {
+        if let fingerprints { return fingerprints }
+        let computed = rules.map(RuleFingerprint.of)
+        fingerprints = computed
+        return computed
+    }
+
+    private func snapshot(of s: Int, fingerprints: [UInt64]) -> SymbolSnapshot {
+        let state = symbols[s]
+        var pairs: [ConditionGroup.Pair] = []
+        for g in state.groups { pairs += groups[g].pairs.filter(\.isSettled.negated) }
+        pairs += state.retired.values.filter(\.isSettled.negated)
+        pairs.sort { $0.rule < $1.rule }
+        let history: (minutes: [Int64], prices: [Double]) = state.keepsHistory ? state.history.entries : ([], [])
+        return SymbolSnapshot(
+            symbol: state.symbol, firstTime: state.firstTime, lastTime: state.lastTime, lastPrice: state.lastPrice,
+            minutes: history.minutes, prices: history.prices,
+            pairs: pairs.map {
+                PairSnapshot(rule: rules[Int($0.rule)].id, fingerprint: fingerprints[Int($0.rule)],
+                             armed: $0.armed, spent: $0.spent, lastFired: $0.lastFired)
+            })
+    }
+}
+
+extension ConditionGroup.Pair {
+    /// Armed and never fired: what a fresh pair is, so there is nothing to save.
+    var isSettled: Bool { armed && !spent && lastFired == nil }
+}
+
+private extension Bool {
+    var negated: Bool { !self }
+}
+
+extension SymbolState {
+    /// Takes over a saved symbol: its times, `prev`, its minute history when its rules need one,
+    /// and the saved pairs of rules that do not apply to it now.
+    mutating func restore(_ snapshot: SymbolSnapshot, retired: [Int32: ConditionGroup.Pair]) {
+        firstTime = snapshot.firstTime
+        lastTime = snapshot.lastTime
+        lastPrice = snapshot.lastPrice
+        if keepsHistory { history = MinuteHistory(minutes: snapshot.minutes, prices: snapshot.prices) }
+        self.retired = retired
+    }
+}

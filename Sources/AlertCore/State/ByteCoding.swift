@@ -1,0 +1,81 @@
+/// Little-endian writer for the state encodings (no Foundation in AlertCore).
+struct ByteWriter {
+    private(set) var bytes: [UInt8] = []
+
+    mutating func byte(_ b: UInt8) { bytes.append(b) }
+
+    mutating func uint64(_ v: UInt64) {
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
+    }
+
+    mutating func int64(_ v: Int64) { uint64(UInt64(bitPattern: v)) }
+    mutating func double(_ v: Double) { uint64(v.bitPattern) }
+
+    mutating func count(_ n: Int) {
+        let v = UInt32(n)
+        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt32(shift))) }
+    }
+
+    mutating func string(_ s: String) {
+        count(s.utf8.count)
+        bytes.append(contentsOf: s.utf8)
+    }
+
+    /// A presence byte, then the value when there is one.
+    mutating func optional(_ value: Int64?) {
+        guard let value else { return byte(0) }
+        byte(1)
+        int64(value)
+    }
+
+    mutating func optional(_ value: Double?) {
+        guard let value else { return byte(0) }
+        byte(1)
+        double(value)
+    }
+}
+
+/// Reads what `ByteWriter` wrote; every read checks the bounds.
+struct ByteReader {
+    private let bytes: [UInt8]
+    private var offset = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var isAtEnd: Bool { offset == bytes.count }
+    var remaining: Int { bytes.count - offset }
+
+    private mutating func take(_ n: Int) throws(SnapshotError) -> ArraySlice<UInt8> {
+        guard n >= 0, remaining >= n else { throw SnapshotError(reason: "symbol state is truncated") }
+        defer { offset += n }
+        return bytes[offset..<(offset + n)]
+    }
+
+    mutating func byte() throws(SnapshotError) -> UInt8 { try take(1).first! }
+
+    mutating func uint64() throws(SnapshotError) -> UInt64 {
+        try take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    mutating func int64() throws(SnapshotError) -> Int64 { Int64(bitPattern: try uint64()) }
+    mutating func double() throws(SnapshotError) -> Double { Double(bitPattern: try uint64()) }
+
+    /// A count of items of at least `itemSize` bytes each, checked against what is left.
+    mutating func count(itemSize: Int = 1) throws(SnapshotError) -> Int {
+        let n = Int(try take(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        guard n * itemSize <= remaining else { throw SnapshotError(reason: "symbol state is truncated") }
+        return n
+    }
+
+    mutating func string() throws(SnapshotError) -> String {
+        String(decoding: try take(try count()), as: UTF8.self)
+    }
+
+    mutating func optional<T>(_ read: (inout ByteReader) throws(SnapshotError) -> T) throws(SnapshotError) -> T? {
+        switch try byte() {
+        case 0: return nil
+        case 1: return try read(&self)
+        case let other: throw SnapshotError(reason: "symbol state has a bad presence byte \(other)")
+        }
+    }
+}

@@ -1,0 +1,114 @@
+/// What the engine keeps of one symbol between runs (a `check` and the next, a daemon and its
+/// restart): the time order, `prev`, first-tick time (for window coverage), the minute history,
+/// and every (rule, symbol) pair whose state differs from a fresh, armed one.
+///
+/// Restoring a snapshot and going on gives exactly the alerts that continuing would have given
+/// (spec §3, §5): each pair's armed/spent/last-fired state is what decides, and the first tick
+/// after a restore looks at every pair (so one cooling down is queued again).
+public struct SymbolSnapshot: Sendable, Equatable {
+    /// Upper-cased.
+    public var symbol: String
+    public var firstTime: Int64?
+    public var lastTime: Int64?
+    public var lastPrice: Double?
+    /// The minute history (spec §3): each minute's last price, oldest first.
+    public var minutes: [Int64]
+    public var prices: [Double]
+    public var pairs: [PairSnapshot]
+
+    public init(symbol: String, firstTime: Int64? = nil, lastTime: Int64? = nil, lastPrice: Double? = nil,
+                minutes: [Int64] = [], prices: [Double] = [], pairs: [PairSnapshot] = []) {
+        self.symbol = symbol
+        self.firstTime = firstTime
+        self.lastTime = lastTime
+        self.lastPrice = lastPrice
+        self.minutes = minutes
+        self.prices = prices
+        self.pairs = pairs
+    }
+}
+
+/// The state of one (rule, symbol) pair. `fingerprint` is the rule's `RuleFingerprint` when the
+/// state was saved: a rule whose condition, hysteresis, cooldown or repeat changed starts over.
+public struct PairSnapshot: Sendable, Equatable {
+    public var rule: String
+    public var fingerprint: UInt64
+    public var armed: Bool
+    public var spent: Bool
+    public var lastFired: Int64?
+
+    public init(rule: String, fingerprint: UInt64, armed: Bool, spent: Bool, lastFired: Int64?) {
+        self.rule = rule
+        self.fingerprint = fingerprint
+        self.armed = armed
+        self.spent = spent
+        self.lastFired = lastFired
+    }
+}
+
+/// A saved snapshot that cannot be read (written by something else, or damaged).
+public struct SnapshotError: Error, Sendable, CustomStringConvertible {
+    public var reason: String
+    public var description: String { reason }
+}
+
+extension SymbolSnapshot {
+    /// The format tag of `encoded()`; a reader refuses other tags.
+    static let formatVersion: UInt8 = 1
+
+    /// A compact little-endian encoding, for the state database.
+    public func encoded() -> [UInt8] {
+        var w = ByteWriter()
+        w.byte(Self.formatVersion)
+        w.string(symbol)
+        w.optional(firstTime)
+        w.optional(lastTime)
+        w.optional(lastPrice)
+        w.count(minutes.count)
+        for (m, p) in zip(minutes, prices) {
+            w.int64(m)
+            w.double(p)
+        }
+        w.count(pairs.count)
+        for pair in pairs {
+            w.string(pair.rule)
+            w.uint64(pair.fingerprint)
+            w.byte((pair.armed ? 1 : 0) | (pair.spent ? 2 : 0))
+            w.optional(pair.lastFired)
+        }
+        return w.bytes
+    }
+
+    public init(decoding bytes: [UInt8]) throws(SnapshotError) {
+        var r = ByteReader(bytes)
+        let version = try r.byte()
+        guard version == Self.formatVersion else {
+            throw SnapshotError(reason: "unknown symbol state format \(version)")
+        }
+        symbol = try r.string()
+        firstTime = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+        lastTime = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+        lastPrice = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.double() }
+        let historyCount = try r.count(itemSize: 16)
+        minutes = []
+        prices = []
+        minutes.reserveCapacity(historyCount)
+        prices.reserveCapacity(historyCount)
+        for _ in 0..<historyCount {
+            minutes.append(try r.int64())
+            prices.append(try r.double())
+        }
+        let pairCount = try r.count(itemSize: 14)
+        pairs = []
+        pairs.reserveCapacity(pairCount)
+        for _ in 0..<pairCount {
+            let rule = try r.string()
+            let fingerprint = try r.uint64()
+            let flags = try r.byte()
+            let lastFired = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+            pairs.append(PairSnapshot(rule: rule, fingerprint: fingerprint, armed: flags & 1 != 0,
+                                      spent: flags & 2 != 0, lastFired: lastFired))
+        }
+        guard r.isAtEnd else { throw SnapshotError(reason: "symbol state has \(r.remaining) bytes too many") }
+    }
+}
