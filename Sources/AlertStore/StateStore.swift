@@ -5,10 +5,12 @@ import GRDB
 /// (here or in another process) fails with "DIR is in use by another pricealert (pid N)".
 public final class StateStore: Sendable {
     /// The schema version this binary writes (`PRAGMA user_version`).
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
 
     public let folder: StateFolder
     public let outbox: Outbox
+    /// The engine's saved state and the last market list.
+    public let engineState: EngineStateStore
     private let lock: StateLock
     private let database: DatabasePool
 
@@ -43,6 +45,7 @@ public final class StateStore: Sendable {
         self.lock = lock
         self.database = database
         self.outbox = Outbox(database: database)
+        self.engineState = EngineStateStore(database: database)
     }
 
     /// Closes the database and releases the lock; the store must not be used afterwards.
@@ -79,6 +82,7 @@ public final class StateStore: Sendable {
                 PRAGMA user_version = 1;
                 """)
         }
+        migrator.registerMigration("v2-state", migrate: EngineStateStore.migrate)
         return migrator
     }
 }
