@@ -6,7 +6,7 @@ struct PriceAlert: AsyncParsableCommand {
         commandName: "pricealert",
         abstract: "Watches crypto prices and tells you when your rules fire.",
         subcommands: [
-            ValidateCommand.self, ReplayCommand.self, RunCommand.self, DemoCommand.self, MarketsCommand.self,
+            ValidateCommand.self, ReplayCommand.self, CheckCommand.self, RunCommand.self, DemoCommand.self, MarketsCommand.self,
             RecordCommand.self, ExchangeCommand.self, SinksCommand.self, OutboxCommand.self,
         ]
     )

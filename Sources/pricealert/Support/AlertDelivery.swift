@@ -13,7 +13,12 @@ enum AlertDelivery: Sendable {
     static func make(ruleSet: RuleSet, sinks: [String: any Sink], state: StateOption) async throws -> AlertDelivery {
         let durable = durableSinks(ruleSet: ruleSet, among: sinks.keys)
         guard state.path != nil || !durable.isEmpty else { return .direct(Dispatcher(sinks: sinks)) }
-        let store = try state.open()
+        return try await make(ruleSet: ruleSet, sinks: sinks, store: state.open())
+    }
+
+    /// Delivery through the outbox of an opened state folder, which `finish` closes.
+    static func make(ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore) async throws -> AlertDelivery {
+        let durable = durableSinks(ruleSet: ruleSet, among: sinks.keys)
         let dispatcher = ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox)
         await dispatcher.start()
         return .reliable(dispatcher, store)

@@ -1,0 +1,195 @@
+import AlertCore
+import AlertFeeds
+import AlertHTTP
+import AlertSinks
+import AlertStore
+import ArgumentParser
+
+/// `pricealert check`: one evaluation for cron. Takes one snapshot of prices (a source's REST
+/// listing, or a tick file), evaluates it against the state saved by the previous run,
+/// dispatches through the outbox, saves the state and exits. Consecutive checks over the pieces
+/// of a stream give exactly the alerts of one `replay` of the whole stream.
+struct CheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Evaluate one price snapshot against saved state, dispatch, save, exit (for cron).",
+        discussion: """
+            Prices come from --source (one REST snapshot: btse market_summary, poloniex, coingecko,
+            coinranking) or from --ticks (a JSON Lines tick file). State (pair states, last prices,
+            minute history, the market list) and the outbox live in the state folder, which one
+            pricealert at a time may use. Quiet when all is well: only the rules' own stdout sinks
+            print, and --format prints the alerts as well.
+            Exit codes: 0 done, 1 alerts fired (only with --exit-code), 65 rule file errors,
+            66 an input cannot be read, 69 the source cannot be reached, 73 a sink or the state
+            folder cannot be set up, 74 deliveries failed or wait in the outbox for the next run,
+            75 the state folder is in use (another check or run is going on; this one did nothing).
+            """)
+
+    @OptionGroup var rules: RulesOption
+
+    @Option(help: "Take prices from this source's REST API: \(SourceRegistry.names.joined(separator: ", ")).")
+    var source: String?
+
+    @Option(help: "The source's REST base URL, e.g. a local server.")
+    var endpoint: String?
+
+    @Option(help: "Take prices from this tick file (JSON Lines, - for standard input) instead of a source.")
+    var ticks: String?
+
+    @Option(help: "A BTSE initial/market payload for 'match' rules (default: the source's list, else the saved one).")
+    var markets: String?
+
+    @Option(help: "How often a source's market list is fetched again; in between the saved one is used (e.g. 1h).")
+    var marketsEvery: DurationArgument = DurationArgument(.seconds(3600))
+
+    @Option(help: "Also print the alerts: text or json.")
+    var format: AlertOutputFormat?
+
+    @Flag(help: "Exit with 1 when alerts fired (and 0 when none did).")
+    var exitCode = false
+
+    @Option(help: "How long to wait for webhook and exec deliveries before leaving them to the next run.")
+    var drainTimeout: DurationArgument = DurationArgument(.seconds(10))
+
+    @OptionGroup var state: StateOption
+
+    func validate() throws {
+        guard (source == nil) != (ticks == nil) else { throw ValidationError("give either --source or --ticks") }
+        if let source, !SourceRegistry.names.contains(source) {
+            throw ValidationError("unknown source '\(source)'; known: \(SourceRegistry.names.joined(separator: ", "))")
+        }
+        if endpoint != nil, source == nil { throw ValidationError("--endpoint is used with --source") }
+        if let endpoint, !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) {
+            throw ValidationError("--endpoint must be an http:// or https:// URL")
+        }
+    }
+
+    func run() async throws {
+        Logs.bootstrap()
+        StandardOutput.ignoreBrokenPipeSignal()
+        let ruleSet = try rules.load()
+        let sinks = try Inputs.sinks(for: ruleSet)
+        let store = try state.open()
+        let delivery: AlertDelivery
+        let engine: Engine
+        let snapshot: [Tick]
+        var marketsToSave: MarketsSave?
+        var lines: [Int]?
+        do {
+            let saved = try store.engineState.loadMarkets()
+            let input = try await loadInput(saved: saved, needsMarkets: Self.hasMatchRules(ruleSet.rules))
+            marketsToSave = input.markets.flatMap { $0 == saved ? nil : $0 }
+            engine = Engine(rules: ruleSet.rules, markets: input.markets.map { MarketList($0.markets) })
+            engine.restore(try store.engineState.load())
+            snapshot = input.ticks
+            lines = input.lines
+            for _ in 0..<input.malformed { engine.countDropped(.malformed) }
+            delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
+        } catch {
+            store.close()
+            throw error
+        }
+        var alerts: [Alert] = []
+        for (i, tick) in snapshot.enumerated() {
+            guard let reason = engine.process(tick, into: &alerts) else { continue }
+            let place = lines.map { "\(ticks ?? "-"):\($0[i])" } ?? "\(source ?? ""): \(tick.symbol)"
+            StandardError.write("\(place): dropped: \(reason.explanation)")
+        }
+        var failures = 0
+        for alert in alerts {
+            if let format { StandardOutput.shared.writeLine(StdoutSink.line(for: alert, format: format)) }
+            failures += await delivery.dispatch(alert)
+        }
+        // Every alert is in the outbox (or delivered) before the state that produced it is saved:
+        // a crash in between fires it again rather than losing it.
+        do {
+            try store.engineState.save(engine.takeChanges(), markets: marketsToSave, now: Wallclock.millis())
+        } catch {
+            StandardError.write("pricealert: error: cannot save state in \(store.folder.path): \(error)")
+            _ = await delivery.finish(timeout: drainTimeout.duration)
+            throw ExitCodes.stateUnusable
+        }
+        failures += await delivery.finish(timeout: drainTimeout.duration)
+        if engine.stats.droppedTotal > 0 {
+            let read = snapshot.count + engine.stats.dropped[.malformed, default: 0]
+            StandardError.write("check: \(Summary.line(read: read, stats: engine.stats))")
+        }
+        if failures > 0 {
+            StandardError.write("check: \(failures) deliveries failed or wait in the outbox")
+            throw ExitCodes.deliveryFailed
+        }
+        if exitCode, !alerts.isEmpty { throw ExitCode(1) }
+    }
+
+    static func hasMatchRules(_ rules: [Rule]) -> Bool {
+        rules.contains { rule in
+            if rule.enabled, case .match = rule.scope { return true }
+            return false
+        }
+    }
+
+    /// The ticks to evaluate and the market list to use (nil: none).
+    /// `lines`: each tick's line in the tick file; `malformed`: lines that were not ticks.
+    private func loadInput(saved: MarketsSave?, needsMarkets: Bool) async throws
+        -> (ticks: [Tick], lines: [Int]?, malformed: Int, markets: MarketsSave?) {
+        let now = Wallclock.millis()
+        var list: MarketsSave? = saved
+        if let markets {
+            list = MarketsSave(markets: try Inputs.markets(markets).markets, source: markets, fetchedAt: now)
+        }
+        guard let source else {
+            let file = try readTicks()
+            if needsMarkets, list == nil {
+                StandardError.write("pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
+            }
+            return (file.ticks, file.lines, file.malformed, list)
+        }
+        let feed = try SourceRegistry.make(source, endpoint: endpoint)
+        let http = CurlHTTPClient.shared
+        if needsMarkets, markets == nil,
+           list == nil || list!.source != feed.name || now - list!.fetchedAt >= marketsEvery.duration.milliseconds {
+            do {
+                list = MarketsSave(markets: try await feed.loadMarkets(http: http), source: feed.name, fetchedAt: now)
+            } catch {
+                guard let kept = list, kept.source == feed.name else {
+                    StandardError.write("pricealert: error: \(feed.name): \(error)")
+                    throw ExitCodes.unavailable
+                }
+                StandardError.write("pricealert: warning: \(feed.name): \(error); using the market list saved \(Timestamp.format(kept.fetchedAt))")
+            }
+        }
+        do {
+            let ticks = try await feed.snapshot(http: http)
+            return (ticks, nil, 0, list)
+        } catch {
+            StandardError.write("pricealert: error: \(feed.name): \(error)")
+            throw ExitCodes.unavailable
+        }
+    }
+
+    /// The tick file's ticks; bad lines are reported with their line number and skipped.
+    private func readTicks() throws -> (ticks: [Tick], lines: [Int], malformed: Int) {
+        let path = ticks ?? "-"
+        let reader: TickFileReader
+        do {
+            reader = try TickFileReader(path: path)
+        } catch {
+            StandardError.write("pricealert: error: \(error)")
+            throw ExitCodes.noInput
+        }
+        var result: [Tick] = []
+        var lines: [Int] = []
+        var malformed = 0
+        try reader.forEachLine { line, parsed in
+            switch parsed {
+            case .failure(let error):
+                malformed += 1
+                StandardError.write("\(path):\(line): error: \(error.message); line skipped")
+            case .success(let tick):
+                result.append(tick)
+                lines.append(line)
+            }
+        }
+        return (result, lines, malformed)
+    }
+}
