@@ -43,3 +43,14 @@ public struct RuleFileErrors: Error, Sendable, Equatable, CustomStringConvertibl
     /// One `FILE:LINE:COLUMN: error: MESSAGE` line per diagnostic.
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
 }
+
+extension RuleSet {
+    /// The sinks that enabled rules notify, in first-use order: the ones a process opens.
+    public var usedSinks: [String] {
+        var used: [String] = []
+        for rule in rules where rule.enabled {
+            for name in rule.notify where !used.contains(name) { used.append(name) }
+        }
+        return used
+    }
+}

@@ -40,6 +40,7 @@ struct DemoCommand: AsyncParsableCommand {
         let ruleSet = try loadRules()
         let sinks = try Inputs.sinks(for: ruleSet)
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, state: state)
+        let saved = try delivery.store.map(state.loadSaved) ?? []
         let logger = Logger(label: "pricealert")
         let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
             port: 0, prices: .randomWalk(seed: seed, interval: interval.duration)))
@@ -55,7 +56,7 @@ struct DemoCommand: AsyncParsableCommand {
             ruleSet: ruleSet,
             runner: FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: CurlHTTPClient.shared,
                                options: tuning.options, logger: logger),
-            delivery: delivery, logger: logger)
+            delivery: delivery, logger: logger, rulePaths: rulePaths, saved: saved)
         let limit = duration?.duration
         let outcome = try await Lifecycle.run(logger: logger) {
             await Lifecycle.limited(to: limit) { await pipeline.run() }
@@ -63,6 +64,12 @@ struct DemoCommand: AsyncParsableCommand {
         await exchange.stop()
         StandardError.write("demo: \(outcome.stats.accepted) ticks, \(outcome.stats.alerts) alerts")
         if outcome.deliveryFailures > 0 { throw ExitCodes.deliveryFailed }
+    }
+
+    /// The files SIGHUP re-reads: the ones in use, if any.
+    private var rulePaths: [String] {
+        if !rules.isEmpty { return rules }
+        return access(DemoRules.path, F_OK) == 0 ? [DemoRules.path] : []
     }
 
     private func loadRules() throws -> RuleSet {

@@ -10,7 +10,7 @@ struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Follow live prices and dispatch alerts until stopped.",
-        discussion: "Exit codes: 0 stopped by a signal or --duration, 65 rule file errors, 66 unreadable rule file, 73 a sink or the state folder cannot be set up, 74 deliveries failed or still wait in the outbox, 75 the state folder is in use by another pricealert.")
+        discussion: "State (pair states, last prices, minute history, market list, outbox) is kept in the state folder and restored at start. SIGHUP re-reads the rule files (a file with errors keeps the running rules). Exit codes: 0 stopped by a signal or --duration, 65 rule file errors, 66 unreadable rule file, 73 a sink or the state folder cannot be set up, 74 deliveries failed or still wait in the outbox, 75 the state folder is in use by another pricealert.")
 
     @OptionGroup var rules: RulesOption
 
@@ -22,18 +22,23 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Stop after this long (e.g. 10m); without it, run until SIGTERM/SIGINT.")
     var duration: DurationArgument?
 
+    @Option(help: "How often the engine's state is saved in the state folder (it is also saved at shutdown).")
+    var saveEvery: DurationArgument = DurationArgument(.seconds(60))
+
     func run() async throws {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
         let ruleSet = try rules.load()
         let sinks = try Inputs.sinks(for: ruleSet)
-        let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, state: state)
+        let store = try state.open()
+        let saved = try state.loadSaved(store)
+        let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         let http = CurlHTTPClient.shared
         let logger = Logger(label: "pricealert")
         let pipeline = LivePipeline(
             ruleSet: ruleSet,
             runner: FeedRunner(source: try source.make(), http: http, options: tuning.options, logger: logger),
-            delivery: delivery, logger: logger)
+            delivery: delivery, logger: logger, rulePaths: rules.files, saved: saved, saveEvery: saveEvery.duration)
         let limit = duration?.duration
         let outcome = try await Lifecycle.run(logger: logger) {
             await Lifecycle.limited(to: limit) { await pipeline.run() }

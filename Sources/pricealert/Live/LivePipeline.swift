@@ -2,6 +2,7 @@ import AlertCore
 import AlertFeeds
 import AlertRules
 import AlertSinks
+import AlertStore
 import Logging
 
 /// Feed ──events──▶ Engine ──alerts──▶ Dispatcher ──▶ Sinks, for `run` and `demo`.
@@ -12,6 +13,11 @@ import Logging
 /// is in use). On cancellation (SIGTERM, SIGINT, `--duration`) the feed
 /// stops first, then every alert already made is delivered (or, for outbox sinks, written to the
 /// outbox and given `drainTimeout` to go out) before `run` returns.
+///
+/// With a state folder, the engine's state rides the same stream as the alerts: a save is
+/// written only after every alert made before it is in the outbox, so a crash can repeat an
+/// alert (same id) but never lose one. Saves happen every `saveEvery`, when the market list
+/// arrives, and at shutdown. SIGHUP re-reads `rulePaths` (see `RuleReload`).
 struct LivePipeline: Sendable {
     var ruleSet: RuleSet
     var runner: FeedRunner
@@ -19,35 +25,71 @@ struct LivePipeline: Sendable {
     var logger: Logger
     /// How long the outbox may take to empty at shutdown (what is left is sent on the next start).
     var drainTimeout: Duration = .seconds(10)
+    /// The rule files SIGHUP re-reads (empty: built-in rules, nothing to re-read).
+    var rulePaths: [String] = []
+    /// State saved by the previous run, restored into the engine.
+    var saved: [SymbolSnapshot] = []
+    var saveEvery: Duration = .seconds(60)
 
     struct Outcome {
         var stats: Engine.Stats
         var deliveryFailures: Int
     }
 
+    /// What flows from the evaluation loop to the delivery task, in order.
+    enum Output: Sendable {
+        case alert(Alert)
+        case save([SymbolSnapshot], markets: MarketsSave?)
+    }
+
+    /// What the evaluation loop reacts to.
+    enum Input: Sendable {
+        case feed(FeedEvent)
+        case reload(RuleSet)
+    }
+
     func run() async -> Outcome {
         let (events, feed) = runner.start()
-        let (alerts, alertOut) = AsyncStream.makeStream(of: Alert.self)
-        let dispatcher = self.delivery
-        let delivery = Task {
+        let (inputs, input) = AsyncStream.makeStream(of: Input.self)
+        let forward = Task {
+            for await event in events { input.yield(.feed(event)) }
+            input.finish()
+        }
+        let reloads = Task { [rulePaths, ruleSet, logger] in
+            await RuleReload.listen(paths: rulePaths, running: ruleSet, logger: logger) { input.yield(.reload($0)) }
+        }
+        let (outputs, output) = AsyncStream.makeStream(of: Output.self)
+        let deliveryTask = Task { [delivery, logger] in
             var failures = 0
-            for await alert in alerts {
-                failures += await dispatcher.dispatch(alert)
+            for await item in outputs {
+                switch item {
+                case .alert(let alert): failures += await delivery.dispatch(alert)
+                case .save(let snapshots, let markets): delivery.save(snapshots, markets: markets, logger: logger)
+                }
             }
             return failures
         }
 
         var evaluation = Evaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
-                                    logger: logger, output: alertOut)
+                                    logger: logger, output: output)
+        if self.delivery.store != nil { evaluation.persist(restoring: saved, every: saveEvery) }
         await withTaskCancellationHandler {
-            for await event in events { evaluation.handle(event) }
+            for await item in inputs {
+                switch item {
+                case .feed(let event): evaluation.handle(event)
+                case .reload(let rules): evaluation.reload(rules)
+                }
+            }
         } onCancel: {
             feed.cancel()
         }
         feed.cancel()
-        alertOut.finish()
-        var failures = await delivery.value
-        failures += await dispatcher.finish(timeout: drainTimeout)
+        reloads.cancel()
+        await forward.value
+        evaluation.saveChanges()
+        output.finish()
+        var failures = await deliveryTask.value
+        failures += await self.delivery.finish(timeout: drainTimeout)
         return Outcome(stats: evaluation.stats, deliveryFailures: failures)
     }
 }
@@ -55,22 +97,35 @@ struct LivePipeline: Sendable {
 /// The evaluation loop's state: the engine (made when the first market list arrives) and what
 /// feed events mean for users.
 struct Evaluation {
-    let ruleSet: RuleSet
+    private(set) var ruleSet: RuleSet
     let source: String
     let staleAfter: Duration
     let logger: Logger
-    let output: AsyncStream<Alert>.Continuation
+    let output: AsyncStream<LivePipeline.Output>.Continuation
     private(set) var engine: Engine?
     private var dropped = 0
     private var alerts: [Alert] = []
+    /// Saving: on when a state folder is in use.
+    private var persists = false
+    private var restoring: [SymbolSnapshot] = []
+    private var saveEvery: Int64 = 60_000
+    private var lastSave: Int64 = 0
 
     init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger,
-         output: AsyncStream<Alert>.Continuation) {
+         output: AsyncStream<LivePipeline.Output>.Continuation) {
         self.ruleSet = ruleSet
         self.source = source
         self.staleAfter = staleAfter
         self.logger = logger
         self.output = output
+    }
+
+    /// Restores `saved` into the engine when it is made, and saves changes every `every`.
+    mutating func persist(restoring saved: [SymbolSnapshot], every: Duration) {
+        persists = true
+        restoring = saved
+        saveEvery = every.milliseconds
+        lastSave = Wallclock.millis()
     }
 
     var stats: Engine.Stats {
@@ -87,19 +142,28 @@ struct Evaluation {
                 logger.info("\(source): market list reloaded: \(markets.count) markets")
             } else {
                 let engine = Engine(rules: ruleSet.rules, markets: MarketList(markets))
+                if !restoring.isEmpty {
+                    engine.restore(restoring)
+                    logger.info("\(source): restored the saved state of \(restoring.count) symbols")
+                    restoring = []
+                }
                 self.engine = engine
                 logger.info("\(source): \(markets.count) markets, \(ruleSet.rules.count) rules")
                 if engine.hasMatchRules, markets.isEmpty {
                     logger.warning("\(source): the market list is empty: 'match' rules apply to nothing")
                 }
             }
+            if persists {
+                output.yield(.save([], markets: MarketsSave(markets: markets, source: source, fetchedAt: Wallclock.millis())))
+            }
         case .ticks(let ticks):
             guard let engine else { return }
             for tick in ticks {
                 engine.process(tick, into: &alerts)
             }
-            for alert in alerts { output.yield(alert) }
+            for alert in alerts { output.yield(.alert(alert)) }
             alerts.removeAll(keepingCapacity: true)
+            if persists, Wallclock.millis() - lastSave >= saveEvery { saveChanges() }
         case .dropped:
             dropped += 1
             event.log(source: source, to: logger)
@@ -107,21 +171,39 @@ struct Evaluation {
             event.log(source: source, to: logger)
         case .stale(let silence):
             event.log(source: source, to: logger)
-            output.yield(FeedAlert.stale(source: source, silentFor: silence, staleAfter: staleAfter,
-                                         at: Wallclock.millis(), notify: feedAlertSinks))
+            output.yield(.alert(FeedAlert.stale(source: source, silentFor: silence, staleAfter: staleAfter,
+                                                at: Wallclock.millis(), notify: feedAlertSinks)))
         case .recovered(let silence):
             event.log(source: source, to: logger)
-            output.yield(FeedAlert.recovered(source: source, silentFor: silence, at: Wallclock.millis(),
-                                             notify: feedAlertSinks))
+            output.yield(.alert(FeedAlert.recovered(source: source, silentFor: silence, at: Wallclock.millis(),
+                                                    notify: feedAlertSinks)))
         }
+    }
+
+    /// Hands what changed since the last save to the delivery task, behind the alerts before it.
+    mutating func saveChanges() {
+        guard persists, let engine else { return }
+        lastSave = Wallclock.millis()
+        let changes = engine.takeChanges()
+        if !changes.isEmpty { output.yield(.save(changes, markets: nil)) }
+    }
+
+    /// Swaps in reloaded rules: a new engine takes over every symbol's state, so rules that did
+    /// not change keep theirs (armed, cooldown, once) and changed or new rules start fresh.
+    mutating func reload(_ rules: RuleSet) {
+        saveChanges()
+        if let old = engine {
+            let engine = Engine(rules: rules.rules, markets: old.markets)
+            engine.restore(old.snapshotAll())
+            self.engine = engine
+        }
+        ruleSet = rules
+        logger.info("rules reloaded: \(rules.rules.count) rules")
     }
 
     /// Feed alerts go to every sink an enabled rule notifies, in first-use order.
     private var feedAlertSinks: [String] {
-        var names: [String] = []
-        for rule in ruleSet.rules where rule.enabled {
-            for name in rule.notify where !names.contains(name) { names.append(name) }
-        }
+        let names = ruleSet.usedSinks
         return names.isEmpty ? ["stdout"] : names
     }
 }

@@ -1,7 +1,9 @@
 import AlertCore
+import AlertFeeds
 import AlertRules
 import AlertSinks
 import AlertStore
+import Logging
 
 /// How a command hands alerts on: straight to the sinks (`Dispatcher`), or, when a state folder
 /// is in use, through the durable outbox for webhook and exec sinks (`ReliableDispatcher`).
@@ -32,6 +34,24 @@ enum AlertDelivery: Sendable {
             default: return false
             }
         })
+    }
+
+    /// The opened state folder, when there is one.
+    var store: StateStore? {
+        if case .reliable(_, let store) = self { return store }
+        return nil
+    }
+
+    /// Saves the engine's changed state (and a new market list) in the state folder. A failure
+    /// is logged and the run goes on: the outbox still holds every alert, and the next save
+    /// writes the symbols again once they change.
+    func save(_ snapshots: [SymbolSnapshot], markets: MarketsSave?, logger: Logger) {
+        guard let store else { return }
+        do {
+            try store.engineState.save(snapshots, markets: markets, now: Wallclock.millis())
+        } catch {
+            logger.error("cannot save state in \(store.folder.path): \(error)")
+        }
     }
 
     /// Hands `alert` on; returns how many direct deliveries failed.

@@ -33,12 +33,8 @@ enum Inputs {
     /// Opens the sinks that enabled rules notify (a sink nobody uses is never opened);
     /// exits 73 naming the sink when one cannot be set up.
     static func sinks(for ruleSet: RuleSet) throws -> [String: any Sink] {
-        var used: [String] = []
-        for rule in ruleSet.rules where rule.enabled {
-            for name in rule.notify where !used.contains(name) { used.append(name) }
-        }
         do {
-            return try SinkFactory.makeAll(used.compactMap { ruleSet.sinks[$0] })
+            return try SinkFactory.makeAll(ruleSet.usedSinks.compactMap { ruleSet.sinks[$0] })
         } catch {
             StandardError.write("pricealert: error: \(error)")
             throw ExitCodes.cannotCreate

@@ -1,3 +1,4 @@
+import AlertCore
 import AlertStore
 import ArgumentParser
 
@@ -5,7 +6,7 @@ import ArgumentParser
 /// `$XDG_STATE_HOME/pricealert`, else `~/.local/state/pricealert`).
 struct StateOption: ParsableArguments {
     @Option(name: .customLong("state"), help: ArgumentHelp(
-        "The state folder (the outbox); default $STATE_DIRECTORY, $XDG_STATE_HOME/pricealert or ~/.local/state/pricealert.",
+        "The state folder (engine state and outbox); default $STATE_DIRECTORY, $XDG_STATE_HOME/pricealert or ~/.local/state/pricealert.",
         valueName: "dir"))
     var path: String?
 
@@ -17,6 +18,17 @@ struct StateOption: ParsableArguments {
         } catch {
             StandardError.write("pricealert: error: \(error)")
             throw error.lockedBy == nil ? ExitCodes.stateUnusable : ExitCodes.stateLocked
+        }
+    }
+
+    /// The engine state the previous run saved; exits 73 naming the folder when it cannot be read.
+    func loadSaved(_ store: StateStore) throws -> [SymbolSnapshot] {
+        do {
+            return try store.engineState.load()
+        } catch {
+            StandardError.write("pricealert: error: state folder \(store.folder.path): \(error)")
+            store.close()
+            throw ExitCodes.stateUnusable
         }
     }
 }

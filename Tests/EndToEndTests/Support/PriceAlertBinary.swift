@@ -40,6 +40,11 @@ struct PriceAlertBinary {
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment
+        // The default state folder is a fresh one per run, never the user's: a test that wants
+        // state kept between runs says --state.
+        env["STATE_DIRECTORY"] = nil
+        env["XDG_STATE_HOME"] = FileManager.default.temporaryDirectory
+            .appendingPathComponent("pricealert-xdg-\(UUID().uuidString)").path
         for (k, v) in environment { env[k] = v }
         process.environment = env
         let running = Running(process: process)
@@ -80,12 +85,23 @@ struct PriceAlertBinary {
         }
 
         var stderr: String { stderrData.withLock { String(decoding: $0, as: UTF8.self) } }
+        var stdout: String { stdoutData.withLock { String(decoding: $0, as: UTF8.self) } }
 
         /// The first line of standard error containing `text`, waiting up to `timeout` seconds.
         func waitForStderrLine(containing text: String, timeout: TimeInterval) async throws -> String {
+            try await waitForLine(containing: text, in: \.stderr, timeout: timeout)
+        }
+
+        /// The first line of standard output containing `text`, waiting up to `timeout` seconds.
+        func waitForStdoutLine(containing text: String, timeout: TimeInterval) async throws -> String {
+            try await waitForLine(containing: text, in: \.stdout, timeout: timeout)
+        }
+
+        private func waitForLine(containing text: String, in output: KeyPath<Running, String>,
+                                 timeout: TimeInterval) async throws -> String {
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
-                if let line = stderr.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
+                if let line = self[keyPath: output].split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
                 try await Task.sleep(for: .milliseconds(20))
             }
             throw TimedOut(arguments: process.arguments ?? [])
