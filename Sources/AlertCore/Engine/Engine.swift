@@ -77,6 +77,8 @@ struct EngineCore {
     var restoring: [String: SymbolSnapshot] = [:]
     /// Each rule's `RuleFingerprint`, computed when state is first saved or restored.
     var fingerprints: [UInt64]?
+    /// Rule ids to indices, built when saved state is first restored.
+    var ruleIndexByID: [String: Int32]?
 
     init(rules: [Rule], markets: MarketList?) {
         self.rules = rules

@@ -45,8 +45,7 @@ extension EngineCore {
     mutating func savedPairs(_ snapshot: SymbolSnapshot) -> [Int32: ConditionGroup.Pair] {
         guard !snapshot.pairs.isEmpty else { return [:] }
         let fingerprints = ensureFingerprints()
-        var byID: [String: Int32] = [:]
-        for (i, rule) in rules.enumerated() { byID[rule.id] = Int32(i) }
+        let byID = ensureRuleIndex()
         var saved: [Int32: ConditionGroup.Pair] = [:]
         for pair in snapshot.pairs {
             guard let r = byID[pair.rule], fingerprints[Int(r)] == pair.fingerprint else { continue }
@@ -58,6 +57,15 @@ extension EngineCore {
             saved[r] = restored
         }
         return saved
+    }
+
+    private mutating func ensureRuleIndex() -> [String: Int32] {
+        if let ruleIndexByID { return ruleIndexByID }
+        var byID: [String: Int32] = [:]
+        byID.reserveCapacity(rules.count)
+        for i in rules.indices { byID[rules[i].id] = Int32(i) }
+        ruleIndexByID = byID
+        return byID
     }
 
     private mutating func ensureFingerprints() -> [UInt64] {

@@ -5,7 +5,11 @@ struct ByteWriter {
     mutating func byte(_ b: UInt8) { bytes.append(b) }
 
     mutating func uint64(_ v: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
+        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func reserve(_ more: Int) {
+        bytes.reserveCapacity(bytes.count + more)
     }
 
     mutating func int64(_ v: Int64) { uint64(UInt64(bitPattern: v)) }
@@ -54,7 +58,8 @@ struct ByteReader {
     mutating func byte() throws(SnapshotError) -> UInt8 { try take(1).first! }
 
     mutating func uint64() throws(SnapshotError) -> UInt64 {
-        try take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+        let slice = try take(8)
+        return slice.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
     }
 
     mutating func int64() throws(SnapshotError) -> Int64 { Int64(bitPattern: try uint64()) }

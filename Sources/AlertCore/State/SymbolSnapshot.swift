@@ -65,6 +65,7 @@ extension SymbolSnapshot {
         w.optional(lastTime)
         w.optional(lastPrice)
         w.count(minutes.count)
+        w.reserve(minutes.count * 16)
         for (m, p) in zip(minutes, prices) {
             w.int64(m)
             w.double(p)

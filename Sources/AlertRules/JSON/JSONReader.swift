@@ -31,6 +31,7 @@ struct JSONReader {
     var lineStart = 0
     var depth = 0
     var duplicateKeys: [JSONSyntaxError] = []
+    let columnAnchor = ColumnAnchor()
 
     init(bytes: [UInt8]) {
         self.bytes = bytes

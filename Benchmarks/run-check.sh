@@ -1,0 +1,24 @@
+#!/bin/sh
+# One `pricealert check` as cron runs it, with 227 markets and N rules (default 10 000), against a
+# state folder that already holds a full day of minute history for every symbol. Reports wall
+# time and peak RSS (GNU time) of each of M consecutive runs. See Docs/performance.md.
+#   Benchmarks/run-check.sh [RULES] [RUNS]
+set -e
+rules=${1:-10000}
+runs=${2:-10}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+swift build -c release --product pricealert --package-path "$repo" >&2
+bin="$repo/.build/release/pricealert"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+python3 "$repo/Benchmarks/Check/generate.py" "$dir" "$rules" "$runs"
+cd "$dir"
+# Fill the state: one check over 24 h of minute prices for the 227 symbols (not timed).
+"$bin" check --rules rules.json --ticks day.jsonl --markets "$repo/Samples/btse-markets.json" --state st >/dev/null
+echo "rules=$rules symbols=227 history=1440 min; each run: one tick per symbol, state saved"
+i=0
+while [ "$i" -lt "$runs" ]; do
+    /usr/bin/time -f "run $i: wall %e s, peak RSS %M KiB" \
+        "$bin" check --rules rules.json --ticks "snapshot$i.jsonl" --state st >/dev/null
+    i=$((i + 1))
+done
