@@ -10,7 +10,7 @@ struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Follow live prices and dispatch alerts until stopped.",
-        discussion: "Exit codes: 0 stopped by a signal or --duration, 65 rule file errors, 66 unreadable rule file, 73 a sink or the state folder cannot be set up, 74 deliveries failed or still wait in the outbox, 75 the state folder is in use by another pricealert.")
+        discussion: "Exit codes: 0 stopped by a signal or --duration, 65 rule file errors, 66 unreadable rule file, 69 the --listen address cannot be bound, 73 a sink or the state folder cannot be set up, 74 deliveries failed or still wait in the outbox, 75 the state folder is in use by another pricealert.")
 
     @OptionGroup var rules: RulesOption
 
@@ -18,6 +18,7 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var tuning: FeedTuning
 
     @OptionGroup var state: StateOption
+    @OptionGroup var daemon: DaemonOptions
 
     @Option(help: "Stop after this long (e.g. 10m); without it, run until SIGTERM/SIGINT.")
     var duration: DurationArgument?
@@ -30,14 +31,10 @@ struct RunCommand: AsyncParsableCommand {
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, state: state)
         let http = CurlHTTPClient.shared
         let logger = Logger(label: "pricealert")
-        let pipeline = LivePipeline(
+        let outcome = try await LiveDaemon.run(
             ruleSet: ruleSet,
             runner: FeedRunner(source: try source.make(), http: http, options: tuning.options, logger: logger),
-            delivery: delivery, logger: logger)
-        let limit = duration?.duration
-        let outcome = try await Lifecycle.run(logger: logger) {
-            await Lifecycle.limited(to: limit) { await pipeline.run() }
-        }
+            delivery: delivery, options: daemon, duration: duration?.duration, logger: logger)
         StandardError.write("run: \(outcome.stats.accepted) ticks, \(outcome.stats.droppedTotal) dropped, \(outcome.stats.alerts) alerts")
         if outcome.deliveryFailures > 0 { throw ExitCodes.deliveryFailed }
     }

@@ -39,6 +39,12 @@ enum AlertDelivery: Sendable {
         return results.filter { $0.result.failureReason != nil }.count
     }
 
+    /// Deliveries waiting in the outbox (0 without one): the `/metrics` outbox gauge.
+    func outboxDepth() async -> Int {
+        guard case .reliable(let dispatcher, _) = self else { return 0 }
+        return await dispatcher.outboxDepth()
+    }
+
     /// At the end of a run: waits up to `timeout` for outbox deliveries, closes the state folder,
     /// and returns how many alerts did not reach a durable sink (dead letters of this run plus
     /// rows still pending, which the next start delivers).
