@@ -41,8 +41,9 @@ public final class PipelineMonitor: Sendable {
             metrics.feedConnected.record(1)
             let text = "following \(source) at \(url): \(ruleCount) rules"
             if status.connected() {
-                notify { try notifier.ready(status: text) }
-                if notifier.socket != nil { logger.info("systemd notified: ready") }
+                if notify({ try notifier.ready(status: text) }), notifier.socket != nil {
+                    logger.info("systemd notified: ready")
+                }
             } else {
                 notify { try notifier.status(text) }
             }
@@ -105,15 +106,19 @@ public final class PipelineMonitor: Sendable {
         }
     }
 
-    private func notify(_ send: () throws -> Void) {
+    /// Runs `send`; false (and logged) when it failed.
+    @discardableResult
+    private func notify(_ send: () throws -> Void) -> Bool {
         do {
             try send()
+            return true
         } catch {
             if notifyFailed.exchange(true, ordering: .relaxed) {
                 logger.debug("\(error)")
             } else {
                 logger.warning("\(error) (said once)")
             }
+            return false
         }
     }
 }

@@ -44,6 +44,20 @@ struct ServiceNotifierTests {
         #expect(ServiceNotifier(environment: socket.merging(["WATCHDOG_USEC": "soon"]) { $1 }).watchdogInterval == nil)
     }
 
+    /// A datagram socket queues only `net.unix.max_dgram_qlen` messages; a receiver that does not
+    /// read must cost a failed notification, never a blocked thread of the daemon.
+    @Test(.timeLimit(.minutes(1)))
+    func aReceiverThatDoesNotReadIsAnErrorNotABlockedThread() throws {
+        let socket = try NotifySocket()
+        let notifier = ServiceNotifier(environment: ["NOTIFY_SOCKET": socket.address])
+        var failure: NotifyError?
+        for _ in 0..<10_000 where failure == nil {
+            do { try notifier.watchdog() } catch { failure = error }
+        }
+        #expect(failure?.reason == String(cString: strerror(EAGAIN)))
+        #expect(socket.receive().count > 0)
+    }
+
     @Test func aSocketThatIsNotThereIsAnErrorNamingIt() {
         let notifier = ServiceNotifier(environment: ["NOTIFY_SOCKET": "/tmp/pricealert-no-such-socket-\(getpid())"])
         let error = #expect(throws: NotifyError.self) { try notifier.watchdog() }

@@ -7,8 +7,9 @@ import Glibc
 /// or an abstract name written with a leading `@`). Without `$NOTIFY_SOCKET` every call does
 /// nothing, so the same binary runs under systemd (`Type=notify`), another supervisor, or a shell.
 ///
-/// Sending never fails the caller: a notification that cannot be delivered is worth a log line
-/// at most, never a stopped daemon.
+/// Sending never blocks: a receiver whose queue is full (a datagram socket holds only
+/// `net.unix.max_dgram_qlen` messages) gets an error, not a stalled thread. A notification that
+/// cannot be delivered is worth a log line at most, never a stopped or stuck daemon.
 public struct ServiceNotifier: Sendable {
     /// The socket from `$NOTIFY_SOCKET`, or nil when notifications are off.
     public let socket: String?
@@ -88,7 +89,7 @@ public struct ServiceNotifier: Sendable {
         let sent = message.utf8CString.withUnsafeBufferPointer { text in
             withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, text.baseAddress, text.count - 1, Int32(MSG_NOSIGNAL), $0, length)
+                    sendto(fd, text.baseAddress, text.count - 1, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), $0, length)
                 }
             }
         }
