@@ -94,6 +94,51 @@ extension LiveCommandTests {
         #expect(result.stderr.contains("run: "))
     }
 
+    /// `run` notifying a webhook (through the outbox) held by `hook`; SIGTERM as soon as the
+    /// first delivery is in flight. Returns how `run` ended.
+    func sigtermWithDeliveryInFlight(hook: CrashRecoveryTests.Hook, drainTimeout: String) async throws -> PriceAlertBinary.Result {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        return try await withExchange { exchangePort in
+            try await LoopbackServer.with(hook.router()) { hookPort in
+                try """
+                    {"version": 1,
+                     "sinks": {"ops": {"type": "webhook", "url": "http://127.0.0.1:\(hookPort)/hook", "timeout": "30s"}},
+                     "rules": [{"id": "btc-listed", "symbol": "BTC", "when": {"price": {"above": 1}}, "notify": ["ops"]}]}
+                    """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+                let daemon = try PriceAlertBinary.start(
+                    ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(exchangePort)",
+                     "--state", "state", "--drain-timeout", drainTimeout], in: dir)
+                let deadline = ContinuousClock.now + .seconds(30)
+                while hook.attempts.withLock({ $0 }) < 1, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(hook.attempts.withLock { $0 } == 1)
+                kill(daemon.process.processIdentifier, SIGTERM)
+                return try await daemon.wait(timeout: 8, arguments: ["run"])
+            }
+        }
+    }
+
+    @Test func sigtermDrainsTheDeliveryInFlightAndExitsZero() async throws {
+        let hook = CrashRecoveryTests.Hook()
+        hook.status.withLock { $0 = 200 }
+        hook.delay.withLock { $0 = .milliseconds(1500) }
+        let result = try await sigtermWithDeliveryInFlight(hook: hook, drainTimeout: "10s")
+        #expect(result.status == 0)
+        #expect(hook.received.withLock { $0.count } == 1)  // answered after SIGTERM, and waited for
+        #expect(!result.stderr.contains("wait in the outbox"))
+    }
+
+    @Test func sigtermWaitsNoLongerThanTheDrainTimeout() async throws {
+        let hook = CrashRecoveryTests.Hook()
+        hook.status.withLock { $0 = 200 }
+        hook.delay.withLock { $0 = .seconds(12) }  // longer than the default 10 s drain and the 8 s wait
+        let result = try await sigtermWithDeliveryInFlight(hook: hook, drainTimeout: "1s")
+        #expect(result.status == 74)
+        #expect(result.stderr.contains("1 deliveries wait in the outbox"))
+    }
+
     @Test func aListenAddressInUseExits69() async throws {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
