@@ -94,6 +94,21 @@ extension LiveCommandTests {
         #expect(result.stderr.contains("run: "))
     }
 
+    @Test func demoIsTheSameDaemon() async throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let socket = try NotifySocket(abstract: true)
+        let demo = try PriceAlertBinary.start(["demo", "--interval", "200ms", "--listen", "127.0.0.1:0"], in: dir,
+                                              environment: ["NOTIFY_SOCKET": socket.address])
+        let line = try await demo.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 30)
+        let listen = try #require(line.components(separatedBy: "listening on http://127.0.0.1:").last)
+        let base = "http://127.0.0.1:\(try #require(Int(listen.prefix { $0.isNumber })))"
+        _ = try await socket.waitFor(line: "READY=1", timeout: 30)
+        #expect(try await poll("\(base)/healthz", draining: socket) { $0.status == 200 }.body == "ok\n")
+        #expect(try await demo.stop(signal: SIGTERM) == 0)
+        _ = try await socket.waitFor(line: "STOPPING=1", timeout: 5)
+    }
+
     /// `run` notifying a webhook (through the outbox) held by `hook`; SIGTERM as soon as the
     /// first delivery is in flight. Returns how `run` ended.
     func sigtermWithDeliveryInFlight(hook: CrashRecoveryTests.Hook, drainTimeout: String) async throws -> PriceAlertBinary.Result {
