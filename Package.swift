@@ -19,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // Pure domain: ticks, markets, rules, alerts, the engine. No I/O, no clock, no Foundation.
@@ -57,10 +59,21 @@ let package = Package(
             "AlertCore", "AlertHTTP", "AlertStore",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+        ]),
+        // What a daemon needs beside the pipeline: systemd notifications (READY, WATCHDOG,
+        // STOPPING), /metrics and /healthz on HTTP, journald-friendly logs.
+        .target(name: "Daemon", dependencies: [
+            "AlertCore", "AlertFeeds", "AlertSinks",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // The command line: one file per command, thin.
         .executableTarget(name: "pricealert", dependencies: [
-            "AlertCore", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange",
+            "AlertCore", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -115,6 +128,12 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore"]),
+        .testTarget(name: "DaemonTests", dependencies: [
+            "Daemon", "AlertCore", "AlertFeeds", "AlertHTTP", "AlertTestSupport",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
             "pricealert", "AlertTestSupport", "AlertRules", "AlertFeeds", "AlertHTTP", "DemoExchange",

@@ -47,6 +47,7 @@ public actor Dispatcher {
             } else {
                 counts[name, default: Counts()].delivered += 1
             }
+            DeliveryMetric.count(sink: name, result.failureReason == nil ? .delivered : .failed)
             results.append((name, result))
         }
         return results

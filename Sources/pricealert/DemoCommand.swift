@@ -33,6 +33,7 @@ struct DemoCommand: AsyncParsableCommand {
     @OptionGroup var tuning: FeedTuning
 
     @OptionGroup var state: StateOption
+    @OptionGroup var daemon: DaemonOptions
 
     func run() async throws {
         Logs.bootstrap()
@@ -52,14 +53,17 @@ struct DemoCommand: AsyncParsableCommand {
             throw ExitCodes.unavailable
         }
         StandardError.write("demo: exchange on http://127.0.0.1:\(port); \(ruleSet.rules.count) rules; Ctrl-C stops")
-        let pipeline = LivePipeline(
-            ruleSet: ruleSet,
-            runner: FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: CurlHTTPClient.shared,
-                               options: tuning.options, logger: logger),
-            delivery: delivery, logger: logger, rulePaths: rulePaths, saved: saved)
-        let limit = duration?.duration
-        let outcome = try await Lifecycle.run(logger: logger) {
-            await Lifecycle.limited(to: limit) { await pipeline.run() }
+        let outcome: LivePipeline.Outcome
+        do {
+            outcome = try await LiveDaemon.run(
+                ruleSet: ruleSet,
+                runner: FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: CurlHTTPClient.shared,
+                                   options: tuning.options, logger: logger),
+                delivery: delivery, options: daemon, duration: duration?.duration, logger: logger,
+                rulePaths: rulePaths, saved: saved)
+        } catch {
+            await exchange.stop()
+            throw error
         }
         await exchange.stop()
         StandardError.write("demo: \(outcome.stats.accepted) ticks, \(outcome.stats.alerts) alerts")

@@ -10,7 +10,7 @@ struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Follow live prices and dispatch alerts until stopped.",
-        discussion: "State (pair states, last prices, minute history, market list, outbox) is kept in the state folder and restored at start. SIGHUP re-reads the rule files (a file with errors keeps the running rules). Exit codes: 0 stopped by a signal or --duration, 65 rule file errors, 66 unreadable rule file, 73 a sink or the state folder cannot be set up, 74 deliveries failed or still wait in the outbox, 75 the state folder is in use by another pricealert.")
+        discussion: "State (pair states, last prices, minute history, market list, outbox) is kept in the state folder and restored at start. SIGHUP re-reads the rule files (a file with errors keeps the running rules). Exit codes: 0 stopped by a signal or --duration, 65 rule file errors, 66 unreadable rule file, 69 the --listen address cannot be bound, 73 a sink or the state folder cannot be set up, 74 alerts became dead letters (rows still pending wait in the outbox for the next start), 75 the state folder is in use by another pricealert.")
 
     @OptionGroup var rules: RulesOption
 
@@ -18,6 +18,7 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var tuning: FeedTuning
 
     @OptionGroup var state: StateOption
+    @OptionGroup var daemon: DaemonOptions
 
     @Option(help: "Stop after this long (e.g. 10m); without it, run until SIGTERM/SIGINT.")
     var duration: DurationArgument?
@@ -35,14 +36,11 @@ struct RunCommand: AsyncParsableCommand {
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         let http = CurlHTTPClient.shared
         let logger = Logger(label: "pricealert")
-        let pipeline = LivePipeline(
+        let outcome = try await LiveDaemon.run(
             ruleSet: ruleSet,
             runner: FeedRunner(source: try source.make(), http: http, options: tuning.options, logger: logger),
-            delivery: delivery, logger: logger, rulePaths: rules.files, saved: saved, saveEvery: saveEvery.duration)
-        let limit = duration?.duration
-        let outcome = try await Lifecycle.run(logger: logger) {
-            await Lifecycle.limited(to: limit) { await pipeline.run() }
-        }
+            delivery: delivery, options: daemon, duration: duration?.duration, logger: logger,
+            rulePaths: rules.files, saved: saved, saveEvery: saveEvery.duration)
         StandardError.write("run: \(outcome.stats.accepted) ticks, \(outcome.stats.droppedTotal) dropped, \(outcome.stats.alerts) alerts")
         if outcome.deliveryFailures > 0 { throw ExitCodes.deliveryFailed }
     }

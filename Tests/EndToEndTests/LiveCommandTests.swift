@@ -10,11 +10,17 @@ struct LiveCommandTests {
     /// Runs `body` with an exchange on a free port, stopped afterwards.
     func withExchange<T>(faults: ExchangeFaults = ExchangeFaults(), interval: Duration = .milliseconds(200),
                          _ body: (Int) async throws -> T) async throws -> T {
+        try await withExchangeServer(faults: faults, interval: interval) { _, port in try await body(port) }
+    }
+
+    /// `withExchange`, handing `body` the server too (to change its faults while it runs).
+    func withExchangeServer<T>(faults: ExchangeFaults = ExchangeFaults(), interval: Duration = .milliseconds(200),
+                               _ body: (DemoExchangeServer, Int) async throws -> T) async throws -> T {
         let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
             port: 0, prices: .randomWalk(seed: 3, interval: interval), faults: faults))
         let port = try await exchange.start()
         do {
-            let result = try await body(port)
+            let result = try await body(exchange, port)
             await exchange.stop()
             return result
         } catch {

@@ -57,10 +57,7 @@ public struct FeedRunner: Sendable {
     /// Follows live prices until cancelled. Call after `loadMarkets`.
     public func run(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
         let plan = source.livePlan()
-        // A polled source is silent between polls: it counts as stale only after three missed ones.
-        var staleAfter = options.staleAfter
-        if case .polling(let polling) = plan.transport { staleAfter = max(staleAfter, polling.interval * 3) }
-        let health = FeedHealth(staleAfter: staleAfter)
+        let health = FeedHealth(staleAfter: staleLimit)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await reloadMarkets(emit: emit) }
             for companion in plan.companions {
@@ -75,6 +72,13 @@ public struct FeedRunner: Sendable {
             try await group.next()
             group.cancelAll()
         }
+    }
+
+    /// How long without prices counts as stale: `options.staleAfter`, but a polled source is
+    /// silent between polls, so for one at least three poll intervals.
+    public var staleLimit: Duration {
+        if case .polling(let polling) = source.livePlan().transport { return max(options.staleAfter, polling.interval * 3) }
+        return options.staleAfter
     }
 
     private func reloadMarkets(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {

@@ -114,9 +114,11 @@ actor SinkWorker {
         case .delivered:
             try outbox.markDelivered(row.id)
             counts.delivered += 1
+            DeliveryMetric.count(sink: name, .delivered)
         case .permanent(let reason):
             try outbox.markDead(row.id, reason: reason, lastError: reason, now: now)
             counts.dead += 1
+            DeliveryMetric.count(sink: name, .dead)
             logger.error("sink '\(name)' rejected \(row.alertID) for good: \(reason); kept as a dead letter",
                          metadata: metadata)
         case .retry(let reason, let after):
@@ -126,11 +128,13 @@ actor SinkWorker {
                     + "\(RetryPolicy.describe(millis: policy.maxAge)): \(reason)"
                 try outbox.markDead(row.id, reason: why, lastError: reason, now: now)
                 counts.dead += 1
+                DeliveryMetric.count(sink: name, .dead)
                 logger.error("sink '\(name)' \(why) (\(row.alertID)); kept as a dead letter", metadata: metadata)
             } else {
                 let delay = policy.delay(attempts: attempts, retryAfter: after)
                 try outbox.markRetry(row.id, after: now + delay, reason: reason)
                 counts.retried += 1
+                DeliveryMetric.count(sink: name, .retried)
                 logger.warning("sink '\(name)' failed to deliver \(row.alertID): \(reason); retry \(attempts) in \(delay) ms",
                                metadata: metadata)
             }

@@ -3,6 +3,7 @@ import AlertFeeds
 import AlertRules
 import AlertSinks
 import AlertStore
+import Daemon
 import Logging
 
 /// Feed ──events──▶ Engine ──alerts──▶ Dispatcher ──▶ Sinks, for `run` and `demo`.
@@ -12,7 +13,8 @@ import Logging
 /// dispatcher delivers them in order (webhook/exec sinks through the outbox when a state folder
 /// is in use). On cancellation (SIGTERM, SIGINT, `--duration`) the feed
 /// stops first, then every alert already made is delivered (or, for outbox sinks, written to the
-/// outbox and given `drainTimeout` to go out) before `run` returns.
+/// outbox and given `drainTimeout` to go out) before `run` returns. `monitor` sees every feed
+/// event, tick count and alert (metrics, `/healthz`, systemd notifications); it never talks back.
 ///
 /// With a state folder, the engine's state rides the same stream as the alerts: a save is
 /// written only after every alert made before it is in the outbox, so a crash can repeat an
@@ -23,6 +25,7 @@ struct LivePipeline: Sendable {
     var runner: FeedRunner
     var delivery: AlertDelivery
     var logger: Logger
+    var monitor: PipelineMonitor
     /// How long the outbox may take to empty at shutdown (what is left is sent on the next start).
     var drainTimeout: Duration = .seconds(10)
     /// The rule files SIGHUP re-reads (empty: built-in rules, nothing to re-read).
@@ -70,9 +73,12 @@ struct LivePipeline: Sendable {
             return failures
         }
 
+        let monitor = self.monitor
+        let watchdog = Task { await monitor.keepWatchdogFed() }
         var evaluation = Evaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
-                                    logger: logger, output: output)
+                                    logger: logger, monitor: monitor, output: output)
         if self.delivery.store != nil { evaluation.persist(restoring: saved, every: saveEvery) }
+        let stopping = "stopping: delivering the alerts in hand (up to \(DurationText.format(drainTimeout.milliseconds)) for the outbox)"
         await withTaskCancellationHandler {
             for await item in inputs {
                 switch item {
@@ -81,15 +87,20 @@ struct LivePipeline: Sendable {
                 }
             }
         } onCancel: {
+            monitor.shutdownBegan(status: stopping)
             feed.cancel()
         }
+        // Shutdown, in the order systemd expects: stop reading, save the state behind the last
+        // alerts, deliver, return.
+        monitor.shutdownBegan(status: stopping)
         feed.cancel()
+        watchdog.cancel()
         reloads.cancel()
         await forward.value
         evaluation.saveChanges()
         output.finish()
         var failures = await deliveryTask.value
-        failures += await self.delivery.finish(timeout: drainTimeout)
+        failures += await self.delivery.finish(timeout: drainTimeout, countPending: false)
         return Outcome(stats: evaluation.stats, deliveryFailures: failures)
     }
 }
@@ -101,6 +112,7 @@ struct Evaluation {
     let source: String
     let staleAfter: Duration
     let logger: Logger
+    let monitor: PipelineMonitor
     let output: AsyncStream<LivePipeline.Output>.Continuation
     private(set) var engine: Engine?
     private var dropped = 0
@@ -111,12 +123,13 @@ struct Evaluation {
     private var saveEvery: Int64 = 60_000
     private var lastSave: Int64 = 0
 
-    init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger,
+    init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
          output: AsyncStream<LivePipeline.Output>.Continuation) {
         self.ruleSet = ruleSet
         self.source = source
         self.staleAfter = staleAfter
         self.logger = logger
+        self.monitor = monitor
         self.output = output
     }
 
@@ -135,6 +148,7 @@ struct Evaluation {
     }
 
     mutating func handle(_ event: FeedEvent) {
+        if case .ticks = event {} else { monitor.feed(event) }
         switch event {
         case .markets(let markets):
             if let engine {
@@ -158,10 +172,12 @@ struct Evaluation {
             }
         case .ticks(let ticks):
             guard let engine else { return }
+            var accepted = 0
             for tick in ticks {
-                engine.process(tick, into: &alerts)
+                if let reason = engine.process(tick, into: &alerts) { monitor.dropped(reason) } else { accepted += 1 }
             }
-            for alert in alerts { output.yield(.alert(alert)) }
+            monitor.prices(accepted: accepted)
+            for alert in alerts { emit(alert) }
             alerts.removeAll(keepingCapacity: true)
             if persists, Wallclock.millis() - lastSave >= saveEvery { saveChanges() }
         case .dropped:
@@ -171,13 +187,18 @@ struct Evaluation {
             event.log(source: source, to: logger)
         case .stale(let silence):
             event.log(source: source, to: logger)
-            output.yield(.alert(FeedAlert.stale(source: source, silentFor: silence, staleAfter: staleAfter,
-                                                at: Wallclock.millis(), notify: feedAlertSinks)))
+            emit(FeedAlert.stale(source: source, silentFor: silence, staleAfter: staleAfter,
+                                 at: Wallclock.millis(), notify: feedAlertSinks))
         case .recovered(let silence):
             event.log(source: source, to: logger)
-            output.yield(.alert(FeedAlert.recovered(source: source, silentFor: silence, at: Wallclock.millis(),
-                                                    notify: feedAlertSinks)))
+            emit(FeedAlert.recovered(source: source, silentFor: silence, at: Wallclock.millis(),
+                                     notify: feedAlertSinks))
         }
+    }
+
+    private func emit(_ alert: Alert) {
+        monitor.alerted(rule: alert.rule)
+        output.yield(.alert(alert))
     }
 
     /// Hands what changed since the last save to the delivery task, behind the alerts before it.

@@ -64,10 +64,17 @@ enum AlertDelivery: Sendable {
         return results.filter { $0.result.failureReason != nil }.count
     }
 
+    /// Deliveries waiting in the outbox (0 without one): the `/metrics` outbox gauge.
+    func outboxDepth() async -> Int {
+        guard case .reliable(let dispatcher, _) = self else { return 0 }
+        return await dispatcher.outboxDepth()
+    }
+
     /// At the end of a run: waits up to `timeout` for outbox deliveries, closes the state folder,
-    /// and returns how many alerts did not reach a durable sink (dead letters of this run plus
-    /// rows still pending, which the next start delivers).
-    func finish(timeout: Duration) async -> Int {
+    /// and returns how many alerts did not reach a durable sink: dead letters of this run, plus
+    /// rows still pending (which the next start delivers) when `countPending`. A daemon stopped by
+    /// SIGTERM does not count them: they are safe in the outbox, and systemd should see exit 0.
+    func finish(timeout: Duration, countPending: Bool = true) async -> Int {
         guard case .reliable(let dispatcher, let store) = self else { return 0 }
         await dispatcher.drain(timeout: timeout)
         let counts = await dispatcher.counts()
@@ -77,6 +84,6 @@ enum AlertDelivery: Sendable {
             StandardError.write("pricealert: \(pending) deliveries wait in the outbox of \(store.folder.path); the next start (or 'pricealert outbox flush') sends them")
         }
         store.close()
-        return dead + pending
+        return dead + (countPending ? pending : 0)
     }
 }

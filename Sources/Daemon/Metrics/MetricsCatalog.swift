@@ -1,0 +1,41 @@
+import AlertSinks
+
+/// Every metric `/metrics` serves: name, type, labels and help text, in one place, so the
+/// HELP lines, the docs (Docs/observability.md) and the code agree.
+public enum MetricsCatalog {
+    public struct Entry: Sendable {
+        public var name: String
+        public var type: String
+        public var labels: [String]
+        public var help: String
+    }
+
+    public static let ticks = "pricealert_ticks_total"
+    public static let dropped = "pricealert_dropped_total"
+    public static let alerts = "pricealert_alerts_total"
+    public static let deliveries = DeliveryMetric.name
+    public static let outboxDepth = "pricealert_outbox_depth"
+    public static let feedConnected = "pricealert_feed_connected"
+    public static let feedStale = "pricealert_feed_stale"
+    public static let secondsSinceLastTick = "pricealert_seconds_since_last_tick"
+    public static let reconnects = "pricealert_feed_reconnects_total"
+
+    public static let all: [Entry] = [
+        Entry(name: ticks, type: "counter", labels: [], help: "Ticks accepted by the engine."),
+        Entry(name: dropped, type: "counter", labels: ["reason"],
+              help: "Ticks and frames dropped: malformed (a frame not understood), invalid-price, empty-symbol, out-of-order."),
+        Entry(name: alerts, type: "counter", labels: ["rule"],
+              help: "Alerts made, by rule id (@feed-stale and @feed-recovered for the feed's own alerts)."),
+        Entry(name: deliveries, type: "counter", labels: ["sink", "outcome"],
+              help: "Delivery attempts by sink name and outcome: delivered, retried, dead, failed."),
+        Entry(name: outboxDepth, type: "gauge", labels: [], help: "Deliveries waiting in the durable outbox."),
+        Entry(name: feedConnected, type: "gauge", labels: [], help: "1 while the feed is connected, else 0."),
+        Entry(name: feedStale, type: "gauge", labels: [], help: "1 while the feed is declared stale (no prices for --stale-after), else 0."),
+        Entry(name: secondsSinceLastTick, type: "gauge", labels: [],
+              help: "Seconds since the last prices arrived (since start while none have)."),
+        Entry(name: reconnects, type: "counter", labels: [],
+              help: "Feed connections that ended or failed, each followed by a reconnect."),
+    ]
+
+    static let help: [String: String] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0.help) })
+}

@@ -1,0 +1,42 @@
+import AlertCore
+import CoreMetrics
+
+/// The pipeline's counters and gauges (see `MetricsCatalog`), made once so the hot path only
+/// increments. Through swift-metrics: with no backend bootstrapped they do nothing.
+public struct PipelineMetrics: Sendable {
+    let factory: any MetricsFactory
+    let ticks: Counter
+    let dropped: [DropReason: Counter]
+    let reconnects: Counter
+    let outboxDepth: Gauge
+    let feedConnected: Gauge
+    let feedStale: Gauge
+    let secondsSinceLastTick: Gauge
+
+    /// `rules`: the rule ids, whose alert counters start at 0 (a series that appears only with
+    /// its first alert makes `rate()` and absence alerts awkward).
+    public init(rules: [String], factory: any MetricsFactory = MetricsSystem.factory) {
+        self.factory = factory
+        ticks = Counter(label: MetricsCatalog.ticks, factory: factory)
+        var dropped: [DropReason: Counter] = [:]
+        for reason in DropReason.allCases {
+            dropped[reason] = Counter(label: MetricsCatalog.dropped, dimensions: [("reason", reason.rawValue)], factory: factory)
+        }
+        self.dropped = dropped
+        reconnects = Counter(label: MetricsCatalog.reconnects, factory: factory)
+        outboxDepth = Gauge(label: MetricsCatalog.outboxDepth, factory: factory)
+        feedConnected = Gauge(label: MetricsCatalog.feedConnected, factory: factory)
+        feedStale = Gauge(label: MetricsCatalog.feedStale, factory: factory)
+        secondsSinceLastTick = Gauge(label: MetricsCatalog.secondsSinceLastTick, factory: factory)
+        for gauge in [outboxDepth, feedConnected, feedStale] { gauge.record(0) }
+        for rule in rules { _ = alertCounter(rule) }
+    }
+
+    func alerted(rule: String) {
+        alertCounter(rule).increment()
+    }
+
+    private func alertCounter(_ rule: String) -> Counter {
+        Counter(label: MetricsCatalog.alerts, dimensions: [("rule", rule)], factory: factory)
+    }
+}
