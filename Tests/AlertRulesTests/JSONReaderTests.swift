@@ -118,6 +118,34 @@ import Testing
         #expect(members.map(\.key) == ["a", "b"])
     }
 
+    /// Big objects switch from a scan to a dictionary; duplicates are found either way.
+    @Test(arguments: [3, 15, 16, 17, 40])
+    func findsDuplicateKeysInObjectsOfAnySize(count: Int) throws {
+        let members = (0..<count).map { "\"k\($0)\": \($0)" } + ["\"k1\": 0", "\"k\(count - 1)\": 0"]
+        let document = read("{" + members.joined(separator: ", ") + "}")
+        #expect(document.errors.map(\.message) == [
+            "duplicate key 'k1' (first at line 1, column \(Self.column(ofKey: 1))",
+            "duplicate key 'k\(count - 1)' (first at line 1, column \(Self.column(ofKey: count - 1))",
+        ].map { $0 + ")" })
+        let root = try #require(document.root)
+        guard case .object(let kept) = root.value else { Issue.record("not an object"); return }
+        #expect(kept.count == count)
+    }
+
+    /// Column of `"kN"` in `{"k0": 0, "k1": 1, …}`.
+    static func column(ofKey n: Int) -> Int {
+        2 + (0..<n).reduce(0) { $0 + "\"k\($1)\": \($1), ".count }
+    }
+
+    /// A file on one long line is read in linear time; positions stay right at the end of it.
+    @Test func positionsOnOneLongLine() {
+        let long = "[" + (0..<20_000).map { "\"é\($0)\"" }.joined(separator: ",") + ",]"
+        let text = Array(long.utf8)
+        let error = syntaxError(long)
+        #expect(error == "1:\(long.count - 1): trailing comma is not allowed")
+        #expect(text.count > long.count)  // the é are two bytes each: columns count characters
+    }
+
     @Test func stopsNestingTooDeep() {
         let text = String(repeating: "[", count: 300) + String(repeating: "]", count: 300)
         #expect(syntaxError(text) == "1:257: nesting is too deep (more than 256 levels)")

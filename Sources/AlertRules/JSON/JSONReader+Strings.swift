@@ -3,6 +3,18 @@ extension JSONReader {
     mutating func readString() throws(JSONSyntaxError) -> JSONNode {
         let open = position
         index += 1
+        // The common case: printable ASCII up to the closing quote, taken as it is.
+        var end = index
+        while end < bytes.count {
+            let byte = bytes[end]
+            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { break }
+            if byte == UInt8(ascii: "\"") {
+                let text = String(decoding: bytes[index..<end], as: UTF8.self)
+                index = end + 1
+                return JSONNode(position: open, value: .string(text))
+            }
+            end += 1
+        }
         var text = String.UnicodeScalarView()
         /// Source offset of each decoded scalar, from the character after the quote.
         var columns: [Int] = []

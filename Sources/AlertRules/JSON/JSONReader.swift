@@ -77,7 +77,8 @@ struct JSONReader {
         let start = position
         index += 1
         var members: [JSONMember] = []
-        var seen: [String: SourcePosition] = [:]
+        /// Keys by place, once an object is too big for a scan (objects in rule files are small).
+        var seen: [String: SourcePosition]?
         skipWhitespace()
         if peek(UInt8(ascii: "}")) {
             index += 1
@@ -92,13 +93,18 @@ struct JSONReader {
             index += 1
             skipWhitespace()
             let value = try readValue()
-            if let first = seen[key] {
+            let first = seen.map { $0[key] } ?? members.first(where: { $0.key == key })?.keyPosition
+            if let first {
                 duplicateKeys.append(JSONSyntaxError(
                     position: keyNode.position,
                     message: "duplicate key '\(key)' (first at line \(first.line), column \(first.column))"))
             } else {
-                seen[key] = keyNode.position
                 members.append(JSONMember(key: key, keyPosition: keyNode.position, value: value))
+                if seen != nil {
+                    seen![key] = keyNode.position
+                } else if members.count == 16 {
+                    seen = Dictionary(members.map { ($0.key, $0.keyPosition) }, uniquingKeysWith: { a, _ in a })
+                }
             }
             if try readSeparator(closing: UInt8(ascii: "}"), "expected ',' or '}' after object member") {
                 return JSONNode(position: start, value: .object(members))
