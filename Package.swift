@@ -71,9 +71,11 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // glibc's malloc_trim, which Swift's Glibc module does not export.
+        .target(name: "CMemory"),
         // The command line: one file per command, thin.
         .executableTarget(name: "pricealert", dependencies: [
-            "AlertCore", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon",
+            "CMemory", "AlertCore", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

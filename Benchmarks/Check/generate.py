@@ -3,8 +3,9 @@
 bundled BTSE market list, a tick file with a full day of minute prices for every symbol (to fill
 the state's minute history), and M snapshot files of one tick per symbol (the cron runs).
 
-usage: generate.py OUT_DIR RULES SNAPSHOTS [SEED]"""
-import json, random, sys, os
+usage: generate.py OUT_DIR RULES SNAPSHOTS [SEED]
+With PRICEALERT_BENCH_NOW=1 the day ends at the current minute (for a live daemon)."""
+import json, random, sys, os, time
 
 out, nrules, nsnap = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 seed = int(sys.argv[4]) if len(sys.argv) > 4 else 1
@@ -44,6 +45,8 @@ with open(os.path.join(out, "rules.json"), "w") as f:
 
 # A day of minute prices (random walks), then the snapshots, one minute apart.
 t0 = 1_700_000_000_000
+if os.environ.get("PRICEALERT_BENCH_NOW"):
+    t0 = (int(time.time()) // 60 - 1440) * 60_000
 price = dict(start_price)
 def step():
     for s in symbols:

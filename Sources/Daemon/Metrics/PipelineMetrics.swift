@@ -14,7 +14,9 @@ public struct PipelineMetrics: Sendable {
     let secondsSinceLastTick: Gauge
 
     /// `rules`: the rule ids, whose alert counters start at 0 (a series that appears only with
-    /// its first alert makes `rate()` and absence alerts awkward).
+    /// its first alert makes `rate()` and absence alerts awkward) — up to `presetLimit` rules;
+    /// beyond that a series per rule would cost more than it tells, so series start with the
+    /// rule's first alert.
     public init(rules: [String], factory: any MetricsFactory = MetricsSystem.factory) {
         self.factory = factory
         ticks = Counter(label: MetricsCatalog.ticks, factory: factory)
@@ -29,8 +31,12 @@ public struct PipelineMetrics: Sendable {
         feedStale = Gauge(label: MetricsCatalog.feedStale, factory: factory)
         secondsSinceLastTick = Gauge(label: MetricsCatalog.secondsSinceLastTick, factory: factory)
         for gauge in [outboxDepth, feedConnected, feedStale] { gauge.record(0) }
-        for rule in rules { _ = alertCounter(rule) }
+        if rules.count <= Self.presetLimit {
+            for rule in rules { _ = alertCounter(rule) }
+        }
     }
+
+    public static let presetLimit = 1_000
 
     func alerted(rule: String) {
         alertCounter(rule).increment()

@@ -3,6 +3,7 @@ import AlertFeeds
 import AlertRules
 import AlertSinks
 import ArgumentParser
+import CMemory
 
 /// Loading what every command needs, with one way of reporting what is wrong.
 enum Inputs {
@@ -10,6 +11,9 @@ enum Inputs {
     static func rules(_ paths: [String]) throws -> RuleSet {
         switch RuleLoader.loadFiles(paths: paths) {
         case .success(let ruleSet):
+            // Reading a big rule file builds a large syntax tree that is gone by now; give its
+            // pages back, so a daemon's resident memory is what it keeps, not what it read.
+            _ = pa_release_free_memory()
             return ruleSet
         case .failure(.unreadable(let problems)):
             StandardError.write(lines: problems.map(\.description))
