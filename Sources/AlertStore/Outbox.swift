@@ -149,15 +149,17 @@ public final class Outbox: Sendable {
         let payload = AlertFormat.json(alert)
         let (low, high) = columns(alert.threshold)
         var rows: [OutboxEntry] = []
+        // Cached: compiled once per connection, not once per alert.
+        let statement = try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO outbox (alert_id, rule, symbol, sink, time, price, condition,
+              threshold_low, threshold_high, value, message, notify, payload, created_at, attempts,
+              next_attempt_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+            """)
         for sink in sinks {
-            try db.execute(sql: """
-                INSERT OR IGNORE INTO outbox (alert_id, rule, symbol, sink, time, price, condition,
-                  threshold_low, threshold_high, value, message, notify, payload, created_at, attempts,
-                  next_attempt_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
-                """, arguments: [alert.id, alert.rule, alert.symbol, sink, alert.time, alert.price,
-                                 alert.condition, low, high, alert.value, alert.message,
-                                 alert.notify.joined(separator: "\n"), payload, now, now])
+            try statement.execute(arguments: [alert.id, alert.rule, alert.symbol, sink, alert.time, alert.price,
+                                              alert.condition, low, high, alert.value, alert.message,
+                                              alert.notify.joined(separator: "\n"), payload, now, now])
             if db.changesCount > 0 {
                 rows.append(OutboxEntry(id: db.lastInsertedRowID, alert: alert, sink: sink, payload: payload,
                                         createdAt: now, attempts: 0, nextAttemptAt: now, lastError: nil,
@@ -168,13 +170,14 @@ public final class Outbox: Sendable {
     }
 
     private static func apply(_ outcome: OutboxOutcome, to id: Int64, _ db: Database) throws {
+        let delete = try db.cachedStatement(sql: "DELETE FROM outbox WHERE id = ?")
         switch outcome {
         case .delivered:
-            try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id])
+            try delete.execute(arguments: [id])
         case .retry(let at, let reason):
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?
-                """, arguments: [at, reason, id])
+                """).execute(arguments: [at, reason, id])
         case .dead(let reason, let lastError, let at):
             try db.execute(sql: """
                 INSERT INTO dead_letters (alert_id, rule, symbol, sink, time, price, condition, threshold_low,
@@ -182,7 +185,7 @@ public final class Outbox: Sendable {
                 SELECT alert_id, rule, symbol, sink, time, price, condition, threshold_low, threshold_high, value,
                   message, notify, payload, created_at, attempts + 1, ?, ?, ? FROM outbox WHERE id = ?
                 """, arguments: [lastError, reason, at, id])
-            try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id])
+            try delete.execute(arguments: [id])
         }
     }
 

@@ -76,6 +76,18 @@ import Testing
         #expect(await dispatcher.outboxDepth() == 0)
     }
 
+    @Test func anAlertTheOutboxCannotTakeIsDeliveredOnceDirectly() async throws {
+        let store = try openStore()
+        let hook = ScriptedSink(name: "hook")
+        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
+                                            configuration: fastConfiguration())
+        await dispatcher.start()
+        store.close()
+        await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
+        #expect(await eventually { hook.delivered.count == 1 })
+        #expect(await dispatcher.counts()["hook"] == DeliveryCounts(delivered: 1, retried: 0, dead: 0))
+    }
+
     @Test func eachSinkUsesItsOwnConcurrency() async throws {
         let store = try openStore()
         defer { store.close() }

@@ -83,7 +83,8 @@ final class SinkWorker: Sendable {
     private func startDueAttempts() {
         let now = clock()
         let starting: [OutboxEntry] = state.withLock { state in
-            guard state.started, !state.stopped else { return [] }
+            // Every slot taken: a finishing attempt calls again (and sets the timer).
+            guard state.started, !state.stopped, state.busy.count < concurrency else { return [] }
             var due: [OutboxEntry] = []
             var next = Int64.max
             for (rule, queue) in state.queues where !state.busy.contains(rule) {
