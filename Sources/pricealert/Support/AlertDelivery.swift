@@ -14,7 +14,8 @@ enum AlertDelivery: Sendable {
         let durable = durableSinks(ruleSet: ruleSet, among: sinks.keys)
         guard state.path != nil || !durable.isEmpty else { return .direct(Dispatcher(sinks: sinks)) }
         let store = try state.open()
-        let dispatcher = ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox)
+        let dispatcher = ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox,
+                                            configuration: .init(definitions: ruleSet.sinks.values))
         await dispatcher.start()
         return .reliable(dispatcher, store)
     }
