@@ -19,6 +19,20 @@ final class GroupCommitter: Sendable {
         var retried = false
     }
 
+    /// A write that holds the writer inside its transaction until `gate` is signalled, like an
+    /// fsync on a stalled disk (for tests). Only the first time: when a group fails, each of its
+    /// writes is applied again on its own.
+    static func stall(until gate: DispatchSemaphore) -> Write {
+        let stalled = Mutex(false)
+        return Write(apply: { _ in
+            if !stalled.withLock({ $0 }) {
+                stalled.withLock { $0 = true }
+                gate.wait()
+            }
+            return {}
+        }, failed: { _ in })
+    }
+
     private struct State {
         var submitted: [Write] = []
         /// Failed writes to try again with the next group (their `failed` already called).

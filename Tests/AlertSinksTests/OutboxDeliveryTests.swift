@@ -49,10 +49,7 @@ import Testing
         await dispatcher.start()
         // A commit that does not end until the gate opens, like an fsync on a stalled disk.
         let gate = DispatchSemaphore(value: 0)
-        store.outbox.writer.submit(GroupCommitter.Write(apply: { _ in
-            gate.wait()
-            return {}
-        }, failed: { _ in }))
+        store.outbox.writer.submit(GroupCommitter.stall(until: gate))
         for time in 1...3 { await dispatcher.dispatch(sampleAlert(time: Int64(time), notify: ["hook"])) }
         try await Task.sleep(for: .milliseconds(50))
         #expect(hook.attempts == 0)

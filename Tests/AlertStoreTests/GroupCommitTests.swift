@@ -12,10 +12,7 @@ import Testing
     /// Holds the writer inside a transaction until the returned gate is signalled.
     func holdWriter(_ outbox: Outbox) -> DispatchSemaphore {
         let gate = DispatchSemaphore(value: 0)
-        outbox.writer.submit(GroupCommitter.Write(apply: { _ in
-            gate.wait()
-            return {}
-        }, failed: { _ in }))
+        outbox.writer.submit(GroupCommitter.stall(until: gate))
         return gate
     }
 

@@ -11,8 +11,8 @@ import Synchronization
 /// behind: a row reaches the worker (`add`) only once its insert is committed, so nothing is
 /// sent that a crash could lose, and an outcome is handed to the outbox's group commit without
 /// waiting for it (a "delivered" lost in a crash means one more delivery of that alert, with the
-/// same id, after the restart). No SQLite call happens here, and nothing here waits on a lock
-/// for longer than a few dictionary operations.
+/// same id, after the restart). No SQLite call happens here; under its lock the worker only
+/// looks at the oldest row of each rule.
 final class SinkWorker: Sendable {
     let sink: any Sink
     private let outbox: Outbox
