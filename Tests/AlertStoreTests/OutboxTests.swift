@@ -43,7 +43,7 @@ func temporaryFolder() -> StateFolder {
         #expect(try store.outbox.pending().map(\.alert.id) == ["b:BTC:1"])
     }
 
-    @Test func markDeadMovesTheRowWithItsReasonAndPurgeClears() throws {
+    @Test func deadMovesTheRowWithItsReasonAndPurgeClears() throws {
         let store = try StateStore.open(temporaryFolder())
         defer { store.close() }
         try store.outbox.enqueue(alert("a"), sinks: ["hook"], now: 1)
