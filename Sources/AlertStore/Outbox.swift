@@ -22,81 +22,85 @@ public struct OutboxEntry: Sendable, Equatable {
     public var alertID: String { alert.id }
 }
 
+/// What became of one delivery attempt, as the outbox records it.
+public enum OutboxOutcome: Sendable, Equatable {
+    /// The row is deleted.
+    case delivered
+    /// Tried again at `at` (epoch ms); `attempts` goes up by one.
+    case retry(at: Int64, reason: String)
+    /// The row moves to `dead_letters` with `reason` (counting this attempt), dying at `at`.
+    case dead(reason: String, lastError: String?, at: Int64)
+}
+
 /// The durable outbox: alerts bound for sinks that must not lose them (webhook, exec), in
 /// SQLite. A row is written before delivery starts and deleted only after success, or moved to
-/// `dead_letters` with the reason. Every method is one transaction; times are epoch ms.
+/// `dead_letters` with the reason. Times are epoch ms.
+///
+/// The delivery path uses the grouped methods (`enqueue(_:sinks:now:committed:)`,
+/// `record(_:_:failed:)`, `commit()`, `loadPending()`, `countPending()`): they return at once
+/// and are written by one writer on a thread of its own, all that queued up while the previous
+/// transaction was committing in one transaction and one fsync (`GroupCommitter`). The other
+/// methods are one blocking transaction each, for commands and tests.
 public final class Outbox: Sendable {
     private let database: DatabasePool
+    let writer: GroupCommitter
 
     init(database: DatabasePool) {
         self.database = database
+        self.writer = GroupCommitter(database: database)
     }
+
+    // MARK: Grouped, off the caller's thread
+
+    /// Queues one row per sink for `alert` for the next group commit and returns at once.
+    /// `committed` runs on the writer's queue once the rows are durable, in the order alerts were
+    /// enqueued, with the rows written (an (alert id, sink) already pending is left as it is and
+    /// not returned), or with the error when they could not be written.
+    public func enqueue(_ alert: Alert, sinks: [String], now: Int64,
+                        committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void) {
+        writer.submit(GroupCommitter.Write(apply: { db in
+            let rows = try Self.insert(alert, sinks: sinks, now: now, db)
+            return { committed(.success(rows)) }
+        }, failed: { committed(.failure($0)) }))
+    }
+
+    /// Queues an attempt's outcome for the next group commit and returns at once. When it
+    /// cannot be written, `failed` is called once and the write is tried again with every later
+    /// group while the process runs.
+    public func record(_ id: Int64, _ outcome: OutboxOutcome, failed: @escaping @Sendable (any Error) -> Void) {
+        writer.submit(GroupCommitter.Write(apply: { db in
+            try Self.apply(outcome, to: id, db)
+            return {}
+        }, failed: failed, retried: true))
+    }
+
+    /// Returns when everything enqueued or recorded before is durable (or failed).
+    public func commit() async {
+        await writer.barrier()
+    }
+
+    /// Every pending row in insertion order, read after everything enqueued or recorded before.
+    public func loadPending() async throws -> [OutboxEntry] {
+        try await writer.read { db in try Self.pending(db) }
+    }
+
+    /// Pending rows (all sinks), counted after everything enqueued or recorded before.
+    public func countPending() async throws -> Int {
+        try await writer.read { db in try Self.depth(db, sink: nil) }
+    }
+
+    // MARK: One transaction each, blocking
 
     /// Writes one row per sink for `alert`, all in one transaction. An (alert id, sink) already
     /// pending is left as it is, so enqueueing twice never delivers twice.
-    public func enqueue(_ alert: Alert, sinks: [String], now: Int64) throws {
-        guard !sinks.isEmpty else { return }
-        let payload = AlertFormat.json(alert)
-        let (low, high) = Self.columns(alert.threshold)
-        try database.write { db in
-            for sink in sinks {
-                try db.execute(sql: """
-                    INSERT OR IGNORE INTO outbox (alert_id, rule, symbol, sink, time, price, condition,
-                      threshold_low, threshold_high, value, message, notify, payload, created_at, attempts,
-                      next_attempt_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
-                    """, arguments: [alert.id, alert.rule, alert.symbol, sink, alert.time, alert.price,
-                                     alert.condition, low, high, alert.value, alert.message,
-                                     alert.notify.joined(separator: "\n"), payload, now, now])
-            }
-        }
+    @discardableResult
+    public func enqueue(_ alert: Alert, sinks: [String], now: Int64) throws -> [OutboxEntry] {
+        try database.write { db in try Self.insert(alert, sinks: sinks, now: now, db) }
     }
 
-    /// Rows due at `now`, oldest first, at most `limit`; only the oldest pending row of each
-    /// (sink, rule) is ever due, so a rule's alerts reach a sink in order.
-    public func due(now: Int64, limit: Int, sink: String? = nil) throws -> [OutboxEntry] {
-        try database.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT * FROM outbox o
-                WHERE o.next_attempt_at <= ? AND (? IS NULL OR o.sink = ?)
-                  AND o.id = (SELECT MIN(id) FROM outbox WHERE sink = o.sink AND rule = o.rule)
-                ORDER BY o.next_attempt_at, o.id LIMIT ?
-                """, arguments: [now, sink, sink, limit]).map { Self.entry($0, dead: false) }
-        }
-    }
-
-    /// The earliest `next_attempt_at` of a sink's pending rows (nil when none).
-    public func nextAttemptAt(sink: String) throws -> Int64? {
-        try database.read { db in
-            try Int64.fetchOne(db, sql: "SELECT MIN(next_attempt_at) FROM outbox WHERE sink = ?", arguments: [sink])
-        }
-    }
-
-    /// Delivered: the row is deleted.
-    public func markDelivered(_ id: Int64) throws {
-        try database.write { db in try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id]) }
-    }
-
-    /// A failed attempt to try again at `after` (epoch ms).
-    public func markRetry(_ id: Int64, after: Int64, reason: String) throws {
-        try database.write { db in
-            try db.execute(sql: """
-                UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?
-                """, arguments: [after, reason, id])
-        }
-    }
-
-    /// Given up: the row moves to `dead_letters` with `reason` (counting this attempt).
-    public func markDead(_ id: Int64, reason: String, lastError: String?, now: Int64) throws {
-        try database.write { db in
-            try db.execute(sql: """
-                INSERT INTO dead_letters (alert_id, rule, symbol, sink, time, price, condition, threshold_low,
-                  threshold_high, value, message, notify, payload, created_at, attempts, last_error, reason, died_at)
-                SELECT alert_id, rule, symbol, sink, time, price, condition, threshold_low, threshold_high, value,
-                  message, notify, payload, created_at, attempts + 1, ?, ?, ? FROM outbox WHERE id = ?
-                """, arguments: [lastError, reason, now, id])
-            try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id])
-        }
+    /// Writes one attempt's outcome.
+    public func record(_ id: Int64, _ outcome: OutboxOutcome) throws {
+        try database.write { db in try Self.apply(outcome, to: id, db) }
     }
 
     /// Makes every pending row due at `now` (for `outbox flush`).
@@ -106,9 +110,7 @@ public final class Outbox: Sendable {
 
     /// Every pending row, in insertion order.
     public func pending() throws -> [OutboxEntry] {
-        try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY id").map { Self.entry($0, dead: false) }
-        }
+        try database.read { db in try Self.pending(db) }
     }
 
     /// Every dead letter, oldest first.
@@ -120,10 +122,7 @@ public final class Outbox: Sendable {
 
     /// Pending rows (optionally of one sink).
     public func depth(sink: String? = nil) throws -> Int {
-        try database.read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE ? IS NULL OR sink = ?",
-                             arguments: [sink, sink]) ?? 0
-        }
+        try database.read { db in try Self.depth(db, sink: sink) }
     }
 
     /// Deletes dead letters (`dead`), or dead letters and pending rows (`all`); returns how many
@@ -142,6 +141,60 @@ public final class Outbox: Sendable {
             }
             return count
         }
+    }
+
+    // MARK: The statements
+
+    private static func insert(_ alert: Alert, sinks: [String], now: Int64, _ db: Database) throws -> [OutboxEntry] {
+        let payload = AlertFormat.json(alert)
+        let (low, high) = columns(alert.threshold)
+        var rows: [OutboxEntry] = []
+        // Cached: compiled once per connection, not once per alert.
+        let statement = try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO outbox (alert_id, rule, symbol, sink, time, price, condition,
+              threshold_low, threshold_high, value, message, notify, payload, created_at, attempts,
+              next_attempt_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+            """)
+        for sink in sinks {
+            try statement.execute(arguments: [alert.id, alert.rule, alert.symbol, sink, alert.time, alert.price,
+                                              alert.condition, low, high, alert.value, alert.message,
+                                              alert.notify.joined(separator: "\n"), payload, now, now])
+            if db.changesCount > 0 {
+                rows.append(OutboxEntry(id: db.lastInsertedRowID, alert: alert, sink: sink, payload: payload,
+                                        createdAt: now, attempts: 0, nextAttemptAt: now, lastError: nil,
+                                        deadReason: nil))
+            }
+        }
+        return rows
+    }
+
+    private static func apply(_ outcome: OutboxOutcome, to id: Int64, _ db: Database) throws {
+        let delete = try db.cachedStatement(sql: "DELETE FROM outbox WHERE id = ?")
+        switch outcome {
+        case .delivered:
+            try delete.execute(arguments: [id])
+        case .retry(let at, let reason):
+            try db.cachedStatement(sql: """
+                UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?
+                """).execute(arguments: [at, reason, id])
+        case .dead(let reason, let lastError, let at):
+            try db.execute(sql: """
+                INSERT INTO dead_letters (alert_id, rule, symbol, sink, time, price, condition, threshold_low,
+                  threshold_high, value, message, notify, payload, created_at, attempts, last_error, reason, died_at)
+                SELECT alert_id, rule, symbol, sink, time, price, condition, threshold_low, threshold_high, value,
+                  message, notify, payload, created_at, attempts + 1, ?, ?, ? FROM outbox WHERE id = ?
+                """, arguments: [lastError, reason, at, id])
+            try delete.execute(arguments: [id])
+        }
+    }
+
+    private static func pending(_ db: Database) throws -> [OutboxEntry] {
+        try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY id").map { entry($0, dead: false) }
+    }
+
+    private static func depth(_ db: Database, sink: String?) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE ? IS NULL OR sink = ?", arguments: [sink, sink]) ?? 0
     }
 
     private static func columns(_ threshold: Threshold) -> (Double, Double?) {

@@ -48,8 +48,10 @@ public final class StateStore: Sendable {
         self.engineState = EngineStateStore(database: database)
     }
 
-    /// Closes the database and releases the lock; the store must not be used afterwards.
+    /// Waits for the outbox's queued writes, closes the database and releases the lock; the
+    /// store must not be used afterwards.
     public func close() {
+        outbox.writer.waitBlocking()
         try? database.close()
         lock.release()
     }

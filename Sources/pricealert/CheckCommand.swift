@@ -102,6 +102,7 @@ struct CheckCommand: AsyncParsableCommand {
         }
         // Every alert is in the outbox (or delivered) before the state that produced it is saved:
         // a crash in between fires it again rather than losing it.
+        await delivery.commit()
         do {
             try store.engineState.save(engine.takeChanges(), markets: marketsToSave, now: Wallclock.millis())
         } catch {

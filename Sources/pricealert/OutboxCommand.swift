@@ -100,7 +100,8 @@ struct OutboxCommand: AsyncParsableCommand {
                 StandardError.write("pricealert: error: \(error)")
                 throw ExitCodes.cannotCreate
             }
-            let dispatcher = ReliableDispatcher(sinks: sinks, durable: Set(waiting), outbox: store.outbox)
+            let dispatcher = ReliableDispatcher(sinks: sinks, durable: Set(waiting), outbox: store.outbox,
+                                                configuration: .init(definitions: ruleSet.sinks.values))
             await dispatcher.start()
             await dispatcher.drain(timeout: timeout.duration)
             let counts = await dispatcher.counts()

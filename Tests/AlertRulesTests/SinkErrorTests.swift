@@ -59,6 +59,24 @@ import Testing
         (#"{"page": {"type": "exec", "command": ["page", ""]}}"#, [#"r.json:2:56: error: each argument in 'command' must not be empty"#]),
         // exec timeout a number
         (#"{"page": {"type": "exec", "command": ["page"], "timeout": 5}}"#, [#"r.json:2:68: error: 'timeout' must be a duration string like "10m", found number"#]),
+        // concurrency zero
+        (#"{"ops": {"type": "webhook", "url": "https://x", "concurrency": 0}}"#, [#"r.json:2:73: error: 'concurrency' must be a whole number from 1 to 64"#]),
+        // concurrency a string
+        (#"{"ops": {"type": "webhook", "url": "https://x", "concurrency": "8"}}"#, [#"r.json:2:73: error: 'concurrency' must be a number, found string"#]),
+        // concurrency not whole
+        (#"{"page": {"type": "exec", "command": ["page"], "concurrency": 2.5}}"#, [#"r.json:2:72: error: 'concurrency' must be a whole number from 1 to 64"#]),
+        // retry not an object
+        (#"{"ops": {"type": "webhook", "url": "https://x", "retry": "24h"}}"#, [#"r.json:2:67: error: 'retry' must be an object, found string"#]),
+        // retry key misspelled
+        (#"{"ops": {"type": "webhook", "url": "https://x", "retry": {"maxage": "1h"}}}"#, [#"r.json:2:68: error: unknown key 'maxage' (did you mean 'maxAge'?)"#]),
+        // retry maxAge zero
+        (#"{"page": {"type": "exec", "command": ["page"], "retry": {"maxAge": "0s"}}}"#, [#"r.json:2:77: error: 'maxAge' must be longer than 0s"#]),
+        // retry backoff not a duration
+        (#"{"page": {"type": "exec", "command": ["page"], "retry": {"backoff": "soon"}}}"#, [#"r.json:2:78: error: 'backoff' is not a valid duration: "soon" (use e.g. "90s", "10m", "1h30m", "1d")"#]),
+        // retry maxBackoff below backoff
+        (#"{"ops": {"type": "webhook", "url": "https://x", "retry": {"backoff": "10s", "maxBackoff": "1s"}}}"#, [#"r.json:2:100: error: 'maxBackoff' must not be shorter than 'backoff'"#]),
+        // delivery keys only on webhook and exec sinks
+        (#"{"out": {"type": "stdout", "concurrency": 2}}"#, [#"r.json:2:37: error: unknown key 'concurrency'"#]),
     ]
 
     @Test(arguments: cases)

@@ -68,6 +68,19 @@ import Testing
         #expect(set.sinks["pager"]?.kind == .exec(ExecSpec(command: ["/usr/local/bin/page", "--team", "markets"], timeout: 2000)))
     }
 
+    @Test func webhookAndExecSinksMayCarryTheirOwnDeliverySettings() throws {
+        let sinks = """
+            {"ops": {"type": "webhook", "url": "https://x", "concurrency": 8,
+                     "retry": {"backoff": "2s", "maxBackoff": "1m", "maxAge": "6h"}},
+             "pager": {"type": "exec", "command": ["page"], "retry": {"maxAge": "90s"}},
+             "plain": {"type": "webhook", "url": "https://y"}}
+            """
+        let set = try #require(ruleSet([("r.json", ruleFile(#"{"id": "r", "symbol": "BTC", "when": {"price": {"above": 1}}}"#, sinks: sinks))]))
+        #expect(set.sinks["ops"]?.delivery == DeliverySettings(concurrency: 8, backoff: 2_000, maxBackoff: 60_000, maxAge: 21_600_000))
+        #expect(set.sinks["pager"]?.delivery == DeliverySettings(maxAge: 90_000))
+        #expect(set.sinks["plain"]?.delivery == DeliverySettings())
+    }
+
     @Test func fileMayRedefineStdout() throws {
         let set = try #require(ruleSet([("r.json", ruleFile(#"{"id": "r", "symbol": "BTC", "when": {"price": {"above": 1}}}"#,
                                                             sinks: #"{"stdout": {"type": "stdout", "format": "json"}}"#))]))

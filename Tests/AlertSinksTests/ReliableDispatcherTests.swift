@@ -13,6 +13,7 @@ import Testing
                                             configuration: fastConfiguration())
         await dispatcher.start()
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
+        await dispatcher.commit()
         #expect(await eventually { (try? store.outbox.depth()) == 0 })
         #expect(await dispatcher.drain(timeout: .seconds(1)))
         #expect(hook.attempts == 3)

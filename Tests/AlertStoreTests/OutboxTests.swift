@@ -1,7 +1,8 @@
 import AlertCore
-import AlertStore
+@testable import AlertStore
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 func alert(_ rule: String = "btc-100k", time: Int64 = 1_700_000_000_000, notify: [String] = ["hook"],
@@ -30,33 +31,25 @@ func temporaryFolder() -> StateFolder {
         #expect(try store.outbox.depth() == 2)
     }
 
-    @Test func dueOffersOnlyEachRulesOldestRowWhenDue() throws {
+    @Test func recordUpdatesOrDeletesTheRow() throws {
         let store = try StateStore.open(temporaryFolder())
         defer { store.close() }
-        try store.outbox.enqueue(alert("a", time: 1), sinks: ["hook"], now: 100)
-        try store.outbox.enqueue(alert("a", time: 2), sinks: ["hook"], now: 100)
+        let first = try #require(try store.outbox.enqueue(alert("a", time: 1), sinks: ["hook"], now: 100).first)
         try store.outbox.enqueue(alert("b", time: 1), sinks: ["hook"], now: 200)
-        #expect(try store.outbox.due(now: 99, limit: 10).isEmpty)
-        #expect(try store.outbox.due(now: 100, limit: 10).map(\.alert.id) == ["a:BTC:1"])
-        #expect(try store.outbox.due(now: 200, limit: 10).map(\.alert.id) == ["a:BTC:1", "b:BTC:1"])
-        #expect(try store.outbox.due(now: 200, limit: 10, sink: "other").isEmpty)
-        let first = try store.outbox.due(now: 200, limit: 1)[0]
-        try store.outbox.markRetry(first.id, after: 500, reason: "HTTP 503")
-        #expect(try store.outbox.due(now: 200, limit: 10).map(\.alert.id) == ["b:BTC:1"])
+        try store.outbox.record(first.id, .retry(at: 500, reason: "HTTP 503"))
         let retried = try store.outbox.pending()[0]
-        #expect(retried.attempts == 1 && retried.nextAttemptAt == 500 && retried.lastError == "HTTP 503")
-        #expect(try store.outbox.nextAttemptAt(sink: "hook") == 100)
-        try store.outbox.markDelivered(first.id)
-        #expect(try store.outbox.due(now: 200, limit: 10).map(\.alert.id) == ["a:BTC:2", "b:BTC:1"])
+        #expect(retried.id == first.id && retried.attempts == 1 && retried.nextAttemptAt == 500 && retried.lastError == "HTTP 503")
+        try store.outbox.record(first.id, .delivered)
+        #expect(try store.outbox.pending().map(\.alert.id) == ["b:BTC:1"])
     }
 
-    @Test func markDeadMovesTheRowWithItsReasonAndPurgeClears() throws {
+    @Test func deadMovesTheRowWithItsReasonAndPurgeClears() throws {
         let store = try StateStore.open(temporaryFolder())
         defer { store.close() }
         try store.outbox.enqueue(alert("a"), sinks: ["hook"], now: 1)
         try store.outbox.enqueue(alert("b"), sinks: ["hook"], now: 1)
         let row = try store.outbox.pending()[0]
-        try store.outbox.markDead(row.id, reason: "HTTP 404", lastError: "HTTP 404", now: 7)
+        try store.outbox.record(row.id, .dead(reason: "HTTP 404", lastError: "HTTP 404", at: 7))
         #expect(try store.outbox.depth() == 1)
         let dead = try store.outbox.dead()
         #expect(dead.count == 1)

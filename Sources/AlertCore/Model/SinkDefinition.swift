@@ -3,14 +3,37 @@
 public struct SinkDefinition: Sendable, Equatable {
     public var name: String
     public var kind: SinkKind
+    /// How the outbox delivers to it (webhook and exec sinks only).
+    public var delivery: DeliverySettings
 
-    public init(name: String, kind: SinkKind) {
+    public init(name: String, kind: SinkKind, delivery: DeliverySettings = DeliverySettings()) {
         self.name = name
         self.kind = kind
+        self.delivery = delivery
     }
 
     /// The sink named `stdout` that exists unless a file defines that name (spec §1).
     public static let builtinStdout = SinkDefinition(name: "stdout", kind: .stdout(format: .text))
+}
+
+/// A webhook or exec sink's own `concurrency` and `retry` keys; nil where the rule file leaves
+/// the built-in default.
+public struct DeliverySettings: Sendable, Equatable {
+    /// Attempts in flight at once (never two of the same rule).
+    public var concurrency: Int?
+    /// Milliseconds: the first retry waits up to `backoff`, each further one up to twice as long
+    /// as the one before, never more than `maxBackoff`; an alert still failing `maxAge` after it
+    /// was made becomes a dead letter.
+    public var backoff: Int64?
+    public var maxBackoff: Int64?
+    public var maxAge: Int64?
+
+    public init(concurrency: Int? = nil, backoff: Int64? = nil, maxBackoff: Int64? = nil, maxAge: Int64? = nil) {
+        self.concurrency = concurrency
+        self.backoff = backoff
+        self.maxBackoff = maxBackoff
+        self.maxAge = maxAge
+    }
 }
 
 public enum AlertOutputFormat: String, Sendable, Equatable {

@@ -6,8 +6,8 @@ extension FileChecker {
         ("stdout", ["type", "format"]),
         ("file", ["type", "path"]),
         ("webhook", ["type", "url", "urlEnv", "urlFile", "method", "headers", "timeout", "preset", "template",
-                     "secretEnv", "secretFile", "caFile"]),
-        ("exec", ["type", "command", "timeout"]),
+                     "secretEnv", "secretFile", "caFile"] + deliveryKeys),
+        ("exec", ["type", "command", "timeout"] + deliveryKeys),
     ]
 
     /// The file's valid sinks; every name, valid or not, joins the namespace so that `notify`
@@ -18,14 +18,14 @@ extension FileChecker {
         for member in members {
             sinkNames.append(NamedPlace(name: member.key, position: member.keyPosition))
             if member.key.isEmpty { error("sink name must not be empty", at: member.keyPosition) }
-            if let kind = sink(member.key, member.value), !member.key.isEmpty {
-                sinks.append(SinkDefinition(name: member.key, kind: kind))
+            if let (kind, delivery) = sink(member.key, member.value), !member.key.isEmpty {
+                sinks.append(SinkDefinition(name: member.key, kind: kind, delivery: delivery))
             }
         }
         return sinks
     }
 
-    private mutating func sink(_ name: String, _ node: JSONNode) -> SinkKind? {
+    private mutating func sink(_ name: String, _ node: JSONNode) -> (SinkKind, DeliverySettings)? {
         guard let members = object(node, "sink '\(name)'") else { return nil }
         let typeMember: JSONMember? = members["type"]
         var typeName: String?
@@ -40,6 +40,7 @@ extension FileChecker {
             return nil
         }
         var kind: SinkKind?
+        var delivery = DeliverySettings()
         let clean = isClean { checker in
             checker.checkKeys(members, allowed: keys)
             switch typeName {
@@ -51,16 +52,19 @@ extension FileChecker {
                     .flatMap { checker.nonEmptyString($0.value, "'path'") }.map { .file(path: $0) }
             case "webhook":
                 kind = checker.webhook(node, members).map(SinkKind.webhook)
+                delivery = checker.delivery(members)
             default:
                 kind = checker.exec(node, members).map(SinkKind.exec)
+                delivery = checker.delivery(members)
             }
         }
-        return clean ? kind : nil
+        guard clean, let kind else { return nil }
+        return (kind, delivery)
     }
 
     private mutating func exec(_ node: JSONNode, _ members: [JSONMember]) -> ExecSpec? {
         var spec = ExecSpec(command: [])
-        if let member = members["timeout"] { spec.timeout = timeout(member.value) ?? spec.timeout }
+        if let member = members["timeout"] { spec.timeout = positiveDuration(member.value, "'timeout'") ?? spec.timeout }
         guard let command = requireKey("command", in: node, members, suggested: []) else { return nil }
         guard case .array(let elements) = command.value.value else {
             error("'command' must be an array of strings (program and arguments), found \(command.value.value.typeName)",
@@ -75,15 +79,5 @@ extension FileChecker {
         guard argv.allSatisfy({ $0 != nil }) else { return nil }
         spec.command = argv.compactMap { $0 }
         return spec
-    }
-
-    /// Sink timeouts: a duration greater than zero.
-    mutating func timeout(_ node: JSONNode) -> Int64? {
-        guard let millis = duration(node, "'timeout'") else { return nil }
-        guard millis > 0 else {
-            error("'timeout' must be longer than 0s", at: node.position)
-            return nil
-        }
-        return millis
     }
 }

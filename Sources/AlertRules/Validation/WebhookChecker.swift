@@ -12,7 +12,7 @@ extension FileChecker {
         var spec = WebhookSpec(url: url, secret: secret)
         if let member = members["method"] { spec.method = choice(member.value, "'method'", Self.webhookMethods) ?? spec.method }
         if let member = members["headers"] { spec.headers = headers(member.value) }
-        if let member = members["timeout"] { spec.timeout = timeout(member.value) ?? spec.timeout }
+        if let member = members["timeout"] { spec.timeout = positiveDuration(member.value, "'timeout'") ?? spec.timeout }
         if let member = members["preset"] { spec.preset = choice(member.value, "'preset'", Self.webhookPresets) ?? spec.preset }
         if let member = members["template"] { spec.template = string(member.value, "'template'") }
         if let member = members["caFile"] { spec.caFile = nonEmptyString(member.value, "'caFile'") }

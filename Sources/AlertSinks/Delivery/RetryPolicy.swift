@@ -1,3 +1,5 @@
+import AlertCore
+
 /// When to try a failed delivery again, and when to give up: exponential backoff with full
 /// jitter (a random delay between 0 and `base · 2^(attempts-1)`, capped), never sooner than the
 /// receiver's `Retry-After`, until the row is older than `maxAge`.
@@ -11,6 +13,13 @@ public struct RetryPolicy: Sendable, Equatable {
         self.base = base
         self.cap = cap
         self.maxAge = maxAge
+    }
+
+    /// A sink's own `retry` settings over this policy. A `backoff` longer than the cap raises the
+    /// cap to it (the first retry waits up to `backoff`).
+    public func applying(_ settings: DeliverySettings) -> RetryPolicy {
+        let base = settings.backoff ?? base
+        return RetryPolicy(base: base, cap: settings.maxBackoff ?? max(cap, base), maxAge: settings.maxAge ?? maxAge)
     }
 
     /// The delay (ms) before the next attempt after `attempts` failed ones (1 after the first);

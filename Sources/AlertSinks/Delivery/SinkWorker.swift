@@ -1,11 +1,19 @@
 import AlertCore
 import AlertStore
 import Logging
+import Synchronization
 
 /// Delivers one sink's outbox rows: up to `concurrency` attempts at once, but never two of the
-/// same rule (the outbox only offers a rule's oldest row), so a rule's alerts arrive in order.
-/// Each attempt's outcome is written back before the rule's next row can start.
-actor SinkWorker {
+/// same rule — a rule's rows wait in the order they were enqueued and only the oldest is ever
+/// attempted — so a rule's alerts arrive in order, even when one is retried.
+///
+/// The rows are held in memory; the outbox is their durable copy, written ahead and updated
+/// behind: a row reaches the worker (`add`) only once its insert is committed, so nothing is
+/// sent that a crash could lose, and an outcome is handed to the outbox's group commit without
+/// waiting for it (a "delivered" lost in a crash means one more delivery of that alert, with the
+/// same id, after the restart). No SQLite call happens here; under its lock the worker only
+/// looks at the oldest row of each rule.
+final class SinkWorker: Sendable {
     let sink: any Sink
     private let outbox: Outbox
     private let concurrency: Int
@@ -14,16 +22,18 @@ actor SinkWorker {
     private let clock: @Sendable () -> Int64
     private let logger: Logger
 
-    private(set) var counts = DeliveryCounts()
-    /// Rules with an attempt in flight.
-    private var busyRules: Set<String> = []
-    private var sleeper: Task<Void, Never>?
-    private var loop: Task<Void, Never>?
-    private var stopped = false
-    /// Outcomes the outbox could not record (disk full, database closed), by row id. Recorded
-    /// again before the row could be sent again, so a delivered alert is never re-sent just
-    /// because its row could not be deleted.
-    private var unrecorded: [Int64: SinkResult] = [:]
+    private struct State {
+        var queues: [String: RuleQueue] = [:]
+        /// Rules with an attempt in flight.
+        var busy: Set<String> = []
+        var counts = DeliveryCounts()
+        var started = false
+        var stopped = false
+        var timer: Task<Void, Never>?
+        /// When `timer` fires (epoch ms); `.max` when none is set.
+        var timerAt = Int64.max
+    }
+    private let state = Mutex(State())
 
     init(sink: any Sink, outbox: Outbox, concurrency: Int, policy: RetryPolicy, pollInterval: Int64,
          clock: @escaping @Sendable () -> Int64, logger: Logger) {
@@ -36,122 +46,176 @@ actor SinkWorker {
         self.logger = logger
     }
 
-    func start() {
-        guard loop == nil, !stopped else { return }
-        loop = Task { await self.run() }
+    /// Rows committed to the outbox, in commit order; a row already held is ignored.
+    func add(_ rows: [OutboxEntry]) {
+        guard !rows.isEmpty else { return }
+        state.withLock { state in
+            for row in rows { state.queues[row.alert.rule, default: RuleQueue()].insert(row) }
+        }
+        startDueAttempts()
     }
 
-    /// Something changed (a new row, a finished attempt): look at the outbox now.
-    func kick() {
-        sleeper?.cancel()
+    func start() {
+        state.withLock { $0.started = true }
+        startDueAttempts()
     }
 
     /// No new attempts from now on; attempts in flight still record their outcome.
     func stop() {
-        stopped = true
-        sleeper?.cancel()
+        state.withLock { state in
+            state.stopped = true
+            state.timer?.cancel()
+        }
     }
+
+    var counts: DeliveryCounts { state.withLock { $0.counts } }
 
     /// Nothing in flight and nothing due now.
     var isIdle: Bool {
-        guard busyRules.isEmpty else { return false }
-        return ((try? outbox.due(now: clock(), limit: 1, sink: sink.name)) ?? []).isEmpty
-    }
-
-    private func run() async {
-        while !stopped {
-            startDueAttempts()
-            await sleep(millis: wakeDelay())
+        let now = clock()
+        return state.withLock { state in
+            state.busy.isEmpty && !state.queues.values.contains { ($0.first?.nextAttemptAt ?? .max) <= now }
         }
     }
 
+    /// Starts an attempt for each rule whose oldest row is due (oldest due first, as many as
+    /// `concurrency` allows), and sets the timer for the next row that falls due later.
     private func startDueAttempts() {
-        let free = concurrency - busyRules.count
-        guard free > 0 else { return }
-        let rows: [OutboxEntry]
-        do {
-            rows = try outbox.due(now: clock(), limit: free + busyRules.count, sink: sink.name)
-        } catch {
-            logger.error("outbox unreadable for sink '\(sink.name)': \(error)", metadata: ["sink": "\(sink.name)"])
-            return
+        let now = clock()
+        let starting: [OutboxEntry] = state.withLock { state in
+            // Every slot taken: a finishing attempt calls again (and sets the timer).
+            guard state.started, !state.stopped, state.busy.count < concurrency else { return [] }
+            var due: [OutboxEntry] = []
+            var next = Int64.max
+            for (rule, queue) in state.queues where !state.busy.contains(rule) {
+                guard let row = queue.first else { continue }
+                if row.nextAttemptAt <= now { due.append(row) } else { next = min(next, row.nextAttemptAt) }
+            }
+            // Rows due but over the concurrency wait for a finishing attempt, which calls again.
+            due.sort { ($0.nextAttemptAt, $0.id) < ($1.nextAttemptAt, $1.id) }
+            let starting = due.prefix(max(0, concurrency - state.busy.count))
+            for row in starting { state.busy.insert(row.alert.rule) }
+            if next < state.timerAt { setTimer(&state, at: next, now: now) }
+            return Array(starting)
         }
-        for row in rows where busyRules.count < concurrency && !busyRules.contains(row.alert.rule) {
-            if let result = unrecorded[row.id] {
-                if (try? record(row, result)) != nil { unrecorded[row.id] = nil }
-                continue
-            }
-            busyRules.insert(row.alert.rule)
-            let sink = self.sink
+        for row in starting {
             Task.detached {
-                let result = await sink.send(row.alert)
-                await self.finish(row, result)
+                let result = await self.sink.send(row.alert)
+                self.finish(row, result)
             }
+        }
+    }
+
+    /// Wakes at `at`, or after `pollInterval` if that is sooner (a clock that is not the wall
+    /// clock, in tests, is looked at again at least that often).
+    private func setTimer(_ state: inout State, at: Int64, now: Int64) {
+        state.timer?.cancel()
+        state.timerAt = at
+        let delay = min(max(at - now, 1), pollInterval)
+        state.timer = Task {
+            try? await Task.sleep(for: .milliseconds(delay))
+            guard !Task.isCancelled else { return }
+            self.state.withLock { state in
+                state.timer = nil
+                state.timerAt = .max
+            }
+            self.startDueAttempts()
         }
     }
 
     private func finish(_ row: OutboxEntry, _ result: SinkResult) {
-        defer {
-            busyRules.remove(row.alert.rule)
-            kick()
+        let outcome = decide(row, result, now: clock())
+        let rule = row.alert.rule
+        state.withLock { state in
+            state.busy.remove(rule)
+            switch outcome {
+            case .delivered:
+                state.counts.delivered += 1
+                state.queues[rule]?.removeFirst(row.id)
+            case .dead:
+                state.counts.dead += 1
+                state.queues[rule]?.removeFirst(row.id)
+            case .retry(let at, let reason):
+                state.counts.retried += 1
+                state.queues[rule]?.retryFirst(row.id, at: at, reason: reason)
+            }
+            if state.queues[rule]?.first == nil { state.queues[rule] = nil }
         }
-        do {
-            try record(row, result)
-        } catch {
-            // Kept in memory and recorded before the row is offered again; if the process ends
-            // first, the row is attempted again on the next start (at least once, never lost).
-            unrecorded[row.id] = result
-            logger.error("outbox not updated after delivering \(row.alertID) to '\(sink.name)': \(error)",
-                         metadata: ["sink": "\(sink.name)", "alert": "\(row.alertID)"])
+        let (name, logger) = (sink.name, logger)
+        switch outcome {
+        case .delivered: DeliveryMetric.count(sink: name, .delivered)
+        case .dead: DeliveryMetric.count(sink: name, .dead)
+        case .retry: DeliveryMetric.count(sink: name, .retried)
         }
+        outbox.record(row.id, outcome) { error in
+            // Tried again with every later commit; if the process ends first, the row is
+            // attempted again on the next start (at least once, never lost).
+            logger.error("outbox not updated after an attempt to deliver \(row.alertID) to '\(name)': \(error)",
+                         metadata: ["sink": "\(name)", "alert": "\(row.alertID)"])
+        }
+        startDueAttempts()
     }
 
-    /// Writes an attempt's outcome to the outbox, counts and logs it.
-    private func record(_ row: OutboxEntry, _ result: SinkResult) throws {
-        let now = clock()
+    /// What an attempt's result means for its row (by the retry policy), logged.
+    private func decide(_ row: OutboxEntry, _ result: SinkResult, now: Int64) -> OutboxOutcome {
         let name = sink.name
         let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(row.alertID)"]
         switch result {
         case .delivered:
-            try outbox.markDelivered(row.id)
-            counts.delivered += 1
-            DeliveryMetric.count(sink: name, .delivered)
+            return .delivered
         case .permanent(let reason):
-            try outbox.markDead(row.id, reason: reason, lastError: reason, now: now)
-            counts.dead += 1
-            DeliveryMetric.count(sink: name, .dead)
             logger.error("sink '\(name)' rejected \(row.alertID) for good: \(reason); kept as a dead letter",
                          metadata: metadata)
+            return .dead(reason: reason, lastError: reason, at: now)
         case .retry(let reason, let after):
             let attempts = row.attempts + 1
             if policy.givesUp(createdAt: row.createdAt, now: now) {
                 let why = "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") over "
                     + "\(RetryPolicy.describe(millis: policy.maxAge)): \(reason)"
-                try outbox.markDead(row.id, reason: why, lastError: reason, now: now)
-                counts.dead += 1
-                DeliveryMetric.count(sink: name, .dead)
                 logger.error("sink '\(name)' \(why) (\(row.alertID)); kept as a dead letter", metadata: metadata)
-            } else {
-                let delay = policy.delay(attempts: attempts, retryAfter: after)
-                try outbox.markRetry(row.id, after: now + delay, reason: reason)
-                counts.retried += 1
-                DeliveryMetric.count(sink: name, .retried)
-                logger.warning("sink '\(name)' failed to deliver \(row.alertID): \(reason); retry \(attempts) in \(delay) ms",
-                               metadata: metadata)
+                return .dead(reason: why, lastError: reason, at: now)
             }
+            let delay = policy.delay(attempts: attempts, retryAfter: after)
+            logger.warning("sink '\(name)' failed to deliver \(row.alertID): \(reason); retry \(attempts) in \(delay) ms",
+                           metadata: metadata)
+            return .retry(at: now + delay, reason: reason)
+        }
+    }
+}
+
+/// One rule's rows for one sink, oldest (lowest id) first.
+struct RuleQueue {
+    private var rows: [OutboxEntry] = []
+    /// Rows before `head` are done; they are dropped once they are half the array.
+    private var head = 0
+
+    var first: OutboxEntry? { head < rows.count ? rows[head] : nil }
+
+    /// Keeps id order; a row already held is ignored.
+    mutating func insert(_ row: OutboxEntry) {
+        guard let last = rows.last, row.id <= last.id else {
+            rows.append(row)
+            return
+        }
+        let live = rows[head...]
+        guard !live.contains(where: { $0.id == row.id }) else { return }
+        let index = live.firstIndex { $0.id > row.id } ?? rows.endIndex
+        rows.insert(row, at: index)
+    }
+
+    mutating func removeFirst(_ id: Int64) {
+        guard first?.id == id else { return }
+        head += 1
+        if head * 2 >= rows.count {
+            rows.removeFirst(head)
+            head = 0
         }
     }
 
-    /// Until the next row falls due, at most `pollInterval` (finished attempts kick earlier).
-    private func wakeDelay() -> Int64 {
-        guard let next = try? outbox.nextAttemptAt(sink: sink.name) else { return pollInterval }
-        let wait = next - clock()
-        return wait > 0 ? min(wait, pollInterval) : pollInterval
-    }
-
-    private func sleep(millis: Int64) async {
-        let task = Task<Void, Never> { _ = try? await Task.sleep(for: .milliseconds(millis)) }
-        sleeper = task
-        await task.value
-        sleeper = nil
+    mutating func retryFirst(_ id: Int64, at: Int64, reason: String) {
+        guard first?.id == id else { return }
+        rows[head].attempts += 1
+        rows[head].nextAttemptAt = at
+        rows[head].lastError = reason
     }
 }

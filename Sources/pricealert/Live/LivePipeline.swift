@@ -67,7 +67,7 @@ struct LivePipeline: Sendable {
             for await item in outputs {
                 switch item {
                 case .alert(let alert): failures += await delivery.dispatch(alert)
-                case .save(let snapshots, let markets): delivery.save(snapshots, markets: markets, logger: logger)
+                case .save(let snapshots, let markets): await delivery.save(snapshots, markets: markets, logger: logger)
                 }
             }
             return failures

@@ -21,7 +21,8 @@ enum AlertDelivery: Sendable {
     /// Delivery through the outbox of an opened state folder, which `finish` closes.
     static func make(ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore) async throws -> AlertDelivery {
         let durable = durableSinks(ruleSet: ruleSet, among: sinks.keys)
-        let dispatcher = ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox)
+        let dispatcher = ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox,
+                                            configuration: .init(definitions: ruleSet.sinks.values))
         await dispatcher.start()
         return .reliable(dispatcher, store)
     }
@@ -45,13 +46,20 @@ enum AlertDelivery: Sendable {
     /// Saves the engine's changed state (and a new market list) in the state folder. A failure
     /// is logged and the run goes on: the outbox still holds every alert, and the next save
     /// writes the symbols again once they change.
-    func save(_ snapshots: [SymbolSnapshot], markets: MarketsSave?, logger: Logger) {
+    func save(_ snapshots: [SymbolSnapshot], markets: MarketsSave?, logger: Logger) async {
         guard let store else { return }
+        await commit()
         do {
             try store.engineState.save(snapshots, markets: markets, now: Wallclock.millis())
         } catch {
             logger.error("cannot save state in \(store.folder.path): \(error)")
         }
+    }
+
+    /// Returns when every alert dispatched so far is on disk in the outbox: state that says an
+    /// alert fired is saved only after it.
+    func commit() async {
+        if case .reliable(let dispatcher, _) = self { await dispatcher.commit() }
     }
 
     /// Hands `alert` on; returns how many direct deliveries failed.

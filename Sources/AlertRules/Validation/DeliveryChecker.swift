@@ -1,0 +1,44 @@
+import AlertCore
+
+/// How the outbox delivers to a webhook or exec sink: `concurrency` and `retry` (`backoff`,
+/// `maxBackoff`, `maxAge`), each optional.
+extension FileChecker {
+    static let deliveryKeys = ["concurrency", "retry"]
+    static let retryKeys = ["backoff", "maxBackoff", "maxAge"]
+    /// More attempts in flight than this only opens connections the receiver has to refuse.
+    static let maxConcurrency = 64
+
+    mutating func delivery(_ members: [JSONMember]) -> DeliverySettings {
+        var settings = DeliverySettings()
+        if let member = members["concurrency"] { settings.concurrency = concurrency(member.value) }
+        guard let retry = members["retry"], let keys = object(retry.value, "'retry'") else { return settings }
+        checkKeys(keys, allowed: Self.retryKeys)
+        settings.backoff = keys["backoff"].flatMap { positiveDuration($0.value, "'backoff'") }
+        settings.maxBackoff = keys["maxBackoff"].flatMap { positiveDuration($0.value, "'maxBackoff'") }
+        settings.maxAge = keys["maxAge"].flatMap { positiveDuration($0.value, "'maxAge'") }
+        if let backoff = settings.backoff, let maxBackoff = settings.maxBackoff, maxBackoff < backoff,
+           let node = keys["maxBackoff"]?.value {
+            error("'maxBackoff' must not be shorter than 'backoff'", at: node.position)
+        }
+        return settings
+    }
+
+    private mutating func concurrency(_ node: JSONNode) -> Int? {
+        guard let value = number(node, "'concurrency'") else { return nil }
+        guard value == value.rounded(), value >= 1, value <= Double(Self.maxConcurrency) else {
+            error("'concurrency' must be a whole number from 1 to \(Self.maxConcurrency)", at: node.position)
+            return nil
+        }
+        return Int(value)
+    }
+
+    /// A duration longer than zero (sink timeouts, retry settings).
+    mutating func positiveDuration(_ node: JSONNode, _ name: String) -> Int64? {
+        guard let millis = duration(node, name) else { return nil }
+        guard millis > 0 else {
+            error("\(name) must be longer than 0s", at: node.position)
+            return nil
+        }
+        return millis
+    }
+}

@@ -1,0 +1,129 @@
+import Dispatch
+import GRDB
+import Synchronization
+
+/// The one writer of the state database. Writes run on a serial dispatch queue of its own —
+/// never on Swift's cooperative pool, so a slow fsync holds up no task — and everything
+/// submitted while the previous transaction was committing goes into the next one: one
+/// transaction and one fsync for a whole group (group commit). Writes commit in the order they
+/// were submitted, and what a write hands on after its commit (`Write.apply`'s result) runs on
+/// the queue in that order too.
+final class GroupCommitter: Sendable {
+    /// One write. `apply` runs inside the group's transaction and returns what to do once that
+    /// transaction is committed; `failed` is called instead when the write could not be made.
+    struct Write: Sendable {
+        var apply: @Sendable (Database) throws -> @Sendable () -> Void
+        var failed: @Sendable (any Error) -> Void
+        /// Kept after failing and tried again with the next group (for idempotent writes that
+        /// must not be forgotten while the process runs, such as delivery outcomes).
+        var retried = false
+    }
+
+    /// A write that holds the writer inside its transaction until `gate` is signalled, like an
+    /// fsync on a stalled disk (for tests). Only the first time: when a group fails, each of its
+    /// writes is applied again on its own.
+    static func stall(until gate: DispatchSemaphore) -> Write {
+        let stalled = Mutex(false)
+        return Write(apply: { _ in
+            if !stalled.withLock({ $0 }) {
+                stalled.withLock { $0 = true }
+                gate.wait()
+            }
+            return {}
+        }, failed: { _ in })
+    }
+
+    private struct State {
+        var submitted: [Write] = []
+        /// Failed writes to try again with the next group (their `failed` already called).
+        var retained: [Write] = []
+        /// A run is scheduled on the queue or running.
+        var running = false
+        /// Transactions committed, for tests of the grouping.
+        var transactions = 0
+    }
+
+    private let database: DatabasePool
+    private let queue = DispatchQueue(label: "pricealert.state.writer")
+    private let state = Mutex(State())
+
+    init(database: DatabasePool) {
+        self.database = database
+    }
+
+    /// Queues `write` for the next group; returns at once.
+    func submit(_ write: Write) {
+        let schedule = state.withLock { state in
+            state.submitted.append(write)
+            defer { state.running = true }
+            return !state.running
+        }
+        if schedule { queue.async { self.run() } }
+    }
+
+    /// Returns when everything submitted before has been committed (or has failed).
+    func barrier() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            submit(Write(apply: { _ in { continuation.resume() } }, failed: { _ in continuation.resume() }))
+        }
+    }
+
+    /// Runs `body` on the queue after everything submitted before, inside a group.
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            submit(Write(apply: { db in
+                let value = try body(db)
+                return { continuation.resume(returning: value) }
+            }, failed: { continuation.resume(throwing: $0) }))
+        }
+    }
+
+    /// Blocks the caller until everything submitted so far is written (before closing).
+    func waitBlocking() {
+        queue.sync {}
+    }
+
+    var transactions: Int { state.withLock { $0.transactions } }
+
+    private func run() {
+        while true {
+            let group: [Write] = state.withLock { state in
+                guard !state.submitted.isEmpty else {
+                    state.running = false
+                    return []
+                }
+                defer {
+                    state.submitted = []
+                    state.retained = []
+                }
+                return state.retained + state.submitted
+            }
+            if group.isEmpty { return }
+            commit(group)
+        }
+    }
+
+    private func commit(_ group: [Write]) {
+        do {
+            let committed = try database.write { db in try group.map { try $0.apply(db) } }
+            state.withLock { $0.transactions += 1 }
+            for action in committed { action() }
+        } catch {
+            // One bad write must not take the others down: each alone, in its own transaction.
+            for write in group {
+                do {
+                    let action = try database.write { db in try write.apply(db) }
+                    state.withLock { $0.transactions += 1 }
+                    action()
+                } catch {
+                    write.failed(error)
+                    if write.retried {
+                        var again = write
+                        again.failed = { _ in }
+                        state.withLock { $0.retained.append(again) }
+                    }
+                }
+            }
+        }
+    }
+}
