@@ -127,7 +127,7 @@ struct EngineCore {
             record(s, time: t, price: p, minute: minute)
             return nil
         }
-        if symbols[s].quiet.valid {
+        if symbols[s].quiet.valid, t >= symbols[s].quiet.until {
             // The window ran out of time (mostly: a new minute, so new change bases) and no
             // group has moved since it was built, so it can be rebuilt for this tick without
             // evaluating any group; most ticks at a minute boundary are quiet in the new one.
