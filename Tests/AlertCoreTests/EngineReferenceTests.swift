@@ -133,3 +133,56 @@ struct EngineQuietStreamTests {
         #expect(ours == theirs)
     }
 }
+
+/// The quiet window is renewed at a minute boundary without looking at the groups, and it
+/// lets ticks through while a change window is not covered yet. Streams built for those two
+/// paths: short windows (1–3 min) whose base moves under a steady price, ticks on and just
+/// before minute boundaries, gaps of several minutes, symbols that get their first tick late
+/// (so windows become covered mid-stream), and the source's 24 h figure on some ticks only,
+/// sometimes before the history covers 24 h.
+@Suite("engine agrees with the reference across minute boundaries and uncovered windows")
+struct EngineMinuteBoundaryTests {
+    @Test(arguments: [11, 12, 13, 14])
+    func trendingPricesAcrossMinutes(seed: UInt64) {
+        var rng = SeededRandom(seed: seed)
+        let symbols = ["AAA", "BBB", "CCC", "DDD"]
+        let rules: [Rule] = (0..<120).map { i in
+            let x = 100 * Double.random(in: 0.98...1.02, using: &rng)
+            let condition: Condition
+            switch i % 6 {
+            case 0: condition = .change(window: minute, .above(Double.random(in: 0.02...0.3, using: &rng)))
+            case 1: condition = .change(window: 2 * minute, .below(-Double.random(in: 0.02...0.4, using: &rng)))
+            case 2: condition = .change(window: 3 * minute, .above(Double.random(in: -0.1...0.3, using: &rng)))
+            case 3: condition = .change(window: 1440 * minute, .below(Double.random(in: -1...1, using: &rng)))
+            case 4: condition = .price(.above(x))
+            default: condition = .price(.inside(x, x * 1.003))
+            }
+            return Rule(id: "m\(i)", scope: .symbols([symbols[i % 4]]), condition: condition,
+                        cooldown: [0, 30_000, 70_000].randomElement(using: &rng)!,
+                        hysteresis: i % 6 == 5 ? 0 : [0, 0.05].randomElement(using: &rng)!)
+        }
+        var price = [100.0, 100.0, 100.0, 100.0]
+        let drift = symbols.map { _ in Double.random(in: -0.00004...0.00004, using: &rng) }
+        var daily = [0.1, -0.2, 0.3, 0.0]
+        var time: Int64 = 1_700_000_040_000
+        var ticks: [Tick] = []
+        for _ in 0..<9_000 {
+            // DDD starts trading an hour in, so its windows become covered mid-stream.
+            let s = Int.random(in: 0..<(ticks.count < 4_000 ? 3 : 4), using: &rng)
+            switch Int.random(in: 0..<50, using: &rng) {
+            case 0: time += Int64.random(in: 1...4, using: &rng) * minute  // a gap of minutes
+            case 1, 2: time = (time / minute + 1) * minute - Int64.random(in: 0...1, using: &rng)  // at a boundary
+            default: time += Int64.random(in: 0...1_500, using: &rng)
+            }
+            let step = drift[s] + Double.random(in: -0.0002...0.0002, using: &rng)
+            price[s] *= 1 + step
+            daily[s] += step * 100
+            // AAA always carries the source's 24 h figure, BBB and DDD now and then, CCC never.
+            let carries = s == 0 || (s != 2 && Int.random(in: 0..<4, using: &rng) == 0)
+            ticks.append(Tick(time: time, symbol: symbols[s], price: price[s], change24h: carries ? daily[s] : nil))
+        }
+        let (ours, theirs) = bothEngines(rules, ticks)
+        #expect(ours.count > 100)
+        #expect(ours == theirs)
+    }
+}

@@ -128,10 +128,20 @@ struct EngineCore {
         let t = tick.time
         let p = tick.price
         let minute = floorDivMod(t, 60_000).0
-        if symbols[s].quiet.admits(price: p, change24h: tick.change24h, time: t, minute: minute) {
+        if symbols[s].quiet.admits(price: p, change24h: tick.change24h, time: t) {
             // No group can move past a level: only the symbol's own record changes.
             record(s, time: t, price: p, minute: minute)
             return nil
+        }
+        if symbols[s].quiet.valid, t >= symbols[s].quiet.until {
+            // The window ran out of time (mostly: a new minute, so new change bases) and no
+            // group has moved since it was built, so it can be rebuilt for this tick without
+            // evaluating any group; most ticks at a minute boundary are quiet in the new one.
+            symbols[s].quiet = quietWindow(s, time: t, minute: minute)
+            if symbols[s].quiet.admits(price: p, change24h: tick.change24h, time: t) {
+                record(s, time: t, price: p, minute: minute)
+                return nil
+            }
         }
         stamp &+= 1
         if stamp == 0 { stamp = 1 }
@@ -185,39 +195,57 @@ struct EngineCore {
     /// minute, before `until`, cannot move any of its groups past a level: price groups give
     /// their level gates directly, change groups their gates turned into prices through this
     /// minute's base (narrowed by a relative 1e-9 against rounding, so a price inside is
-    /// certainly inside in percent too).
-    private func quietWindow(_ s: Int, time t: Int64, minute: Int64) -> QuietWindow {
-        var window = QuietWindow(minute: minute)
+    /// certainly inside in percent too). Reads each group's header in place (no copy of a
+    /// group) and leaves the bases it looks up in the groups, for `changeValue`.
+    private mutating func quietWindow(_ s: Int, time t: Int64, minute: Int64) -> QuietWindow {
+        var window = QuietWindow()
+        let (end, overflow) = (minute + 1).multipliedReportingOverflow(by: 60_000)
+        window.until = overflow ? .max : end
         let first = symbols[s].firstTime ?? t
         for g in symbols[s].groups {
-            let group = groups[g]
-            window.until = min(window.until, group.dueBy)
-            guard let (low, high) = group.quietInterval else { return QuietWindow() }
-            if group.windowMinutes == 0 {
+            window.until = min(window.until, groups[g].dueBy)
+            let windowMinutes = groups[g].windowMinutes
+            if windowMinutes == 0 {
+                guard let (low, high) = groups[g].quietInterval else { return QuietWindow() }
                 window.narrow(low, high)
                 continue
             }
-            let span = group.windowMinutes * 60_000
-            if group.windowMinutes == 1440 { window.sourceDaily = (low, high) }
-            // Not covered yet: the group does nothing until it is.
-            guard first <= t - span else {
-                window.until = min(window.until, first + span)
+            let span = windowMinutes * 60_000
+            if windowMinutes == 1440 {
+                // A tick carrying the source's figure sets this group's value whether or not the
+                // history covers the window; while the value is unknown, every such tick looks.
+                (window.sourceLow, window.sourceHigh) = groups[g].quietInterval ?? (.infinity, -.infinity)
+            }
+            // Not covered yet: without the source's figure the group does nothing until it is,
+            // whether or not its value is known.
+            let (start, early) = t.subtractingReportingOverflow(span)
+            guard !early, first <= start else {
+                let (covered, late) = first.addingReportingOverflow(span)
+                window.until = min(window.until, late ? .max : covered)
                 continue
             }
-            let target = minute - group.windowMinutes
-            let base = group.base.flatMap { $0.minute == target ? $0.price : nil }
-                ?? symbols[s].history.price(atOrBefore: target)
-            guard let base else { return QuietWindow() }
+            guard let (low, high) = groups[g].quietInterval,
+                  let base = base(group: g, target: minute - windowMinutes, symbol: s) else { return QuietWindow() }
             let lowPrice = base * (1 + low / 100), highPrice = base * (1 + high / 100)
             let narrowedLow = lowPrice + abs(lowPrice) * 1e-9, narrowedHigh = highPrice - abs(highPrice) * 1e-9
-            if group.windowMinutes == 1440 {
-                window.historyDaily = (narrowedLow, narrowedHigh)
+            if windowMinutes == 1440 {
+                (window.dailyLow, window.dailyHigh) = (narrowedLow, narrowedHigh)
             } else {
                 window.narrow(narrowedLow, narrowedHigh)
             }
         }
         window.valid = true
         return window
+    }
+
+    /// The base price of spec §3 for group `g` in the minute whose window starts at `target`.
+    /// Minutes before the current one are final (ticks come in time order and `target` is at
+    /// least a minute back), so it is looked up once per minute and kept in the group.
+    private mutating func base(group g: Int, target: Int64, symbol s: Int) -> Double? {
+        if let cached = groups[g].base, cached.minute == target { return cached.price }
+        guard let found = symbols[s].history.price(atOrBefore: target) else { return nil }
+        groups[g].base = (target, found)
+        return found
     }
 
     /// The change `c` in percent for group `g`'s window at this tick (spec §3), or nil when unknown.
@@ -227,17 +255,7 @@ struct EngineCore {
         // The window is whole minutes, so the minute of t − W is t's minute less W's minutes.
         let (start, overflow) = tick.time.subtractingReportingOverflow(windowMinutes * 60_000)
         guard !overflow, first <= start else { return nil }
-        let target = minute - windowMinutes
-        let base: Double
-        if let cached = groups[g].base, cached.minute == target {
-            base = cached.price
-        } else {
-            // Minutes before the current one are final (ticks come in time order and
-            // `target` is at least a minute back), so the base is looked up once per minute.
-            guard let found = symbols[s].history.price(atOrBefore: target) else { return nil }
-            groups[g].base = (target, found)
-            base = found
-        }
+        guard let base = base(group: g, target: minute - windowMinutes, symbol: s) else { return nil }
         return (tick.price - base) / base * 100
     }
 
@@ -358,24 +376,28 @@ struct EngineCore {
 }
 
 /// Where the next ticks of a symbol can go without any of its pairs changing state (see
-/// `EngineCore.quietWindow`): such ticks skip the groups entirely.
+/// `EngineCore.quietWindow`): such ticks skip the groups entirely. Flat, so the check a quiet
+/// tick makes is a few comparisons of adjacent fields.
 struct QuietWindow: Sendable {
-    var valid = false
-    var minute: Int64 = .min
-    /// Exclusive: a cooldown ends or a window becomes covered at this time.
-    var until: Int64 = .max
+    /// Exclusive: the minute ends (new change bases), a cooldown ends or a window becomes
+    /// covered at this time. `Int64.min` admits nothing.
+    var until = Int64.min
+    /// Bounds on the price from the price group and the change groups below 24 h.
     var low = -Double.infinity
     var high = Double.infinity
-    /// The 24 h group, when the tick carries the source's figure: bounds on that figure.
-    var sourceDaily: (low: Double, high: Double)?
-    /// The 24 h group, when the tick does not: bounds on the price (from the history base).
-    var historyDaily: (low: Double, high: Double)?
+    /// The 24 h group, for ticks that carry the source's figure: bounds on that figure
+    /// (empty while the group's value is unknown; unbounded without a 24 h group).
+    var sourceLow = -Double.infinity
+    var sourceHigh = Double.infinity
+    /// The 24 h group, for ticks that do not: bounds on the price from the history base
+    /// (unbounded while the window is not covered, or without a 24 h group).
+    var dailyLow = -Double.infinity
+    var dailyHigh = Double.infinity
+    /// Built from the groups as they are (an invalid window is never renewed, only rebuilt
+    /// after the groups have looked at a tick).
+    var valid = false
 
     init() {}
-
-    init(minute: Int64) {
-        self.minute = minute
-    }
 
     mutating func narrow(_ low: Double, _ high: Double) {
         self.low = max(self.low, low)
@@ -383,14 +405,11 @@ struct QuietWindow: Sendable {
     }
 
     @inline(__always)
-    func admits(price p: Double, change24h: Double?, time t: Int64, minute: Int64) -> Bool {
-        guard valid, minute == self.minute, t < until, low < p, p < high else { return false }
-        if let sourceDaily, let c = change24h, c.isFinite {
-            return sourceDaily.low < c && c < sourceDaily.high
-        }
-        if let historyDaily { return historyDaily.low < p && p < historyDaily.high }
-        // A 24 h group not yet covered has no history bounds; the source figure then decides.
-        return sourceDaily == nil || change24h == nil
+    func admits(price p: Double, change24h: Double?, time t: Int64) -> Bool {
+        guard t < until, low < p, p < high else { return false }
+        // A figure that is not finite is no figure (`changeValue` falls back to the history).
+        if let c = change24h, c.isFinite { return sourceLow < c && c < sourceHigh }
+        return dailyLow < p && p < dailyHigh
     }
 }
 

@@ -35,11 +35,20 @@ struct MinuteHistory: Sendable {
     }
 
     /// Records `price` as the latest of minute `minute` (ticks arrive in time order per symbol).
+    /// Inlined into the tick path: within a minute it is one comparison and one store.
+    @inline(__always)
     mutating func record(minute: Int64, price: Double, keepMinutes: Int64) {
         if minute == currentMinute {
             currentPrice = price
-            return
+        } else {
+            begin(minute: minute, price: price, keepMinutes: keepMinutes)
         }
+    }
+
+    /// A later minute begins: the current one is closed into the arrays, and what no window
+    /// can ask for any more is trimmed.
+    @inline(never)
+    private mutating func begin(minute: Int64, price: Double, keepMinutes: Int64) {
         if currentMinute != .min {
             minutes.append(currentMinute)
             prices.append(currentPrice)
