@@ -140,6 +140,7 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: [
             "pricealert", "AlertTestSupport", "AlertRules", "AlertFeeds", "AlertHTTP", "DemoExchange",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "GRDB", package: "GRDB.swift"),
         ],
                     resources: [.copy("Cases")]),
     ]

@@ -85,9 +85,14 @@ struct CheckCommand: AsyncParsableCommand {
             lines = input.lines
             for _ in 0..<input.malformed { engine.countDropped(.malformed) }
             delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
-        } catch {
+        } catch let error as ExitCode {
             store.close()
             throw error
+        } catch {
+            // The saved state or market list cannot be read: say where, evaluate nothing.
+            StandardError.write("pricealert: error: state folder \(store.folder.path): \(error)")
+            store.close()
+            throw ExitCodes.stateUnusable
         }
         var alerts: [Alert] = []
         for (i, tick) in snapshot.enumerated() {

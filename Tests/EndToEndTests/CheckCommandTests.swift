@@ -1,6 +1,7 @@
 import AlertTestSupport
 import DemoExchange
 import Foundation
+import GRDB
 import Testing
 
 /// `pricealert check` as cron runs it: the built binary, a state folder kept between runs.
@@ -149,6 +150,26 @@ struct CheckCommandTests {
         // Nothing of the refused run reached the sinks or the state.
         let journal = try String(contentsOf: dir.appendingPathComponent("journal.jsonl"), encoding: .utf8)
         #expect(!journal.contains("2000"))
+    }
+
+    /// A damaged state row stops the run with the folder and the symbol named, before anything
+    /// is evaluated or dispatched.
+    @Test func damagedStateIsAnErrorNamingIt() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try "{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 100}\n".write(to: dir.appendingPathComponent("t.jsonl"), atomically: true, encoding: .utf8)
+        let first = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "t.jsonl", "--state", "st"], in: dir)
+        #expect(first.status == 0)
+        let database = dir.appendingPathComponent("st/pricealert.sqlite").path
+        let queue = try DatabaseQueue(path: database)
+        try await queue.write { db in try db.execute(sql: "UPDATE symbol_state SET snapshot = x'01'") }
+        try "{\"time\": 2000, \"symbol\": \"AAA\", \"price\": 102}\n".write(to: dir.appendingPathComponent("up.jsonl"), atomically: true, encoding: .utf8)
+        let second = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "up.jsonl", "--state", "st"], in: dir)
+        #expect(second.status == 73)
+        #expect(second.stderr.contains("error: state folder st: saved state of AAA cannot be read"))
+        // The file sink was opened (it is created empty at start), but nothing reached it.
+        let journal = try String(contentsOf: dir.appendingPathComponent("journal.jsonl"), encoding: .utf8)
+        #expect(journal.isEmpty)
     }
 
     @Test func badLinesAndDroppedTicksAreReportedAndTheRestEvaluated() async throws {
