@@ -1,7 +1,9 @@
 import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertTestSupport
 import DemoExchange
+import Hummingbird
 import Logging
 import Synchronization
 import Testing
@@ -96,6 +98,36 @@ struct LiveFeedTests {
         if let stale, let recovered { #expect(stale < recovered) }
         // Silence ends the connection: the runner reconnects rather than wait on a dead socket.
         #expect(recorder.count { if case .disconnected = $0 { true } else { false } } >= 1)
+    }
+
+    /// A websocket that cannot be opened at all (here: the server has no such route) is an
+    /// outage too: the feed is declared stale once, while the runner keeps retrying.
+    @Test func connectionsThatFailOutrightMakeTheFeedStale() async throws {
+        let router = Router()
+        router.get("/futures/api/inquire/initial/market") { _, _ in "[]" }
+        router.get("/spot/api/v3.2/market_summary") { _, _ in "[]" }
+        let recorder = Recorder()
+        try await LoopbackServer.with(router) { port in
+            let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: CurlHTTPClient(),
+                                    options: FeedOptions(staleAfter: .seconds(1), backoffBase: .milliseconds(100),
+                                                         backoffMaximum: .milliseconds(200)),
+                                    logger: Logger(label: "test"))
+            let feed = Task {
+                _ = try await runner.loadMarkets { recorder.append($0) }
+                try await runner.run { recorder.append($0) }
+            }
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(15)
+            while clock.now < deadline, recorder.count({ if case .stale = $0 { true } else { false } }) == 0 {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try await Task.sleep(for: .seconds(1))
+            feed.cancel()
+            _ = await feed.result
+        }
+        #expect(recorder.count { Self.isConnected($0) } == 0)
+        #expect(recorder.count { if case .disconnected = $0 { true } else { false } } >= 3)
+        #expect(recorder.count { if case .stale = $0 { true } else { false } } == 1)
     }
 
     @Test func tooManyRequestsIsHonouredWithRetryAfter() async throws {

@@ -12,6 +12,7 @@ extension FeedRunner {
     func follow(_ plan: WebSocketPlan, health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
         var backoff = Backoff(base: options.backoffBase, maximum: options.backoffMaximum)
         let url = Endpoint.display(plan.url)
+        let began = ContinuousClock.now
         while true {
             let delivered = Counter()
             var reason: String
@@ -34,6 +35,11 @@ extension FeedRunner {
             if delivered.value > 0 { backoff.reset() }
             let wait = backoff.next()
             await emit(.disconnected(reason: "\(url): \(reason)", retryIn: wait))
+            // Connections that fail outright (refused, rejected) never stay up long enough for
+            // `watch`: the outage still makes the feed stale, counted from the last price.
+            if health.silence(since: began) >= options.staleAfter, let silence = health.declareStale() {
+                await emit(.stale(silentFor: silence))
+            }
             try await Task.sleep(for: wait)
         }
     }
