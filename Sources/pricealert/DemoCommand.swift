@@ -38,6 +38,7 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
+        RuleReload.ignoreUntilListening()
         let ruleSet = try loadRules()
         let sinks = try Inputs.sinks(for: ruleSet)
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, state: state)

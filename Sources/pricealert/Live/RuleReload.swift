@@ -1,12 +1,21 @@
 import AlertCore
 import AlertRules
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 import UnixSignals
 
 /// SIGHUP: re-read the rule files. A file with errors, or rules that need a sink the running
 /// process did not open (sinks are opened at start), leave the running rules in place and log
 /// every problem with its place; otherwise the new rules are handed on to be swapped in.
 enum RuleReload {
+    /// Called first thing by daemons: a SIGHUP that arrives while they start (before `listen`
+    /// takes it over) is ignored instead of ending the process, as its default action would.
+    static func ignoreUntilListening() {
+        signal(SIGHUP, SIG_IGN)
+    }
+
     static func listen(paths: [String], running: RuleSet, logger: Logger,
                        apply: @escaping @Sendable (RuleSet) -> Void) async {
         var current = running
