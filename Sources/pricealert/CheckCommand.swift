@@ -55,13 +55,8 @@ struct CheckCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (source == nil) != (ticks == nil) else { throw ValidationError("give either --source or --ticks") }
-        if let source, !SourceRegistry.names.contains(source) {
-            throw ValidationError("unknown source '\(source)'; known: \(SourceRegistry.names.joined(separator: ", "))")
-        }
         if endpoint != nil, source == nil { throw ValidationError("--endpoint is used with --source") }
-        if let endpoint, !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) {
-            throw ValidationError("--endpoint must be an http:// or https:// URL")
-        }
+        if let source { try SourceOptions.check(source: source, endpoint: endpoint) }
     }
 
     func run() async throws {
@@ -76,10 +71,11 @@ struct CheckCommand: AsyncParsableCommand {
         var marketsToSave: MarketsSave?
         var lines: [Int]?
         do {
+            engine = Engine(rules: ruleSet.rules)
             let saved = try store.engineState.loadMarkets()
-            let input = try await loadInput(saved: saved, needsMarkets: Self.hasMatchRules(ruleSet.rules))
+            let input = try await loadInput(saved: saved, needsMarkets: engine.hasMatchRules)
             marketsToSave = input.markets.flatMap { $0 == saved ? nil : $0 }
-            engine = Engine(rules: ruleSet.rules, markets: input.markets.map { MarketList($0.markets) })
+            engine.replaceMarkets(input.markets.map { MarketList($0.markets) })
             engine.restore(try store.engineState.load())
             snapshot = input.ticks
             lines = input.lines
@@ -127,13 +123,6 @@ struct CheckCommand: AsyncParsableCommand {
         if exitCode, !alerts.isEmpty { throw ExitCode(1) }
     }
 
-    static func hasMatchRules(_ rules: [Rule]) -> Bool {
-        rules.contains { rule in
-            if rule.enabled, case .match = rule.scope { return true }
-            return false
-        }
-    }
-
     /// The ticks to evaluate and the market list to use (nil: none).
     /// `lines`: each tick's line in the tick file; `malformed`: lines that were not ticks.
     private func loadInput(saved: MarketsSave?, needsMarkets: Bool) async throws
@@ -176,13 +165,7 @@ struct CheckCommand: AsyncParsableCommand {
     /// The tick file's ticks; bad lines are reported with their line number and skipped.
     private func readTicks() throws -> (ticks: [Tick], lines: [Int], malformed: Int) {
         let path = ticks ?? "-"
-        let reader: TickFileReader
-        do {
-            reader = try TickFileReader(path: path)
-        } catch {
-            StandardError.write("pricealert: error: \(error)")
-            throw ExitCodes.noInput
-        }
+        let reader = try Inputs.ticks(path)
         var result: [Tick] = []
         var lines: [Int] = []
         var malformed = 0
@@ -190,7 +173,7 @@ struct CheckCommand: AsyncParsableCommand {
             switch parsed {
             case .failure(let error):
                 malformed += 1
-                StandardError.write("\(path):\(line): error: \(error.message); line skipped")
+                Inputs.reportBadLine(path, line, error)
             case .success(let tick):
                 result.append(tick)
                 lines.append(line)

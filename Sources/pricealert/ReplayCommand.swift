@@ -52,13 +52,7 @@ struct ReplayCommand: AsyncParsableCommand {
         } else {
             nil
         }
-        let reader: TickFileReader
-        do {
-            reader = try TickFileReader(path: ticks)
-        } catch {
-            StandardError.write("pricealert: error: \(error)")
-            throw ExitCodes.noInput
-        }
+        let reader = try Inputs.ticks(ticks)
 
         let listing = AlertListing(format: format, dispatcher: dispatcher)
         let (stream, continuation) = AsyncStream.makeStream(of: Alert.self)
@@ -71,7 +65,7 @@ struct ReplayCommand: AsyncParsableCommand {
             switch result {
             case .failure(let error):
                 engine.countDropped(.malformed)
-                StandardError.write("\(source):\(line): error: \(error.message); line skipped")
+                Inputs.reportBadLine(source, line, error)
             case .success(let tick):
                 if let reason = engine.process(tick, into: &alerts) {
                     StandardError.write("\(source):\(line): dropped: \(reason.explanation)")

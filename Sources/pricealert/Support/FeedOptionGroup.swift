@@ -10,6 +10,12 @@ struct SourceOptions: ParsableArguments {
     var endpoint: String?
 
     func validate() throws {
+        try Self.check(source: source, endpoint: endpoint)
+    }
+
+    /// A known source name and, when given, an http(s) endpoint (also for `check`, whose
+    /// `--source` is optional).
+    static func check(source: String, endpoint: String?) throws {
         guard SourceRegistry.names.contains(source) else {
             throw ValidationError("unknown source '\(source)'; known: \(SourceRegistry.names.joined(separator: ", "))")
         }

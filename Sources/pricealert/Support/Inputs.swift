@@ -34,6 +34,21 @@ enum Inputs {
         }
     }
 
+    /// Opens a tick file (`-`: standard input); exits 66 naming it when it cannot be read.
+    static func ticks(_ path: String) throws -> TickFileReader {
+        do {
+            return try TickFileReader(path: path)
+        } catch {
+            StandardError.write("pricealert: error: \(error)")
+            throw ExitCodes.noInput
+        }
+    }
+
+    /// Reports a tick-file line that is not a tick; the run goes on without it.
+    static func reportBadLine(_ path: String, _ line: Int, _ error: TickLineError) {
+        StandardError.write("\(path):\(line): error: \(error.message); line skipped")
+    }
+
     /// Opens the sinks that enabled rules notify (a sink nobody uses is never opened);
     /// exits 73 naming the sink when one cannot be set up.
     static func sinks(for ruleSet: RuleSet) throws -> [String: any Sink] {
