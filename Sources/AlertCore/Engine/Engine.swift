@@ -66,7 +66,8 @@ struct EngineCore {
     /// The longest change window in whole minutes (0: no minute history is kept).
     private let keepMinutes: Int64
 
-    private var symbolIndex: [String: Int] = [:]
+    /// Upper-cased symbol to its index in `symbols`.
+    var symbolIndex: [String: Int] = [:]
     var symbols: [SymbolState] = []
     /// Every symbol's condition groups in one array, so the part each tick reads stays in a
     /// few pages and cache lines whatever the number of rules behind them.

@@ -24,7 +24,7 @@ extension EngineCore {
     mutating func restore(_ snapshots: some Sequence<SymbolSnapshot>) {
         for snapshot in snapshots {
             let symbol = Symbol.normalize(snapshot.symbol)
-            if restoring[symbol] == nil, !symbols.contains(where: { $0.symbol == symbol }) {
+            if restoring[symbol] == nil, symbolIndex[symbol] == nil {
                 restoring[symbol] = snapshot
             }
         }
@@ -78,8 +78,8 @@ extension EngineCore {
     private func snapshot(of s: Int, fingerprints: [UInt64]) -> SymbolSnapshot {
         let state = symbols[s]
         var pairs: [ConditionGroup.Pair] = []
-        for g in state.groups { pairs += groups[g].pairs.filter(\.isSettled.negated) }
-        pairs += state.retired.values.filter(\.isSettled.negated)
+        for g in state.groups { pairs += groups[g].pairs.filter { !$0.isSettled } }
+        pairs += state.retired.values.filter { !$0.isSettled }
         pairs.sort { $0.rule < $1.rule }
         let history: (minutes: [Int64], prices: [Double]) = state.keepsHistory ? state.history.entries : ([], [])
         return SymbolSnapshot(
@@ -95,10 +95,6 @@ extension EngineCore {
 extension ConditionGroup.Pair {
     /// Armed and never fired: what a fresh pair is, so there is nothing to save.
     var isSettled: Bool { armed && !spent && lastFired == nil }
-}
-
-private extension Bool {
-    var negated: Bool { !self }
 }
 
 extension SymbolState {
