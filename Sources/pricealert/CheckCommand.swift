@@ -86,9 +86,7 @@ struct CheckCommand: AsyncParsableCommand {
             throw error
         } catch {
             // The saved state or market list cannot be read: say where, evaluate nothing.
-            StandardError.write("pricealert: error: state folder \(store.folder.path): \(error)")
-            store.close()
-            throw ExitCodes.stateUnusable
+            throw StateOption.unusable(store, error)
         }
         var alerts: [Alert] = []
         for (i, tick) in snapshot.enumerated() {

@@ -26,9 +26,15 @@ struct StateOption: ParsableArguments {
         do {
             return try store.engineState.load()
         } catch {
-            StandardError.write("pricealert: error: state folder \(store.folder.path): \(error)")
-            store.close()
-            throw ExitCodes.stateUnusable
+            throw Self.unusable(store, error)
         }
+    }
+
+    /// What was saved in `store` cannot be read: says where and why, closes it, and returns
+    /// the exit code (73) to throw.
+    static func unusable(_ store: StateStore, _ error: any Error) -> ExitCode {
+        StandardError.write("pricealert: error: state folder \(store.folder.path): \(error)")
+        store.close()
+        return ExitCodes.stateUnusable
     }
 }
