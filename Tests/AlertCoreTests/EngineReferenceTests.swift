@@ -74,16 +74,22 @@ struct EngineReferenceTests {
         #expect(ours == theirs)
     }
 
-    @Test func matchRulesAgreeWithReference() {
-        var rng = SeededRandom(seed: 99)
+    /// Two listed markets, and `count` random rules of which every third is a `match` rule.
+    static func matchRules(_ rng: inout SeededRandom, count: Int) -> (MarketList, [Rule]) {
         let markets = MarketList([
             Market(symbol: "AAA", base: "AAA", quote: "USD", future: false, active: true),
             Market(symbol: "BBB", base: "BBB", quote: "EUR", future: true, active: true),
         ])
-        var rules = Self.randomRules(&rng, count: 30)
+        var rules = randomRules(&rng, count: count)
         for i in rules.indices where i % 3 == 0 {
             rules[i].scope = .match(i % 2 == 0 ? MarketFilter(quote: "usd") : MarketFilter(future: true))
         }
+        return (markets, rules)
+    }
+
+    @Test func matchRulesAgreeWithReference() {
+        var rng = SeededRandom(seed: 99)
+        let (markets, rules) = Self.matchRules(&rng, count: 30)
         let (ours, theirs) = bothEngines(rules, Self.randomTicks(&rng, count: 3000), markets: markets)
         #expect(ours.count > 30)
         #expect(ours == theirs)

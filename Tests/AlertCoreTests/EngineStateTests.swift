@@ -56,14 +56,7 @@ struct EngineStateTests {
 
     @Test func matchRulesInPieces() throws {
         var rng = SeededRandom(seed: 4242)
-        let markets = MarketList([
-            Market(symbol: "AAA", base: "AAA", quote: "USD", future: false, active: true),
-            Market(symbol: "BBB", base: "BBB", quote: "EUR", future: true, active: true),
-        ])
-        var rules = EngineReferenceTests.randomRules(&rng, count: 30)
-        for i in rules.indices where i % 3 == 0 {
-            rules[i].scope = .match(i % 2 == 0 ? MarketFilter(quote: "usd") : MarketFilter(future: true))
-        }
+        let (markets, rules) = EngineReferenceTests.matchRules(&rng, count: 30)
         let ticks = EngineReferenceTests.randomTicks(&rng, count: 3000)
         let cuts = Self.randomCuts(&rng, count: ticks.count, pieces: 40)
         let whole = Self.whole(rules, ticks, markets: markets)

@@ -48,7 +48,9 @@ struct DaemonStateTests {
         }
     }
 
-    @Test func sighupSwapsGoodRulesAndKeepsTheRunningOnesOnErrors() async throws {
+    /// Runs `body` with a `run` daemon on `rules()` (and a state folder) against the exchange,
+    /// once its first alert is out, and the rule file it reads.
+    func withDaemon(_ body: (PriceAlertBinary.Running, URL) async throws -> Void) async throws {
         let dir = try LiveCommandTests().tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("rules.json")
@@ -57,7 +59,12 @@ struct DaemonStateTests {
             let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse",
                                                       "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"], in: dir)
             _ = try await running.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 20)
+            try await body(running, file)
+        }
+    }
 
+    @Test func sighupSwapsGoodRulesAndKeepsTheRunningOnesOnErrors() async throws {
+        try await withDaemon { running, file in
             // A broken file: every error with its place, the running rules stay.
             try Self.rules(#", {"id": "eth", "symbol": "ETH", "when": {"price": {"abov": 1}}}"#)
                 .write(to: file, atomically: true, encoding: .utf8)
@@ -82,14 +89,7 @@ struct DaemonStateTests {
 
     /// Rules that need a sink the daemon did not open at start cannot be swapped in.
     @Test func sighupWithANewSinkKeepsTheRunningRules() async throws {
-        let dir = try LiveCommandTests().tempFolder()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let file = dir.appendingPathComponent("rules.json")
-        try Self.rules().write(to: file, atomically: true, encoding: .utf8)
-        try await LiveCommandTests().withExchange { port in
-            let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse",
-                                                      "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"], in: dir)
-            _ = try await running.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 20)
+        try await withDaemon { running, file in
             try Self.rules(#", {"id": "eth", "symbol": "ETH", "when": {"price": {"above": 1}}, "notify": ["stdout"]}"#)
                 .write(to: file, atomically: true, encoding: .utf8)
             kill(running.process.processIdentifier, SIGHUP)
