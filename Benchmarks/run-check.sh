@@ -6,15 +6,8 @@
 set -e
 rules=${1:-10000}
 runs=${2:-10}
-repo=$(cd "$(dirname "$0")/.." && pwd)
-swift build -c release --product pricealert --package-path "$repo" >&2
-bin="$repo/.build/release/pricealert"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-python3 "$repo/Benchmarks/Check/generate.py" "$dir" "$rules" "$runs"
-cd "$dir"
-# Fill the state: one check over 24 h of minute prices for the 227 symbols (not timed).
-"$bin" check --rules rules.json --ticks day.jsonl --markets "$repo/Samples/btse-markets.json" --state st >/dev/null
+. "$(dirname "$0")/Check/prepare.sh"
+prepare "$rules" "$runs"
 echo "rules=$rules symbols=227 history=1440 min; each run: one tick per symbol, state saved"
 i=0
 while [ "$i" -lt "$runs" ]; do

@@ -7,15 +7,10 @@
 set -e
 rules=${1:-100000}
 seconds=${2:-30}
-repo=$(cd "$(dirname "$0")/.." && pwd)
-swift build -c release --product pricealert --package-path "$repo" >&2
-bin="$repo/.build/release/pricealert"
-dir=$(mktemp -d)
-cd "$dir"
+. "$(dirname "$0")/Check/prepare.sh"
+PRICEALERT_BENCH_NOW=1 prepare "$rules" 0
 cleanup() { [ -n "$exchange" ] && kill "$exchange" 2>/dev/null; cd /; rm -rf "$dir"; }
 trap cleanup EXIT
-PRICEALERT_BENCH_NOW=1 python3 "$repo/Benchmarks/Check/generate.py" "$dir" "$rules" 0
-"$bin" check --rules rules.json --ticks day.jsonl --markets "$repo/Samples/btse-markets.json" --state st >/dev/null
 "$bin" exchange --port 0 --interval 1 2> exchange.log &
 exchange=$!
 while ! grep -q "listening on" exchange.log; do sleep 0.1; done
@@ -23,4 +18,4 @@ port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' exchange.l
 /usr/bin/time -f "peak RSS %M KiB, wall %e s" "$bin" run --rules rules.json --source btse \
     --endpoint "http://127.0.0.1:$port" --state st --duration "${seconds}s" 2> run.log >/dev/null || true
 grep -E "restored|peak RSS|run:" run.log
-echo "rules=$rules; symbols with 24 h history: $(sqlite3 st/pricealert.sqlite 'select count(*) from symbol_state' 2>/dev/null || echo 227)"
+echo "rules=$rules; symbols with saved state: $(sqlite3 st/pricealert.sqlite 'select count(*) from symbol_state' 2>/dev/null || echo 'unknown (no sqlite3)')"

@@ -1,0 +1,16 @@
+# Sourced by Benchmarks/run-check.sh and Benchmarks/run-daemon-memory.sh.
+#   prepare RULES SNAPSHOTS
+# Builds the release binary ($bin), makes a temporary folder ($dir, removed on exit unless the
+# caller sets its own trap) and works in it: generates the rules and prices (generate.py; the
+# caller's environment passes through), then fills the state folder st/ with one `check` over
+# the day of minute prices, so every symbol has its full 24 h history (not timed).
+prepare() {
+    repo=$(cd "$(dirname "$0")/.." && pwd)
+    swift build -c release --product pricealert --package-path "$repo" >&2
+    bin="$repo/.build/release/pricealert"
+    dir=$(mktemp -d)
+    trap 'cd /; rm -rf "$dir"' EXIT
+    python3 "$repo/Benchmarks/Check/generate.py" "$dir" "$1" "$2"
+    cd "$dir"
+    "$bin" check --rules rules.json --ticks day.jsonl --markets "$repo/Samples/btse-markets.json" --state st >/dev/null
+}
