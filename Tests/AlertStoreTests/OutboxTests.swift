@@ -16,6 +16,14 @@ func temporaryFolder() -> StateFolder {
 }
 
 @Suite struct OutboxTests {
+    /// A pool turns its writer's `synchronous` down to NORMAL, which may lose the last commits
+    /// on power loss; the outbox's writer must sync every commit (FULL).
+    @Test func theWriterSyncsEveryCommit() throws {
+        let store = try StateStore.open(temporaryFolder())
+        defer { store.close() }
+        #expect(try store.synchronousMode() == 2)
+    }
+
     @Test func enqueueWritesOneRowPerSinkAndRebuildsTheAlert() throws {
         let store = try StateStore.open(temporaryFolder())
         defer { store.close() }
