@@ -17,6 +17,10 @@ final class GroupCommitter: Sendable {
         /// Kept after failing and tried again with the next group (for idempotent writes that
         /// must not be forgotten while the process runs, such as delivery outcomes).
         var retried = false
+        /// Need not be durable at once (a "delivered" whose loss in a crash only means one more
+        /// delivery): it waits for the next write that is, or at most `lazyDelay`, so the usual
+        /// alert costs one transaction and one fsync instead of two.
+        var lazy = false
     }
 
     /// A write that holds the writer inside its transaction until `gate` is signalled, like an
@@ -39,6 +43,8 @@ final class GroupCommitter: Sendable {
         var retained: [Write] = []
         /// A run is scheduled on the queue or running.
         var running = false
+        /// A run for lazy writes is scheduled `lazyDelay` from when the first was submitted.
+        var lazyScheduled = false
         /// Transactions committed, for tests of the grouping.
         var transactions = 0
     }
@@ -46,19 +52,44 @@ final class GroupCommitter: Sendable {
     private let database: DatabasePool
     private let queue = DispatchQueue(label: "pricealert.state.writer")
     private let state = Mutex(State())
+    /// How long a lazy write waits at most for a group to join.
+    let lazyDelay: DispatchTimeInterval
 
-    init(database: DatabasePool) {
+    init(database: DatabasePool, lazyDelay: DispatchTimeInterval = .milliseconds(200)) {
         self.database = database
+        self.lazyDelay = lazyDelay
     }
 
     /// Queues `write` for the next group; returns at once.
     func submit(_ write: Write) {
-        let schedule = state.withLock { state in
+        enum Schedule { case none, now, later }
+        let schedule: Schedule = state.withLock { state in
             state.submitted.append(write)
-            defer { state.running = true }
-            return !state.running
+            if state.running { return .none }
+            if write.lazy {
+                if state.lazyScheduled { return .none }
+                state.lazyScheduled = true
+                return .later
+            }
+            state.running = true
+            return .now
         }
-        if schedule { queue.async { self.run() } }
+        switch schedule {
+        case .none: break
+        case .now: queue.async { self.run() }
+        case .later: queue.asyncAfter(deadline: .now() + lazyDelay) { self.runLazy() }
+        }
+    }
+
+    /// On the queue: commits what waits (lazy writes no other write has taken along).
+    private func runLazy() {
+        let start = state.withLock { state in
+            state.lazyScheduled = false
+            guard !state.running, !state.submitted.isEmpty else { return false }
+            state.running = true
+            return true
+        }
+        if start { run() }
     }
 
     /// Returns when everything submitted before has been committed (or has failed).
@@ -78,9 +109,10 @@ final class GroupCommitter: Sendable {
         }
     }
 
-    /// Blocks the caller until everything submitted so far is written (before closing).
+    /// Blocks the caller until everything submitted so far is written, lazy writes too
+    /// (before closing).
     func waitBlocking() {
-        queue.sync {}
+        queue.sync { runLazy() }
     }
 
     var transactions: Int { state.withLock { $0.transactions } }

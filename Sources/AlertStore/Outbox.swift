@@ -64,14 +64,17 @@ public final class Outbox: Sendable {
         }, failed: { committed(.failure($0)) }))
     }
 
-    /// Queues an attempt's outcome for the next group commit and returns at once. When it
-    /// cannot be written, `failed` is called once and the write is tried again with every later
-    /// group while the process runs.
+    /// Queues an attempt's outcome for the next group commit and returns at once; `.delivered`
+    /// waits for the next other write or at most `writer.lazyDelay` (200 ms). When it cannot be
+    /// written, `failed` is called once and the write is tried again with every later group
+    /// while the process runs.
     public func record(_ id: Int64, _ outcome: OutboxOutcome, failed: @escaping @Sendable (any Error) -> Void) {
+        // A delivery is usually the end of its row: no need to make it durable before the next
+        // alert's commit (a crash in between delivers that alert once more, with the same id).
         writer.submit(GroupCommitter.Write(apply: { db in
             try Self.apply(outcome, to: id, db)
             return {}
-        }, failed: failed, retried: true))
+        }, failed: failed, retried: true, lazy: outcome == .delivered))
     }
 
     /// Returns when everything enqueued or recorded before is durable (or failed).

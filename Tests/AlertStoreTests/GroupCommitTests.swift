@@ -90,4 +90,52 @@ import Testing
         #expect(failures.withLock { $0 } == 1)
         #expect(try store.outbox.pending().map(\.alert.rule) == ["b"])
     }
+
+    /// A pool on a fresh file with one table, and a writer whose lazy writes wait `lazyDelay`.
+    func lazyWriter(_ lazyDelay: DispatchTimeInterval) throws -> (DatabasePool, GroupCommitter) {
+        let folder = temporaryFolder()
+        try folder.create()
+        let pool = try DatabasePool(path: folder.databasePath)
+        try pool.write { db in try db.execute(sql: "CREATE TABLE t (x INTEGER)") }
+        return (pool, GroupCommitter(database: pool, lazyDelay: lazyDelay))
+    }
+
+    func insert(_ x: Int, lazy: Bool) -> GroupCommitter.Write {
+        GroupCommitter.Write(apply: { db in
+            try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [x])
+            return {}
+        }, failed: { _ in }, lazy: lazy)
+    }
+
+    func rows(_ pool: DatabasePool) throws -> [Int] {
+        try pool.read { db in try Int.fetchAll(db, sql: "SELECT x FROM t ORDER BY x") }
+    }
+
+    /// A lazy write (a "delivered") is not a transaction of its own: it goes with the next write
+    /// that must be durable, in order, and is written before closing.
+    @Test func aLazyWriteWaitsForTheNextWriteAndForClosing() async throws {
+        let (pool, writer) = try lazyWriter(.seconds(3600))
+        writer.submit(insert(1, lazy: true))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(try rows(pool) == [] && writer.transactions == 0)
+        writer.submit(insert(2, lazy: false))
+        await writer.barrier()
+        #expect(try rows(pool) == [1, 2])
+        #expect(writer.transactions <= 2)  // the eager write's group, perhaps one for the barrier
+        writer.submit(insert(3, lazy: true))
+        writer.waitBlocking()
+        #expect(try rows(pool) == [1, 2, 3])
+    }
+
+    /// With nothing else to join, a lazy write is committed on its own after `lazyDelay`.
+    @Test func aLazyWriteAloneIsCommittedAfterItsDelay() async throws {
+        let (pool, writer) = try lazyWriter(.milliseconds(20))
+        writer.submit(insert(1, lazy: true))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try rows(pool).isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(try rows(pool) == [1])
+        #expect(writer.transactions == 1)
+    }
 }
