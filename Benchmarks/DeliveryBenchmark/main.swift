@@ -2,9 +2,11 @@
 // synchronous=FULL, group commit) → WebhookSink (libcurl) → a Hummingbird receiver on 127.0.0.1.
 //   swift build -c release --product delivery-benchmark
 //   .build/release/delivery-benchmark [alerts] [rules] [concurrency]
-// Reports deliveries per second for a burst (alerts spread over `rules` rules, so up to
-// `concurrency`, default 4, go out at once) and the latency from `dispatch` to the receiver for
-// alerts sent one at a time (p50/p99); each alert is committed to the outbox before it is sent.
+// Reports the latency from `dispatch` to the receiver for alerts sent one at a time, first with
+// an idle receiver and disk, split into the outbox commit and the HTTP request; then deliveries
+// per second for a burst (alerts spread over `rules` rules, so up to `concurrency`, default 8 as
+// in pricealert, go out at once); then the latency again right after the burst. Each alert is
+// committed to the outbox (one fsync) before it is sent.
 import AlertCore
 import AlertHTTP
 import AlertSinks
@@ -17,11 +19,25 @@ import Synchronization
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let burst = arguments.first ?? 5_000
 let ruleCount = arguments.dropFirst().first ?? 64
-let concurrency = arguments.dropFirst(2).first ?? 4
+let concurrency = arguments.dropFirst(2).first ?? 8
 let sequential = 2_000
 
 /// Receive instants by alert id (from the `webhook-id` header).
 let received = Mutex<[String: ContinuousClock.Instant]>([:])
+/// When the webhook sink was handed each alert (its outbox row committed), by alert id.
+let handed = Mutex<[String: ContinuousClock.Instant]>([:])
+
+/// The webhook sink, noting when each attempt starts: splits the latency into the outbox
+/// commit (dispatch → sink) and the HTTP request (sink → receiver).
+struct Timed: Sink {
+    let inner: any Sink
+    var name: String { inner.name }
+    func send(_ alert: Alert) async -> SinkResult {
+        let now = ContinuousClock.now
+        handed.withLock { $0[alert.id] = now }
+        return await inner.send(alert)
+    }
+}
 
 var logger = Logger(label: "delivery-benchmark")
 logger.logLevel = .error
@@ -45,7 +61,7 @@ try folder.create()
 let store = try StateStore.open(folder)
 let http = CurlHTTPClient()
 let sink = try WebhookSink(name: "hook", spec: WebhookSpec(url: .inline("http://127.0.0.1:\(port)/hook")), client: http)
-let dispatcher = ReliableDispatcher(sinks: ["hook": sink], durable: ["hook"], outbox: store.outbox,
+let dispatcher = ReliableDispatcher(sinks: ["hook": Timed(inner: sink)], durable: ["hook"], outbox: store.outbox,
                                     configuration: .init(concurrency: concurrency, pollInterval: 50), logger: logger)
 await dispatcher.start()
 
@@ -62,37 +78,56 @@ func waitFor(_ count: Int, timeout: Duration = .seconds(120)) async {
     }
 }
 
-// 1. Burst: enqueue everything, then wait until the receiver has all of it.
+func millis(_ d: Duration) -> Double {
+    Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+}
+
+func report(_ what: String, _ values: [Double]) {
+    let sorted = values.sorted()
+    func at(_ q: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] }
+    print(String(format: "%@ over %d alerts: p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  max %.3f ms",
+                 what, sorted.count, at(0.5), at(0.9), at(0.99), sorted.last ?? 0))
+}
+
+/// Latency: `count` alerts one at a time, from dispatch to the receiver; `first` numbers them.
+func latency(_ title: String, first: Int, count: Int) async {
+    var latencies: [Double] = []
+    var commits: [Double] = []
+    var requests: [Double] = []
+    for i in first..<first + count {
+        let a = alert(i, rule: 0)
+        let sent = ContinuousClock.now
+        _ = await dispatcher.dispatch(a)
+        await waitFor(i + 1, timeout: .seconds(10))
+        if let got = received.withLock({ $0[a.id] }), let sink = handed.withLock({ $0[a.id] }) {
+            latencies.append(millis(got - sent))
+            commits.append(millis(sink - sent))
+            requests.append(millis(got - sink))
+        }
+    }
+    report("latency dispatch → receiver, \(title)", latencies)
+    report("  dispatch → sink (outbox commit)", commits)
+    report("  sink → receiver (HTTP request)", requests)
+}
+
+// 1. Latency with an idle receiver and an idle disk.
+await latency("idle", first: 0, count: sequential)
+
+// 2. Burst: enqueue everything, then wait until the receiver has all of it.
 let start = ContinuousClock.now
-for i in 0..<burst { _ = await dispatcher.dispatch(alert(i, rule: i % ruleCount)) }
+for i in 0..<burst { _ = await dispatcher.dispatch(alert(sequential + i, rule: i % ruleCount)) }
 // `dispatch` returns once the alert is queued for the next group commit; this is when all are durable.
 await dispatcher.commit()
 let enqueued = ContinuousClock.now - start
-await waitFor(burst)
+await waitFor(sequential + burst)
 let elapsed = ContinuousClock.now - start
-let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-let enqueueSeconds = Double(enqueued.components.seconds) + Double(enqueued.components.attoseconds) / 1e18
-print("burst: \(burst) alerts over \(ruleCount) rules, concurrency \(concurrency), \(received.withLock { $0.count }) delivered in "
+let seconds = millis(elapsed) / 1000
+print("burst: \(burst) alerts over \(ruleCount) rules, concurrency \(concurrency), \(received.withLock { $0.count } - sequential) delivered in "
       + String(format: "%.2f s = %.0f deliveries/s (all committed to the outbox at %.0f alerts/s)", seconds, Double(burst) / seconds,
-               Double(burst) / enqueueSeconds))
+               Double(burst) / (millis(enqueued) / 1000)))
 
-// 2. Latency: one alert at a time, from dispatch to the receiver.
-var latencies: [Double] = []
-for i in 0..<sequential {
-    let a = alert(burst + i, rule: 0)
-    let sent = ContinuousClock.now
-    _ = await dispatcher.dispatch(a)
-    await waitFor(burst + i + 1, timeout: .seconds(10))
-    if let got = received.withLock({ $0[a.id] }) {
-        let d = got - sent
-        latencies.append(Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15)
-    }
-}
-let sorted = latencies.sorted()
-let p50 = sorted[min(sorted.count - 1, sorted.count / 2)]
-let p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
-print(String(format: "latency dispatch → receiver over %d alerts: p50 %.3f ms  p99 %.3f ms  max %.3f ms",
-             sorted.count, p50, p99, sorted.last ?? 0))
+// 3. The same right after the burst, while the disk still writes it back (for comparison).
+await latency("right after the burst", first: sequential + burst, count: sequential)
 
 _ = await dispatcher.drain(timeout: .seconds(5))
 http.shutdown()

@@ -26,7 +26,7 @@ public actor ReliableDispatcher {
         /// Sinks' own settings (a rule file's `concurrency` and `retry` keys), by sink name.
         public var sinks: [String: DeliverySettings]
 
-        public init(concurrency: Int = 4, retry: RetryPolicy = RetryPolicy(), pollInterval: Int64 = 1_000,
+        public init(concurrency: Int = 8, retry: RetryPolicy = RetryPolicy(), pollInterval: Int64 = 1_000,
                     sinks: [String: DeliverySettings] = [:]) {
             self.concurrency = concurrency
             self.retry = retry
