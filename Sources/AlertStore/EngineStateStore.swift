@@ -1,12 +1,18 @@
 import AlertCore
 import Foundation
 import GRDB
+import Synchronization
 
 /// The engine's state between runs (issue #5), beside the outbox in the same database: each
-/// symbol's `SymbolSnapshot` (pair states, `prev`, minute history) and the last market list.
-/// A save is one transaction, so a crash leaves the previous save or the new one, never a mix.
+/// symbol's `SymbolSnapshot` (pair states, `prev`; its minute history in `symbol_history`, one
+/// row per symbol and hour) and the last market list. A save is one transaction, so a crash
+/// leaves the previous save or the new one, never a mix.
 public final class EngineStateStore: Sendable {
     private let database: DatabasePool
+    /// Per symbol, the oldest and newest minute of its history on disk, as this process loaded
+    /// or saved it: a save rewrites only the hours from the newest on (history only grows at
+    /// its end) and the oldest hour when it was trimmed. Absent: every hour is written.
+    private let onDisk = Mutex<[String: (first: Int64, last: Int64)]>([:])
 
     init(database: DatabasePool) {
         self.database = database
@@ -15,32 +21,96 @@ public final class EngineStateStore: Sendable {
     /// Every saved symbol. A row that cannot be read is an error naming the symbol: state is
     /// never silently dropped.
     public func load() throws -> [SymbolSnapshot] {
-        let rows = try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT symbol, snapshot FROM symbol_state ORDER BY symbol")
+        let (rows, chunks) = try database.read { db in
+            (try Row.fetchAll(db, sql: "SELECT symbol, snapshot FROM symbol_state ORDER BY symbol"),
+             try Row.fetchAll(db, sql: "SELECT symbol, entries FROM symbol_history ORDER BY symbol, hour"))
         }
-        return try rows.map { row in
+        var next = 0
+        var snapshots: [SymbolSnapshot] = []
+        var extents: [String: (first: Int64, last: Int64)] = [:]
+        for row in rows {
             let symbol: String = row["symbol"]
-            let bytes: [UInt8] = [UInt8](row["snapshot"] as Data)
             do throws(SnapshotError) {
-                return try SymbolSnapshot(decoding: bytes)
+                var snapshot = try SymbolSnapshot(decoding: [UInt8](row["snapshot"] as Data))
+                // Before schema 4 the history was inside the snapshot: kept, and written as chunks
+                // by the next save (no extent recorded).
+                let embedded = !snapshot.minutes.isEmpty
+                while next < chunks.count, (chunks[next]["symbol"] as String) < symbol { next += 1 }
+                while next < chunks.count, (chunks[next]["symbol"] as String) == symbol {
+                    if !embedded { try snapshot.appendHistory(decoding: [UInt8](chunks[next]["entries"] as Data)) }
+                    next += 1
+                }
+                if !embedded, let first = snapshot.minutes.first, let last = snapshot.minutes.last {
+                    extents[symbol] = (first, last)
+                }
+                snapshots.append(snapshot)
             } catch {
                 throw StateReadError(symbol: symbol, reason: error.reason)
             }
         }
+        onDisk.withLock { $0.merge(extents) { $1 } }
+        return snapshots
     }
 
-    /// Writes `snapshots` (replacing those symbols' rows) and, when given, the market list, in
+    /// Writes `snapshots` (replacing those symbols' rows; of their minute history only the hours
+    /// that changed since this process loaded or saved it) and, when given, the market list, in
     /// one transaction.
     public func save(_ snapshots: [SymbolSnapshot], markets: MarketsSave? = nil, now: Int64) throws {
         guard !snapshots.isEmpty || markets != nil else { return }
+        let known = onDisk.withLock { $0 }
+        var extents: [String: (first: Int64, last: Int64)?] = [:]
         try database.write { db in
             let statement = try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO symbol_state (symbol, snapshot, saved_at) VALUES (?, ?, ?)
                 """)
+            let chunk = try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO symbol_history (symbol, hour, entries) VALUES (?, ?, ?)
+                """)
+            let trim = try db.cachedStatement(sql: """
+                DELETE FROM symbol_history WHERE symbol = ? AND (hour < ? OR hour > ?)
+                """)
             for snapshot in snapshots {
-                try statement.execute(arguments: [snapshot.symbol, Data(snapshot.encoded()), now])
+                var bare = snapshot
+                bare.minutes = []
+                bare.prices = []
+                try statement.execute(arguments: [snapshot.symbol, Data(bare.encoded()), now])
+                guard let first = snapshot.minutes.first, let last = snapshot.minutes.last else {
+                    try trim.execute(arguments: [snapshot.symbol, Int64.max, Int64.min])
+                    extents[snapshot.symbol] = .some(nil)
+                    continue
+                }
+                let hour = SymbolSnapshot.hour(ofMinute:)
+                try trim.execute(arguments: [snapshot.symbol, hour(first), hour(last)])
+                for range in Self.changedHours(snapshot, since: known[snapshot.symbol]) {
+                    try chunk.execute(arguments: [snapshot.symbol, hour(snapshot.minutes[range.lowerBound]),
+                                                  Data(snapshot.encodedHistory(range))])
+                }
+                extents[snapshot.symbol] = (first, last)
             }
             if let markets { try Self.write(markets, db: db) }
+        }
+        onDisk.withLock { disk in
+            for (symbol, extent) in extents { disk[symbol] = extent }
+        }
+    }
+
+    /// The index ranges of `snapshot`'s history, one per hour, that differ from what is on disk
+    /// when the disk holds minutes `disk.first...disk.last` of the same history: the hours from
+    /// the newest on disk to the end, and the oldest hour when its first minutes were trimmed.
+    /// Every hour when nothing is known.
+    static func changedHours(_ snapshot: SymbolSnapshot, since disk: (first: Int64, last: Int64)?) -> [Range<Int>] {
+        let minutes = snapshot.minutes
+        let hour = SymbolSnapshot.hour(ofMinute:)
+        var ranges: [Range<Int>] = []
+        var start = 0
+        for i in 1...minutes.count where i == minutes.count || hour(minutes[i]) != hour(minutes[start]) {
+            ranges.append(start..<i)
+            start = i
+        }
+        guard let disk else { return ranges }
+        return ranges.filter { range in
+            let h = hour(minutes[range.lowerBound])
+            return h >= hour(disk.last) || (range.lowerBound == 0 && minutes[0] != disk.first)
         }
     }
 
@@ -84,6 +154,16 @@ public final class EngineStateStore: Sendable {
               quote TEXT NOT NULL, future INTEGER NOT NULL, active INTEGER NOT NULL
             );
             PRAGMA user_version = 2;
+            """)
+    }
+
+    /// Schema 4: the minute history in hourly chunks beside the snapshots.
+    static func migrateHistory(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE symbol_history (
+              symbol TEXT NOT NULL, hour INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (symbol, hour)
+            ) WITHOUT ROWID;
+            PRAGMA user_version = 4;
             """)
     }
 }

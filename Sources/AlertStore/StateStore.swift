@@ -5,7 +5,7 @@ import GRDB
 /// (here or in another process) fails with "DIR is in use by another pricealert (pid N)".
 public final class StateStore: Sendable {
     /// The schema version this binary writes (`PRAGMA user_version`).
-    public static let schemaVersion = 3
+    public static let schemaVersion = 4
 
     public let folder: StateFolder
     public let outbox: Outbox
@@ -56,8 +56,13 @@ public final class StateStore: Sendable {
 
     /// Waits for the outbox's queued writes, closes the database and releases the lock; the
     /// store must not be used afterwards.
+    ///
+    /// Copies the WAL into the database and empties it first: a WAL left behind is copied again
+    /// whole by the next process's first checkpoint (SQLite cannot know which of its frames were
+    /// copied already), which made every `check` rewrite the whole database.
     public func close() {
         outbox.writer.waitBlocking()
+        _ = try? database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         try? database.close()
         lock.release()
     }
@@ -101,6 +106,7 @@ public final class StateStore: Sendable {
                 PRAGMA user_version = 3;
                 """)
         }
+        migrator.registerMigration("v4-history-chunks", migrate: EngineStateStore.migrateHistory)
         return migrator
     }
 }

@@ -68,7 +68,11 @@ import Testing
         try DatabaseQueue(path: folder.databasePath).write { db in
             try db.execute(sql: """
                 DROP TABLE symbol_state; DROP TABLE market_list; DROP TABLE market_list_meta;
-                DELETE FROM grdb_migrations WHERE identifier = 'v2-state'; PRAGMA user_version = 1;
+                DROP TABLE symbol_history;
+                CREATE INDEX outbox_order ON outbox (sink, rule, id);
+                CREATE INDEX outbox_due ON outbox (sink, next_attempt_at);
+                DELETE FROM grdb_migrations WHERE identifier IN ('v2-state', 'v3-outbox-lean', 'v4-history-chunks');
+                PRAGMA user_version = 1;
                 """)
         }
         let reopened = try StateStore.open(folder)
@@ -77,6 +81,95 @@ import Testing
         try reopened.engineState.save([Self.btc], now: 2)
         #expect(try reopened.engineState.load() == [Self.btc])
         let version = try DatabaseQueue(path: folder.databasePath).read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") }
-        #expect(version == 2)
+        #expect(version == StateStore.schemaVersion)
+    }
+
+    /// `minutes` of BTC at 100 + minute.
+    static func history(_ minutes: ClosedRange<Int64>) -> SymbolSnapshot {
+        SymbolSnapshot(symbol: "BTC", firstTime: 0, lastTime: minutes.upperBound * 60_000,
+                       lastPrice: 100 + Double(minutes.upperBound), minutes: Array(minutes),
+                       prices: minutes.map { 100 + Double($0) })
+    }
+
+    /// The minute history is kept by the hour: a save rewrites the hours from the newest one on
+    /// disk and the oldest when it was trimmed, not the whole day, and what it reads back is the
+    /// history exactly as saved.
+    @Test func aSaveRewritesOnlyTheHoursThatChanged() throws {
+        let folder = temporaryFolder()
+        let store = try StateStore.open(folder)
+        defer { store.close() }
+        try store.engineState.save([Self.history(0...1439)], now: 1)
+        let other = try DatabaseQueue(path: folder.databasePath)
+        try other.write { db in
+            try db.execute(sql: """
+                CREATE TABLE written (hour INTEGER);
+                CREATE TRIGGER counted AFTER INSERT ON symbol_history BEGIN INSERT INTO written VALUES (NEW.hour); END;
+                """)
+        }
+        func written() throws -> [Int64] {
+            try other.write { db in
+                defer { try? db.execute(sql: "DELETE FROM written") }
+                return try Int64.fetchAll(db, sql: "SELECT hour FROM written ORDER BY hour")
+            }
+        }
+        #expect(try store.engineState.load() == [Self.history(0...1439)])
+
+        // One more minute, the oldest trimmed: the newest hour on disk, the new one, the first.
+        try store.engineState.save([Self.history(1...1440)], now: 2)
+        #expect(try written() == [0, 23, 24])
+        // One more in the same hour: that hour alone.
+        try store.engineState.save([Self.history(1...1441)], now: 3)
+        #expect(try written() == [24])
+        // A whole hour trimmed: its row goes.
+        try store.engineState.save([Self.history(61...1442)], now: 4)
+        #expect(try written() == [1, 24])
+        #expect(try other.read { db in try Int64.fetchAll(db, sql: "SELECT hour FROM symbol_history ORDER BY hour") }
+                == Array(1...24))
+        #expect(try store.engineState.load() == [Self.history(61...1442)])
+
+        // No history any more (no rule needs one): every hour goes.
+        var bare = Self.history(61...1442)
+        (bare.minutes, bare.prices) = ([], [])
+        try store.engineState.save([bare], now: 5)
+        #expect(try other.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM symbol_history") } == 0)
+        #expect(try store.engineState.load() == [bare])
+    }
+
+    /// A state folder of schema 3 kept the history inside each snapshot: it is read as it is,
+    /// and the next save moves it into hourly rows.
+    @Test func aHistoryInsideTheSnapshotIsReadAndMovedOut() throws {
+        let folder = temporaryFolder()
+        let store = try StateStore.open(folder)
+        defer { store.close() }
+        let old = Self.history(0...130)
+        try DatabaseQueue(path: folder.databasePath).write { db in
+            try db.execute(sql: "INSERT INTO symbol_state (symbol, snapshot, saved_at) VALUES ('BTC', ?, 1)",
+                           arguments: [Data(old.encoded())])
+        }
+        #expect(try store.engineState.load() == [old])
+        try store.engineState.save([Self.history(0...131)], now: 2)
+        let (hours, blob) = try DatabaseQueue(path: folder.databasePath).read { db in
+            (try Int64.fetchAll(db, sql: "SELECT hour FROM symbol_history ORDER BY hour"),
+             try Data.fetchOne(db, sql: "SELECT snapshot FROM symbol_state"))
+        }
+        #expect(hours == [0, 1, 2])
+        #expect(try SymbolSnapshot(decoding: [UInt8](try #require(blob))).minutes.isEmpty)
+        #expect(try store.engineState.load() == [Self.history(0...131)])
+    }
+
+    @Test func aDamagedHistoryIsAnErrorNamingTheSymbol() throws {
+        let folder = temporaryFolder()
+        let store = try StateStore.open(folder)
+        defer { store.close() }
+        try store.engineState.save([Self.history(0...130)], now: 1)
+        try DatabaseQueue(path: folder.databasePath).write { db in
+            try db.execute(sql: "UPDATE symbol_history SET entries = x'07' WHERE hour = 1")
+        }
+        do {
+            _ = try store.engineState.load()
+            Issue.record("a damaged history was read")
+        } catch {
+            #expect("\(error)" == "saved state of BTC cannot be read: unknown minute history format 7")
+        }
     }
 }

@@ -113,3 +113,50 @@ extension SymbolSnapshot {
         guard r.isAtEnd else { throw SnapshotError(reason: "symbol state has \(r.remaining) bytes too many") }
     }
 }
+
+/// The minute history kept apart from the rest of a snapshot, one chunk per hour, so that a save
+/// rewrites only the hours that changed (the newest, and the oldest when it was trimmed) instead
+/// of a whole day for every symbol.
+extension SymbolSnapshot {
+    /// The format tag of a history chunk.
+    static let historyFormatVersion: UInt8 = 1
+
+    /// The hour a minute (epoch minutes) belongs to: the key of the chunk that holds it.
+    public static func hour(ofMinute minute: Int64) -> Int64 {
+        minute >= 0 ? minute / 60 : (minute - 59) / 60
+    }
+
+    /// History entries `range` (indices into `minutes`/`prices`) as one chunk.
+    public func encodedHistory(_ range: Range<Int>) -> [UInt8] {
+        var w = ByteWriter()
+        w.byte(Self.historyFormatVersion)
+        w.count(range.count)
+        w.reserve(range.count * 16)
+        for i in range {
+            w.int64(minutes[i])
+            w.double(prices[i])
+        }
+        return w.bytes
+    }
+
+    /// Appends a chunk's entries to the history (chunks are read oldest first).
+    public mutating func appendHistory(decoding bytes: [UInt8]) throws(SnapshotError) {
+        var r = ByteReader(bytes)
+        let version = try r.byte()
+        guard version == Self.historyFormatVersion else {
+            throw SnapshotError(reason: "unknown minute history format \(version)")
+        }
+        let count = try r.count(itemSize: 16)
+        minutes.reserveCapacity(minutes.count + count)
+        prices.reserveCapacity(prices.count + count)
+        for _ in 0..<count {
+            let minute = try r.int64()
+            guard minutes.last.map({ $0 < minute }) ?? true else {
+                throw SnapshotError(reason: "minute history out of order at minute \(minute)")
+            }
+            minutes.append(minute)
+            prices.append(try r.double())
+        }
+        guard r.isAtEnd else { throw SnapshotError(reason: "minute history has \(r.remaining) bytes too many") }
+    }
+}
