@@ -56,6 +56,15 @@ func fastConfiguration(maxAge: Int64 = 60_000, concurrency: Int = 4) -> Reliable
                                      retry: RetryPolicy(base: 5, cap: 20, maxAge: maxAge), pollInterval: 10)
 }
 
+/// A started dispatcher delivering to `hook`, as the durable sink "hook", through `store`'s outbox.
+func startedDispatcher(_ hook: any Sink, _ store: StateStore,
+                       _ configuration: ReliableDispatcher.Configuration = fastConfiguration()) async -> ReliableDispatcher {
+    let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
+                                        configuration: configuration)
+    await dispatcher.start()
+    return dispatcher
+}
+
 /// Waits until `condition` holds, up to `timeout`; returns whether it did.
 func eventually(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now.advanced(by: timeout)

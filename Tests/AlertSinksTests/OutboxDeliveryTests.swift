@@ -32,9 +32,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = CommitCheckingSink(name: "hook", outbox: store.outbox)
-        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
-                                            configuration: fastConfiguration())
-        await dispatcher.start()
+        let dispatcher = await startedDispatcher(hook, store)
         for time in 1...60 { await dispatcher.dispatch(sampleAlert("r\(time % 5)", time: Int64(time), notify: ["hook"])) }
         #expect(await dispatcher.drain(timeout: .seconds(10)))
         #expect(hook.seen.withLock { $0 } == Array(repeating: true, count: 60))
@@ -44,9 +42,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = ScriptedSink(name: "hook")
-        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
-                                            configuration: fastConfiguration())
-        await dispatcher.start()
+        let dispatcher = await startedDispatcher(hook, store)
         // A commit that does not end until the gate opens, like an fsync on a stalled disk.
         let gate = DispatchSemaphore(value: 0)
         store.outbox.writer.submit(GroupCommitter.stall(until: gate))
@@ -62,9 +58,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: [.permanent(reason: "HTTP 410")])
-        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
-                                            configuration: fastConfiguration())
-        await dispatcher.start()
+        let dispatcher = await startedDispatcher(hook, store)
         for time in 1...40 { await dispatcher.dispatch(sampleAlert("r\(time % 8)", time: Int64(time), notify: ["hook"])) }
         #expect(await dispatcher.drain(timeout: .seconds(10)))
         // Read at once, without waiting: the outcomes were committed before drain returned.
@@ -76,9 +70,7 @@ import Testing
     @Test func anAlertTheOutboxCannotTakeIsDeliveredOnceDirectly() async throws {
         let store = try openStore()
         let hook = ScriptedSink(name: "hook")
-        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
-                                            configuration: fastConfiguration())
-        await dispatcher.start()
+        let dispatcher = await startedDispatcher(hook, store)
         store.close()
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         #expect(await eventually { hook.delivered.count == 1 })

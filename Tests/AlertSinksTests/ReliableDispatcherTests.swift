@@ -9,9 +9,7 @@ import Testing
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: [.retry(reason: "HTTP 500", after: nil),
                                                        .retry(reason: "HTTP 503", after: nil)])
-        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
-                                            configuration: fastConfiguration())
-        await dispatcher.start()
+        let dispatcher = await startedDispatcher(hook, store)
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         await dispatcher.commit()
         #expect(await eventually { (try? store.outbox.depth()) == 0 })
@@ -25,9 +23,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: [.retry(reason: "HTTP 429", after: 300)])
-        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
-                                            configuration: fastConfiguration())
-        await dispatcher.start()
+        let dispatcher = await startedDispatcher(hook, store)
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         #expect(await eventually { hook.delivered.count == 1 })
         let times = hook.attemptTimes
@@ -40,9 +36,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: [.permanent(reason: "HTTP 404 Not Found")])
-        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
-                                            configuration: fastConfiguration())
-        await dispatcher.start()
+        let dispatcher = await startedDispatcher(hook, store)
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         #expect(await eventually { (try? store.outbox.dead().count) == 1 })
         let dead = try store.outbox.dead()[0]
@@ -55,9 +49,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: Array(repeating: .retry(reason: "connection refused", after: nil), count: 10_000))
-        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
-                                            configuration: fastConfiguration(maxAge: 300))
-        await dispatcher.start()
+        let dispatcher = await startedDispatcher(hook, store, fastConfiguration(maxAge: 300))
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         #expect(await eventually { (try? store.outbox.dead().count) == 1 })
         let reason = try #require(try store.outbox.dead().first?.deadReason)
@@ -72,9 +64,7 @@ import Testing
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: (0..<40).map { $0 % 3 == 0 ? .retry(reason: "HTTP 502", after: nil) : .delivered },
                                 delay: { .milliseconds(Int.random(in: 0...8)) })
-        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
-                                            configuration: fastConfiguration(concurrency: 4))
-        await dispatcher.start()
+        let dispatcher = await startedDispatcher(hook, store, fastConfiguration(concurrency: 4))
         let rules = ["r1", "r2", "r3", "r4", "r5", "r6"]
         for time in 1...20 {
             for rule in rules { await dispatcher.dispatch(sampleAlert(rule, time: Int64(time), notify: ["hook"])) }
@@ -142,9 +132,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: [.retry(reason: "timeout", after: 100)])
-        let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
-                                            configuration: fastConfiguration())
-        await dispatcher.start()
+        let dispatcher = await startedDispatcher(hook, store)
         let alert = sampleAlert(notify: ["hook"])
         await dispatcher.dispatch(alert)
         #expect(await eventually { hook.attempts == 1 })
