@@ -10,22 +10,24 @@ public enum RuleLoader {
         var rules: [Rule] = []
         var sinks: [SinkDefinition] = []
         for file in files {
-            var checker = FileChecker(file: file.path)
-            let document = JSONReader.read(file.bytes)
-            for problem in document.errors { checker.error(problem.message, at: problem.position) }
+            var checker = FileChecker(file: file.path, bytes: file.bytes)
+            // Rules are checked as they are read, so a big file is never one syntax tree.
+            let document = JSONReader.read(file.bytes, streaming: "rules") { node, before in
+                checker.streamedRule(node, before: before)
+            }
             if let root = document.root {
                 let contents = checker.ruleFile(root)
                 rules += contents.rules
                 sinks += contents.sinks
+            } else {
+                // A syntax error stops reading; what was checked before it is not reported.
+                checker = FileChecker(file: file.path, bytes: file.bytes)
             }
+            for problem in document.errors { checker.error(problem.message, at: problem.position, first: problem.first) }
             checkers.append(checker)
         }
         CrossFileCheck.run(&checkers)
-        let diagnostics = checkers.flatMap { checker in
-            checker.diagnostics.enumerated()
-                .sorted { ($0.element.line, $0.element.column, $0.offset) < ($1.element.line, $1.element.column, $1.offset) }
-                .map(\.element)
-        }
+        let diagnostics = checkers.flatMap(\.diagnostics)
         guard diagnostics.isEmpty else { return .failure(RuleFileErrors(diagnostics: diagnostics)) }
         var byName = [SinkDefinition.builtinStdout.name: SinkDefinition.builtinStdout]
         for sink in sinks { byName[sink.name] = sink }

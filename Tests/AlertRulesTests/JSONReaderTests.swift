@@ -8,28 +8,43 @@ import Testing
 
     /// The first (fatal) error of `text` as `line:column: message`.
     private func syntaxError(_ text: String) -> String? {
-        read(text).errors.last.map { "\($0.position): \($0.message)" }
+        described(read(text).errors, in: Array(text.utf8)).last
+    }
+
+    /// Each error as `line:column: message`, as a diagnostic shows it.
+    private func described(_ errors: [JSONSyntaxError], in bytes: [UInt8]) -> [String] {
+        let lines = LineTable(bytes: bytes)
+        return errors.map { error in
+            "\(lines.position(of: error.position)): \(error.message)"
+                + (error.first.map { JSONSyntaxError.mention(first: lines.position(of: $0)) } ?? "")
+        }
+    }
+
+    private func place(_ offset: SourceOffset, in text: String) -> SourcePosition {
+        LineTable(bytes: Array(text.utf8)).position(of: offset)
     }
 
     @Test func keepsPlacesOfKeysAndValuesInOrder() throws {
-        let document = read("{\n  \"b\": [1, true],\n\t\"a\" : {\"x\": null}\n}")
+        let text = "{\n  \"b\": [1, true],\n\t\"a\" : {\"x\": null}\n}"
+        let document = read(text)
         let root = try #require(document.root)
         guard case .object(let members) = root.value else { Issue.record("not an object"); return }
         #expect(members.map(\.key) == ["b", "a"])
-        #expect(members.map(\.keyPosition) == [SourcePosition(line: 2, column: 3), SourcePosition(line: 3, column: 2)])
-        #expect(members[0].value.position == SourcePosition(line: 2, column: 8))
-        #expect(members[1].value.position == SourcePosition(line: 3, column: 8))
+        #expect(members.map { place($0.keyPosition, in: text) } == [SourcePosition(line: 2, column: 3), SourcePosition(line: 3, column: 2)])
+        #expect(place(members[0].value.position, in: text) == SourcePosition(line: 2, column: 8))
+        #expect(place(members[1].value.position, in: text) == SourcePosition(line: 3, column: 8))
         guard case .array(let elements) = members[0].value.value else { Issue.record("not an array"); return }
-        #expect(elements.map(\.position.column) == [9, 12])
+        #expect(elements.map { place($0.position, in: text).column } == [9, 12])
         #expect(document.errors.isEmpty)
     }
 
     @Test func countsColumnsInCharactersAfterMultiByteText() throws {
         // "é" is 2 bytes, "€" 3 and "😀" 4; each is one column.
-        let root = try #require(read("{\"é€😀\": \"x\", \"k\": 1}").root)
+        let text = "{\"é€😀\": \"x\", \"k\": 1}"
+        let root = try #require(read(text).root)
         guard case .object(let members) = root.value else { Issue.record("not an object"); return }
-        #expect(members[0].value.position == SourcePosition(line: 1, column: 9))
-        #expect(members[1].keyPosition == SourcePosition(line: 1, column: 14))
+        #expect(place(members[0].value.position, in: text) == SourcePosition(line: 1, column: 9))
+        #expect(place(members[1].keyPosition, in: text) == SourcePosition(line: 1, column: 14))
         #expect(syntaxError("[\"😀\" 1]") == "1:6: expected ',' or ']' after array element")
     }
 
@@ -42,11 +57,20 @@ import Testing
     }
 
     @Test func mapsDecodedOffsetsBackToSourceColumnsInEscapedStrings() throws {
-        let root = try #require(read(#"["\u00e9\n{{x}}"]"#).root)
+        let text = #"["\u00e9\n{{x}}"]"#
+        let root = try #require(read(text).root)
         guard case .array(let elements) = root.value else { Issue.record("not an array"); return }
         // Decoded "é\n{{x}}": offset 2 is "{{", written at column 11 after two escapes.
-        #expect(elements[0].position(ofScalar: 2) == SourcePosition(line: 1, column: 11))
-        #expect(elements[0].position(ofScalar: 1) == SourcePosition(line: 1, column: 9))
+        #expect(place(elements[0].position(ofScalar: 2), in: text) == SourcePosition(line: 1, column: 11))
+        #expect(place(elements[0].position(ofScalar: 1), in: text) == SourcePosition(line: 1, column: 9))
+    }
+
+    @Test func mapsDecodedOffsetsBackToSourceColumnsAfterMultiByteText() throws {
+        let text = #"["é€ {{x}}"]"#
+        let root = try #require(read(text).root)
+        guard case .array(let elements) = root.value else { Issue.record("not an array"); return }
+        // Decoded offset 3 is "{{": columns count characters, not the five bytes of "é€".
+        #expect(place(elements[0].position(ofScalar: 3), in: text) == SourcePosition(line: 1, column: 6))
     }
 
     @Test func keepsNumberTextAsWritten() throws {
@@ -60,8 +84,8 @@ import Testing
     }
 
     @Test func skipsAByteOrderMark() {
-        let document = JSONReader.read([0xEF, 0xBB, 0xBF] + Array("{\"a\": x}".utf8))
-        #expect(document.errors.map { "\($0.position): \($0.message)" }
+        let bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("{\"a\": x}".utf8)
+        #expect(described(JSONReader.read(bytes).errors, in: bytes)
                 == ["1:7: unexpected 'x' (strings must be in double quotes)"])
     }
 
@@ -103,13 +127,14 @@ import Testing
     }
 
     @Test func rejectsInvalidUTF8InStrings() {
-        let document = JSONReader.read(Array("[\"a".utf8) + [0xC3, 0x28] + Array("\"]".utf8))
-        #expect(document.errors.map { "\($0.position): \($0.message)" } == ["1:4: invalid UTF-8 in string"])
+        let bytes = Array("[\"a".utf8) + [0xC3, 0x28] + Array("\"]".utf8)
+        #expect(described(JSONReader.read(bytes).errors, in: bytes) == ["1:4: invalid UTF-8 in string"])
     }
 
     @Test func reportsDuplicateKeysAtTheSecondAndKeepsReading() throws {
-        let document = read("{\"a\": 1,\n \"a\": 2, \"b\": {\"c\": 1, \"c\": 2}}")
-        #expect(document.errors.map { "\($0.position): \($0.message)" } == [
+        let text = "{\"a\": 1,\n \"a\": 2, \"b\": {\"c\": 1, \"c\": 2}}"
+        let document = read(text)
+        #expect(described(document.errors, in: Array(text.utf8)) == [
             "2:2: duplicate key 'a' (first at line 1, column 2)",
             "2:24: duplicate key 'c' (first at line 2, column 16)",
         ])
@@ -122,8 +147,9 @@ import Testing
     @Test(arguments: [3, 15, 16, 17, 40])
     func findsDuplicateKeysInObjectsOfAnySize(count: Int) throws {
         let members = (0..<count).map { "\"k\($0)\": \($0)" } + ["\"k1\": 0", "\"k\(count - 1)\": 0"]
-        let document = read("{" + members.joined(separator: ", ") + "}")
-        #expect(document.errors.map(\.message) == [
+        let text = "{" + members.joined(separator: ", ") + "}"
+        let document = read(text)
+        #expect(described(document.errors, in: Array(text.utf8)).map { $0.drop { $0 != " " }.dropFirst() } == [
             "duplicate key 'k1' (first at line 1, column \(Self.column(ofKey: 1))",
             "duplicate key 'k\(count - 1)' (first at line 1, column \(Self.column(ofKey: count - 1))",
         ].map { $0 + ")" })

@@ -16,21 +16,37 @@ public struct SourcePosition: Sendable, Equatable, Comparable, CustomStringConve
     public var description: String { "\(line):\(column)" }
 }
 
+/// Where a value or key starts in a rule file: its byte offset. The reader records only this;
+/// `LineTable` turns the few offsets a message names into lines and columns, so reading a big
+/// file counts no lines or columns at all.
+struct SourceOffset: Sendable, Hashable, Comparable {
+    var byte: Int
+
+    static func < (a: SourceOffset, b: SourceOffset) -> Bool { a.byte < b.byte }
+}
+
 /// One JSON value with the place its first character sits. Validation needs the place of
 /// every value and key to point its errors at them, which no stock JSON decoder keeps.
 struct JSONNode: Sendable {
-    var position: SourcePosition
+    var position: SourceOffset
     var value: JSONValue
-    /// For strings written with escapes: the source column offset (from the opening quote's
-    /// next character) of each decoded scalar. Nil when the text has no escapes, so decoded
-    /// offsets and source offsets are the same.
-    var escapedColumns: [Int]? = nil
+    /// For strings written with escapes: the source byte offset (from the opening quote's next
+    /// byte) of each decoded scalar. Nil when the text has no escapes, so the decoded text's
+    /// UTF-8 is the source text.
+    var escapedOffsets: [Int]? = nil
 
     /// The place of the decoded scalar at `offset` of a string value, e.g. to point at
     /// a `{{placeholder}}` inside a message.
-    func position(ofScalar offset: Int) -> SourcePosition {
-        let shift = escapedColumns.map { offset < $0.count ? $0[offset] : ($0.last ?? 0) + 1 } ?? offset
-        return SourcePosition(line: position.line, column: position.column + 1 + shift)
+    func position(ofScalar offset: Int) -> SourceOffset {
+        let shift: Int
+        if let escaped = escapedOffsets {
+            shift = offset < escaped.count ? escaped[offset] : (escaped.last ?? 0) + 1
+        } else if case .string(let text) = value {
+            shift = text.unicodeScalars.prefix(offset).reduce(0) { $0 + UTF8.width($1) }
+        } else {
+            shift = offset
+        }
+        return SourceOffset(byte: position.byte + 1 + shift)
     }
 }
 
@@ -62,12 +78,52 @@ enum JSONValue: Sendable {
 struct JSONMember: Sendable {
     var key: String
     /// The place of the key's opening quote.
-    var keyPosition: SourcePosition
+    var keyPosition: SourceOffset
     var value: JSONNode
 }
 
 /// A syntax problem (or a duplicate key) found while reading.
 struct JSONSyntaxError: Error, Sendable, Equatable {
-    var position: SourcePosition
+    var position: SourceOffset
     var message: String
+    /// For a duplicate key: the first one, which the message names as `(first at line L, column C)`.
+    var first: SourceOffset? = nil
+
+    /// What a message says after itself about the place of the first of two.
+    static func mention(first place: SourcePosition) -> String {
+        " (first at line \(place.line), column \(place.column))"
+    }
+}
+
+/// Turns byte offsets of one file into 1-based lines and columns, as editors number them:
+/// only LF starts a line (so CRLF files count as editors do), and columns count Unicode
+/// scalars, i.e. bytes that are not UTF-8 continuation bytes (a tab counts 1). A byte order
+/// mark is not a column.
+struct LineTable {
+    let bytes: [UInt8]
+
+    /// The places of `offsets`, found in one pass over the text up to the last of them.
+    func positions(of offsets: some Sequence<SourceOffset>) -> [SourceOffset: SourcePosition] {
+        var result: [SourceOffset: SourcePosition] = [:]
+        var line = 1
+        var column = 1
+        var i = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        for offset in Set(offsets).sorted() {
+            while i < offset.byte, i < bytes.count {
+                if bytes[i] == UInt8(ascii: "\n") {
+                    line += 1
+                    column = 1
+                } else if bytes[i] & 0xC0 != 0x80 {
+                    column += 1
+                }
+                i += 1
+            }
+            result[offset] = SourcePosition(line: line, column: column)
+        }
+        return result
+    }
+
+    func position(of offset: SourceOffset) -> SourcePosition {
+        positions(of: [offset])[offset]!
+    }
 }

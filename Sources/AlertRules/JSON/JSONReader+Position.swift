@@ -1,39 +1,14 @@
 /// Places, whitespace and error helpers of the reader.
 extension JSONReader {
-    /// The place of the byte at `index`. Columns count scalars, i.e. bytes that are not
-    /// UTF-8 continuation bytes, since the start of the line.
-    ///
-    /// Counting goes on from the last place asked for on the same line, so a file written on
-    /// one long line (as programs write JSON) is read in linear time, not quadratic.
-    var position: SourcePosition {
-        let anchor = columnAnchor
-        var column = 1
-        var i = lineStart
-        if anchor.lineStart == lineStart, anchor.index <= index {
-            column = anchor.column
-            i = anchor.index
-        }
-        while i < index, i < bytes.count {
-            if bytes[i] & 0xC0 != 0x80 { column += 1 }
-            i += 1
-        }
-        anchor.lineStart = lineStart
-        anchor.index = i
-        anchor.column = column
-        return SourcePosition(line: line, column: column)
-    }
+    /// The place of the byte at `index`.
+    var position: SourceOffset { SourceOffset(byte: index) }
 
-    /// Skips JSON whitespace (space, tab, CR, LF); only LF starts a new line, so CRLF files
-    /// count lines as editors do.
+    /// Skips JSON whitespace (space, tab, CR, LF).
     mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"):
                 index += 1
-            case UInt8(ascii: "\n"):
-                index += 1
-                line += 1
-                lineStart = index
             default:
                 return
             }
@@ -88,11 +63,4 @@ extension JSONReader {
         guard value >= minimum, let scalar = Unicode.Scalar(value) else { return nil }
         return (scalar, length)
     }
-}
-
-/// The last column computed by `JSONReader.position`: where counting resumes.
-final class ColumnAnchor {
-    var lineStart = -1
-    var index = 0
-    var column = 1
 }

@@ -16,8 +16,8 @@ extension JSONReader {
             end += 1
         }
         var text = String.UnicodeScalarView()
-        /// Source offset of each decoded scalar, from the character after the quote.
-        var columns: [Int] = []
+        /// Source byte offset of each decoded scalar, from the byte after the quote.
+        var offsets: [Int] = []
         var sourceOffset = 0
         var hasEscapes = false
         while true {
@@ -27,7 +27,7 @@ extension JSONReader {
             case UInt8(ascii: "\""):
                 index += 1
                 return JSONNode(position: open, value: .string(String(text)),
-                                escapedColumns: hasEscapes ? columns : nil)
+                                escapedOffsets: hasEscapes ? offsets : nil)
             case UInt8(ascii: "\n"), UInt8(ascii: "\r"):
                 // A line break inside a string nearly always means the closing quote is missing.
                 throw JSONSyntaxError(position: open, message: "unterminated string")
@@ -37,26 +37,25 @@ extension JSONReader {
                 hasEscapes = true
                 let (scalar, width) = try readEscape(openQuote: open)
                 text.append(scalar)
-                columns.append(sourceOffset)
+                offsets.append(sourceOffset)
                 sourceOffset += width
             case 0..<0x80:
                 text.append(Unicode.Scalar(byte))
-                columns.append(sourceOffset)
+                offsets.append(sourceOffset)
                 sourceOffset += 1
                 index += 1
             default:
                 guard let (scalar, length) = decodeScalar(at: index) else { throw fail("invalid UTF-8 in string") }
                 text.append(scalar)
-                columns.append(sourceOffset)
-                sourceOffset += 1
+                offsets.append(sourceOffset)
+                sourceOffset += length
                 index += length
             }
         }
     }
 
-    /// Reads the escape at `index` (a backslash): the scalar and how many source characters
-    /// it took. Errors point at the backslash.
-    private mutating func readEscape(openQuote: SourcePosition) throws(JSONSyntaxError) -> (Unicode.Scalar, Int) {
+    /// Reads the escape at `index` (a backslash): the scalar and how many source bytes it took. Errors point at the backslash.
+    private mutating func readEscape(openQuote: SourceOffset) throws(JSONSyntaxError) -> (Unicode.Scalar, Int) {
         let backslash = position
         guard index + 1 < bytes.count else { throw JSONSyntaxError(position: openQuote, message: "unterminated string") }
         let letter = bytes[index + 1]
@@ -107,7 +106,7 @@ extension JSONReader {
     }
 
     /// Reads `\uXXXX` at `index`, leaving `index` after it.
-    private mutating func readHex4(_ backslash: SourcePosition) throws(JSONSyntaxError) -> UInt32 {
+    private mutating func readHex4(_ backslash: SourceOffset) throws(JSONSyntaxError) -> UInt32 {
         var value: UInt32 = 0
         for i in (index + 2)..<(index + 6) {
             guard i < bytes.count, let digit = hexValue(bytes[i]) else {

@@ -13,11 +13,44 @@ struct JSONReader {
 
     static func read(_ bytes: [UInt8]) -> Document {
         var reader = JSONReader(bytes: bytes)
+        return reader.readDocumentCatching()
+    }
+
+    /// Reads like `read`, but hands each element of the root object's array member `key` to
+    /// `element` as soon as it is read, with the root's members read before it, instead of
+    /// keeping it: a file of 100 000 rules is never one syntax tree. In the document that
+    /// member's value is an empty array. Elements may have been handed over before a syntax
+    /// error later in the file stops reading.
+    static func read(_ bytes: [UInt8], streaming key: String,
+                     element: (JSONNode, [JSONMember]) -> Void) -> Document {
+        withoutActuallyEscaping(element) { element in
+            var reader = JSONReader(bytes: bytes)
+            reader.stream = Stream(key: key, element: element)
+            return reader.readDocumentCatching()
+        }
+    }
+
+    /// The value at `offset`, read alone: for elements that `read(_:streaming:element:)`
+    /// handed over, to read again. Nil on a syntax error.
+    static func value(in bytes: [UInt8], at offset: SourceOffset) -> JSONNode? {
+        var reader = JSONReader(bytes: bytes)
+        reader.index = offset.byte
+        return try? reader.readValue()
+    }
+
+    /// See `read(_:streaming:element:)`.
+    struct Stream {
+        var key: String
+        var element: (JSONNode, [JSONMember]) -> Void
+        var done = false
+    }
+
+    private mutating func readDocumentCatching() -> Document {
         do {
-            let root = try reader.readDocument()
-            return Document(root: root, errors: reader.duplicateKeys)
+            let root = try readDocument()
+            return Document(root: root, errors: duplicateKeys)
         } catch {
-            return Document(root: nil, errors: reader.duplicateKeys + [error])
+            return Document(root: nil, errors: duplicateKeys + [error])
         }
     }
 
@@ -26,20 +59,14 @@ struct JSONReader {
 
     let bytes: [UInt8]
     var index = 0
-    var line = 1
-    /// Byte index where the current line starts; columns are counted from here.
-    var lineStart = 0
     var depth = 0
     var duplicateKeys: [JSONSyntaxError] = []
-    let columnAnchor = ColumnAnchor()
+    var stream: Stream?
 
     init(bytes: [UInt8]) {
         self.bytes = bytes
         // RFC 8259 §8.1 lets a reader ignore a byte order mark; editors on Windows add one.
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-            index = 3
-            lineStart = 3
-        }
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
     }
 
     mutating func readDocument() throws(JSONSyntaxError) -> JSONNode {
@@ -78,7 +105,7 @@ struct JSONReader {
         index += 1
         var members: [JSONMember] = []
         /// Keys by place, once an object is too big for a scan (objects in rule files are small).
-        var seen: [String: SourcePosition]?
+        var seen: [String: SourceOffset]?
         skipWhitespace()
         if peek(UInt8(ascii: "}")) {
             index += 1
@@ -92,12 +119,15 @@ struct JSONReader {
             guard peek(UInt8(ascii: ":")) else { throw fail("expected ':' after object key") }
             index += 1
             skipWhitespace()
-            let value = try readValue()
             let first = seen.map { $0[key] } ?? members.first(where: { $0.key == key })?.keyPosition
+            let value: JSONNode
+            if depth == 1, first == nil, stream?.done == false, key == stream?.key, peek(UInt8(ascii: "[")) {
+                value = try nested { (r: inout JSONReader) throws(JSONSyntaxError) in try r.readStreamedArray(members) }
+            } else {
+                value = try readValue()
+            }
             if let first {
-                duplicateKeys.append(JSONSyntaxError(
-                    position: keyNode.position,
-                    message: "duplicate key '\(key)' (first at line \(first.line), column \(first.column))"))
+                duplicateKeys.append(JSONSyntaxError(position: keyNode.position, message: "duplicate key '\(key)'", first: first))
             } else {
                 members.append(JSONMember(key: key, keyPosition: keyNode.position, value: value))
                 if seen != nil {
@@ -132,6 +162,25 @@ struct JSONReader {
             elements.append(try readValue())
             if try readSeparator(closing: UInt8(ascii: "]"), "expected ',' or ']' after array element") {
                 return JSONNode(position: start, value: .array(elements))
+            }
+        }
+    }
+
+    /// An array whose elements go to `stream` as they are read (see `read(_:streaming:element:)`).
+    private mutating func readStreamedArray(_ before: [JSONMember]) throws(JSONSyntaxError) -> JSONNode {
+        stream?.done = true
+        let start = position
+        index += 1
+        skipWhitespace()
+        if peek(UInt8(ascii: "]")) {
+            index += 1
+            return JSONNode(position: start, value: .array([]))
+        }
+        while true {
+            let element = try readValue()
+            stream?.element(element, before)
+            if try readSeparator(closing: UInt8(ascii: "]"), "expected ',' or ']' after array element") {
+                return JSONNode(position: start, value: .array([]))
             }
         }
     }

@@ -10,16 +10,28 @@ enum CrossFileCheck {
     /// one is reported at its own place. The built-in `stdout` sink owns nothing, so a rule
     /// may be called `stdout`.
     private static func checkNamespace(_ checkers: inout [FileChecker]) {
-        var owners: [String: String] = [:]
+        /// Each name's first definition: its file (checker index) and place.
+        var owners: [String: (file: Int, position: SourceOffset)] = [:]
+        var duplicates: [(file: Int, name: NamedPlace, owner: (file: Int, position: SourceOffset))] = []
         for index in checkers.indices {
             let names = (checkers[index].ruleIDs + checkers[index].sinkNames).sorted { $0.position < $1.position }
             for name in names {
-                if let first = owners[name.name] {
-                    checkers[index].error("duplicate id '\(name.name)' (first defined at \(first))", at: name.position)
+                if let owner = owners[name.name] {
+                    duplicates.append((index, name, owner))
                 } else {
-                    owners[name.name] = "\(checkers[index].file):\(name.position)"
+                    owners[name.name] = (index, name.position)
                 }
             }
+        }
+        // Lines and columns of the first definitions, one pass over each file that has any.
+        var places: [Int: [SourceOffset: SourcePosition]] = [:]
+        for file in Set(duplicates.map(\.owner.file)) {
+            places[file] = checkers[file].lines.positions(of: duplicates.filter { $0.owner.file == file }.map(\.owner.position))
+        }
+        for duplicate in duplicates {
+            let first = "\(checkers[duplicate.owner.file].file):\(places[duplicate.owner.file]![duplicate.owner.position]!)"
+            checkers[duplicate.file].error("duplicate id '\(duplicate.name.name)' (first defined at \(first))",
+                                           at: duplicate.name.position)
         }
     }
 

@@ -4,28 +4,54 @@ import AlertCore
 /// reporting a wrong type or bad value at the value itself (spec §8).
 struct FileChecker {
     let file: String
-    private(set) var diagnostics: [Diagnostic] = []
+    /// The file's text, for turning offsets into lines and columns.
+    let lines: LineTable
+    /// Problems in the order found; `diagnostics` sorts them by place.
+    var problems: [Problem] = []
     /// Valid rule ids and all sink names with their places, for the one namespace shared
     /// across files (spec §1).
     var ruleIDs: [NamedPlace] = []
     var sinkNames: [NamedPlace] = []
     /// Sink names used in `notify`, checked once every file's sinks are known.
     var sinkReferences: [NamedPlace] = []
+    /// The rules checked while the file was being read, if its `rules` were streamed.
+    var streamed: StreamedRules?
 
-    init(file: String) {
-        self.file = file
+    struct Problem {
+        var position: SourceOffset
+        var message: String
+        /// A place the message names after it, as `(first at line L, column C)`.
+        var first: SourceOffset?
     }
 
-    mutating func error(_ message: String, at position: SourcePosition) {
-        diagnostics.append(Diagnostic(file: file, line: position.line, column: position.column, message: message))
+    init(file: String, bytes: [UInt8]) {
+        self.file = file
+        lines = LineTable(bytes: bytes)
+    }
+
+    mutating func error(_ message: String, at position: SourceOffset, first: SourceOffset? = nil) {
+        problems.append(Problem(position: position, message: message, first: first))
+    }
+
+    /// The problems as diagnostics, by place (two at one place in the order found); every
+    /// line and column is found in one pass over the file.
+    var diagnostics: [Diagnostic] {
+        let places = lines.positions(of: problems.map(\.position) + problems.compactMap(\.first))
+        return problems.enumerated()
+            .sorted { ($0.element.position, $0.offset) < ($1.element.position, $1.offset) }
+            .map { _, problem in
+                let place = places[problem.position]!
+                let first = problem.first.map { JSONSyntaxError.mention(first: places[$0]!) } ?? ""
+                return Diagnostic(file: file, line: place.line, column: place.column, message: problem.message + first)
+            }
     }
 
     /// Runs `body` and tells whether it reported nothing, so a value is built only from a
     /// part that checked clean.
     mutating func isClean(_ body: (inout FileChecker) -> Void) -> Bool {
-        let before = diagnostics.count
+        let before = problems.count
         body(&self)
-        return diagnostics.count == before
+        return problems.count == before
     }
 
     /// Reports every key not in `allowed`, at the key, with a "did you mean" when one is close.
@@ -56,7 +82,7 @@ struct FileChecker {
 /// A name and where it is written.
 struct NamedPlace {
     var name: String
-    var position: SourcePosition
+    var position: SourceOffset
 }
 
 extension Array where Element == JSONMember {
