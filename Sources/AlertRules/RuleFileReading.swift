@@ -44,21 +44,28 @@ extension RuleLoader {
         return load(sources).mapError(RuleLoadFailure.invalid)
     }
 
-    /// The whole file at `path`, read with plain POSIX calls (no Foundation in this module).
+    /// The whole file at `path`, read with plain POSIX calls (no Foundation in this module)
+    /// into one buffer of the file's size, so a big file is held once, not grown by copies.
     public static func readFile(_ path: String) -> Result<[UInt8], UnreadableFile> {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { return .failure(UnreadableFile(path: path, reason: systemError())) }
         defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
+        var status = stat()
+        let size = fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFREG ? Int(status.st_size) : 0
+        var bytes = [UInt8](repeating: 0, count: max(size, 65_536))
+        var count = 0
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { return .success(bytes) }
-            if count < 0 {
+            if count == bytes.count { bytes += [UInt8](repeating: 0, count: bytes.count) }
+            let n = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            if n == 0 {
+                bytes.removeLast(bytes.count - count)
+                return .success(bytes)
+            }
+            if n < 0 {
                 if errno == EINTR { continue }
                 return .failure(UnreadableFile(path: path, reason: systemError()))
             }
-            bytes += chunk[0..<count]
+            count += n
         }
     }
 

@@ -21,35 +21,57 @@ public final class EngineStateStore: Sendable {
     /// Every saved symbol. A row that cannot be read is an error naming the symbol: state is
     /// never silently dropped.
     public func load() throws -> [SymbolSnapshot] {
-        let (rows, chunks) = try database.read { db in
-            (try Row.fetchAll(db, sql: "SELECT symbol, snapshot FROM symbol_state ORDER BY symbol"),
-             try Row.fetchAll(db, sql: "SELECT symbol, entries FROM symbol_history ORDER BY symbol, hour"))
-        }
-        var next = 0
-        var snapshots: [SymbolSnapshot] = []
-        var extents: [String: (first: Int64, last: Int64)] = [:]
-        for row in rows {
-            let symbol: String = row["symbol"]
-            do throws(SnapshotError) {
-                var snapshot = try SymbolSnapshot(decoding: [UInt8](row["snapshot"] as Data))
+        try database.read { db in
+            // Entries per symbol first, so each history is allocated once at its full size.
+            var sizes: [String: Int] = [:]
+            let counted = try Row.fetchCursor(db, sql: """
+                SELECT symbol, SUM((length(entries) - 5) / 16) FROM symbol_history GROUP BY symbol
+                """)
+            while let row = try counted.next() { sizes[row[0]] = row[1] }
+            var snapshots: [SymbolSnapshot] = []
+            var extents: [String: (first: Int64, last: Int64)] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT symbol, snapshot FROM symbol_state ORDER BY symbol")
+            let chunks = try Row.fetchCursor(db, sql: "SELECT symbol, entries FROM symbol_history ORDER BY symbol, hour")
+            var chunk = try chunks.next()
+            while let row = try rows.next() {
+                let symbol: String = row[0]
+                var snapshot = try Self.reading(symbol, row.dataNoCopy(atIndex: 1)) { bytes throws(SnapshotError) in
+                    try SymbolSnapshot(decoding: [UInt8](bytes))
+                }
                 // Before schema 4 the history was inside the snapshot: kept, and written as chunks
                 // by the next save (no extent recorded).
                 let embedded = !snapshot.minutes.isEmpty
-                while next < chunks.count, (chunks[next]["symbol"] as String) < symbol { next += 1 }
-                while next < chunks.count, (chunks[next]["symbol"] as String) == symbol {
-                    if !embedded { try snapshot.appendHistory(decoding: [UInt8](chunks[next]["entries"] as Data)) }
-                    next += 1
+                if !embedded { snapshot.reserveHistory(sizes[symbol] ?? 0) }
+                while let current = chunk, let chunkSymbol: String = current[0], chunkSymbol <= symbol {
+                    if chunkSymbol == symbol, !embedded {
+                        try Self.reading(symbol, current.dataNoCopy(atIndex: 1)) { bytes throws(SnapshotError) in
+                            try snapshot.appendHistory(decoding: bytes)
+                        }
+                    }
+                    chunk = try chunks.next()
                 }
                 if !embedded, let first = snapshot.minutes.first, let last = snapshot.minutes.last {
                     extents[symbol] = (first, last)
                 }
                 snapshots.append(snapshot)
-            } catch {
-                throw StateReadError(symbol: symbol, reason: error.reason)
             }
+            onDisk.withLock { $0.merge(extents) { $1 } }
+            return snapshots
         }
-        onDisk.withLock { $0.merge(extents) { $1 } }
-        return snapshots
+    }
+
+    /// Runs `body` on a blob's bytes in place (no copy; an absent blob is empty); a blob that
+    /// cannot be decoded is an error naming the symbol.
+    private static func reading<T>(_ symbol: String, _ blob: Data?,
+                                   _ body: (UnsafeRawBufferPointer) throws(SnapshotError) -> T) throws -> T {
+        let result: Result<T, SnapshotError> = (blob ?? Data()).withUnsafeBytes { bytes in
+            Result { () throws(SnapshotError) -> T in try body(bytes) }
+        }
+        do {
+            return try result.get()
+        } catch {
+            throw StateReadError(symbol: symbol, reason: error.reason)
+        }
     }
 
     /// Writes `snapshots` (replacing those symbols' rows; of their minute history only the hours

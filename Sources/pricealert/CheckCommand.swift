@@ -103,7 +103,7 @@ struct CheckCommand: AsyncParsableCommand {
         // a crash in between fires it again rather than losing it.
         await delivery.commit()
         do {
-            try store.engineState.save(engine.takeChanges(), markets: marketsToSave, now: Wallclock.millis())
+            try store.engineState.save(engine.takeFinalChanges(), markets: marketsToSave, now: Wallclock.millis())
         } catch {
             StandardError.write("pricealert: error: cannot save state in \(store.folder.path): \(error)")
             _ = await delivery.finish(timeout: drainTimeout.duration)

@@ -8,7 +8,7 @@ import AlertTestSupport
 @Suite("engine state across runs")
 struct EngineStateTests {
     /// Evaluates `ticks` cut at `cuts`, saving changed symbols after each piece into a store of
-    /// encoded snapshots (only what `takeChanges` returns is written, as the database does).
+    /// encoded snapshots (only what `takeFinalChanges` returns is written, as `check` does).
     static func inPieces(_ rules: [Rule], _ ticks: [Tick], cuts: [Int], markets: MarketList? = nil) throws -> [String] {
         var store: [String: [UInt8]] = [:]
         var alerts: [Alert] = []
@@ -17,7 +17,7 @@ struct EngineStateTests {
             let engine = Engine(rules: rules, markets: markets)
             engine.restore(try store.values.map { try SymbolSnapshot(decoding: $0) })
             for tick in ticks[start..<end] { engine.process(tick, into: &alerts) }
-            for snapshot in engine.takeChanges() { store[snapshot.symbol] = snapshot.encoded() }
+            for snapshot in engine.takeFinalChanges() { store[snapshot.symbol] = snapshot.encoded() }
             start = end
         }
         return alerts.map { "\($0.id) \($0.value)" }
@@ -124,6 +124,23 @@ struct EngineStateTests {
         #expect(engine.takeChanges().isEmpty)
     }
 
+    /// The final save moves the histories out instead of copying them; what it saves is the same.
+    @Test func finalChangesEqualChanges() {
+        var rng = SeededRandom(seed: 31)
+        let rules = EngineReferenceTests.randomRules(&rng, count: 40)
+        let ticks = EngineReferenceTests.randomTicks(&rng, count: 2000)
+        let copying = Engine(rules: rules)
+        let moving = Engine(rules: rules)
+        var alerts: [Alert] = []
+        for tick in ticks {
+            copying.process(tick, into: &alerts)
+            moving.process(tick, into: &alerts)
+        }
+        let expected = copying.takeChanges()
+        #expect(expected.contains { $0.minutes.count > 10 })
+        #expect(moving.takeFinalChanges() == expected)
+    }
+
     /// A reload hands every symbol on, including restored ones that have not ticked since.
     @Test func snapshotAllKeepsUnusedRestoredSymbols() {
         let rules = [rule(.price(.above(100)), symbols: ["BTC", "ETH"])]
@@ -156,6 +173,25 @@ struct SymbolSnapshotCodingTests {
         minutes: [28_333_333, 28_333_334], prices: [1.0E-5, .greatestFiniteMagnitude],
         pairs: [PairSnapshot(rule: "r.1", fingerprint: .max, armed: false, spent: true, lastFired: nil),
                 PairSnapshot(rule: "é", fingerprint: 0, armed: true, spent: false, lastFired: 42)])
+
+    /// History chunks are read in place from the database's bytes; every bound is checked.
+    @Test func historyChunksRoundTripAndDamageIsRefused() throws {
+        let chunk = Self.sample.encodedHistory(0..<2)
+        func read(_ bytes: [UInt8], after: [Int64] = []) -> String {
+            var snapshot = SymbolSnapshot(symbol: "X", minutes: after, prices: after.map(Double.init))
+            do {
+                try bytes.withUnsafeBytes { try snapshot.appendHistory(decoding: $0) }
+                return "\(snapshot.minutes) \(snapshot.prices)"
+            } catch {
+                return (error as? SnapshotError)?.reason ?? "\(error)"
+            }
+        }
+        #expect(read(chunk) == "[28333333, 28333334] [1e-05, 1.7976931348623157e+308]")
+        #expect(read(Array(chunk.dropLast())) == "symbol state is truncated")
+        #expect(read(chunk + [0]) == "minute history has 1 bytes too many")
+        #expect(read(Array(chunk.prefix(3))) == "symbol state is truncated")
+        #expect(read(chunk, after: [28_333_333]) == "minute history out of order at minute 28333333")
+    }
 
     @Test func roundTrips() throws {
         #expect(try SymbolSnapshot(decoding: Self.sample.encoded()) == Self.sample)

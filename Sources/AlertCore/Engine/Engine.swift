@@ -338,7 +338,7 @@ struct EngineCore {
     /// Builds a new symbol's groups from the rules that apply to it, taking over its saved
     /// state when `restore` was given one.
     private mutating func makeState(_ symbol: String) -> SymbolState {
-        let snapshot = restoring.removeValue(forKey: symbol)
+        var snapshot = restoring.removeValue(forKey: symbol)
         var saved: [Int32: ConditionGroup.Pair] = [:]
         if let snapshot { saved = savedPairs(snapshot) }
         let applicable = applicableRules(symbol)
@@ -346,9 +346,9 @@ struct EngineCore {
         let range = groups.count..<(groups.count + fresh.count)
         groups += fresh
         var state = SymbolState(symbol: symbol, groups: range, keepsHistory: fresh.contains { $0.coordinate != .price })
-        if let snapshot {
+        if snapshot != nil {
             for rule in applicable { saved[rule] = nil }
-            state.restore(snapshot, retired: saved)
+            state.restore(&snapshot!, retired: saved)
         }
         return state
     }

@@ -13,6 +13,13 @@ extension Engine {
         core.takeSnapshots(all: false)
     }
 
+    /// `takeChanges` for the last save of the engine's life (a `check` run's end): each minute
+    /// history is moved into its snapshot instead of copied, so the engine must not take
+    /// ticks afterwards (its histories are empty).
+    public func takeFinalChanges() -> [SymbolSnapshot] {
+        core.takeSnapshots(all: false, moving: true)
+    }
+
     /// Every symbol's state, including restored snapshots not used yet: what a new engine
     /// built from reloaded rules takes over.
     public func snapshotAll() -> [SymbolSnapshot] {
@@ -30,11 +37,13 @@ extension EngineCore {
         }
     }
 
-    mutating func takeSnapshots(all: Bool) -> [SymbolSnapshot] {
+    mutating func takeSnapshots(all: Bool, moving: Bool = false) -> [SymbolSnapshot] {
         let fingerprints = ensureFingerprints()
         var out: [SymbolSnapshot] = []
         for s in symbols.indices where all || symbols[s].changed {
-            out.append(snapshot(of: s, fingerprints: fingerprints))
+            var history: (minutes: [Int64], prices: [Double]) = ([], [])
+            if symbols[s].keepsHistory { history = moving ? symbols[s].history.takeEntries() : symbols[s].history.entries }
+            out.append(snapshot(of: s, history: history, fingerprints: fingerprints))
             if !all { symbols[s].changed = false }
         }
         if all { out += restoring.keys.sorted().map { restoring[$0]! } }
@@ -75,13 +84,12 @@ extension EngineCore {
         return computed
     }
 
-    private func snapshot(of s: Int, fingerprints: [UInt64]) -> SymbolSnapshot {
+    private func snapshot(of s: Int, history: (minutes: [Int64], prices: [Double]), fingerprints: [UInt64]) -> SymbolSnapshot {
         let state = symbols[s]
         var pairs: [ConditionGroup.Pair] = []
         for g in state.groups { pairs += groups[g].pairs.filter { !$0.isSettled } }
         pairs += state.retired.values.filter { !$0.isSettled }
         pairs.sort { $0.rule < $1.rule }
-        let history: (minutes: [Int64], prices: [Double]) = state.keepsHistory ? state.history.entries : ([], [])
         return SymbolSnapshot(
             symbol: state.symbol, firstTime: state.firstTime, lastTime: state.lastTime, lastPrice: state.lastPrice,
             minutes: history.minutes, prices: history.prices,
@@ -100,11 +108,12 @@ extension ConditionGroup.Pair {
 extension SymbolState {
     /// Takes over a saved symbol: its times, `prev`, its minute history when its rules need one,
     /// and the saved pairs of rules that do not apply to it now.
-    mutating func restore(_ snapshot: SymbolSnapshot, retired: [Int32: ConditionGroup.Pair]) {
+    /// The snapshot's history is moved out, not copied.
+    mutating func restore(_ snapshot: inout SymbolSnapshot, retired: [Int32: ConditionGroup.Pair]) {
         firstTime = snapshot.firstTime
         lastTime = snapshot.lastTime
         lastPrice = snapshot.lastPrice
-        if keepsHistory { history = MinuteHistory(minutes: snapshot.minutes, prices: snapshot.prices) }
+        if keepsHistory { history = MinuteHistory(taking: &snapshot.minutes, &snapshot.prices) }
         self.retired = retired
     }
 }

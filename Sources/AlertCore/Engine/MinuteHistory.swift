@@ -14,13 +14,14 @@ struct MinuteHistory: Sendable {
 
     init() {}
 
-    /// A history saved by `entries` (oldest first), the newest minute still open.
-    init(minutes: [Int64], prices: [Double]) {
-        guard let last = minutes.last, let lastPrice = prices.last, minutes.count == prices.count else { return }
-        self.minutes = Array(minutes.dropLast())
-        self.prices = Array(prices.dropLast())
-        currentMinute = last
-        currentPrice = lastPrice
+    /// Takes over a history saved by `entries` (oldest first, the newest minute still open):
+    /// the arrays are moved out of the caller's, not copied (they are empty afterwards).
+    init(taking minutes: inout [Int64], _ prices: inout [Double]) {
+        guard minutes.count == prices.count, !minutes.isEmpty else { return }
+        swap(&self.minutes, &minutes)
+        swap(&self.prices, &prices)
+        currentMinute = self.minutes.removeLast()
+        currentPrice = self.prices.removeLast()
     }
 
     /// Every kept minute and its last price, oldest first (the open minute last).
@@ -31,6 +32,24 @@ struct MinuteHistory: Sendable {
             m.append(currentMinute)
             p.append(currentPrice)
         }
+        return (m, p)
+    }
+
+    /// `entries`, moved out rather than copied: the history is empty afterwards.
+    mutating func takeEntries() -> (minutes: [Int64], prices: [Double]) {
+        var m: [Int64] = []
+        var p: [Double] = []
+        swap(&m, &minutes)
+        swap(&p, &prices)
+        if start > 0 {
+            m.removeFirst(start)
+            p.removeFirst(start)
+        }
+        if currentMinute != .min {
+            m.append(currentMinute)
+            p.append(currentPrice)
+        }
+        self = MinuteHistory()
         return (m, p)
     }
 

@@ -139,24 +139,35 @@ extension SymbolSnapshot {
         return w.bytes
     }
 
-    /// Appends a chunk's entries to the history (chunks are read oldest first).
-    public mutating func appendHistory(decoding bytes: [UInt8]) throws(SnapshotError) {
-        var r = ByteReader(bytes)
-        let version = try r.byte()
+    /// Makes room for `count` more history entries, so that appending a symbol's chunks
+    /// allocates its history once.
+    public mutating func reserveHistory(_ count: Int) {
+        minutes.reserveCapacity(minutes.count + count)
+        prices.reserveCapacity(prices.count + count)
+    }
+
+    /// Appends a chunk's entries to the history (chunks are read oldest first), read in place
+    /// from the database's page.
+    public mutating func appendHistory(decoding bytes: UnsafeRawBufferPointer) throws(SnapshotError) {
+        guard let version = bytes.first else { throw SnapshotError(reason: "symbol state is truncated") }
         guard version == Self.historyFormatVersion else {
             throw SnapshotError(reason: "unknown minute history format \(version)")
         }
-        let count = try r.count(itemSize: 16)
-        minutes.reserveCapacity(minutes.count + count)
-        prices.reserveCapacity(prices.count + count)
-        for _ in 0..<count {
-            let minute = try r.int64()
-            guard minutes.last.map({ $0 < minute }) ?? true else {
+        guard bytes.count >= 5 else { throw SnapshotError(reason: "symbol state is truncated") }
+        let count = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))
+        guard count * 16 <= bytes.count - 5 else { throw SnapshotError(reason: "symbol state is truncated") }
+        guard count * 16 == bytes.count - 5 else {
+            throw SnapshotError(reason: "minute history has \(bytes.count - 5 - count * 16) bytes too many")
+        }
+        var previous = minutes.last ?? .min
+        for i in 0..<count {
+            let minute = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 5 + 16 * i, as: Int64.self))
+            guard minute > previous || (minutes.isEmpty && i == 0) else {
                 throw SnapshotError(reason: "minute history out of order at minute \(minute)")
             }
+            previous = minute
             minutes.append(minute)
-            prices.append(try r.double())
+            prices.append(Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 13 + 16 * i, as: UInt64.self))))
         }
-        guard r.isAtEnd else { throw SnapshotError(reason: "minute history has \(r.remaining) bytes too many") }
     }
 }

@@ -40,10 +40,14 @@ extension FileChecker {
     /// `[A-Za-z0-9._-]{1,64}`; a valid id joins the namespace shared with sink names.
     private mutating func ruleID(_ node: JSONNode) -> String? {
         guard let id = string(node, "'id'") else { return nil }
-        let allowed = id.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "._-".unicodeScalars.contains(scalar))
+        let allowed = id.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+            default: false
+            }
         }
-        guard allowed, (1...64).contains(id.unicodeScalars.count) else {
+        guard allowed, (1...64).contains(id.utf8.count) else {
             error("'id' must be 1 to 64 letters, digits, '.', '_' or '-', found \(JSONString.quote(id))", at: node.position)
             return nil
         }
