@@ -131,3 +131,17 @@ struct EngineOnceAcrossReloadsTests {
         #expect(alerts.map(\.id) == ["once:X:1"])
     }
 }
+
+/// A daemon may hold 100 000 rules: their inline size is budgeted (Docs/performance.md).
+@Suite struct RuleSizeTests {
+    @Test func aRuleStaysSmallInline() {
+        #expect(MemoryLayout<Rule>.stride <= 96)
+        #expect(MemoryLayout<Scope>.size <= 9)
+    }
+
+    @Test func aMatchScopeIsBoxedButEqualByValue() {
+        let a = Scope.match(MarketFilter(quote: "USDT"))
+        #expect(a == Scope.match(MarketFilter(quote: "USDT")))
+        #expect(a != Scope.match(MarketFilter(quote: "USD")))
+    }
+}

@@ -56,9 +56,6 @@ struct EngineCore {
     let compiled: [CompiledCondition]
     let cooldowns: [Int64]
     let once: [Bool]
-    private let templates: [String]
-    private let summaries: [String]
-    private let thresholds: [Threshold]
     /// Rule indices by upper-cased symbol, for `symbol`/`symbols` rules.
     private let rulesBySymbol: [String: [Int32]]
     /// Indices of enabled `match` rules.
@@ -87,9 +84,6 @@ struct EngineCore {
         compiled = rules.map { CompiledCondition($0.condition, hysteresis: $0.hysteresis) }
         cooldowns = rules.map(\.cooldown)
         once = rules.map { $0.repeatMode == .once }
-        templates = rules.map { $0.message ?? MessageTemplate.defaultTemplate(for: $0.condition) }
-        summaries = rules.map(\.condition.summary)
-        thresholds = rules.map(\.condition.threshold)
         var bySymbol: [String: [Int32]] = [:]
         var match: [Int32] = []
         var longest: Int64 = 0
@@ -266,9 +260,13 @@ struct EngineCore {
         return symbols[s].groups.lazy.map { self.groups[$0] }.first { $0.coordinate == .change(window: window) }?.value
     }
 
+    /// The condition's text, threshold and template are made per alert rather than kept per
+    /// rule: alerts are few, and 100 000 rules would hold ~10 MB of them.
     private func makeAlert(rule: Int, symbol: String, time: Int64, price: Double, value: Double) -> Alert {
-        Alert(rule: rules[rule].id, symbol: symbol, time: time, price: price, condition: summaries[rule],
-              threshold: thresholds[rule], value: value, template: templates[rule], notify: rules[rule].notify)
+        let r = rules[rule]
+        return Alert(rule: r.id, symbol: symbol, time: time, price: price, condition: r.condition.summary,
+                     threshold: r.condition.threshold, value: value,
+                     template: r.message ?? MessageTemplate.defaultTemplate(for: r.condition), notify: r.notify)
     }
 
     private mutating func drop(_ reason: DropReason) -> DropReason {

@@ -23,12 +23,21 @@ extension FileChecker {
     private mutating func scopeValue(_ member: JSONMember) -> Scope? {
         switch member.key {
         case "symbol":
-            return nonEmptyString(member.value, "'symbol'").map { .symbols([Symbol.normalize($0)]) }
+            return nonEmptyString(member.value, "'symbol'").map { .symbols(oneSymbol(Symbol.normalize($0))) }
         case "symbols":
             return symbolList(member.value)
         default:
             return marketFilter(member.value).map(Scope.match)
         }
+    }
+
+    /// `[symbol]`, one shared array per symbol: 100 000 rules over a few hundred symbols then
+    /// hold a few hundred arrays, not 100 000.
+    private mutating func oneSymbol(_ symbol: String) -> [String] {
+        if let list = singleSymbols[symbol] { return list }
+        let list = [symbol]
+        singleSymbols[symbol] = list
+        return list
     }
 
     private mutating func symbolList(_ node: JSONNode) -> Scope? {
