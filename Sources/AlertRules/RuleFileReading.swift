@@ -52,7 +52,8 @@ extension RuleLoader {
         defer { close(descriptor) }
         var status = stat()
         let size = fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFREG ? Int(status.st_size) : 0
-        var bytes = [UInt8](repeating: 0, count: max(size, 65_536))
+        // One byte more than the size, so the read that finds the end needs no room to grow.
+        var bytes = [UInt8](repeating: 0, count: max(size + 1, 65_536))
         var count = 0
         while true {
             if count == bytes.count { bytes += [UInt8](repeating: 0, count: bytes.count) }

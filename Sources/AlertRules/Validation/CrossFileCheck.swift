@@ -12,6 +12,7 @@ enum CrossFileCheck {
     private static func checkNamespace(_ checkers: inout [FileChecker]) {
         /// Each name's first definition: its file (checker index) and place.
         var owners: [String: (file: Int, position: SourceOffset)] = [:]
+        owners.reserveCapacity(checkers.reduce(0) { $0 + $1.ruleIDs.count + $1.sinkNames.count })
         var duplicates: [(file: Int, name: NamedPlace, owner: (file: Int, position: SourceOffset))] = []
         for index in checkers.indices {
             let names = (checkers[index].ruleIDs + checkers[index].sinkNames).sorted { $0.position < $1.position }
