@@ -51,6 +51,7 @@ let package = Package(
         // State that outlives a process: the durable outbox (and later pair state), in SQLite.
         .target(name: "AlertStore", dependencies: [
             "AlertCore",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -138,7 +139,7 @@ let package = Package(
         ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
-            "pricealert", "AlertTestSupport", "AlertRules", "AlertFeeds", "AlertHTTP", "DemoExchange",
+            "pricealert", "AlertTestSupport", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ],

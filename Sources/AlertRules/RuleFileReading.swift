@@ -32,6 +32,11 @@ public enum RuleLoadFailure: Error, Sendable, Equatable {
 extension RuleLoader {
     /// Reads the files at `paths` and loads them together (see `load`).
     public static func loadFiles(paths: [String]) -> Result<RuleSet, RuleLoadFailure> {
+        readFiles(paths: paths).flatMap { load($0).mapError(RuleLoadFailure.invalid) }
+    }
+
+    /// The files at `paths`, or every one that cannot be read.
+    public static func readFiles(paths: [String]) -> Result<[RuleSource], RuleLoadFailure> {
         var sources: [RuleSource] = []
         var unreadable: [UnreadableFile] = []
         for path in paths {
@@ -40,8 +45,7 @@ extension RuleLoader {
             case .failure(let problem): unreadable.append(problem)
             }
         }
-        guard unreadable.isEmpty else { return .failure(.unreadable(unreadable)) }
-        return load(sources).mapError(RuleLoadFailure.invalid)
+        return unreadable.isEmpty ? .success(sources) : .failure(.unreadable(unreadable))
     }
 
     /// The whole file at `path`, read with plain POSIX calls (no Foundation in this module)

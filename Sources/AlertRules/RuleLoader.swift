@@ -5,16 +5,21 @@ public enum RuleLoader {
     /// Reads and checks `files` together: rule ids and sink names share one namespace and
     /// `notify` may name a sink of any file. Diagnostics are sorted by file (in the order
     /// given), then line, then column. Any error means no `RuleSet`.
-    public static func load(_ files: [RuleSource]) -> Result<RuleSet, RuleFileErrors> {
+    ///
+    /// With `cachedRules` (what the rules cache holds for these very bytes) the files' rules are
+    /// passed over, not read: only versions, sinks and defaults are, and the rules are those.
+    public static func load(_ files: [RuleSource], cachedRules: [Rule]? = nil) -> Result<RuleSet, RuleFileErrors> {
         var checkers: [FileChecker] = []
         var rules: [Rule] = []
         var sinks: [SinkDefinition] = []
         for file in files {
             var checker = FileChecker(file: file.path, bytes: file.bytes)
             // Rules are checked as they are read, so a big file is never one syntax tree.
-            let document = JSONReader.read(file.bytes, streaming: "rules") { node, before in
-                checker.streamedRule(node, before: before)
-            }
+            let document = cachedRules != nil
+                ? JSONReader.read(file.bytes, skipping: "rules")
+                : JSONReader.read(file.bytes, streaming: "rules") { node, before in
+                    checker.streamedRule(node, before: before)
+                }
             if let root = document.root {
                 let contents = checker.ruleFile(root)
                 rules += contents.rules
@@ -31,6 +36,6 @@ public enum RuleLoader {
         guard diagnostics.isEmpty else { return .failure(RuleFileErrors(diagnostics: diagnostics)) }
         var byName = [SinkDefinition.builtinStdout.name: SinkDefinition.builtinStdout]
         for sink in sinks { byName[sink.name] = sink }
-        return .success(RuleSet(rules: rules, sinks: byName))
+        return .success(RuleSet(rules: cachedRules ?? rules, sinks: byName))
     }
 }

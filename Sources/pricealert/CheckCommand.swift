@@ -62,9 +62,10 @@ struct CheckCommand: AsyncParsableCommand {
     func run() async throws {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
-        let ruleSet = try rules.load()
+        let (ruleSet, cacheMiss) = try Inputs.rules(rules.files, cache: state.ruleCache)
         let sinks = try Inputs.sinks(for: ruleSet)
         let store = try state.open()
+        if let cacheMiss { state.ruleCache?.store(cacheMiss.rules, for: cacheMiss.key) }
         let delivery: AlertDelivery
         let engine: Engine
         let snapshot: [Tick]

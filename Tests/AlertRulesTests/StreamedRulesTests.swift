@@ -81,4 +81,25 @@ import AlertCore
         #expect(inner.count == 1)  // only the root's member streams
         #expect(document.errors.isEmpty)
     }
+
+    /// With cached rules the `rules` array is passed over by looking at strings and brackets
+    /// only; brackets and escaped quotes inside strings must not confuse it.
+    @Test func cachedRulesSkipTheArrayAndKeepTheRest() throws {
+        let text = #"""
+            {"version": 1, "rules": [{"id": "a", "symbol": "X]\"}{[", "when": {"price": {"above": 1}}},
+                                     {"id": "b", "symbol": "\\", "when": {"price": {"above": 1}}, "message": "[{\"}"}],
+             "sinks": {"ops": {"type": "file", "path": "x]\".jsonl"}}, "defaults": {"notify": ["ops"]}}
+            """#
+        // The text is a valid rule file, read in full.
+        let full = try RuleLoader.load([RuleSource(path: "r.json", bytes: Array(text.utf8))]).get()
+        #expect(full.rules.map(\.id) == ["a", "b"])
+        let cached = [Rule(id: "z", scope: .symbols(["Y"]), condition: .price(.below(3)))]
+        let loaded = try RuleLoader.load([RuleSource(path: "r.json", bytes: Array(text.utf8))], cachedRules: cached).get()
+        #expect(loaded.rules == cached)
+        #expect(loaded.sinks["ops"] != nil)
+        let document = JSONReader.read(Array(text.utf8), skipping: "rules")
+        let root = try #require(document.root)
+        guard case .object(let members) = root.value else { Issue.record("not an object"); return }
+        #expect(members.map(\.key) == ["version", "rules", "sinks", "defaults"])
+    }
 }

@@ -173,3 +173,66 @@ import Testing
         }
     }
 }
+
+@Suite struct RuleCacheUnitTests {
+    static let rules = [
+        Rule(id: "a", scope: .symbols(["BTC", "ETH"]), condition: .price(.inside(1, 2)), notify: ["ops", "stdout"],
+             repeatMode: .once, cooldown: 60_000, hysteresis: 0, message: "{{symbol}} é", enabled: false),
+        Rule(id: "b", scope: .match(MarketFilter(future: false, quote: "USD", base: nil, active: true)),
+             condition: .change(window: 3_600_000, .below(-2.5)), notify: ["ops", "stdout"], hysteresis: 0.5),
+        Rule(id: "c", scope: .symbols(["BTC", "ETH"]), condition: .price(.crossesBelow(-0.0))),
+    ]
+
+    func cache() throws -> RuleCache {
+        let folder = StateFolder(path: FileManager.default.temporaryDirectory.appendingPathComponent("rc-\(UUID().uuidString)").path)
+        try folder.create()
+        return RuleCache(folder: folder)
+    }
+
+    @Test func rulesRoundTripAndShareTheirLists() throws {
+        let decoded = try Rule.decode(Rule.encode(Self.rules))
+        #expect(decoded == Self.rules)
+        // Equal lists are written once and shared after decoding: one buffer, not one per rule.
+        func storage(_ list: [String]) -> UnsafeRawPointer? { list.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) } }
+        #expect(storage(decoded[0].notify) == storage(decoded[1].notify))
+        guard case .symbols(let first) = decoded[0].scope, case .symbols(let third) = decoded[2].scope else {
+            Issue.record("scopes changed"); return
+        }
+        #expect(storage(first) == storage(third))
+    }
+
+    @Test func damagedEncodingsAreRefused() {
+        let encoded = Rule.encode(Self.rules)
+        for cut in [1, 5, encoded.count / 2, encoded.count - 1] {
+            #expect(throws: SnapshotError.self) { try Rule.decode(Array(encoded.prefix(cut))) }
+        }
+        #expect(throws: SnapshotError.self) { try Rule.decode(encoded + [0]) }
+        #expect(throws: SnapshotError.self) { try Rule.decode([9] + encoded.dropFirst()) }
+    }
+
+    @Test func aCacheAnswersOnlyItsOwnKey() throws {
+        let cache = try cache()
+        let executable = FileManager.default.temporaryDirectory.appendingPathComponent("exe-\(UUID().uuidString)").path
+        FileManager.default.createFile(atPath: executable, contents: Data("v1".utf8))
+        defer { try? FileManager.default.removeItem(atPath: executable) }
+        let files: [[UInt8]] = [Array("one".utf8), Array("two".utf8)]
+        let key = try #require(RuleCache.key(files: files, executable: executable))
+        #expect(cache.rules(for: key) == nil)
+        #expect(cache.store(Self.rules, for: key))
+        #expect(cache.rules(for: key) == Self.rules)
+        // Other bytes, other file boundaries, another binary: misses.
+        #expect(RuleCache.key(files: [Array("onf".utf8), Array("two".utf8)], executable: executable) != key)
+        #expect(RuleCache.key(files: [Array("onet".utf8), Array("wo".utf8)], executable: executable) != key)
+        FileManager.default.createFile(atPath: executable, contents: Data("v2 longer".utf8))
+        let rebuilt = try #require(RuleCache.key(files: files, executable: executable))
+        #expect(rebuilt != key)
+        #expect(cache.rules(for: rebuilt) == nil)
+        #expect(RuleCache.key(files: files, executable: "/nonexistent") == nil)
+    }
+
+    @Test func aCacheThatCannotBeWrittenIsLeftAlone() throws {
+        let cache = RuleCache(folder: StateFolder(path: "/nonexistent/folder"))
+        #expect(!cache.store(Self.rules, for: [1, 2, 3]))
+        #expect(cache.rules(for: [1, 2, 3]) == nil)
+    }
+}

@@ -8,6 +8,10 @@ struct ByteWriter {
         withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
+    mutating func append(_ other: ByteWriter) {
+        bytes.append(contentsOf: other.bytes)
+    }
+
     mutating func reserve(_ more: Int) {
         bytes.reserveCapacity(bytes.count + more)
     }

@@ -30,6 +30,15 @@ struct JSONReader {
         }
     }
 
+    /// Reads like `read`, but passes over the root object's array member `key` looking only at
+    /// strings and brackets (its value in the document is an empty array). Only for text known
+    /// to be valid JSON: the rules cache matched it byte for byte with text that was read.
+    static func read(_ bytes: [UInt8], skipping key: String) -> Document {
+        var reader = JSONReader(bytes: bytes)
+        reader.stream = Stream(key: key, element: { _, _ in }, skip: true)
+        return reader.readDocumentCatching()
+    }
+
     /// The value at `offset`, read alone: for elements that `read(_:streaming:element:)`
     /// handed over, to read again. Nil on a syntax error.
     static func value(in bytes: [UInt8], at offset: SourceOffset) -> JSONNode? {
@@ -42,6 +51,7 @@ struct JSONReader {
     struct Stream {
         var key: String
         var element: (JSONNode, [JSONMember]) -> Void
+        var skip = false
         var done = false
     }
 
@@ -170,6 +180,10 @@ struct JSONReader {
     private mutating func readStreamedArray(_ before: [JSONMember]) throws(JSONSyntaxError) -> JSONNode {
         stream?.done = true
         let start = position
+        if stream?.skip == true {
+            skipValue()
+            return JSONNode(position: start, value: .array([]))
+        }
         index += 1
         skipWhitespace()
         if peek(UInt8(ascii: "]")) {
@@ -182,6 +196,31 @@ struct JSONReader {
             if try readSeparator(closing: UInt8(ascii: "]"), "expected ',' or ']' after array element") {
                 return JSONNode(position: start, value: .array([]))
             }
+        }
+    }
+
+    /// Moves past the (valid) array or object at `index`, looking only at strings and brackets.
+    private mutating func skipValue() {
+        var open = 0
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                open += 1
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                open -= 1
+                if open == 0 {
+                    index += 1
+                    return
+                }
+            case UInt8(ascii: "\""):
+                index += 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                    index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+            default:
+                break
+            }
+            index += 1
         }
     }
 

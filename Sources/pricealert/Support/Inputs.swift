@@ -2,6 +2,7 @@ import AlertCore
 import AlertFeeds
 import AlertRules
 import AlertSinks
+import AlertStore
 import ArgumentParser
 import CMemory
 
@@ -9,12 +10,32 @@ import CMemory
 enum Inputs {
     /// Loads rule files together; prints every problem with its place and exits 65/66.
     static func rules(_ paths: [String]) throws -> RuleSet {
-        switch RuleLoader.loadFiles(paths: paths) {
-        case .success(let ruleSet):
-            // Reading a big rule file builds a large syntax tree that is gone by now; give its
-            // pages back, so a daemon's resident memory is what it keeps, not what it read.
-            _ = pa_release_free_memory()
-            return ruleSet
+        let ruleSet = try rules(RuleLoader.loadFiles(paths: paths))
+        // Reading a big rule file leaves freed buffers (the file, a rule's syntax tree); give
+        // their pages back, so a daemon's resident memory is what it keeps, not what it read.
+        _ = pa_release_free_memory()
+        return ruleSet
+    }
+
+    /// `rules(paths)` through the rules cache of `check` (a short run: no pages given back):
+    /// rules the cache holds for these very files are taken from it (the files' sinks are still
+    /// read); otherwise the files are checked and `cacheMiss` holds what to store once the state
+    /// folder is open and locked.
+    static func rules(_ paths: [String], cache: RuleCache?) throws -> (RuleSet, cacheMiss: (key: [UInt8], rules: [Rule])?) {
+        let sources = try rules(RuleLoader.readFiles(paths: paths))
+        let key = cache == nil ? nil : RuleCache.key(files: sources.map(\.bytes))
+        if let cache, let key, let cached = cache.rules(for: key) {
+            return (try rules(RuleLoader.load(sources, cachedRules: cached).mapError(RuleLoadFailure.invalid)), nil)
+        }
+        let ruleSet = try rules(RuleLoader.load(sources).mapError(RuleLoadFailure.invalid))
+        return (ruleSet, key.map { ($0, ruleSet.rules) })
+    }
+
+    /// What loading gave, or every problem printed and the exit (65, 66).
+    private static func rules<T>(_ result: Result<T, RuleLoadFailure>) throws -> T {
+        switch result {
+        case .success(let loaded):
+            return loaded
         case .failure(.unreadable(let problems)):
             StandardError.write(lines: problems.map(\.description))
             throw ExitCodes.noInput

@@ -10,6 +10,12 @@ struct StateOption: ParsableArguments {
         valueName: "dir"))
     var path: String?
 
+    /// The rules cache in the state folder (see `RuleCache`); nil when the folder cannot be
+    /// named (opening it will say why).
+    var ruleCache: RuleCache? {
+        (try? StateFolder.resolve(explicit: path, environment: StateFolder.processEnvironment)).map(RuleCache.init)
+    }
+
     /// Opens the state folder; exits 73 (75 when another pricealert holds it) with a message
     /// naming it when it cannot be used.
     func open() throws -> StateStore {

@@ -1,0 +1,94 @@
+import AlertCore
+import Crypto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `rules.cache` in the state folder: the rules of the rule files a `check` loaded last,
+/// so that the next run over byte-identical files, by the same pricealert binary, takes them
+/// from here instead of checking the files again (that is most of a cron run's time with
+/// thousands of rules). Only rules are kept: sinks, with their URLs and keys, are always read
+/// from the files.
+///
+/// A cache, nothing more: a file that is missing, damaged or made for other files or another
+/// binary is a miss, and a file that cannot be written is left alone.
+public struct RuleCache: Sendable {
+    public let path: String
+
+    public init(folder: StateFolder) {
+        path = folder.path + "/rules.cache"
+    }
+
+    static let magic: [UInt8] = Array("pricealert rules cache 1\n".utf8)
+
+    /// What the cache is valid for: a SHA-256 of this binary's identity (size, inode and
+    /// modification time of `/proc/self/exe`: a rebuild or upgrade may check differently) and
+    /// of the files' bytes in order. Nil when the binary cannot be identified (no caching).
+    public static func key(files: [[UInt8]], executable: String = "/proc/self/exe") -> [UInt8]? {
+        var info = stat()
+        guard stat(executable, &info) == 0 else { return nil }
+        var hasher = SHA256()
+        hasher.update(data: magic)
+        for value in [Int64(info.st_size), Int64(info.st_ino), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec),
+                      Int64(files.count)] {
+            withUnsafeBytes(of: value.littleEndian) { hasher.update(bufferPointer: $0) }
+        }
+        for bytes in files {
+            withUnsafeBytes(of: Int64(bytes.count).littleEndian) { hasher.update(bufferPointer: $0) }
+            hasher.update(data: bytes)
+        }
+        return Array(hasher.finalize())
+    }
+
+    /// The cached rules when the cache was written for `key`; nil otherwise.
+    public func rules(for key: [UInt8]) -> [Rule]? {
+        guard let bytes = Self.contents(of: path), bytes.count > Self.magic.count + key.count,
+              bytes.starts(with: Self.magic), bytes[Self.magic.count..<(Self.magic.count + key.count)].elementsEqual(key)
+        else { return nil }
+        return try? Rule.decode(Array(bytes[(Self.magic.count + key.count)...]))
+    }
+
+    /// Replaces the cache with `rules` for `key`, atomically (a temporary file renamed over
+    /// it), so a reader sees the old cache or the new one. Returns whether it was written.
+    @discardableResult
+    public func store(_ rules: [Rule], for key: [UInt8]) -> Bool {
+        let bytes = Self.magic + key + Rule.encode(rules)
+        let temporary = path + ".\(getpid()).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return false }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, $0.count - written) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            written += n
+        }
+        // On disk before it is renamed into place: after a crash the cache is the old or the new.
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            return false
+        }
+        return true
+    }
+
+    private static func contents(of path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var count = 0
+        while count < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            count += n
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,66 @@
+import AlertCore
+import AlertStore
+import Foundation
+import Testing
+
+/// `check` keeps the rules of its rule files in `rules.cache` in the state folder and takes
+/// them from there while the files (and the binary) stay byte for byte the same.
+@Suite("end to end: check's rules cache")
+struct RuleCacheTests {
+    static func rules(above: Double) -> String {
+        """
+        {"version": 1, "rules": [{"id": "r", "symbol": "AAA", "when": {"price": {"above": \(above)}}}]}
+        """
+    }
+
+    func folder() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-cache-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    func check(_ dir: URL, time: Int, price: Double) async throws -> PriceAlertBinary.Result {
+        try "{\"time\": \(time), \"symbol\": \"AAA\", \"price\": \(price)}\n"
+            .write(to: dir.appendingPathComponent("tick.jsonl"), atomically: true, encoding: .utf8)
+        return try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "tick.jsonl",
+                                               "--state", "st", "--format", "json"], in: dir)
+    }
+
+    /// An edited rule file is read again, never answered from the cache.
+    @Test func editedRulesAreReadAgain() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Self.rules(above: 101).write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let first = try await check(dir, time: 1_000, price: 100)
+        #expect(first.status == 0 && first.stdout.isEmpty, "\(first.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("st/rules.cache").path))
+        try Self.rules(above: 99).write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let second = try await check(dir, time: 2_000, price: 100)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.contains("\"threshold\":99"))
+    }
+
+    /// Unchanged files are answered from the cache: a cache written for these bytes with another
+    /// threshold decides. A damaged cache is a miss, and the next run writes it again.
+    @Test func unchangedFilesAreTakenFromTheCache() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let text = Self.rules(above: 101)
+        try text.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let first = try await check(dir, time: 1_000, price: 100)
+        #expect(first.status == 0 && first.stdout.isEmpty, "\(first.stderr)")
+
+        let cache = RuleCache(folder: StateFolder(path: dir.appendingPathComponent("st").path))
+        let key = try #require(RuleCache.key(files: [Array(text.utf8)], executable: PriceAlertBinary.url.path))
+        let doctored = Rule(id: "r", scope: .symbols(["AAA"]), condition: .price(.above(50)))
+        #expect(cache.store([doctored], for: key))
+        let second = try await check(dir, time: 2_000, price: 100)
+        #expect(second.stdout.contains("\"threshold\":50"), "the cache was not used: \(second.stdout)")
+
+        try Data("damaged".utf8).write(to: URL(fileURLWithPath: cache.path))
+        let third = try await check(dir, time: 3_000, price: 102)
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(third.stdout.contains("\"threshold\":101"))
+        #expect(cache.rules(for: key) == [Rule(id: "r", scope: .symbols(["AAA"]), condition: .price(.above(101)))])
+    }
+}
