@@ -201,6 +201,12 @@ import Testing
         #expect(storage(first) == storage(third))
     }
 
+    /// A list index is a number, not a count of bytes to come: late rules may name late lists.
+    @Test func manyListsRoundTrip() throws {
+        let rules = (0..<300).map { Rule(id: "r\($0)", scope: .symbols(["S\($0)"]), condition: .price(.above(Double($0)))) }
+        #expect(try Rule.decode(Rule.encode(rules)) == rules)
+    }
+
     @Test func damagedEncodingsAreRefused() {
         let encoded = Rule.encode(Self.rules)
         for cut in [1, 5, encoded.count / 2, encoded.count - 1] {

@@ -69,9 +69,14 @@ struct ByteReader {
     mutating func int64() throws(SnapshotError) -> Int64 { Int64(bitPattern: try uint64()) }
     mutating func double() throws(SnapshotError) -> Double { Double(bitPattern: try uint64()) }
 
+    /// What `ByteWriter.count` wrote, as a plain number (e.g. an index).
+    mutating func uint32() throws(SnapshotError) -> Int {
+        Int(try take(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+    }
+
     /// A count of items of at least `itemSize` bytes each, checked against what is left.
     mutating func count(itemSize: Int = 1) throws(SnapshotError) -> Int {
-        let n = Int(try take(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        let n = try uint32()
         guard n * itemSize <= remaining else { throw SnapshotError(reason: "symbol state is truncated") }
         return n
     }

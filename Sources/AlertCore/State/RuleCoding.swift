@@ -67,13 +67,13 @@ extension Rule {
         for _ in 0..<count {
             let id = try r.string()
             let message = try r.optionalString()
-            let notify = try list(try r.count())
+            let notify = try list(try r.uint32())
             let cooldown = try r.int64()
             let hysteresis = try r.double()
             let condition = try r.condition()
             let scope: Scope
             switch try r.byte() {
-            case 0: scope = .symbols(try list(try r.count()))
+            case 0: scope = .symbols(try list(try r.uint32()))
             case 1:
                 scope = .match(MarketFilter(future: try r.optionalBool(), quote: try r.optionalString(),
                                             base: try r.optionalString(), active: try r.optionalBool()))
