@@ -130,7 +130,7 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore"]),
+        .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore", "AlertTestSupport"]),
         .testTarget(name: "DaemonTests", dependencies: [
             "Daemon", "AlertCore", "AlertFeeds", "AlertHTTP", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),

@@ -60,6 +60,73 @@ public final class EngineStateStore: Sendable {
         }
     }
 
+    /// The saved state of the symbols in `lookups` only (a run that evaluates a few ticks: `check`),
+    /// each with only the hours of its minute history that those ticks can look up: for each
+    /// range of minutes, the hours it spans and the newest hour before them (where the price
+    /// at or before its first minute may be), and the newest hour (which new minutes extend).
+    /// Hours not read stay on disk as they are; a later save writes only hours it read or made.
+    public func load(lookingUp lookups: [String: [ClosedRange<Int64>]]) throws -> [SymbolSnapshot] {
+        try database.read { db in
+            let state = try db.cachedStatement(sql: "SELECT snapshot FROM symbol_state WHERE symbol = ?")
+            let bounds = try db.cachedStatement(sql: "SELECT MIN(hour), MAX(hour) FROM symbol_history WHERE symbol = ?")
+            let before = try db.cachedStatement(sql: "SELECT MAX(hour) FROM symbol_history WHERE symbol = ? AND hour < ?")
+            let chunks = try db.cachedStatement(sql: """
+                SELECT entries FROM symbol_history WHERE symbol = ? AND hour BETWEEN ? AND ? ORDER BY hour
+                """)
+            var snapshots: [SymbolSnapshot] = []
+            var extents: [String: (first: Int64, last: Int64)] = [:]
+            for (symbol, ranges) in lookups.sorted(by: { $0.key < $1.key }) {
+                guard let row = try Row.fetchOne(state, arguments: [symbol]) else { continue }
+                var snapshot = try Self.reading(symbol, row.dataNoCopy(atIndex: 0)) { bytes throws(SnapshotError) in
+                    try SymbolSnapshot(decoding: [UInt8](bytes))
+                }
+                // Before schema 4 the history was inside the snapshot (see `load()`).
+                guard snapshot.minutes.isEmpty, let extent = try Row.fetchOne(bounds, arguments: [symbol]),
+                      let oldest: Int64 = extent[0], let newest: Int64 = extent[1] else {
+                    snapshots.append(snapshot)
+                    continue
+                }
+                let hour = SymbolSnapshot.hour(ofMinute:)
+                var spans: [ClosedRange<Int64>] = [newest...newest]
+                for range in ranges {
+                    let (low, high) = (hour(range.lowerBound), hour(range.upperBound))
+                    let previous = try Int64.fetchOne(before, arguments: [symbol, low]) ?? low
+                    spans.append(previous...max(high, previous))
+                }
+                for span in Self.merged(spans) {
+                    let rows = try Row.fetchCursor(chunks, arguments: [symbol, span.lowerBound, span.upperBound])
+                    while let chunk = try rows.next() {
+                        try Self.reading(symbol, chunk.dataNoCopy(atIndex: 0)) { bytes throws(SnapshotError) in
+                            try snapshot.appendHistory(decoding: bytes)
+                        }
+                    }
+                }
+                if let first = snapshot.minutes.first, let last = snapshot.minutes.last {
+                    // When the oldest hour was not read, its first minute is unknown: the next save
+                    // rewrites the oldest hour it has, and drops those before it.
+                    let readOldest = Self.merged(spans).first.map { $0.contains(oldest) } ?? false
+                    extents[symbol] = (readOldest ? first : .min, last)
+                }
+                snapshots.append(snapshot)
+            }
+            onDisk.withLock { $0.merge(extents) { $1 } }
+            return snapshots
+        }
+    }
+
+    /// `spans` sorted, overlapping and adjacent ones joined.
+    static func merged(_ spans: [ClosedRange<Int64>]) -> [ClosedRange<Int64>] {
+        var result: [ClosedRange<Int64>] = []
+        for span in spans.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = result.last, span.lowerBound <= last.upperBound + 1 {
+                result[result.count - 1] = last.lowerBound...max(last.upperBound, span.upperBound)
+            } else {
+                result.append(span)
+            }
+        }
+        return result
+    }
+
     /// Runs `body` on a blob's bytes in place (no copy; an absent blob is empty); a blob that
     /// cannot be decoded is an error naming the symbol.
     private static func reading<T>(_ symbol: String, _ blob: Data?,

@@ -77,7 +77,8 @@ struct CheckCommand: AsyncParsableCommand {
             let input = try await loadInput(saved: saved, needsMarkets: engine.hasMatchRules)
             marketsToSave = input.markets.flatMap { $0 == saved ? nil : $0 }
             engine.replaceMarkets(input.markets.map { MarketList($0.markets) })
-            engine.restore(try store.engineState.load())
+            // Only the ticked symbols' state, and of their minute history what these ticks look up.
+            engine.restore(try store.engineState.load(lookingUp: engine.historyLookups(for: input.ticks)))
             snapshot = input.ticks
             lines = input.lines
             for _ in 0..<input.malformed { engine.countDropped(.malformed) }

@@ -62,6 +62,8 @@ struct EngineCore {
     let matchRules: [Int32]
     /// The longest change window in whole minutes (0: no minute history is kept).
     private let keepMinutes: Int64
+    /// Every change window of an enabled rule, in whole minutes.
+    let windowMinutes: Set<Int64>
 
     /// Upper-cased symbol to its index in `symbols`.
     var symbolIndex: [String: Int] = [:]
@@ -87,6 +89,7 @@ struct EngineCore {
         var bySymbol: [String: [Int32]] = [:]
         var match: [Int32] = []
         var longest: Int64 = 0
+        var windows: Set<Int64> = []
         for (i, rule) in rules.enumerated() where rule.enabled {
             switch rule.scope {
             case .symbols(let list):
@@ -99,11 +102,13 @@ struct EngineCore {
             }
             if case .change(let window, _) = rule.condition {
                 longest = max(longest, window / 60_000)
+                windows.insert(window / 60_000)
             }
         }
         rulesBySymbol = bySymbol
         matchRules = match
         keepMinutes = longest
+        windowMinutes = windows
     }
 
     mutating func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {

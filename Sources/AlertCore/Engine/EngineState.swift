@@ -7,6 +7,22 @@ extension Engine {
         core.restore(snapshots)
     }
 
+    /// The minutes whose saved price evaluating `ticks` can look up, by upper-cased symbol: the
+    /// start of each change window for the ticks' minutes (spec §3). For a restore that reads
+    /// only that much history (`EngineStateStore.load(lookingUp:)`, as `check` does).
+    public func historyLookups(for ticks: some Sequence<Tick>) -> [String: [ClosedRange<Int64>]] {
+        var minutes: [String: ClosedRange<Int64>] = [:]
+        for tick in ticks {
+            let symbol = Symbol.normalize(tick.symbol)
+            let minute = floorDivMod(tick.time, 60_000).0
+            minutes[symbol] = minutes[symbol].map { min($0.lowerBound, minute)...max($0.upperBound, minute) } ?? minute...minute
+        }
+        let windows = core.windowMinutes.sorted()
+        return minutes.mapValues { span in
+            windows.map { (span.lowerBound &- $0)...(span.upperBound &- $0) }
+        }
+    }
+
     /// Snapshots of the symbols that accepted a tick since the last call (or since the start),
     /// which are then counted as saved: what a periodic or final save writes.
     public func takeChanges() -> [SymbolSnapshot] {
