@@ -72,6 +72,7 @@ extension EngineCore {
         let fingerprints = ensureFingerprints()
         let byID = ensureRuleIndex()
         var saved: [Int32: ConditionGroup.Pair] = [:]
+        saved.reserveCapacity(snapshot.pairs.count)
         for pair in snapshot.pairs {
             guard let r = byID[pair.rule], fingerprints[Int(r)] == pair.fingerprint else { continue }
             var restored = ConditionGroup.Pair(rule: r, condition: compiled[Int(r)], cooldown: cooldowns[Int(r)],
@@ -95,7 +96,7 @@ extension EngineCore {
 
     private mutating func ensureFingerprints() -> [UInt64] {
         if let fingerprints { return fingerprints }
-        let computed = rules.map(RuleFingerprint.of)
+        let computed = RuleFingerprint.of(rules)
         fingerprints = computed
         return computed
     }

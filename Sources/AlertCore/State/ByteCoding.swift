@@ -8,6 +8,11 @@ struct ByteWriter {
         withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
+    /// Empties the writer, keeping its buffer for the next use.
+    mutating func clear() {
+        bytes.removeAll(keepingCapacity: true)
+    }
+
     mutating func append(_ other: ByteWriter) {
         bytes.append(contentsOf: other.bytes)
     }
