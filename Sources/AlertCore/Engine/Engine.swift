@@ -62,6 +62,8 @@ struct EngineCore {
     let matchRules: [Int32]
     /// The longest change window in whole minutes (0: no minute history is kept).
     private let keepMinutes: Int64
+    /// Each rule's condition text, made when it first fires (see `makeAlert`).
+    private var summaries: [String?]
     /// Every change window of an enabled rule, in whole minutes.
     let windowMinutes: Set<Int64>
 
@@ -85,6 +87,7 @@ struct EngineCore {
         self.markets = markets
         compiled = rules.map { CompiledCondition($0.condition, hysteresis: $0.hysteresis) }
         cooldowns = rules.map(\.cooldown)
+        summaries = Array(repeating: nil, count: rules.count)
         once = rules.map { $0.repeatMode == .once }
         var bySymbol: [String: [Int32]] = [:]
         var match: [Int32] = []
@@ -265,13 +268,21 @@ struct EngineCore {
         return symbols[s].groups.lazy.map { self.groups[$0] }.first { $0.coordinate == .change(window: window) }?.value
     }
 
-    /// The condition's text, threshold and template are made per alert rather than kept per
-    /// rule: alerts are few, and 100 000 rules would hold ~10 MB of them.
-    private func makeAlert(rule: Int, symbol: String, time: Int64, price: Double, value: Double) -> Alert {
-        let r = rules[rule]
-        return Alert(rule: r.id, symbol: symbol, time: time, price: price, condition: r.condition.summary,
-                     threshold: r.condition.threshold, value: value,
-                     template: r.message ?? MessageTemplate.defaultTemplate(for: r.condition), notify: r.notify)
+    /// The condition's text is made when a rule first fires, not for every rule (100 000 rules
+    /// would hold ~6 MB of them); threshold and template are cheap to take each time.
+    private mutating func makeAlert(rule: Int, symbol: String, time: Int64, price: Double, value: Double) -> Alert {
+        let condition = rules[rule].condition
+        let summary: String
+        if let made = summaries[rule] {
+            summary = made
+        } else {
+            summary = condition.summary
+            summaries[rule] = summary
+        }
+        return Alert(rule: rules[rule].id, symbol: symbol, time: time, price: price, condition: summary,
+                     threshold: condition.threshold, value: value,
+                     template: rules[rule].message ?? MessageTemplate.defaultTemplate(for: condition),
+                     notify: rules[rule].notify)
     }
 
     private mutating func drop(_ reason: DropReason) -> DropReason {
