@@ -54,7 +54,8 @@ extension JSONReader {
         }
     }
 
-    /// Reads the escape at `index` (a backslash): the scalar and how many source bytes it took. Errors point at the backslash.
+    /// Reads the escape at `index` (a backslash): the scalar and how many source bytes it took.
+    /// Errors point at the backslash.
     private mutating func readEscape(openQuote: SourceOffset) throws(JSONSyntaxError) -> (Unicode.Scalar, Int) {
         let backslash = position
         guard index + 1 < bytes.count else { throw JSONSyntaxError(position: openQuote, message: "unterminated string") }
