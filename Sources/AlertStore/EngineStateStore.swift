@@ -13,6 +13,10 @@ public final class EngineStateStore: Sendable {
     /// or saved it: a save rewrites only the hours from the newest on (history only grows at
     /// its end) and the oldest hour when it was trimmed. Absent: every hour is written.
     private let onDisk = Mutex<[String: (first: Int64, last: Int64)]>([:])
+    /// Per symbol read by `load(lookingUp:)`: the oldest minute its lookups ask for with the
+    /// longest window. Only when a save's history starts at or before it are the hours before
+    /// that start known to be unneeded (see `save`).
+    private let partialFloors = Mutex<[String: Int64]>([:])
 
     init(database: DatabasePool) {
         self.database = database
@@ -110,6 +114,9 @@ public final class EngineStateStore: Sendable {
                 snapshots.append(snapshot)
             }
             onDisk.withLock { $0.merge(extents) { $1 } }
+            partialFloors.withLock { floors in
+                for (symbol, ranges) in lookups { floors[symbol] = ranges.map(\.upperBound).min() ?? .min }
+            }
             return snapshots
         }
     }
@@ -147,6 +154,7 @@ public final class EngineStateStore: Sendable {
     public func save(_ snapshots: [SymbolSnapshot], markets: MarketsSave? = nil, now: Int64) throws {
         guard !snapshots.isEmpty || markets != nil else { return }
         let known = onDisk.withLock { $0 }
+        let floors = partialFloors.withLock { $0 }
         var extents: [String: (first: Int64, last: Int64)?] = [:]
         try database.write { db in
             let statement = try db.cachedStatement(sql: """
@@ -169,7 +177,12 @@ public final class EngineStateStore: Sendable {
                     continue
                 }
                 let hour = SymbolSnapshot.hour(ofMinute:)
-                try trim.execute(arguments: [snapshot.symbol, hour(first), hour(last)])
+                // Hours before the history's first are dropped: no window looks them up any more.
+                // Unless only part of the history was read and it starts after the oldest minute
+                // a window looks up: then no minute at or before that one was read (none may be on
+                // disk yet), and the hours before the first one read are still needed.
+                let dropBefore = floors[snapshot.symbol].map { first > $0 } == true ? Int64.min : hour(first)
+                try trim.execute(arguments: [snapshot.symbol, dropBefore, hour(last)])
                 for range in Self.changedHours(snapshot, since: known[snapshot.symbol]) {
                     try chunk.execute(arguments: [snapshot.symbol, hour(snapshot.minutes[range.lowerBound]),
                                                   Data(snapshot.encodedHistory(range))])
