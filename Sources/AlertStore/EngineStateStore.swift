@@ -13,9 +13,9 @@ public final class EngineStateStore: Sendable {
     /// or saved it: a save rewrites only the hours from the newest on (history only grows at
     /// its end) and the oldest hour when it was trimmed. Absent: every hour is written.
     private let onDisk = Mutex<[String: (first: Int64, last: Int64)]>([:])
-    /// Per symbol read by `load(lookingUp:)`: the oldest minute its lookups ask for with the
-    /// longest window. Only when a save's history starts at or before it are the hours before
-    /// that start known to be unneeded (see `save`).
+    /// Per symbol read by `load(lookingUp:)`: the minute the longest window looks up for the
+    /// newest tick (the smallest upper end of its lookups). Only when a save's history starts at
+    /// or before it are the hours before that start known to be unneeded (see `save`).
     private let partialFloors = Mutex<[String: Int64]>([:])
 
     init(database: DatabasePool) {
@@ -178,9 +178,9 @@ public final class EngineStateStore: Sendable {
                 }
                 let hour = SymbolSnapshot.hour(ofMinute:)
                 // Hours before the history's first are dropped: no window looks them up any more.
-                // Unless only part of the history was read and it starts after the oldest minute
-                // a window looks up: then no minute at or before that one was read (none may be on
-                // disk yet), and the hours before the first one read are still needed.
+                // Unless only part of the history was read and it starts after the minute the
+                // longest window looked up last: then no minute at or before that one was on disk
+                // (the window found nothing yet), and the unread hours before it are still needed.
                 let dropBefore = floors[snapshot.symbol].map { first > $0 } == true ? Int64.min : hour(first)
                 try trim.execute(arguments: [snapshot.symbol, dropBefore, hour(last)])
                 for range in Self.changedHours(snapshot, since: known[snapshot.symbol]) {
