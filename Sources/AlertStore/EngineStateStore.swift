@@ -39,19 +39,13 @@ public final class EngineStateStore: Sendable {
             var chunk = try chunks.next()
             while let row = try rows.next() {
                 let symbol: String = row[0]
-                var snapshot = try Self.reading(symbol, row.dataNoCopy(atIndex: 1)) { bytes throws(SnapshotError) in
-                    try SymbolSnapshot(decoding: [UInt8](bytes))
-                }
+                var snapshot = try Self.snapshot(symbol, row.dataNoCopy(atIndex: 1))
                 // Before schema 4 the history was inside the snapshot: kept, and written as chunks
                 // by the next save (no extent recorded).
                 let embedded = !snapshot.minutes.isEmpty
                 if !embedded { snapshot.reserveHistory(sizes[symbol] ?? 0) }
                 while let current = chunk, let chunkSymbol: String = current[0], chunkSymbol <= symbol {
-                    if chunkSymbol == symbol, !embedded {
-                        try Self.reading(symbol, current.dataNoCopy(atIndex: 1)) { bytes throws(SnapshotError) in
-                            try snapshot.appendHistory(decoding: bytes)
-                        }
-                    }
+                    if chunkSymbol == symbol, !embedded { try Self.append(current.dataNoCopy(atIndex: 1), of: symbol, to: &snapshot) }
                     chunk = try chunks.next()
                 }
                 if !embedded, let first = snapshot.minutes.first, let last = snapshot.minutes.last {
@@ -81,9 +75,7 @@ public final class EngineStateStore: Sendable {
             var extents: [String: (first: Int64, last: Int64)] = [:]
             for (symbol, ranges) in lookups.sorted(by: { $0.key < $1.key }) {
                 guard let row = try Row.fetchOne(state, arguments: [symbol]) else { continue }
-                var snapshot = try Self.reading(symbol, row.dataNoCopy(atIndex: 0)) { bytes throws(SnapshotError) in
-                    try SymbolSnapshot(decoding: [UInt8](bytes))
-                }
+                var snapshot = try Self.snapshot(symbol, row.dataNoCopy(atIndex: 0))
                 // Before schema 4 the history was inside the snapshot (see `load()`).
                 guard snapshot.minutes.isEmpty, let extent = try Row.fetchOne(bounds, arguments: [symbol]),
                       let oldest: Int64 = extent[0], let newest: Int64 = extent[1] else {
@@ -97,18 +89,15 @@ public final class EngineStateStore: Sendable {
                     let previous = try Int64.fetchOne(before, arguments: [symbol, low]) ?? low
                     spans.append(previous...max(high, previous))
                 }
-                for span in Self.merged(spans) {
+                let read = Self.merged(spans)
+                for span in read {
                     let rows = try Row.fetchCursor(chunks, arguments: [symbol, span.lowerBound, span.upperBound])
-                    while let chunk = try rows.next() {
-                        try Self.reading(symbol, chunk.dataNoCopy(atIndex: 0)) { bytes throws(SnapshotError) in
-                            try snapshot.appendHistory(decoding: bytes)
-                        }
-                    }
+                    while let chunk = try rows.next() { try Self.append(chunk.dataNoCopy(atIndex: 0), of: symbol, to: &snapshot) }
                 }
                 if let first = snapshot.minutes.first, let last = snapshot.minutes.last {
                     // When the oldest hour was not read, its first minute is unknown: the next save
-                    // rewrites the oldest hour it has, and drops those before it.
-                    let readOldest = Self.merged(spans).first.map { $0.contains(oldest) } ?? false
+                    // rewrites the oldest hour it has (see `save` for which hours it drops).
+                    let readOldest = read.first.map { $0.contains(oldest) } ?? false
                     extents[symbol] = (readOldest ? first : .min, last)
                 }
                 snapshots.append(snapshot)
@@ -132,6 +121,16 @@ public final class EngineStateStore: Sendable {
             }
         }
         return result
+    }
+
+    /// A `symbol_state` blob decoded; one that cannot be is an error naming the symbol.
+    private static func snapshot(_ symbol: String, _ blob: Data?) throws -> SymbolSnapshot {
+        try reading(symbol, blob) { bytes throws(SnapshotError) in try SymbolSnapshot(decoding: [UInt8](bytes)) }
+    }
+
+    /// A `symbol_history` chunk of `symbol` appended to `snapshot`'s history, read in place.
+    private static func append(_ chunk: Data?, of symbol: String, to snapshot: inout SymbolSnapshot) throws {
+        try reading(symbol, chunk) { bytes throws(SnapshotError) in try snapshot.appendHistory(decoding: bytes) }
     }
 
     /// Runs `body` on a blob's bytes in place (no copy; an absent blob is empty); a blob that

@@ -1,5 +1,6 @@
 import AlertCore
 import Crypto
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -44,7 +45,7 @@ public struct RuleCache: Sendable {
 
     /// The cached rules when the cache was written for `key`; nil otherwise.
     public func rules(for key: [UInt8]) -> [Rule]? {
-        guard let bytes = Self.contents(of: path), bytes.count > Self.magic.count + key.count,
+        guard let bytes = FileManager.default.contents(atPath: path).map(Array.init), bytes.count > Self.magic.count + key.count,
               bytes.starts(with: Self.magic), bytes[Self.magic.count..<(Self.magic.count + key.count)].elementsEqual(key)
         else { return nil }
         return try? Rule.decode(Array(bytes[(Self.magic.count + key.count)...]))
@@ -73,22 +74,5 @@ public struct RuleCache: Sendable {
             return false
         }
         return true
-    }
-
-    private static func contents(of path: String) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var count = 0
-        while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + count, $0.count - count) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return nil }
-            count += n
-        }
-        return bytes
     }
 }

@@ -91,7 +91,6 @@ struct EngineCore {
         once = rules.map { $0.repeatMode == .once }
         var bySymbol: [String: [Int32]] = [:]
         var match: [Int32] = []
-        var longest: Int64 = 0
         var windows: Set<Int64> = []
         for (i, rule) in rules.enumerated() where rule.enabled {
             switch rule.scope {
@@ -103,14 +102,11 @@ struct EngineCore {
             case .match:
                 match.append(Int32(i))
             }
-            if case .change(let window, _) = rule.condition {
-                longest = max(longest, window / 60_000)
-                windows.insert(window / 60_000)
-            }
+            if case .change(let window, _) = rule.condition { windows.insert(window / 60_000) }
         }
         rulesBySymbol = bySymbol
         matchRules = match
-        keepMinutes = longest
+        keepMinutes = windows.max() ?? 0
         windowMinutes = windows
     }
 

@@ -26,13 +26,8 @@ struct MinuteHistory: Sendable {
 
     /// Every kept minute and its last price, oldest first (the open minute last).
     var entries: (minutes: [Int64], prices: [Double]) {
-        var m = Array(minutes[start...])
-        var p = Array(prices[start...])
-        if currentMinute != .min {
-            m.append(currentMinute)
-            p.append(currentPrice)
-        }
-        return (m, p)
+        var copy = self
+        return copy.takeEntries()
     }
 
     /// `entries`, moved out rather than copied: the history is empty afterwards.
