@@ -27,8 +27,9 @@ let package = Package(
         .target(name: "AlertCore", linkerSettings: [.linkedLibrary("m")]),
         // Rule files: a JSON reader that keeps line/column, and validation into AlertCore rules.
         .target(name: "AlertRules", dependencies: ["AlertCore"]),
-        // libcurl, through non-variadic inline wrappers (Swift cannot call curl_easy_setopt).
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl, loaded on first use (dlopen), through non-variadic wrappers (Swift cannot call
+        // curl_easy_setopt). Builds against libcurl4-openssl-dev's headers; links only libdl.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // HTTP over libcurl's multi interface: REST feeds now, webhooks later.
         .target(name: "AlertHTTP", dependencies: [
             "CCurl",

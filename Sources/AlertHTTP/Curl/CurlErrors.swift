@@ -4,7 +4,7 @@ extension HTTPError {
     /// The error for a transfer that ended with `code`. `detail` is libcurl's error buffer, which
     /// names hosts and ports but, to be sure, has the raw URL replaced by the redacted one.
     init(curlCode code: CURLcode, detail: String, rawURL: String, redactedURL: String) {
-        var reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        var reason = detail.isEmpty ? String(cString: pa_curl_easy_strerror(code)) : detail
         if !rawURL.isEmpty, reason.contains(rawURL) {
             reason = reason.replacingOccurrences(of: rawURL, with: redactedURL)
         }

@@ -1,8 +1,12 @@
 import CCurl
 
-/// `curl_global_init` must run once before any other libcurl call. A global `let` is initialised
-/// exactly once, lazily and thread-safely, by the first `CurlHTTPClient`.
-let curlGlobalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+/// libcurl is loaded (and `curl_global_init` run) by the first `CurlHTTPClient`, not at start-up
+/// (see `ccurl.h`): nil once it is ready, else why it cannot be used, which every request then
+/// fails with. A global `let` is initialised exactly once, lazily and thread-safely.
+let curlUnavailable: String? = {
+    var reason = [CChar](repeating: 0, count: 512)
+    return pa_curl_load(&reason, reason.count) == 0 ? nil : String(cString: reason)
+}()
 
 /// The `Int`-sized `long` arguments `pa_easy_setopt_long` takes.
 @inline(__always)

@@ -15,27 +15,31 @@ public final class CurlHTTPClient: HTTPClient {
     /// and webhooks alike. Created on first use.
     public static let shared = CurlHTTPClient()
 
-    private let loop = CurlMultiLoop()
+    /// nil when libcurl cannot be loaded: every `send` then fails with the reason.
+    private let loop: CurlMultiLoop?
     private let nextID = Atomic<UInt64>(0)
     private let logger: Logger
 
     public init(logger: Logger = Logger(label: "pricealert.http")) {
         self.logger = logger
-        loop.start()
+        loop = curlUnavailable == nil ? CurlMultiLoop() : nil
+        loop?.start()
     }
 
     deinit {
-        loop.shutdown()
+        loop?.shutdown()
     }
 
     /// Stops the client's thread after failing the requests in flight; later `send`s fail at once.
     public func shutdown() {
-        loop.shutdown()
+        loop?.shutdown()
     }
 
     public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+        guard let loop else {
+            throw HTTPError(kind: .other, url: RedactedURL.redact(request.url), reason: curlUnavailable ?? "")
+        }
         let transfer = try CurlTransfer(id: nextID.wrappingAdd(1, ordering: .relaxed).newValue, request: request)
-        let loop = self.loop
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation

@@ -31,9 +31,9 @@ final class CurlMultiLoop: @unchecked Sendable {
     private let state = Mutex(State())
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
 
+    /// Only once `curlUnavailable` is nil.
     init() {
-        _ = curlGlobalInit
-        guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
+        guard let multi = pa_curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
         self.multi = multi
         // Keep up to this many idle connections whatever the number of transfers in flight
         // (libcurl's default, 4 per added handle, shrinks as load drops and closes live ones).
@@ -41,7 +41,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     deinit {
-        curl_multi_cleanup(multi)
+        pa_curl_multi_cleanup(multi)
     }
 
     /// Starts the thread. The thread keeps the loop alive until it ends.
@@ -62,7 +62,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         state.withLock { state in
             guard !state.stopping else { return false }
             state.incoming.append(transfer)
-            curl_multi_wakeup(multi)
+            pa_curl_multi_wakeup(multi)
             return true
         }
     }
@@ -73,7 +73,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         state.withLock { state in
             guard !state.stopping else { return }
             state.cancelled.append(transfer.id)
-            curl_multi_wakeup(multi)
+            pa_curl_multi_wakeup(multi)
         }
     }
 
@@ -83,7 +83,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         let thread: pthread_t? = state.withLock { state in
             guard !state.stopping else { return nil }
             state.stopping = true
-            curl_multi_wakeup(multi)
+            pa_curl_multi_wakeup(multi)
             return state.thread
         }
         guard let thread else { return }
@@ -105,7 +105,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             if stopping {
                 for transfer in incoming { transfer.fail("HTTP client shut down") }
                 for (easy, transfer) in active {
-                    curl_multi_remove_handle(multi, easy)
+                    pa_curl_multi_remove_handle(multi, easy)
                     transfer.fail("HTTP client shut down")
                 }
                 active.removeAll()
@@ -114,16 +114,16 @@ final class CurlMultiLoop: @unchecked Sendable {
             for transfer in incoming { add(transfer) }
             for id in cancelled { abort(id) }
             var running: Int32 = 0
-            _ = curl_multi_perform(multi, &running)
+            _ = pa_curl_multi_perform(multi, &running)
             completeFinished()
-            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+            _ = pa_curl_multi_poll(multi, nil, 0, 1000, nil)
         }
     }
 
     private func add(_ transfer: CurlTransfer) {
         if transfer.cancelRequested.load(ordering: .sequentiallyConsistent) {
             transfer.fail("request cancelled")
-        } else if curl_multi_add_handle(multi, transfer.easy) != CURLM_OK {
+        } else if pa_curl_multi_add_handle(multi, transfer.easy) != CURLM_OK {
             transfer.fail("curl_multi_add_handle failed")
         } else {
             active[transfer.easy] = transfer
@@ -132,18 +132,18 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     private func abort(_ id: UInt64) {
         guard let (easy, transfer) = active.first(where: { $0.value.id == id }).map({ ($0.key, $0.value) }) else { return }
-        curl_multi_remove_handle(multi, easy)
+        pa_curl_multi_remove_handle(multi, easy)
         active[easy] = nil
         transfer.fail("request cancelled")
     }
 
     private func completeFinished() {
         var left: Int32 = 0
-        while let message = curl_multi_info_read(multi, &left) {
+        while let message = pa_curl_multi_info_read(multi, &left) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             // Read the message before removing the handle: removal frees it.
             let code = message.pointee.data.result
-            curl_multi_remove_handle(multi, easy)
+            pa_curl_multi_remove_handle(multi, easy)
             active.removeValue(forKey: easy)?.complete(code)
         }
     }

@@ -63,7 +63,7 @@ extension CurlTransfer {
             if !headers.contains(where: { $0.name.lowercased() == "content-type" }) { lines.append("Content-Type:") }
         }
         for line in lines {
-            guard let list = curl_slist_append(headerList, line) else {
+            guard let list = pa_curl_slist_append(headerList, line) else {
                 throw HTTPError(kind: .other, url: redactedURL, reason: "out of memory for request headers")
             }
             headerList = list

@@ -31,7 +31,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.rawURL = request.url
         self.redactedURL = RedactedURL.redact(request.url)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        guard let easy = curl_easy_init() else {
+        guard let easy = pa_curl_easy_init() else {
             errorBuffer.deallocate()
             throw HTTPError(kind: .other, url: redactedURL, reason: "curl_easy_init failed")
         }
@@ -40,8 +40,8 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
-        curl_easy_cleanup(easy)
-        curl_slist_free_all(headerList)
+        pa_curl_easy_cleanup(easy)
+        pa_curl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }
 
