@@ -2,6 +2,18 @@
 // pricealert: Feed ──ticks──▶ Engine ──alerts──▶ Dispatcher ──▶ Sinks
 import PackageDescription
 
+// How the release `pricealert` is linked on Linux (Docs/performance.md): with lld, the functions
+// its commands run first and together (Build/link-order.txt, made by scripts/link-order), so a
+// `check` maps a few megabytes of code instead of pages spread over all of it; and without
+// exporting every Swift symbol of the executable (the static stdlib's -export-dynamic), which
+// made the dynamic loader read megabytes of symbol tables at every start.
+let releaseLinkFlags = [
+    "-use-ld=lld",
+    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Build/link-order.txt",
+    "-Xlinker", "--no-warn-symbol-ordering",
+    "-Xlinker", "--no-export-dynamic",
+]
+
 let package = Package(
     name: "pricealert",
     platforms: [.macOS(.v14)],
@@ -82,7 +94,7 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], linkerSettings: [.unsafeFlags(releaseLinkFlags, .when(platforms: [.linux], configuration: .release))]),
         // Benchmarks are executables, never tests: `swift run -c release replay-benchmark`.
         .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds"],
                           path: "Benchmarks/ReplayBenchmark"),
