@@ -64,7 +64,6 @@ let package = Package(
         // State that outlives a process: the durable outbox (and later pair state), in SQLite.
         .target(name: "AlertStore", dependencies: [
             "AlertCore",
-            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),

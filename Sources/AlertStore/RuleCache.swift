@@ -1,5 +1,4 @@
 import AlertCore
-import Crypto
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -22,25 +21,21 @@ public struct RuleCache: Sendable {
         path = folder.path + "/rules.cache"
     }
 
-    static let magic: [UInt8] = Array("pricealert rules cache 1\n".utf8)
+    static let magic: [UInt8] = Array("pricealert rules cache 2\n".utf8)
 
-    /// What the cache is valid for: a SHA-256 of this binary's identity (size, inode and
-    /// modification time of `/proc/self/exe`: a rebuild or upgrade may check differently) and
-    /// of the files' bytes in order. Nil when the binary cannot be identified (no caching).
+    /// What the cache is valid for: this binary's identity (size, inode and modification time of
+    /// `/proc/self/exe`: a rebuild or upgrade may check differently) and each file's length and
+    /// XXH64 of its bytes, in order. Nil when the binary cannot be identified (no caching).
     public static func key(files: [[UInt8]], executable: String = "/proc/self/exe") -> [UInt8]? {
         var info = stat()
         guard stat(executable, &info) == 0 else { return nil }
-        var hasher = SHA256()
-        hasher.update(data: magic)
-        for value in [Int64(info.st_size), Int64(info.st_ino), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec),
-                      Int64(files.count)] {
-            withUnsafeBytes(of: value.littleEndian) { hasher.update(bufferPointer: $0) }
-        }
+        var values = [Int64(info.st_size), Int64(info.st_ino), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec),
+                      Int64(files.count)]
         for bytes in files {
-            withUnsafeBytes(of: Int64(bytes.count).littleEndian) { hasher.update(bufferPointer: $0) }
-            hasher.update(data: bytes)
+            values.append(Int64(bytes.count))
+            values.append(Int64(bitPattern: XXH64.hash(bytes)))
         }
-        return Array(hasher.finalize())
+        return values.flatMap { value in withUnsafeBytes(of: value.littleEndian, Array.init) }
     }
 
     /// The cached rules when the cache was written for `key`; nil otherwise.
