@@ -59,27 +59,55 @@ public enum MessageTemplate {
     /// Fills `template` for `alert` (its `message` is ignored).
     public static func render(_ template: String, rule: String, symbol: String, time: Int64, price: Double,
                               condition: String, threshold: Threshold, value: Double) -> String {
-        var out = ""
-        var rest = Substring(template)
-        while let open = rest.range(of: "{{") {
-            guard let close = rest[open.upperBound...].range(of: "}}") else { break }
-            out += rest[..<open.lowerBound]
-            let name = rest[open.upperBound..<close.lowerBound].trimmingSpaces()
-            switch name {
-            case "rule": out += rule
-            case "symbol": out += symbol
-            case "price": out += JSONNumber.format(price)
-            case "value": out += condition.hasPrefix("change ") ? percent(value) : JSONNumber.format(value)
-            case "threshold":
-                if case .value(let x) = threshold { out += JSONNumber.format(x) } else { out += AlertFormat.thresholdJSON(threshold) }
-            case "condition": out += condition
-            case "time": out += Timestamp.format(time)
-            default: out += rest[open.lowerBound..<close.upperBound]
+        // On UTF-8 bytes: `{{` and `}}` are ASCII, so every cut is at a character boundary.
+        var template = template
+        return template.withUTF8 { bytes in
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count + 32)
+            var i = 0
+            var literal = 0
+            while i + 1 < bytes.count {
+                guard bytes[i] == UInt8(ascii: "{"), bytes[i + 1] == UInt8(ascii: "{") else {
+                    i += 1
+                    continue
+                }
+                var close = i + 2
+                while close + 1 < bytes.count, !(bytes[close] == UInt8(ascii: "}") && bytes[close + 1] == UInt8(ascii: "}")) {
+                    close += 1
+                }
+                guard close + 1 < bytes.count else { break }
+                out.append(contentsOf: bytes[literal..<i])
+                var nameStart = i + 2, nameEnd = close
+                while nameStart < nameEnd, bytes[nameStart] == UInt8(ascii: " ") { nameStart += 1 }
+                while nameEnd > nameStart, bytes[nameEnd - 1] == UInt8(ascii: " ") { nameEnd -= 1 }
+                let name = bytes[nameStart..<nameEnd]
+                if name.elementsEqual("rule".utf8) {
+                    out.append(contentsOf: rule.utf8)
+                } else if name.elementsEqual("symbol".utf8) {
+                    out.append(contentsOf: symbol.utf8)
+                } else if name.elementsEqual("price".utf8) {
+                    out.append(contentsOf: JSONNumber.format(price).utf8)
+                } else if name.elementsEqual("value".utf8) {
+                    out.append(contentsOf: (condition.hasPrefix("change ") ? percent(value) : JSONNumber.format(value)).utf8)
+                } else if name.elementsEqual("threshold".utf8) {
+                    if case .value(let x) = threshold {
+                        out.append(contentsOf: JSONNumber.format(x).utf8)
+                    } else {
+                        out.append(contentsOf: AlertFormat.thresholdJSON(threshold).utf8)
+                    }
+                } else if name.elementsEqual("condition".utf8) {
+                    out.append(contentsOf: condition.utf8)
+                } else if name.elementsEqual("time".utf8) {
+                    out.append(contentsOf: Timestamp.format(time).utf8)
+                } else {
+                    out.append(contentsOf: bytes[i..<(close + 2)])
+                }
+                i = close + 2
+                literal = i
             }
-            rest = rest[close.upperBound...]
+            out.append(contentsOf: bytes[literal...])
+            return String(decoding: out, as: UTF8.self)
         }
-        out += rest
-        return out
     }
 
     /// Change values read as percent with two decimals in messages (`-5.23`); the event's

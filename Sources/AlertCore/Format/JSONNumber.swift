@@ -14,25 +14,33 @@ public enum JSONNumber {
 /// JSON string quoting with the escapes RFC 8259 requires.
 public enum JSONString {
     public static func quote(_ s: String) -> String {
-        var out = "\""
-        out.reserveCapacity(s.utf8.count + 2)
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
+        var s = s
+        return s.withUTF8 { bytes in
+            // Bytes of multi-byte characters are all >= 0x80: only ASCII ever needs an escape.
+            guard bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                var out = "\""
+                out.reserveCapacity(bytes.count + 2)
+                out += String(decoding: bytes, as: UTF8.self)
+                out += "\""
+                return out
+            }
+            var out: [UInt8] = [UInt8(ascii: "\"")]
+            out.reserveCapacity(bytes.count + 8)
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+                case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+                case UInt8(ascii: "\n"): out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case UInt8(ascii: "\r"): out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                case UInt8(ascii: "\t"): out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                case ..<0x20:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+                default: out.append(byte)
                 }
             }
+            out.append(UInt8(ascii: "\""))
+            return String(decoding: out, as: UTF8.self)
         }
-        out += "\""
-        return out
     }
 }

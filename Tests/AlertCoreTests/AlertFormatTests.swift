@@ -1,0 +1,91 @@
+import AlertCore
+import AlertTestSupport
+import Testing
+
+/// `JSONString.quote` and `MessageTemplate.render` work on UTF-8 bytes (they were a large part of
+/// a `check` that fires hundreds of alerts). These compare them, on fixed and on seeded random
+/// inputs, with the straightforward versions they replaced: character by character.
+@Suite struct AlertFormatTests {
+    /// The version before: scalar by scalar.
+    static func referenceQuote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    /// The version before: substring search for `{{` and the next `}}`, names trimmed of spaces.
+    static func referenceRender(_ template: String, values: [String: String]) -> String {
+        var out = ""
+        var rest = Substring(template)
+        while let open = rest.firstRange(of: "{{") {
+            guard let close = rest[open.upperBound...].firstRange(of: "}}") else { break }
+            out += rest[..<open.lowerBound]
+            var name = rest[open.upperBound..<close.lowerBound]
+            while name.first == " " { name.removeFirst() }
+            while name.last == " " { name.removeLast() }
+            out += values[String(name)] ?? String(rest[open.lowerBound..<close.upperBound])
+            rest = rest[close.upperBound...]
+        }
+        return out + rest
+    }
+
+    static let pieces = ["a", "Z", " ", "\"", "\\", "\n", "\r", "\t", "\u{01}", "\u{1f}", "é", "€", "𝄞", "{", "}", "{{", "}}",
+                         "{{rule}}", "{{ price }}", "{{symbol", "time}}", "{{nope}}", "{{ value}}", "{{threshold }}",
+                         "{{condition}}", "{{{rule}}}", "{{}}"]
+
+    static func randomText(_ rng: inout SeededRandom) -> String {
+        (0..<Int.random(in: 0...12, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+    }
+
+    @Test func quoteEqualsTheCharacterByCharacterVersion() {
+        for text in ["", "plain", "say \"hi\"", "back\\slash", "line\nbreak\r\t", "\u{0}\u{7}\u{1b}", "é€𝄞", "\u{7f}"] {
+            #expect(JSONString.quote(text) == Self.referenceQuote(text), "\(text.debugDescription)")
+        }
+        var rng = SeededRandom(seed: 41)
+        for _ in 0..<2_000 {
+            let text = Self.randomText(&rng)
+            #expect(JSONString.quote(text) == Self.referenceQuote(text), "\(text.debugDescription)")
+        }
+    }
+
+    @Test func renderEqualsTheSubstringVersion() {
+        let condition = "change 1h above 2"
+        let values = ["rule": "btc-up", "symbol": "BTC-USD", "price": JSONNumber.format(43_000.5),
+                      "value": MessageTemplate.percent(2.345_678), "threshold": JSONNumber.format(2),
+                      "condition": condition, "time": Timestamp.format(1_700_000_000_000)]
+        func render(_ template: String) -> String {
+            MessageTemplate.render(template, rule: "btc-up", symbol: "BTC-USD", time: 1_700_000_000_000, price: 43_000.5,
+                                   condition: condition, threshold: .value(2), value: 2.345_678)
+        }
+        for template in [MessageTemplate.defaultTemplate, MessageTemplate.defaultChangeTemplate, "", "{{", "}}", "{{rule",
+                         "{{ rule }} at {{time}}: {{price}} ({{unknown}}) é{{symbol}}€", "{{{{rule}}}}"] {
+            #expect(render(template) == Self.referenceRender(template, values: values), "\(template.debugDescription)")
+        }
+        var rng = SeededRandom(seed: 42)
+        for _ in 0..<2_000 {
+            let template = Self.randomText(&rng)
+            #expect(render(template) == Self.referenceRender(template, values: values), "\(template.debugDescription)")
+        }
+    }
+
+    @Test func aRangeThresholdIsWrittenAsAPair() {
+        let text = MessageTemplate.render("{{threshold}}", rule: "r", symbol: "S", time: 0, price: 1, condition: "price inside",
+                                          threshold: .range(1, 2.5), value: 1)
+        #expect(text == "[1, 2.5]")
+    }
+}
