@@ -92,17 +92,20 @@ struct EngineCore {
         var bySymbol: [String: [Int32]] = [:]
         var match: [Int32] = []
         var windows: Set<Int64> = []
-        for (i, rule) in rules.enumerated() where rule.enabled {
-            switch rule.scope {
+        for i in rules.indices where rules[i].enabled {
+            switch rules[i].scope {
+            case .symbols(let list) where list.count == 1:
+                bySymbol[Symbol.normalize(list[0]), default: []].append(Int32(i))
             case .symbols(let list):
                 var seen = Set<String>()
-                for symbol in list where seen.insert(Symbol.normalize(symbol)).inserted {
-                    bySymbol[Symbol.normalize(symbol), default: []].append(Int32(i))
+                for symbol in list {
+                    let normalized = Symbol.normalize(symbol)
+                    if seen.insert(normalized).inserted { bySymbol[normalized, default: []].append(Int32(i)) }
                 }
             case .match:
                 match.append(Int32(i))
             }
-            if case .change(let window, _) = rule.condition { windows.insert(window / 60_000) }
+            if case .change(let window, _) = rules[i].condition { windows.insert(window / 60_000) }
         }
         rulesBySymbol = bySymbol
         matchRules = match
@@ -349,9 +352,9 @@ struct EngineCore {
     /// state when `restore` was given one.
     private mutating func makeState(_ symbol: String) -> SymbolState {
         var snapshot = restoring.removeValue(forKey: symbol)
-        var saved: [Int32: ConditionGroup.Pair] = [:]
-        if let snapshot { saved = savedPairs(snapshot) }
         let applicable = applicableRules(symbol)
+        var saved: [Int32: ConditionGroup.Pair] = [:]
+        if let snapshot { saved = savedPairs(snapshot, expected: applicable) }
         let fresh = buildGroups(applicable, restoring: saved)
         let range = groups.count..<(groups.count + fresh.count)
         groups += fresh

@@ -67,14 +67,36 @@ extension EngineCore {
     }
 
     /// Pair states of `snapshot` whose rule is still here, unchanged, by rule index.
-    mutating func savedPairs(_ snapshot: SymbolSnapshot) -> [Int32: ConditionGroup.Pair] {
+    /// The pair states of `snapshot` whose rules are still the same (same id, same fingerprint),
+    /// by rule index. Saved pairs are in rule order, and so are the rules that apply to the
+    /// symbol (`expected`, ascending) while the rule files keep their order: each pair is looked
+    /// for after the previous one's rule there first (integer compares, then the id), and in
+    /// the index of all rule ids only when that fails (rules moved, or no longer apply), so a
+    /// restore of unchanged rules hashes no id.
+    mutating func savedPairs(_ snapshot: SymbolSnapshot, expected: [Int32]) -> [Int32: ConditionGroup.Pair] {
         guard !snapshot.pairs.isEmpty else { return [:] }
         let fingerprints = ensureFingerprints()
-        let byID = ensureRuleIndex()
         var saved: [Int32: ConditionGroup.Pair] = [:]
         saved.reserveCapacity(snapshot.pairs.count)
+        var next = 0
+        var misses = 0
         for pair in snapshot.pairs {
-            guard let r = byID[pair.rule], fingerprints[Int(r)] == pair.fingerprint else { continue }
+            var found: Int32?
+            if misses < 8 {
+                var k = next
+                while k < expected.count {
+                    let r = expected[k]
+                    if fingerprints[Int(r)] == pair.fingerprint, rules[Int(r)].id == pair.rule {
+                        found = r
+                        next = k + 1
+                        break
+                    }
+                    k += 1
+                }
+                if found == nil { misses += 1 }
+            }
+            if found == nil, let r = ensureRuleIndex()[pair.rule], fingerprints[Int(r)] == pair.fingerprint { found = r }
+            guard let r = found else { continue }
             var restored = ConditionGroup.Pair(rule: r, condition: compiled[Int(r)], cooldown: cooldowns[Int(r)],
                                                once: once[Int(r)])
             restored.armed = pair.armed
