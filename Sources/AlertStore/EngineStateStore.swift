@@ -39,13 +39,15 @@ public final class EngineStateStore: Sendable {
             var chunk = try chunks.next()
             while let row = try rows.next() {
                 let symbol: String = row[0]
-                var snapshot = try Self.snapshot(symbol, row.dataNoCopy(atIndex: 1))
+                var snapshot = try Self.bytes(of: row.dataNoCopy(atIndex: 1)) { try Self.snapshot(symbol, $0) }
                 // Before schema 4 the history was inside the snapshot: kept, and written as chunks
                 // by the next save (no extent recorded).
                 let embedded = !snapshot.minutes.isEmpty
                 if !embedded { snapshot.reserveHistory(sizes[symbol] ?? 0) }
                 while let current = chunk, let chunkSymbol: String = current[0], chunkSymbol <= symbol {
-                    if chunkSymbol == symbol, !embedded { try Self.append(current.dataNoCopy(atIndex: 1), of: symbol, to: &snapshot) }
+                    if chunkSymbol == symbol, !embedded {
+                        try Self.bytes(of: current.dataNoCopy(atIndex: 1)) { try Self.append($0, of: symbol, to: &snapshot) }
+                    }
                     chunk = try chunks.next()
                 }
                 if !embedded, let first = snapshot.minutes.first, let last = snapshot.minutes.last {
@@ -64,21 +66,27 @@ public final class EngineStateStore: Sendable {
     /// at or before its first minute may be), and the newest hour (which new minutes extend).
     /// Hours not read stay on disk as they are; a later save writes only hours it read or made.
     public func load(lookingUp lookups: [String: [ClosedRange<Int64>]]) throws -> [SymbolSnapshot] {
-        try database.read { db in
-            let state = try db.cachedStatement(sql: "SELECT snapshot FROM symbol_state WHERE symbol = ?")
-            let bounds = try db.cachedStatement(sql: "SELECT MIN(hour), MAX(hour) FROM symbol_history WHERE symbol = ?")
-            let before = try db.cachedStatement(sql: "SELECT MAX(hour) FROM symbol_history WHERE symbol = ? AND hour < ?")
-            let chunks = try db.cachedStatement(sql: """
+        try database.write { db in
+            let state = try RawStatement(db, "SELECT snapshot FROM symbol_state WHERE symbol = ?")
+            let bounds = try RawStatement(db, "SELECT MIN(hour), MAX(hour) FROM symbol_history WHERE symbol = ?")
+            let before = try RawStatement(db, "SELECT MAX(hour) FROM symbol_history WHERE symbol = ? AND hour < ?")
+            let chunks = try RawStatement(db, """
                 SELECT entries FROM symbol_history WHERE symbol = ? AND hour BETWEEN ? AND ? ORDER BY hour
                 """)
             var snapshots: [SymbolSnapshot] = []
             var extents: [String: (first: Int64, last: Int64)] = [:]
             for (symbol, ranges) in lookups.sorted(by: { $0.key < $1.key }) {
-                guard let row = try Row.fetchOne(state, arguments: [symbol]) else { continue }
-                var snapshot = try Self.snapshot(symbol, row.dataNoCopy(atIndex: 0))
+                var saved: SymbolSnapshot?
+                try state.run([.text(symbol)]) { row in saved = try Self.snapshot(symbol, row.blob(0)) }
+                guard var snapshot = saved else { continue }
                 // Before schema 4 the history was inside the snapshot (see `load()`).
-                guard snapshot.minutes.isEmpty, let extent = try Row.fetchOne(bounds, arguments: [symbol]),
-                      let oldest: Int64 = extent[0], let newest: Int64 = extent[1] else {
+                var extent: (oldest: Int64, newest: Int64)?
+                if snapshot.minutes.isEmpty {
+                    try bounds.run([.text(symbol)]) { row in
+                        if !row.isNull(0) { extent = (row.int64(0), row.int64(1)) }
+                    }
+                }
+                guard let (oldest, newest) = extent else {
                     snapshots.append(snapshot)
                     continue
                 }
@@ -86,13 +94,17 @@ public final class EngineStateStore: Sendable {
                 var spans: [ClosedRange<Int64>] = [newest...newest]
                 for range in ranges {
                     let (low, high) = (hour(range.lowerBound), hour(range.upperBound))
-                    let previous = try Int64.fetchOne(before, arguments: [symbol, low]) ?? low
+                    var previous = low
+                    try before.run([.text(symbol), .integer(low)]) { row in
+                        if !row.isNull(0) { previous = row.int64(0) }
+                    }
                     spans.append(previous...max(high, previous))
                 }
                 let read = Self.merged(spans)
                 for span in read {
-                    let rows = try Row.fetchCursor(chunks, arguments: [symbol, span.lowerBound, span.upperBound])
-                    while let chunk = try rows.next() { try Self.append(chunk.dataNoCopy(atIndex: 0), of: symbol, to: &snapshot) }
+                    try chunks.run([.text(symbol), .integer(span.lowerBound), .integer(span.upperBound)]) { row in
+                        try Self.append(row.blob(0), of: symbol, to: &snapshot)
+                    }
                 }
                 if let first = snapshot.minutes.first, let last = snapshot.minutes.last {
                     // When the oldest hour was not read, its first minute is unknown: the next save
@@ -124,27 +136,27 @@ public final class EngineStateStore: Sendable {
     }
 
     /// A `symbol_state` blob decoded; one that cannot be is an error naming the symbol.
-    private static func snapshot(_ symbol: String, _ blob: Data?) throws -> SymbolSnapshot {
-        try reading(symbol, blob) { bytes throws(SnapshotError) in try SymbolSnapshot(decoding: [UInt8](bytes)) }
+    private static func snapshot(_ symbol: String, _ blob: UnsafeRawBufferPointer) throws -> SymbolSnapshot {
+        try reading(symbol) { () throws(SnapshotError) in try SymbolSnapshot(decoding: [UInt8](blob)) }
     }
 
     /// A `symbol_history` chunk of `symbol` appended to `snapshot`'s history, read in place.
-    private static func append(_ chunk: Data?, of symbol: String, to snapshot: inout SymbolSnapshot) throws {
-        try reading(symbol, chunk) { bytes throws(SnapshotError) in try snapshot.appendHistory(decoding: bytes) }
+    private static func append(_ chunk: UnsafeRawBufferPointer, of symbol: String, to snapshot: inout SymbolSnapshot) throws {
+        try reading(symbol) { () throws(SnapshotError) in try snapshot.appendHistory(decoding: chunk) }
     }
 
-    /// Runs `body` on a blob's bytes in place (no copy; an absent blob is empty); a blob that
-    /// cannot be decoded is an error naming the symbol.
-    private static func reading<T>(_ symbol: String, _ blob: Data?,
-                                   _ body: (UnsafeRawBufferPointer) throws(SnapshotError) -> T) throws -> T {
-        let result: Result<T, SnapshotError> = (blob ?? Data()).withUnsafeBytes { bytes in
-            Result { () throws(SnapshotError) -> T in try body(bytes) }
-        }
+    /// A blob that cannot be decoded is an error naming the symbol.
+    private static func reading<T>(_ symbol: String, _ body: () throws(SnapshotError) -> T) throws -> T {
         do {
-            return try result.get()
+            return try body()
         } catch {
             throw StateReadError(symbol: symbol, reason: error.reason)
         }
+    }
+
+    /// `body` on a blob's bytes in place (no copy; an absent blob is empty).
+    private static func bytes<T>(of blob: Data?, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        try (blob ?? Data()).withUnsafeBytes(body)
     }
 
     /// Writes `snapshots` (replacing those symbols' rows; of their minute history only the hours
@@ -156,22 +168,22 @@ public final class EngineStateStore: Sendable {
         let floors = partialFloors.withLock { $0 }
         var extents: [String: (first: Int64, last: Int64)?] = [:]
         try database.write { db in
-            let statement = try db.cachedStatement(sql: """
+            let statement = try RawStatement(db, """
                 INSERT OR REPLACE INTO symbol_state (symbol, snapshot, saved_at) VALUES (?, ?, ?)
                 """)
-            let chunk = try db.cachedStatement(sql: """
+            let chunk = try RawStatement(db, """
                 INSERT OR REPLACE INTO symbol_history (symbol, hour, entries) VALUES (?, ?, ?)
                 """)
-            let trim = try db.cachedStatement(sql: """
+            let trim = try RawStatement(db, """
                 DELETE FROM symbol_history WHERE symbol = ? AND (hour < ? OR hour > ?)
                 """)
             for snapshot in snapshots {
                 var bare = snapshot
                 bare.minutes = []
                 bare.prices = []
-                try statement.execute(arguments: [snapshot.symbol, Data(bare.encoded()), now])
+                try statement.run([.text(snapshot.symbol), .blob(bare.encoded()), .integer(now)])
                 guard let first = snapshot.minutes.first, let last = snapshot.minutes.last else {
-                    try trim.execute(arguments: [snapshot.symbol, Int64.max, Int64.min])
+                    try trim.run([.text(snapshot.symbol), .integer(.max), .integer(.min)])
                     extents[snapshot.symbol] = .some(nil)
                     continue
                 }
@@ -181,10 +193,10 @@ public final class EngineStateStore: Sendable {
                 // longest window looked up last: then no minute at or before that one was on disk
                 // (the window found nothing yet), and the unread hours before it are still needed.
                 let dropBefore = floors[snapshot.symbol].map { first > $0 } == true ? Int64.min : hour(first)
-                try trim.execute(arguments: [snapshot.symbol, dropBefore, hour(last)])
+                try trim.run([.text(snapshot.symbol), .integer(dropBefore), .integer(hour(last))])
                 for range in Self.changedHours(snapshot, since: known[snapshot.symbol]) {
-                    try chunk.execute(arguments: [snapshot.symbol, hour(snapshot.minutes[range.lowerBound]),
-                                                  Data(snapshot.encodedHistory(range))])
+                    try chunk.run([.text(snapshot.symbol), .integer(hour(snapshot.minutes[range.lowerBound])),
+                                   .blob(snapshot.encodedHistory(range))])
                 }
                 extents[snapshot.symbol] = (first, last)
             }
