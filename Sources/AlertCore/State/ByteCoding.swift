@@ -58,17 +58,18 @@ struct ByteReader {
     var isAtEnd: Bool { offset == bytes.count }
     var remaining: Int { bytes.count - offset }
 
-    private mutating func take(_ n: Int) throws(SnapshotError) -> ArraySlice<UInt8> {
+    /// The offset of the next `n` bytes, which are then consumed.
+    private mutating func advance(_ n: Int) throws(SnapshotError) -> Int {
         guard n >= 0, remaining >= n else { throw SnapshotError(reason: "symbol state is truncated") }
         defer { offset += n }
-        return bytes[offset..<(offset + n)]
+        return offset
     }
 
-    mutating func byte() throws(SnapshotError) -> UInt8 { try take(1).first! }
+    mutating func byte() throws(SnapshotError) -> UInt8 { bytes[try advance(1)] }
 
     mutating func uint64() throws(SnapshotError) -> UInt64 {
-        let slice = try take(8)
-        return slice.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        let at = try advance(8)
+        return bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
     }
 
     mutating func int64() throws(SnapshotError) -> Int64 { Int64(bitPattern: try uint64()) }
@@ -76,7 +77,8 @@ struct ByteReader {
 
     /// What `ByteWriter.count` wrote, as a plain number (e.g. an index).
     mutating func uint32() throws(SnapshotError) -> Int {
-        Int(try take(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        let at = try advance(4)
+        return Int(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) })
     }
 
     /// A count of items of at least `itemSize` bytes each, checked against what is left.
@@ -87,7 +89,9 @@ struct ByteReader {
     }
 
     mutating func string() throws(SnapshotError) -> String {
-        String(decoding: try take(try count()), as: UTF8.self)
+        let n = try count()
+        let at = try advance(n)
+        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[at..<(at + n)]), as: UTF8.self) }
     }
 
     mutating func optional<T>(_ read: (inout ByteReader) throws(SnapshotError) -> T) throws(SnapshotError) -> T? {

@@ -199,29 +199,33 @@ struct JSONReader {
         }
     }
 
-    /// Moves past the (valid) array or object at `index`, looking only at strings and brackets.
+    /// Moves past the (valid) array or object at `index`, looking only at strings and brackets
+    /// (a `check` whose rules come from the cache skips its whole `rules` array this way).
     private mutating func skipValue() {
+        index = bytes.withUnsafeBufferPointer { Self.end(ofValueAt: index, in: $0) }
+    }
+
+    private static func end(ofValueAt start: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
         var open = 0
-        while index < bytes.count {
-            switch bytes[index] {
+        var i = start
+        while i < bytes.count {
+            switch bytes[i] {
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 open += 1
             case UInt8(ascii: "]"), UInt8(ascii: "}"):
                 open -= 1
-                if open == 0 {
-                    index += 1
-                    return
-                }
+                if open == 0 { return i + 1 }
             case UInt8(ascii: "\""):
-                index += 1
-                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
-                    index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                i += 1
+                while i < bytes.count, bytes[i] != UInt8(ascii: "\"") {
+                    i += bytes[i] == UInt8(ascii: "\\") ? 2 : 1
                 }
             default:
                 break
             }
-            index += 1
+            i += 1
         }
+        return i
     }
 
     /// Reads what follows an object member or array element: the closing bracket (true), or a
