@@ -77,8 +77,8 @@ struct EngineCore {
     private var fired: [Int32] = []
     /// Saved state of symbols not seen yet in this run, by upper-cased symbol (see `restore`).
     var restoring: [String: SymbolSnapshot] = [:]
-    /// Each rule's `RuleFingerprint`, computed when state is first saved or restored.
-    var fingerprints: [UInt64]?
+    /// Each rule's `RuleFingerprint` once it was needed (0: not computed yet; see `fingerprint`).
+    var fingerprints: [UInt64] = []
     /// Rule ids to indices, built when saved state is first restored.
     var ruleIndexByID: [String: Int32]?
 

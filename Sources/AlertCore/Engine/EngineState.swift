@@ -54,12 +54,11 @@ extension EngineCore {
     }
 
     mutating func takeSnapshots(all: Bool, moving: Bool = false) -> [SymbolSnapshot] {
-        let fingerprints = ensureFingerprints()
         var out: [SymbolSnapshot] = []
         for s in symbols.indices where all || symbols[s].changed {
             var history: (minutes: [Int64], prices: [Double]) = ([], [])
             if symbols[s].keepsHistory { history = moving ? symbols[s].history.takeEntries() : symbols[s].history.entries }
-            out.append(snapshot(of: s, history: history, fingerprints: fingerprints))
+            out.append(snapshot(of: s, history: history))
             if !all { symbols[s].changed = false }
         }
         if all { out += restoring.keys.sorted().map { restoring[$0]! } }
@@ -70,33 +69,26 @@ extension EngineCore {
     /// The pair states of `snapshot` whose rules are still the same (same id, same fingerprint),
     /// by rule index. Saved pairs are in rule order, and so are the rules that apply to the
     /// symbol (`expected`, ascending) while the rule files keep their order: each pair is looked
-    /// for after the previous one's rule there first (integer compares, then the id), and in
-    /// the index of all rule ids only when that fails (rules moved, or no longer apply), so a
-    /// restore of unchanged rules hashes no id.
+    /// for after the previous one's rule there first, and in the index of all rule ids only when
+    /// that fails (rules moved, or no longer apply), so a restore of unchanged rules hashes no id.
     mutating func savedPairs(_ snapshot: SymbolSnapshot, expected: [Int32]) -> [Int32: ConditionGroup.Pair] {
         guard !snapshot.pairs.isEmpty else { return [:] }
-        let fingerprints = ensureFingerprints()
         var saved: [Int32: ConditionGroup.Pair] = [:]
         saved.reserveCapacity(snapshot.pairs.count)
         var next = 0
         var misses = 0
         for pair in snapshot.pairs {
-            var found: Int32?
+            var rule: Int32?
             if misses < 8 {
-                var k = next
-                while k < expected.count {
-                    let r = expected[k]
-                    if fingerprints[Int(r)] == pair.fingerprint, rules[Int(r)].id == pair.rule {
-                        found = r
-                        next = k + 1
-                        break
-                    }
-                    k += 1
+                if let k = expected[next...].firstIndex(where: { rules[Int($0)].id == pair.rule }) {
+                    rule = expected[k]
+                    next = k + 1
+                } else {
+                    misses += 1
                 }
-                if found == nil { misses += 1 }
             }
-            if found == nil, let r = ensureRuleIndex()[pair.rule], fingerprints[Int(r)] == pair.fingerprint { found = r }
-            guard let r = found else { continue }
+            if rule == nil { rule = ensureRuleIndex()[pair.rule] }
+            guard let r = rule, fingerprint(r) == pair.fingerprint else { continue }
             var restored = ConditionGroup.Pair(rule: r, condition: compiled[Int(r)], cooldown: cooldowns[Int(r)],
                                                once: once[Int(r)])
             restored.armed = pair.armed
@@ -116,26 +108,29 @@ extension EngineCore {
         return byID
     }
 
-    private mutating func ensureFingerprints() -> [UInt64] {
-        if let fingerprints { return fingerprints }
-        let computed = RuleFingerprint.of(rules)
-        fingerprints = computed
-        return computed
+    /// Rule `r`'s `RuleFingerprint`, computed on first use: a run computes those of the rules
+    /// whose pairs it restores or saves, not of every rule.
+    private mutating func fingerprint(_ r: Int32) -> UInt64 {
+        if fingerprints.isEmpty { fingerprints = Array(repeating: 0, count: rules.count) }
+        if fingerprints[Int(r)] == 0 { fingerprints[Int(r)] = RuleFingerprint.of(rules[Int(r)]) }
+        return fingerprints[Int(r)]
     }
 
-    private func snapshot(of s: Int, history: (minutes: [Int64], prices: [Double]), fingerprints: [UInt64]) -> SymbolSnapshot {
+    private mutating func snapshot(of s: Int, history: (minutes: [Int64], prices: [Double])) -> SymbolSnapshot {
         let state = symbols[s]
         var pairs: [ConditionGroup.Pair] = []
         for g in state.groups { pairs += groups[g].pairs.filter { !$0.isSettled } }
         pairs += state.retired.values.filter { !$0.isSettled }
         pairs.sort { $0.rule < $1.rule }
+        var saved: [PairSnapshot] = []
+        saved.reserveCapacity(pairs.count)
+        for pair in pairs {
+            saved.append(PairSnapshot(rule: rules[Int(pair.rule)].id, fingerprint: fingerprint(pair.rule),
+                                      armed: pair.armed, spent: pair.spent, lastFired: pair.lastFired))
+        }
         return SymbolSnapshot(
             symbol: state.symbol, firstTime: state.firstTime, lastTime: state.lastTime, lastPrice: state.lastPrice,
-            minutes: history.minutes, prices: history.prices,
-            pairs: pairs.map {
-                PairSnapshot(rule: rules[Int($0.rule)].id, fingerprint: fingerprints[Int($0.rule)],
-                             armed: $0.armed, spent: $0.spent, lastFired: $0.lastFired)
-            })
+            minutes: history.minutes, prices: history.prices, pairs: saved)
     }
 }
 
