@@ -228,14 +228,21 @@ public final class EngineStateStore: Sendable {
     }
 
     /// The market list saved last, and where and when it came from; nil when none was saved.
+    /// Read on the writer's connection, as `load(lookingUp:)` is: a `check` then never opens a
+    /// second connection (with its own page cache).
     public func loadMarkets() throws -> MarketsSave? {
-        try database.read { db in
-            guard let meta = try Row.fetchOne(db, sql: "SELECT source, fetched_at FROM market_list_meta") else { return nil }
-            let markets = try Row.fetchAll(db, sql: "SELECT * FROM market_list ORDER BY position").map { row in
-                Market(symbol: row["symbol"], name: row["name"], base: row["base"], quote: row["quote"],
-                       future: row["future"], active: row["active"])
+        try database.write { db in
+            var meta: (source: String, fetchedAt: Int64)?
+            try RawStatement(db, "SELECT source, fetched_at FROM market_list_meta").run([]) { row in
+                meta = (row.text(0), row.int64(1))
             }
-            return MarketsSave(markets: markets, source: meta["source"], fetchedAt: meta["fetched_at"])
+            guard let meta else { return nil }
+            var markets: [Market] = []
+            try RawStatement(db, "SELECT symbol, name, base, quote, future, active FROM market_list ORDER BY position").run([]) { row in
+                markets.append(Market(symbol: row.text(0), name: row.text(1), base: row.text(2), quote: row.text(3),
+                                      future: row.int64(4) != 0, active: row.int64(5) != 0))
+            }
+            return MarketsSave(markets: markets, source: meta.source, fetchedAt: meta.fetchedAt)
         }
     }
 

@@ -18,6 +18,10 @@ final class RawStatement {
 
         func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
         func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+        func text(_ column: Int32) -> String {
+            guard let text = sqlite3_column_text(handle, column) else { return "" }
+            return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
+        }
         func blob(_ column: Int32) -> UnsafeRawBufferPointer {
             let bytes = sqlite3_column_blob(handle, column)
             return UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column)))
