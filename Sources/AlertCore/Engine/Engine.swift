@@ -79,6 +79,8 @@ struct EngineCore {
     var restoring: [String: SymbolSnapshot] = [:]
     /// Each rule's `RuleFingerprint` once it was needed (0: not computed yet; see `fingerprint`).
     var fingerprints: [UInt64] = []
+    /// The buffer `fingerprint` encodes rules into.
+    var fingerprintBuffer = ByteWriter()
     /// Rule ids to indices, built when saved state is first restored.
     var ruleIndexByID: [String: Int32]?
 

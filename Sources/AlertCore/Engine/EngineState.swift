@@ -112,7 +112,7 @@ extension EngineCore {
     /// whose pairs it restores or saves, not of every rule.
     private mutating func fingerprint(_ r: Int32) -> UInt64 {
         if fingerprints.isEmpty { fingerprints = Array(repeating: 0, count: rules.count) }
-        if fingerprints[Int(r)] == 0 { fingerprints[Int(r)] = RuleFingerprint.of(rules[Int(r)]) }
+        if fingerprints[Int(r)] == 0 { fingerprints[Int(r)] = RuleFingerprint.of(rules[Int(r)], using: &fingerprintBuffer) }
         return fingerprints[Int(r)]
     }
 

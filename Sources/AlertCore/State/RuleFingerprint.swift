@@ -15,7 +15,8 @@ public enum RuleFingerprint {
         return rules.map { of($0, using: &w) }
     }
 
-    private static func of(_ rule: Rule, using w: inout ByteWriter) -> UInt64 {
+    /// With `w` as the scratch buffer (cleared first), so many fingerprints share one.
+    static func of(_ rule: Rule, using w: inout ByteWriter) -> UInt64 {
         w.clear()
         w.condition(rule.condition)
         w.double(rule.hysteresis)
