@@ -8,18 +8,22 @@ public enum RuleLoader {
     ///
     /// With `cachedRules` (what the rules cache holds for these very bytes) the files' rules are
     /// passed over, not read: only versions, sinks and defaults are, and the rules are those.
-    public static func load(_ files: [RuleSource], cachedRules: [Rule]? = nil) -> Result<RuleSet, RuleFileErrors> {
+    /// `rulesEnds` (the `RuleSet.rulesEnds` of a read of the same bytes) says where each file's
+    /// rules end, so they are not even walked over.
+    public static func load(_ files: [RuleSource], cachedRules: [Rule]? = nil, rulesEnds: [Int?] = []) -> Result<RuleSet, RuleFileErrors> {
         var checkers: [FileChecker] = []
         var rules: [Rule] = []
         var sinks: [SinkDefinition] = []
-        for file in files {
+        var ends: [Int?] = []
+        for (i, file) in files.enumerated() {
             var checker = FileChecker(file: file.path, bytes: file.bytes)
             // Rules are checked as they are read, so a big file is never one syntax tree.
             let document = cachedRules != nil
-                ? JSONReader.read(file.bytes, skipping: "rules")
+                ? JSONReader.read(file.bytes, skipping: "rules", to: i < rulesEnds.count ? rulesEnds[i] : nil)
                 : JSONReader.read(file.bytes, streaming: "rules") { node, before in
                     checker.streamedRule(node, before: before)
                 }
+            ends.append(document.streamedEnd)
             if let root = document.root {
                 let contents = checker.ruleFile(root)
                 rules += contents.rules
@@ -36,6 +40,6 @@ public enum RuleLoader {
         guard diagnostics.isEmpty else { return .failure(RuleFileErrors(diagnostics: diagnostics)) }
         var byName = [SinkDefinition.builtinStdout.name: SinkDefinition.builtinStdout]
         for sink in sinks { byName[sink.name] = sink }
-        return .success(RuleSet(rules: cachedRules ?? rules, sinks: byName))
+        return .success(RuleSet(rules: cachedRules ?? rules, sinks: byName, rulesEnds: ends))
     }
 }

@@ -6,10 +6,14 @@ public struct RuleSet: Sendable {
     public var rules: [Rule]
     /// All sinks by name, including the built-in `stdout` unless a file defines that name.
     public var sinks: [String: SinkDefinition]
+    /// Per file (in the order given), the byte offset just past its `rules` array, when it has
+    /// one: with the same bytes, `RuleLoader.load(_:cachedRules:rulesEnds:)` jumps there.
+    public var rulesEnds: [Int?]
 
-    public init(rules: [Rule], sinks: [String: SinkDefinition]) {
+    public init(rules: [Rule], sinks: [String: SinkDefinition], rulesEnds: [Int?] = []) {
         self.rules = rules
         self.sinks = sinks
+        self.rulesEnds = rulesEnds
     }
 }
 

@@ -21,7 +21,7 @@ public struct RuleCache: Sendable {
         path = folder.path + "/rules.cache"
     }
 
-    static let magic: [UInt8] = Array("pricealert rules cache 2\n".utf8)
+    static let magic: [UInt8] = Array("pricealert rules cache 3\n".utf8)
 
     /// What the cache is valid for: this binary's identity (size, inode and modification time of
     /// `/proc/self/exe`: a rebuild or upgrade may check differently) and each file's length and
@@ -38,19 +38,50 @@ public struct RuleCache: Sendable {
         return values.flatMap { value in withUnsafeBytes(of: value.littleEndian, Array.init) }
     }
 
+    /// What a cache holds: the rules, and where each file's `rules` array ends (`RuleSet.rulesEnds`).
+    public struct Entry: Sendable, Equatable {
+        public var rules: [Rule]
+        public var rulesEnds: [Int?]
+
+        public init(rules: [Rule], rulesEnds: [Int?]) {
+            self.rules = rules
+            self.rulesEnds = rulesEnds
+        }
+    }
+
     /// The cached rules when the cache was written for `key`; nil otherwise.
     public func rules(for key: [UInt8]) -> [Rule]? {
+        entry(for: key)?.rules
+    }
+
+    public func entry(for key: [UInt8]) -> Entry? {
         guard let bytes = FileManager.default.contents(atPath: path).map(Array.init), bytes.count > Self.magic.count + key.count,
               bytes.starts(with: Self.magic), bytes[Self.magic.count..<(Self.magic.count + key.count)].elementsEqual(key)
         else { return nil }
-        return try? Rule.decode(Array(bytes[(Self.magic.count + key.count)...]))
+        var at = Self.magic.count + key.count
+        func int64() -> Int64? {
+            guard at + 8 <= bytes.count else { return nil }
+            defer { at += 8 }
+            return bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: Int64.self)) }
+        }
+        guard let count = int64(), count >= 0, count <= (bytes.count - at) / 8 else { return nil }
+        var ends: [Int?] = []
+        for _ in 0..<count {
+            guard let end = int64() else { return nil }
+            ends.append(end < 0 ? nil : Int(end))
+        }
+        guard let rules = try? Rule.decode(Array(bytes[at...])) else { return nil }
+        return Entry(rules: rules, rulesEnds: ends)
     }
 
-    /// Replaces the cache with `rules` for `key`, atomically (a temporary file renamed over
-    /// it), so a reader sees the old cache or the new one. Returns whether it was written.
+    /// Replaces the cache with `rules` (and where each file's rules end) for `key`, atomically (a
+    /// temporary file renamed over it), so a reader sees the old cache or the new one. Returns
+    /// whether it was written.
     @discardableResult
-    public func store(_ rules: [Rule], for key: [UInt8]) -> Bool {
-        let bytes = Self.magic + key + Rule.encode(rules)
+    public func store(_ rules: [Rule], rulesEnds: [Int?] = [], for key: [UInt8]) -> Bool {
+        let ends = ([Int64(rulesEnds.count)] + rulesEnds.map { Int64($0 ?? -1) })
+            .flatMap { value in withUnsafeBytes(of: value.littleEndian, Array.init) }
+        let bytes = Self.magic + key + ends + Rule.encode(rules)
         let temporary = path + ".\(getpid()).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return false }

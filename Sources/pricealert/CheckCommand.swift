@@ -65,7 +65,9 @@ struct CheckCommand: AsyncParsableCommand {
         let (ruleSet, cacheMiss) = try Inputs.rules(rules.files, cache: state.ruleCache)
         let sinks = try Inputs.sinks(for: ruleSet)
         let store = try state.open()
-        if let cacheMiss { RuleCache(folder: store.folder).store(cacheMiss.rules, for: cacheMiss.key) }
+        if let cacheMiss {
+            RuleCache(folder: store.folder).store(cacheMiss.ruleSet.rules, rulesEnds: cacheMiss.ruleSet.rulesEnds, for: cacheMiss.key)
+        }
         let delivery: AlertDelivery
         let engine: Engine
         let snapshot: [Tick]

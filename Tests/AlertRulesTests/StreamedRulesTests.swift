@@ -102,4 +102,25 @@ import AlertCore
         guard case .object(let members) = root.value else { Issue.record("not an object"); return }
         #expect(members.map(\.key) == ["version", "rules", "sinks", "defaults"])
     }
+
+    /// A full read says where the rules end; a cached read of the same bytes jumps there, and
+    /// an end that is not at the array's `]` is not trusted (the array is walked instead).
+    @Test func rulesEndsFromAFullReadAreJumpedTo() throws {
+        let text = #"""
+            {"version": 1, "rules": [{"id": "a", "symbol": "X]", "when": {"price": {"above": 1}}}],
+             "sinks": {"ops": {"type": "file", "path": "o.jsonl"}}, "defaults": {"notify": ["ops"]}}
+            """#
+        let bytes = Array(text.utf8)
+        let full = try RuleLoader.load([RuleSource(path: "r.json", bytes: bytes)]).get()
+        let end = try #require(full.rulesEnds.first ?? nil)
+        #expect(bytes[end - 1] == UInt8(ascii: "]"))
+        #expect(String(decoding: bytes[end...], as: UTF8.self).hasPrefix(",\n "))
+        let cached = [Rule(id: "z", scope: .symbols(["Y"]), condition: .price(.below(3)))]
+        for given in [end, end - 3, end + 2, bytes.count + 5] {
+            let loaded = try RuleLoader.load([RuleSource(path: "r.json", bytes: bytes)], cachedRules: cached, rulesEnds: [given]).get()
+            #expect(loaded.rules == cached)
+            #expect(loaded.sinks["ops"] != nil, "end \(given)")
+            #expect(loaded.rulesEnds == [end], "end \(given)")
+        }
+    }
 }

@@ -226,6 +226,8 @@ import Testing
         #expect(cache.rules(for: key) == nil)
         #expect(cache.store(Self.rules, for: key))
         #expect(cache.rules(for: key) == Self.rules)
+        #expect(cache.store(Self.rules, rulesEnds: [812, nil, 0], for: key))
+        #expect(cache.entry(for: key) == RuleCache.Entry(rules: Self.rules, rulesEnds: [812, nil, 0]))
         // Other bytes, other file boundaries, another binary: misses.
         #expect(RuleCache.key(files: [Array("onf".utf8), Array("two".utf8)], executable: executable) != key)
         #expect(RuleCache.key(files: [Array("onet".utf8), Array("wo".utf8)], executable: executable) != key)

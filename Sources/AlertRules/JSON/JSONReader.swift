@@ -9,6 +9,8 @@ struct JSONReader {
     struct Document {
         var root: JSONNode?
         var errors: [JSONSyntaxError]
+        /// Reading streamed or skipped a member's array: the offset just past it.
+        var streamedEnd: Int?
     }
 
     static func read(_ bytes: [UInt8]) -> Document {
@@ -33,9 +35,11 @@ struct JSONReader {
     /// Reads like `read`, but passes over the root object's array member `key` looking only at
     /// strings and brackets (its value in the document is an empty array). Only for text known
     /// to be valid JSON: the rules cache matched it byte for byte with text that was read.
-    static func read(_ bytes: [UInt8], skipping key: String) -> Document {
+    /// `end`, when given, is where that array ends (`streamedEnd` of an earlier read of the same
+    /// bytes): it is jumped to instead of walked to, if a `]` is there.
+    static func read(_ bytes: [UInt8], skipping key: String, to end: Int? = nil) -> Document {
         var reader = JSONReader(bytes: bytes)
-        reader.stream = Stream(key: key, element: { _, _ in }, skip: true)
+        reader.stream = Stream(key: key, element: { _, _ in }, skip: true, knownEnd: end)
         return reader.readDocumentCatching()
     }
 
@@ -52,15 +56,17 @@ struct JSONReader {
         var key: String
         var element: (JSONNode, [JSONMember]) -> Void
         var skip = false
+        var knownEnd: Int?
         var done = false
+        var end: Int?
     }
 
     private mutating func readDocumentCatching() -> Document {
         do {
             let root = try readDocument()
-            return Document(root: root, errors: duplicateKeys)
+            return Document(root: root, errors: duplicateKeys, streamedEnd: stream?.end)
         } catch {
-            return Document(root: nil, errors: duplicateKeys + [error])
+            return Document(root: nil, errors: duplicateKeys + [error], streamedEnd: nil)
         }
     }
 
@@ -180,8 +186,13 @@ struct JSONReader {
     private mutating func readStreamedArray(_ before: [JSONMember]) throws(JSONSyntaxError) -> JSONNode {
         stream?.done = true
         let start = position
+        defer { stream?.end = index }
         if stream?.skip == true {
-            skipValue()
+            if let end = stream?.knownEnd, end > index, end <= bytes.count, bytes[end - 1] == UInt8(ascii: "]") {
+                index = end
+            } else {
+                skipValue()
+            }
             return JSONNode(position: start, value: .array([]))
         }
         index += 1
