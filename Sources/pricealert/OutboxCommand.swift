@@ -12,7 +12,9 @@ struct OutboxCommand: AsyncParsableCommand {
         subcommands: [List.self, Flush.self, Purge.self])
 
     struct List: AsyncParsableCommand {
+        // Named here, not derived from the type's name: that takes reflection at every start.
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List pending deliveries and dead letters (sink, alert id, attempts, next attempt, last error).")
 
         @OptionGroup var state: StateOption
@@ -67,6 +69,7 @@ struct OutboxCommand: AsyncParsableCommand {
 
     struct Flush: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "flush",
             abstract: "Deliver everything pending now through the rules' sinks, then exit.",
             discussion: "Exit codes: 0 all delivered, 74 some still pending or dead-lettered, 65/66 rule file errors, 73 a sink or the state folder cannot be set up, 75 the state folder is in use.")
 
@@ -115,6 +118,7 @@ struct OutboxCommand: AsyncParsableCommand {
 
     struct Purge: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "purge",
             abstract: "Delete dead letters (--dead), or dead letters and every pending delivery (--all).")
 
         @OptionGroup var state: StateOption
