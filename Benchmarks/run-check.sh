@@ -10,13 +10,25 @@ runs=${2:-10}
 . "$(dirname "$0")/Check/prepare.sh"
 prepare "$rules" "$((runs + 1))"
 echo "rules=$rules symbols=227 history=1440 min; each run: one tick per symbol, state saved"
+# Wall time in microseconds around GNU time (which adds its own ~1 ms start); GNU time gives the
+# peak RSS.
+timed() { # timed LABEL ARGS...
+    label=$1; shift
+    start=$(date +%s%N)
+    /usr/bin/time -f "%M" -o rss.txt "$bin" "$@" >/dev/null
+    end=$(date +%s%N)
+    us=$(( (end - start) / 1000 ))
+    printf '%s: wall %d.%03d ms, peak RSS %s KiB\n' "$label" $((us / 1000)) $((us % 1000)) "$(cat rss.txt)"
+    echo "$us $(cat rss.txt)" >> runs.txt
+}
+: > runs.txt
 i=0
 while [ "$i" -lt "$runs" ]; do
-    /usr/bin/time -f "run $i: wall %e s, peak RSS %M KiB" \
-        "$bin" check --rules rules.json --ticks "snapshot$i.jsonl" --state st >/dev/null
+    timed "run $i" check --rules rules.json --ticks "snapshot$i.jsonl" --state st
     i=$((i + 1))
 done
+sort -n runs.txt | awk '{w[NR]=$1; if ($2 > m) m = $2} END {
+    printf "wall: min %.1f ms, median %.1f ms, max %.1f ms; peak RSS max %d KiB\n", w[1]/1000, w[int((NR+1)/2)]/1000, w[NR]/1000, m }'
 # An edited rule file (one more space: other bytes, same rules) misses the rules cache.
 printf ' ' >> rules.json
-/usr/bin/time -f "after an edit: wall %e s, peak RSS %M KiB" \
-    "$bin" check --rules rules.json --ticks "snapshot$runs.jsonl" --state st >/dev/null
+timed "after an edit" check --rules rules.json --ticks "snapshot$runs.jsonl" --state st
