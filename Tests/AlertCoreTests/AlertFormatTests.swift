@@ -83,6 +83,38 @@ import Testing
         }
     }
 
+    /// Timestamps are written digit by digit for years 0 to 9999; the interpolated version
+    /// they replaced (still used for other years) must agree.
+    @Test func timestampsEqualTheInterpolatedVersion() {
+        func pad(_ v: Int64, _ width: Int) -> String {
+            let s = String(v)
+            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        }
+        func reference(_ millis: Int64) -> String {
+            let days = millis >= 0 ? millis / 86_400_000 : (millis - 86_399_999) / 86_400_000
+            let msOfDay = millis - days * 86_400_000
+            let z = days + 719_468
+            let era = (z >= 0 ? z : z - 146_096) / 146_097
+            let doe = z - era * 146_097
+            let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+            let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+            let mp = (5 * doy + 2) / 153
+            let d = doy - (153 * mp + 2) / 5 + 1
+            let m = mp < 10 ? mp + 3 : mp - 9
+            let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+            return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(msOfDay / 3_600_000, 2)):\(pad(msOfDay / 60_000 % 60, 2))"
+                + ":\(pad(msOfDay / 1000 % 60, 2)).\(pad(msOfDay % 1000, 3))Z"
+        }
+        #expect(Timestamp.format(1_700_000_000_000) == "2023-11-14T22:13:20.000Z")
+        #expect(Timestamp.format(0) == "1970-01-01T00:00:00.000Z")
+        #expect(Timestamp.format(-1) == "1969-12-31T23:59:59.999Z")
+        var rng = SeededRandom(seed: 43)
+        for _ in 0..<5_000 {
+            let millis = Int64.random(in: -62_135_596_800_000...253_402_300_799_999, using: &rng)  // years 1 to 9999
+            #expect(Timestamp.format(millis) == reference(millis), "\(millis)")
+        }
+    }
+
     @Test func aRangeThresholdIsWrittenAsAPair() {
         let text = MessageTemplate.render("{{threshold}}", rule: "r", symbol: "S", time: 0, price: 1, condition: "price inside",
                                           threshold: .range(1, 2.5), value: 1)

@@ -3,16 +3,28 @@ public enum AlertFormat {
     /// `{"id":…,"rule":…,"symbol":…,"time":…,"price":…,"condition":…,"threshold":…,"value":…,"message":…}`
     /// with keys in the spec's order, no trailing newline.
     public static func json(_ alert: Alert) -> String {
-        var out = "{\"id\":"
+        let message = alert.message
+        var out = ""
+        // One allocation: the fields' text plus room for the keys, numbers and escapes.
+        out.reserveCapacity(192 + alert.id.utf8.count + alert.condition.utf8.count + message.utf8.count)
+        out += "{\"id\":"
         out += JSONString.quote(alert.id)
-        out += ",\"rule\":" + JSONString.quote(alert.rule)
-        out += ",\"symbol\":" + JSONString.quote(alert.symbol)
-        out += ",\"time\":" + JSONString.quote(Timestamp.format(alert.time))
-        out += ",\"price\":" + JSONNumber.format(alert.price)
-        out += ",\"condition\":" + JSONString.quote(alert.condition)
-        out += ",\"threshold\":" + thresholdJSON(alert.threshold)
-        out += ",\"value\":" + JSONNumber.format(alert.value)
-        out += ",\"message\":" + JSONString.quote(alert.message)
+        out += ",\"rule\":"
+        out += JSONString.quote(alert.rule)
+        out += ",\"symbol\":"
+        out += JSONString.quote(alert.symbol)
+        out += ",\"time\":\""
+        out += Timestamp.format(alert.time)  // digits, '-', ':', '.', 'T', 'Z': nothing to escape
+        out += "\",\"price\":"
+        out += JSONNumber.format(alert.price)
+        out += ",\"condition\":"
+        out += JSONString.quote(alert.condition)
+        out += ",\"threshold\":"
+        out += thresholdJSON(alert.threshold)
+        out += ",\"value\":"
+        out += JSONNumber.format(alert.value)
+        out += ",\"message\":"
+        out += JSONString.quote(message)
         out += "}"
         return out
     }

@@ -9,7 +9,28 @@ public enum Timestamp {
         let mi = msOfDay / 60_000 % 60
         let s = msOfDay / 1000 % 60
         let ms = msOfDay % 1000
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)).\(pad(ms, 3))Z"
+        guard (0...9999).contains(y) else {
+            return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)).\(pad(ms, 3))Z"
+        }
+        // The usual case, digit by digit into the 24 bytes of `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+        var text = Array("0000-00-00T00:00:00.000Z".utf8)
+        func put(_ value: Int64, at end: Int) {
+            var value = value
+            var i = end
+            while value > 0 {
+                text[i] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+                i -= 1
+            }
+        }
+        put(y, at: 3)
+        put(m, at: 6)
+        put(d, at: 9)
+        put(h, at: 12)
+        put(mi, at: 15)
+        put(s, at: 18)
+        put(ms, at: 22)
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Parses RFC 3339 (`2023-11-14T22:13:20Z`, `...20.5+02:00`, lower-case `t`/`z`, or a space
