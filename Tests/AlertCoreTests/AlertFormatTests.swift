@@ -1,4 +1,4 @@
-import AlertCore
+@testable import AlertCore
 import AlertTestSupport
 import Testing
 
@@ -91,17 +91,8 @@ import Testing
             return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
         }
         func reference(_ millis: Int64) -> String {
-            let days = millis >= 0 ? millis / 86_400_000 : (millis - 86_399_999) / 86_400_000
-            let msOfDay = millis - days * 86_400_000
-            let z = days + 719_468
-            let era = (z >= 0 ? z : z - 146_096) / 146_097
-            let doe = z - era * 146_097
-            let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-            let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-            let mp = (5 * doy + 2) / 153
-            let d = doy - (153 * mp + 2) / 5 + 1
-            let m = mp < 10 ? mp + 3 : mp - 9
-            let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+            let (days, msOfDay) = floorDivMod(millis, 86_400_000)
+            let (y, m, d) = Timestamp.civilFromDays(days)
             return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(msOfDay / 3_600_000, 2)):\(pad(msOfDay / 60_000 % 60, 2))"
                 + ":\(pad(msOfDay / 1000 % 60, 2)).\(pad(msOfDay % 1000, 3))Z"
         }
