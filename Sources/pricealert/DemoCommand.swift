@@ -42,7 +42,7 @@ struct DemoCommand: AsyncParsableCommand {
         let ruleSet = try loadRules()
         let sinks = try Inputs.sinks(for: ruleSet)
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, state: state)
-        let saved = try delivery.store.map(state.loadSaved) ?? []
+        let saved = try delivery.store.map(state.loadSaved) ?? SavedState([])
         let logger = Logger(label: "pricealert")
         let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
             port: 0, prices: .randomWalk(seed: seed, interval: interval.duration)))

@@ -8,7 +8,7 @@ import Logging
 /// systemd notifications when `$NOTIFY_SOCKET` is set and `/metrics` + `/healthz` with `--listen`.
 enum LiveDaemon {
     static func run(ruleSet: RuleSet, runner: FeedRunner, delivery: AlertDelivery, options: DaemonOptions,
-                    duration: Duration?, logger: Logger, rulePaths: [String] = [], saved: [SymbolSnapshot] = [],
+                    duration: Duration?, logger: Logger, rulePaths: [String] = [], saved: SavedState = SavedState([]),
                     saveEvery: Duration = .seconds(60)) async throws -> LivePipeline.Outcome {
         let registry = options.listen.map { _ in PrometheusMetrics.bootstrap() }
         let monitor = PipelineMonitor(source: runner.source.name, rules: ruleSet.rules.map(\.id),

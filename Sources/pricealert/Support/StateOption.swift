@@ -28,9 +28,9 @@ struct StateOption: ParsableArguments {
     }
 
     /// The engine state the previous run saved; exits 73 naming the folder when it cannot be read.
-    func loadSaved(_ store: StateStore) throws -> [SymbolSnapshot] {
+    func loadSaved(_ store: StateStore) throws -> SavedState {
         do {
-            return try store.engineState.load()
+            return SavedState(try store.engineState.load())
         } catch {
             throw Self.unusable(store, error)
         }
