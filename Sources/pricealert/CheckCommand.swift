@@ -40,7 +40,7 @@ struct CheckCommand: AsyncParsableCommand {
     var markets: String?
 
     @Option(help: "How often a source's market list is fetched again; in between the saved one is used (e.g. 1h).")
-    var marketsEvery: DurationArgument = DurationArgument(.seconds(3600))
+    var marketsEvery: DurationArgument = Self.defaultMarketsEvery
 
     @Option(help: "Also print the alerts: text or json.")
     var format: AlertOutputFormat?
@@ -49,7 +49,10 @@ struct CheckCommand: AsyncParsableCommand {
     var exitCode = false
 
     @Option(help: "How long to wait for webhook and exec deliveries before leaving them to the next run.")
-    var drainTimeout: DurationArgument = DurationArgument(.seconds(10))
+    var drainTimeout: DurationArgument = Self.defaultDrainTimeout
+
+    static let defaultMarketsEvery = DurationArgument(.seconds(3600))
+    static let defaultDrainTimeout = DurationArgument(.seconds(10))
 
     @OptionGroup var state: StateOption
 

@@ -10,4 +10,19 @@ struct PriceAlert: AsyncParsableCommand {
             RecordCommand.self, ExchangeCommand.self, SinksCommand.self, OutboxCommand.self,
         ]
     )
+
+    /// A `check` command line that `CheckCommand.fastParse` fully understands runs without
+    /// swift-argument-parser's parse; every other command line goes through it.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard arguments.first == "check", let check = CheckCommand.fastParse(Array(arguments.dropFirst())) else {
+            await main(nil)
+            return
+        }
+        do {
+            try await check.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
