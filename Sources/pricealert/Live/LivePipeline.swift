@@ -197,10 +197,13 @@ struct Evaluation {
             var accepted = 0
             for tick in ticks {
                 if let reason = engine.process(tick, into: &alerts) { monitor.dropped(reason) } else { accepted += 1 }
+                // Handed on tick by tick, in the same order: the buffer stays as small as one
+                // tick's alerts (a frame of 227 ticks over 100 000 rules can fire 20 000, and
+                // the buffer kept that capacity for good).
+                for alert in alerts { emit(alert) }
+                alerts.removeAll(keepingCapacity: true)
             }
             monitor.prices(accepted: accepted)
-            for alert in alerts { emit(alert) }
-            alerts.removeAll(keepingCapacity: true)
             if persists, Wallclock.millis() - lastSave >= saveEvery { saveChanges() }
         case .dropped:
             dropped += 1
