@@ -65,6 +65,8 @@ public final class EngineStateStore: Sendable {
     /// range of minutes, the hours it spans and the newest hour before them (where the price
     /// at or before its first minute may be), and the newest hour (which new minutes extend).
     /// Hours not read stay on disk as they are; a later save writes only hours it read or made.
+    /// Read on the writer's connection (in a transaction that writes nothing), which the save
+    /// that follows uses too: one page cache instead of two.
     public func load(lookingUp lookups: [String: [ClosedRange<Int64>]]) throws -> [SymbolSnapshot] {
         try database.write { db in
             let state = try RawStatement(db, "SELECT snapshot FROM symbol_state WHERE symbol = ?")

@@ -81,7 +81,8 @@ struct EngineCore {
     var fingerprints: [UInt64] = []
     /// The buffer `fingerprint` encodes rules into.
     var fingerprintBuffer = ByteWriter()
-    /// Rule ids to indices, built when saved state is first restored.
+    /// Rule ids to indices, built when a saved pair is first not found among its symbol's rules
+    /// in order (see `savedPairs`).
     var ruleIndexByID: [String: Int32]?
 
     init(rules: [Rule], markets: MarketList?) {

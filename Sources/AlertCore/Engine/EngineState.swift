@@ -65,7 +65,6 @@ extension EngineCore {
         return out
     }
 
-    /// Pair states of `snapshot` whose rule is still here, unchanged, by rule index.
     /// The pair states of `snapshot` whose rules are still the same (same id, same fingerprint),
     /// by rule index. Saved pairs are in rule order, and so are the rules that apply to the
     /// symbol (`expected`, ascending) while the rule files keep their order: each pair is looked
