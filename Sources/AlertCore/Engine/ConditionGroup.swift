@@ -64,6 +64,11 @@ struct ConditionGroup: Sendable {
         if case .change(let window) = coordinate { windowMinutes = window / 60_000 } else { windowMinutes = 0 }
     }
 
+    /// Room for `count` pairs, before adding them.
+    mutating func reserve(_ count: Int) {
+        pairs.reserveCapacity(count)
+    }
+
     mutating func add(rule: Int32, condition: CompiledCondition, cooldown: Int64, once: Bool) {
         pairs.append(Pair(rule: rule, condition: condition, cooldown: cooldown, once: once))
     }
@@ -73,7 +78,7 @@ struct ConditionGroup: Sendable {
     mutating func seal() {
         pairs.sort { ($0.condition.a, $0.rule) < ($1.condition.a, $1.rule) }
         levels.removeAll(keepingCapacity: true)
-        levels.reserveCapacity(pairs.count * 2)
+        levels.reserveCapacity(pairs.reduce(0) { $0 + ($1.condition.b != $1.condition.a ? 2 : 1) })
         for (i, pair) in pairs.enumerated() {
             levels.append(Level(value: pair.condition.a, pair: Int32(i)))
             if pair.condition.b != pair.condition.a { levels.append(Level(value: pair.condition.b, pair: Int32(i))) }
