@@ -9,12 +9,6 @@ public enum RuleFingerprint {
         return of(rule, using: &w)
     }
 
-    /// Every rule's fingerprint, with one buffer for all (a restore computes 100 000 of them).
-    public static func of(_ rules: [Rule]) -> [UInt64] {
-        var w = ByteWriter()
-        return rules.map { of($0, using: &w) }
-    }
-
     /// With `w` as the scratch buffer (cleared first), so many fingerprints share one.
     static func of(_ rule: Rule, using w: inout ByteWriter) -> UInt64 {
         w.clear()
