@@ -313,7 +313,7 @@ struct EngineCore {
             }
             let fresh = buildGroups(applicable, restoring: saved)
             for rule in applicable { saved[rule] = nil }
-            symbols[s].retired = saved
+            symbols[s].retired = Self.compacted(saved)
             let range = groups.count..<(groups.count + fresh.count)
             groups += fresh
             garbage += old.count
@@ -364,9 +364,16 @@ struct EngineCore {
         var state = SymbolState(symbol: symbol, groups: range, keepsHistory: fresh.contains { $0.coordinate != .price })
         if snapshot != nil {
             for rule in applicable { saved[rule] = nil }
-            state.restore(&snapshot!, retired: saved)
+            state.restore(&snapshot!, retired: Self.compacted(saved))
         }
         return state
+    }
+
+    /// `pairs` in storage of their own size: removing entries never shrinks a dictionary, and a
+    /// symbol's (usually no) retired pairs kept the room of all its saved pairs for good
+    /// (100 000 rules: 2.7 MB).
+    private static func compacted(_ pairs: [Int32: ConditionGroup.Pair]) -> [Int32: ConditionGroup.Pair] {
+        pairs.isEmpty ? [:] : Dictionary(uniqueKeysWithValues: pairs.map { ($0.key, $0.value) })
     }
 
     /// One group per coordinate (price, each change window), sealed; `saved` pair states are
