@@ -35,7 +35,12 @@ public struct RuleCache: Sendable {
             values.append(Int64(bytes.count))
             values.append(Int64(bitPattern: XXH64.hash(bytes)))
         }
-        return values.flatMap { value in withUnsafeBytes(of: value.littleEndian, Array.init) }
+        return littleEndian(values)
+    }
+
+    /// `values` as 8 little-endian bytes each (the key, the rules' ends).
+    private static func littleEndian(_ values: [Int64]) -> [UInt8] {
+        values.flatMap { value in withUnsafeBytes(of: value.littleEndian, Array.init) }
     }
 
     /// What a cache holds: the rules, and where each file's `rules` array ends (`RuleSet.rulesEnds`).
@@ -49,11 +54,7 @@ public struct RuleCache: Sendable {
         }
     }
 
-    /// The cached rules when the cache was written for `key`; nil otherwise.
-    public func rules(for key: [UInt8]) -> [Rule]? {
-        entry(for: key)?.rules
-    }
-
+    /// What the cache holds when it was written for `key`; nil otherwise.
     public func entry(for key: [UInt8]) -> Entry? {
         guard let bytes = FileManager.default.contents(atPath: path).map(Array.init), bytes.count > Self.magic.count + key.count,
               bytes.starts(with: Self.magic), bytes[Self.magic.count..<(Self.magic.count + key.count)].elementsEqual(key)
@@ -79,8 +80,7 @@ public struct RuleCache: Sendable {
     /// whether it was written.
     @discardableResult
     public func store(_ rules: [Rule], rulesEnds: [Int?] = [], for key: [UInt8]) -> Bool {
-        let ends = ([Int64(rulesEnds.count)] + rulesEnds.map { Int64($0 ?? -1) })
-            .flatMap { value in withUnsafeBytes(of: value.littleEndian, Array.init) }
+        let ends = Self.littleEndian([Int64(rulesEnds.count)] + rulesEnds.map { Int64($0 ?? -1) })
         let bytes = Self.magic + key + ends + Rule.encode(rules)
         let temporary = path + ".\(getpid()).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)

@@ -65,12 +65,10 @@ struct CheckCommand: AsyncParsableCommand {
     func run() async throws {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
-        let (ruleSet, cacheMiss) = try Inputs.rules(rules.files, cache: state.ruleCache)
+        let (ruleSet, missedKey) = try Inputs.rules(rules.files, cache: state.ruleCache)
         let sinks = try Inputs.sinks(for: ruleSet)
         let store = try state.open()
-        if let cacheMiss {
-            RuleCache(folder: store.folder).store(cacheMiss.ruleSet.rules, rulesEnds: cacheMiss.ruleSet.rulesEnds, for: cacheMiss.key)
-        }
+        if let missedKey { RuleCache(folder: store.folder).store(ruleSet.rules, rulesEnds: ruleSet.rulesEnds, for: missedKey) }
         let delivery: AlertDelivery
         let engine: Engine
         let snapshot: [Tick]

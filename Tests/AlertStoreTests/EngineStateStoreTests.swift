@@ -223,9 +223,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: executable) }
         let files: [[UInt8]] = [Array("one".utf8), Array("two".utf8)]
         let key = try #require(RuleCache.key(files: files, executable: executable))
-        #expect(cache.rules(for: key) == nil)
+        #expect(cache.entry(for: key)?.rules == nil)
         #expect(cache.store(Self.rules, for: key))
-        #expect(cache.rules(for: key) == Self.rules)
+        #expect(cache.entry(for: key)?.rules == Self.rules)
         #expect(cache.store(Self.rules, rulesEnds: [812, nil, 0], for: key))
         #expect(cache.entry(for: key) == RuleCache.Entry(rules: Self.rules, rulesEnds: [812, nil, 0]))
         // Other bytes, other file boundaries, another binary: misses.
@@ -234,13 +234,13 @@ import Testing
         FileManager.default.createFile(atPath: executable, contents: Data("v2 longer".utf8))
         let rebuilt = try #require(RuleCache.key(files: files, executable: executable))
         #expect(rebuilt != key)
-        #expect(cache.rules(for: rebuilt) == nil)
+        #expect(cache.entry(for: rebuilt)?.rules == nil)
         #expect(RuleCache.key(files: files, executable: "/nonexistent") == nil)
     }
 
     @Test func aCacheThatCannotBeWrittenIsLeftAlone() throws {
         let cache = RuleCache(folder: StateFolder(path: "/nonexistent/folder"))
         #expect(!cache.store(Self.rules, for: [1, 2, 3]))
-        #expect(cache.rules(for: [1, 2, 3]) == nil)
+        #expect(cache.entry(for: [1, 2, 3])?.rules == nil)
     }
 }

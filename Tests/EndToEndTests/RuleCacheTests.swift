@@ -61,6 +61,6 @@ struct RuleCacheTests {
         let third = try await check(dir, time: 3_000, price: 102)
         #expect(third.status == 0, "\(third.stderr)")
         #expect(third.stdout.contains("\"threshold\":101"))
-        #expect(cache.rules(for: key) == [Rule(id: "r", scope: .symbols(["AAA"]), condition: .price(.above(101)))])
+        #expect(cache.entry(for: key)?.rules == [Rule(id: "r", scope: .symbols(["AAA"]), condition: .price(.above(101)))])
     }
 }

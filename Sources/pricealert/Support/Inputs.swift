@@ -24,17 +24,16 @@ enum Inputs {
 
     /// `rules(paths)` through the rules cache of `check` (a short run: no pages given back):
     /// rules the cache holds for these very files are taken from it (the files' sinks are still
-    /// read); otherwise the files are checked and `cacheMiss` holds what to store once the state
-    /// folder is open and locked.
-    static func rules(_ paths: [String], cache: RuleCache?) throws -> (RuleSet, cacheMiss: (key: [UInt8], ruleSet: RuleSet)?) {
+    /// read); otherwise the files are checked, and `missedKey` is the key to store the rule set
+    /// under once the state folder is open and locked.
+    static func rules(_ paths: [String], cache: RuleCache?) throws -> (RuleSet, missedKey: [UInt8]?) {
         let sources = try rules(RuleLoader.readFiles(paths: paths))
         let key = cache == nil ? nil : RuleCache.key(files: sources.map(\.bytes))
         if let cache, let key, let cached = cache.entry(for: key) {
             let loaded = RuleLoader.load(sources, cachedRules: cached.rules, rulesEnds: cached.rulesEnds)
             return (try rules(loaded.mapError(RuleLoadFailure.invalid)), nil)
         }
-        let ruleSet = try rules(RuleLoader.load(sources).mapError(RuleLoadFailure.invalid))
-        return (ruleSet, key.map { ($0, ruleSet) })
+        return (try rules(RuleLoader.load(sources).mapError(RuleLoadFailure.invalid)), key)
     }
 
     /// What loading gave, or every problem printed and the exit (65, 66).
