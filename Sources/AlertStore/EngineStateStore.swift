@@ -23,9 +23,12 @@ public final class EngineStateStore: Sendable {
     }
 
     /// Every saved symbol. A row that cannot be read is an error naming the symbol: state is
-    /// never silently dropped.
+    /// never silently dropped. Read on the writer's connection (no reader connection is opened
+    /// for it), whose page cache is emptied afterwards: a daemon keeps what it loaded, not the
+    /// pages it read it from (up to 2 MB).
     public func load() throws -> [SymbolSnapshot] {
-        try database.read { db in
+        defer { database.releaseMemory() }
+        return try database.write { db in
             // Entries per symbol first, so each history is allocated once at its full size.
             var sizes: [String: Int] = [:]
             let counted = try Row.fetchCursor(db, sql: """

@@ -139,6 +139,19 @@ struct EngineOnceAcrossReloadsTests {
         #expect(MemoryLayout<Scope>.size <= 9)
     }
 
+    @Test func aPairStaysSmallAndKeepsItsLastFiring() {
+        #expect(MemoryLayout<ConditionGroup.Pair>.stride <= 48)
+        var pair = ConditionGroup.Pair(rule: 3, condition: CompiledCondition(.price(.above(1)), hysteresis: 0),
+                                       cooldown: 10, once: false)
+        #expect(pair.lastFired == nil)
+        pair.lastFired = 0
+        #expect(pair.lastFired == 0)
+        pair.lastFired = -5
+        #expect(pair.lastFired == -5)
+        pair.lastFired = nil
+        #expect(pair.lastFired == nil)
+    }
+
     @Test func aMatchScopeIsBoxedButEqualByValue() {
         let a = Scope.match(MarketFilter(quote: "USDT"))
         #expect(a == Scope.match(MarketFilter(quote: "USDT")))

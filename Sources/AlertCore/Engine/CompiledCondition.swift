@@ -7,11 +7,12 @@ struct CompiledCondition: Sendable {
         case above, below, crossesAbove, crossesBelow, inside, outside
     }
 
-    let kind: Kind
     /// `X`, `C`, or `L` for ranges.
     let a: Double
     /// Re-arm level (`X·(1 − h/100)`, `C − h`, …) or `H` for ranges.
     let b: Double
+    /// Last, so a struct holding a condition can put small fields in its tail padding.
+    let kind: Kind
 
     /// Builds the compiled form. For `change` conditions `above`/`below` behave exactly like the
     /// price levels, with `h` in percentage points instead of percent.

@@ -17,20 +17,38 @@ struct ConditionGroup: Sendable {
     }
 
     /// One (rule, symbol) pair: what it needs to apply spec §5, in one place for locality.
+    /// Laid out to pack (a daemon may hold 100 000): the flags sit in the condition's tail
+    /// padding and the last firing time needs no optional's extra byte: 48 bytes, not 64.
     struct Pair: Sendable {
-        /// The rule's index in the engine's rule list (its evaluation order).
-        let rule: Int32
         let condition: CompiledCondition
-        let cooldown: Int64
         let once: Bool
         var armed = true
         /// Fired with `repeat: once`: never fires or re-arms again.
         var spent = false
         /// Waiting in the cooldown queue.
         var pending = false
+        private var fired = false
+        /// The rule's index in the engine's rule list (its evaluation order).
+        let rule: Int32
         /// The tick stamp of the last evaluation, so a pair is evaluated once per tick.
         var stamp: UInt32 = 0
-        var lastFired: Int64?
+        let cooldown: Int64
+        private var firedAt: Int64 = 0
+
+        init(rule: Int32, condition: CompiledCondition, cooldown: Int64, once: Bool) {
+            self.rule = rule
+            self.condition = condition
+            self.cooldown = cooldown
+            self.once = once
+        }
+
+        var lastFired: Int64? {
+            get { fired ? firedAt : nil }
+            set {
+                fired = newValue != nil
+                firedAt = newValue ?? 0
+            }
+        }
     }
 
     // What every tick reads comes first, so it shares as few cache lines as possible.
@@ -69,8 +87,8 @@ struct ConditionGroup: Sendable {
         pairs.reserveCapacity(count)
     }
 
-    mutating func add(rule: Int32, condition: CompiledCondition, cooldown: Int64, once: Bool) {
-        pairs.append(Pair(rule: rule, condition: condition, cooldown: cooldown, once: once))
+    mutating func add(_ pair: Pair) {
+        pairs.append(pair)
     }
 
     /// Builds the level index; call once after the last `add`. Pairs are stored in the order of

@@ -53,17 +53,12 @@ struct EngineCore {
     var stats = Engine.Stats()
     private(set) var markets: MarketList?
 
-    let compiled: [CompiledCondition]
-    let cooldowns: [Int64]
-    let once: [Bool]
     /// Rule indices by upper-cased symbol, for `symbol`/`symbols` rules.
     private let rulesBySymbol: [String: [Int32]]
     /// Indices of enabled `match` rules.
     let matchRules: [Int32]
     /// The longest change window in whole minutes (0: no minute history is kept).
     private let keepMinutes: Int64
-    /// Each rule's condition text, made when it first fires (see `makeAlert`).
-    private var summaries: [String?]
     /// Every change window of an enabled rule, in whole minutes.
     let windowMinutes: Set<Int64>
 
@@ -88,10 +83,6 @@ struct EngineCore {
     init(rules: [Rule], markets: MarketList?) {
         self.rules = rules
         self.markets = markets
-        compiled = rules.map { CompiledCondition($0.condition, hysteresis: $0.hysteresis) }
-        cooldowns = rules.map(\.cooldown)
-        summaries = Array(repeating: nil, count: rules.count)
-        once = rules.map { $0.repeatMode == .once }
         var bySymbol: [String: [Int32]] = [:]
         var match: [Int32] = []
         var windows: Set<Int64> = []
@@ -270,18 +261,11 @@ struct EngineCore {
         return symbols[s].groups.lazy.map { self.groups[$0] }.first { $0.coordinate == .change(window: window) }?.value
     }
 
-    /// The condition's text is made when a rule first fires, not for every rule (100 000 rules
-    /// would hold ~6 MB of them); threshold and template are cheap to take each time.
-    private mutating func makeAlert(rule: Int, symbol: String, time: Int64, price: Double, value: Double) -> Alert {
+    /// The condition's text is made for each alert rather than kept per rule (100 000 rules
+    /// would hold ~3 MB of them); threshold and template are cheap to take each time.
+    private func makeAlert(rule: Int, symbol: String, time: Int64, price: Double, value: Double) -> Alert {
         let condition = rules[rule].condition
-        let summary: String
-        if let made = summaries[rule] {
-            summary = made
-        } else {
-            summary = condition.summary
-            summaries[rule] = summary
-        }
-        return Alert(rule: rules[rule].id, symbol: symbol, time: time, price: price, condition: summary,
+        return Alert(rule: rules[rule].id, symbol: symbol, time: time, price: price, condition: condition.summary,
                      threshold: condition.threshold, value: value,
                      template: rules[rule].message ?? MessageTemplate.defaultTemplate(for: condition),
                      notify: rules[rule].notify)
@@ -376,6 +360,14 @@ struct EngineCore {
         pairs.isEmpty ? [:] : Dictionary(uniqueKeysWithValues: pairs.map { ($0.key, $0.value) })
     }
 
+    /// A fresh pair of rule `r`: what the engine needs of the rule to evaluate it, kept in the
+    /// pair itself (the engine keeps no per-rule copies beside the rules).
+    func pair(of r: Int32) -> ConditionGroup.Pair {
+        let rule = rules[Int(r)]
+        return ConditionGroup.Pair(rule: r, condition: CompiledCondition(rule.condition, hysteresis: rule.hysteresis),
+                                   cooldown: rule.cooldown, once: rule.repeatMode == .once)
+    }
+
     /// One group per coordinate (price, each change window), sealed; `saved` pair states are
     /// carried over by rule.
     private func buildGroups(_ applicable: [Int32], restoring saved: [Int32: ConditionGroup.Pair]) -> [ConditionGroup] {
@@ -402,7 +394,7 @@ struct EngineCore {
         }
         for g in groups.indices { groups[g].reserve(sizes[g]) }
         for (k, r) in applicable.enumerated() {
-            groups[groupOf[k]].add(rule: r, condition: compiled[Int(r)], cooldown: cooldowns[Int(r)], once: once[Int(r)])
+            groups[groupOf[k]].add(pair(of: r))
         }
         for g in groups.indices {
             groups[g].seal()

@@ -88,8 +88,7 @@ extension EngineCore {
             }
             if rule == nil { rule = ensureRuleIndex()[pair.rule] }
             guard let r = rule, fingerprint(r) == pair.fingerprint else { continue }
-            var restored = ConditionGroup.Pair(rule: r, condition: compiled[Int(r)], cooldown: cooldowns[Int(r)],
-                                               once: once[Int(r)])
+            var restored = self.pair(of: r)
             restored.armed = pair.armed
             restored.spent = pair.spent
             restored.lastFired = pair.lastFired

@@ -119,7 +119,7 @@ struct LivePipeline: Sendable {
         watchdog.cancel()
         reloads.cancel()
         await forward.value
-        evaluation.saveChanges()
+        evaluation.saveChanges(final: true)
         output.finish()
         var failures = await deliveryTask.value
         failures += await self.delivery.finish(timeout: drainTimeout, countPending: false)
@@ -227,10 +227,12 @@ struct Evaluation {
     }
 
     /// Hands what changed since the last save to the delivery task, behind the alerts before it.
-    mutating func saveChanges() {
+    /// The `final` save moves each minute history into its snapshot instead of copying it (a
+    /// day for 227 symbols is 5 MB): the engine takes no tick after it.
+    mutating func saveChanges(final: Bool = false) {
         guard persists, let engine else { return }
         lastSave = Wallclock.millis()
-        let changes = engine.takeChanges()
+        let changes = final ? engine.takeFinalChanges() : engine.takeChanges()
         if !changes.isEmpty { output.yield(.save(changes, markets: nil)) }
     }
 
