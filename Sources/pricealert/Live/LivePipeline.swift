@@ -55,6 +55,8 @@ struct LivePipeline: Sendable {
     /// State saved by the previous run, handed to the engine (once).
     var saved = SavedState([])
     var saveEvery: Duration = .seconds(60)
+    /// How many alerts may be on their way from the engine to the outbox at once.
+    var alertsInFlight = 1024
 
     struct Outcome {
         var stats: Engine.Stats
@@ -84,11 +86,22 @@ struct LivePipeline: Sendable {
             await RuleReload.listen(paths: rulePaths, running: ruleSet, logger: logger) { input.yield(.reload($0)) }
         }
         let (outputs, output) = AsyncStream.makeStream(of: Output.self)
+        let gate = AlertGate(limit: alertsInFlight)
         let deliveryTask = Task { [delivery, logger] in
             var failures = 0
+            var sinceCommit = 0
             for await item in outputs {
                 switch item {
-                case .alert(let alert): failures += await delivery.dispatch(alert)
+                case .alert(let alert):
+                    failures += await delivery.dispatch(alert)
+                    // Half a gate's worth at a time is made durable before the gate lets the loop
+                    // on, so the outbox's queue is bounded too, not only the stream.
+                    sinceCommit += 1
+                    if sinceCommit >= gate.limit / 2 {
+                        await delivery.commit()
+                        sinceCommit = 0
+                    }
+                    gate.dispatched()
                 case .save(let snapshots, let markets): await delivery.save(snapshots, markets: markets, logger: logger)
                 }
             }
@@ -98,13 +111,13 @@ struct LivePipeline: Sendable {
         let monitor = self.monitor
         let watchdog = Task { await monitor.keepWatchdogFed() }
         var evaluation = Evaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
-                                    logger: logger, monitor: monitor, output: output)
+                                    logger: logger, monitor: monitor, output: output, gate: gate)
         if self.delivery.store != nil { evaluation.persist(restoring: saved.take(), every: saveEvery) }
         let stopping = "stopping: delivering the alerts in hand (up to \(DurationText.format(drainTimeout.milliseconds)) for the outbox)"
         await withTaskCancellationHandler {
             for await item in inputs {
                 switch item {
-                case .feed(let event): evaluation.handle(event)
+                case .feed(let event): await evaluation.handle(event)
                 case .reload(let rules): evaluation.reload(rules)
                 }
             }
@@ -136,6 +149,7 @@ struct Evaluation {
     let logger: Logger
     let monitor: PipelineMonitor
     let output: AsyncStream<LivePipeline.Output>.Continuation
+    let gate: AlertGate
     private(set) var engine: Engine?
     private var dropped = 0
     private var alerts: [Alert] = []
@@ -146,13 +160,14 @@ struct Evaluation {
     private var lastSave: Int64 = 0
 
     init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
-         output: AsyncStream<LivePipeline.Output>.Continuation) {
+         output: AsyncStream<LivePipeline.Output>.Continuation, gate: AlertGate) {
         self.ruleSet = ruleSet
         self.source = source
         self.staleAfter = staleAfter
         self.logger = logger
         self.monitor = monitor
         self.output = output
+        self.gate = gate
     }
 
     /// Restores `saved` into the engine when it is made, and saves changes every `every`.
@@ -169,7 +184,7 @@ struct Evaluation {
         return stats
     }
 
-    mutating func handle(_ event: FeedEvent) {
+    mutating func handle(_ event: FeedEvent) async {
         if case .ticks = event {} else { monitor.feed(event) }
         switch event {
         case .markets(let markets):
@@ -202,6 +217,7 @@ struct Evaluation {
                 // the buffer kept that capacity for good).
                 for alert in alerts { emit(alert) }
                 alerts.removeAll(keepingCapacity: true)
+                if gate.isFull { await gate.waitForRoom() }
             }
             monitor.prices(accepted: accepted)
             if persists, Wallclock.millis() - lastSave >= saveEvery { saveChanges() }
@@ -223,6 +239,7 @@ struct Evaluation {
 
     private func emit(_ alert: Alert) {
         monitor.alerted(rule: alert.rule)
+        gate.sent()
         output.yield(.alert(alert))
     }
 
