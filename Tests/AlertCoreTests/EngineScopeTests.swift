@@ -141,6 +141,7 @@ struct EngineOnceAcrossReloadsTests {
 
     @Test func aPairStaysSmallAndKeepsItsLastFiring() {
         #expect(MemoryLayout<ConditionGroup.Pair>.stride <= 48)
+        #expect(MemoryLayout<PairSnapshot>.stride <= 40)
         var pair = ConditionGroup.Pair(rule: 3, condition: CompiledCondition(.price(.above(1)), hysteresis: 0),
                                        cooldown: 10, once: false)
         #expect(pair.lastFired == nil)
