@@ -1,6 +1,7 @@
 /// A validated alert rule (spec §2). Built by `AlertRules` from a rule file; the engine trusts it.
 public struct Rule: Sendable, Equatable {
-    // Stored in an order that packs (a daemon may hold 100 000 rules): 96 bytes, not 112.
+    // Stored in an order that packs (a daemon may hold 100 000 rules): 88 bytes, not 112 (the
+    // two one-byte fields sit in the condition's tail, before the 8-byte-aligned scope).
     public var id: String
     /// The `message` template as written, or nil for the default message.
     public var message: String?
@@ -11,9 +12,9 @@ public struct Rule: Sendable, Equatable {
     /// Percent for price conditions, percentage points for change conditions (spec §3, §5).
     public var hysteresis: Double
     public var condition: Condition
-    public var scope: Scope
     public var repeatMode: RepeatMode
     public var enabled: Bool
+    public var scope: Scope
 
     public init(id: String, scope: Scope, condition: Condition, notify: [String] = ["stdout"],
                 repeatMode: RepeatMode = .rearm, cooldown: Int64 = 0, hysteresis: Double = 0,
