@@ -2,9 +2,10 @@ import Synchronization
 
 /// Bounds the alerts between the evaluation loop and the delivery task. A frame of 227 ticks
 /// over 100 000 rules can fire 20 000 alerts at once; without a bound every one of them waits in
-/// the stream (and then in the outbox's queue) at the same time. The loop waits while `limit`
-/// alerts are in flight and goes on when half of them are dispatched: nothing is dropped,
-/// the order is kept, and a burst holds at most `limit` alerts in memory on their way out.
+/// the stream (and then in the outbox's queue) at the same time. After a tick that leaves `limit`
+/// or more alerts in flight, the loop waits until half of them are dispatched: nothing is
+/// dropped, the order is kept, and a burst holds at most `limit` alerts plus one tick's on
+/// their way out.
 final class AlertGate: Sendable {
     let limit: Int
     private let state = Mutex<(inFlight: Int, waiter: CheckedContinuation<Void, Never>?)>((0, nil))
