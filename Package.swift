@@ -151,7 +151,7 @@ let package = Package(
         ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
-            "pricealert", "AlertTestSupport", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange",
+            "pricealert", "AlertTestSupport", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange", "CMemory",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ],

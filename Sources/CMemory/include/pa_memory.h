@@ -1,8 +1,18 @@
 #ifndef PA_MEMORY_H
 #define PA_MEMORY_H
 
+#include <stddef.h>
+
 /// Gives freed heap pages back to the kernel (glibc `malloc_trim(0)`; a no-op elsewhere).
 /// Returns 1 when memory was released.
 int pa_release_free_memory(void);
+
+/// Unmaps from this process the pages of the executable's own relocation table (`.rela.dyn`,
+/// 3 MB in the static build), which the dynamic loader reads once at start and nothing reads
+/// again. Only whole pages inside a read-only segment are dropped (`MADV_DONTNEED`); a later
+/// read would fault them back in from the file. Sets `*start` and `*length` to the range
+/// dropped and returns its length in bytes, or 0 when nothing was (not Linux/glibc, no such
+/// table, or less than a page of it).
+size_t pa_release_relocations(void **start, size_t *length);
 
 #endif
