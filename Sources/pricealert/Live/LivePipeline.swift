@@ -3,6 +3,7 @@ import AlertFeeds
 import AlertRules
 import AlertSinks
 import AlertStore
+import CMemory
 import Daemon
 import Logging
 import Synchronization
@@ -158,6 +159,8 @@ struct Evaluation {
     private var restoring: [SymbolSnapshot] = []
     private var saveEvery: Int64 = 60_000
     private var lastSave: Int64 = 0
+    /// The first frame after the engine was made has been evaluated (see `handle`).
+    private var settled = false
 
     init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
          output: AsyncStream<LivePipeline.Output>.Continuation, gate: AlertGate) {
@@ -199,6 +202,9 @@ struct Evaluation {
                     restoring = []
                 }
                 self.engine = engine
+                // Fetching and decoding the market list left freed buffers: give their pages back
+                // before the first frame builds the symbols' groups.
+                _ = pa_release_free_memory()
                 logger.info("\(source): \(markets.count) markets, \(ruleSet.rules.count) rules")
                 if engine.hasMatchRules, markets.isEmpty {
                     logger.warning("\(source): the market list is empty: 'match' rules apply to nothing")
@@ -221,6 +227,12 @@ struct Evaluation {
             }
             monitor.prices(accepted: accepted)
             if persists, Wallclock.millis() - lastSave >= saveEvery { saveChanges() }
+            if !settled {
+                // The first frame built the symbols' groups from the restored state, whose
+                // snapshots are now freed: give their pages back.
+                settled = true
+                _ = pa_release_free_memory()
+            }
         case .dropped:
             dropped += 1
             event.log(source: source, to: logger)

@@ -1,6 +1,7 @@
 import AlertCore
 import AlertStore
 import ArgumentParser
+import CMemory
 
 /// `--state DIR`: the folder holding the outbox (default `$STATE_DIRECTORY`, else
 /// `$XDG_STATE_HOME/pricealert`, else `~/.local/state/pricealert`).
@@ -30,7 +31,11 @@ struct StateOption: ParsableArguments {
     /// The engine state the previous run saved; exits 73 naming the folder when it cannot be read.
     func loadSaved(_ store: StateStore) throws -> SavedState {
         do {
-            return SavedState(try store.engineState.load())
+            let saved = SavedState(try store.engineState.load())
+            // Reading it left freed buffers (SQLite's pages, decoding): a daemon keeps the
+            // state, not what it read it with.
+            _ = pa_release_free_memory()
+            return saved
         } catch {
             throw Self.unusable(store, error)
         }
