@@ -56,7 +56,8 @@ struct LivePipeline: Sendable {
     /// State saved by the previous run, handed to the engine (once).
     var saved = SavedState([])
     var saveEvery: Duration = .seconds(60)
-    /// How many alerts may be on their way from the engine to the outbox at once.
+    /// After a tick that leaves this many alerts on their way from the engine to the outbox, the
+    /// evaluation loop waits until half of them are dispatched (see `AlertGate`).
     var alertsInFlight = 1024
 
     struct Outcome {
@@ -228,8 +229,8 @@ struct Evaluation {
             monitor.prices(accepted: accepted)
             if persists, Wallclock.millis() - lastSave >= saveEvery { saveChanges() }
             if !settled {
-                // The first frame built the symbols' groups from the restored state, whose
-                // snapshots are now freed: give their pages back.
+                // The first frame built its symbols' groups from the restored state, and those
+                // symbols' snapshots are now freed: give their pages back.
                 settled = true
                 _ = pa_release_free_memory()
             }
