@@ -27,6 +27,8 @@ extension LiveCommandTests {
             #expect(socket.messages[..<ready].allSatisfy { !$0.contains("WATCHDOG=1") })
             let ping = try await socket.waitFor(line: "WATCHDOG=1", after: ready, timeout: 5)
             _ = try await socket.waitFor(line: "WATCHDOG=1", after: ping, timeout: 5)
+            // The first alert, before SIGTERM: on a loaded machine two pings can come before it.
+            _ = try await daemon.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 20)
             kill(daemon.process.processIdentifier, SIGTERM)
             let stopping = try await socket.waitFor(line: "STOPPING=1", after: ping, timeout: 20)
             #expect(socket.messages[stopping].contains("STATUS=stopping"))
