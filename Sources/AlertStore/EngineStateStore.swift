@@ -32,31 +32,36 @@ public final class EngineStateStore: Sendable {
             // Entries per symbol first, so each history is allocated once at its full size.
             var sizes: [String: Int] = [:]
             let counted = try Row.fetchCursor(db, sql: """
-                SELECT symbol, SUM((length(entries) - 5) / 16) FROM symbol_history GROUP BY symbol
+                SELECT symbol, (length(entries) - 5) / 16 FROM symbol_history NOT INDEXED
                 """)
-            while let row = try counted.next() { sizes[row[0]] = row[1] }
+            while let row = try counted.next() { sizes[row[0], default: 0] += row[1] as Int }
             var snapshots: [SymbolSnapshot] = []
-            var extents: [String: (first: Int64, last: Int64)] = [:]
+            // Where each symbol's snapshot is, when its history is read from `symbol_history`.
+            var positions: [String: Int] = [:]
             let rows = try Row.fetchCursor(db, sql: "SELECT symbol, snapshot FROM symbol_state ORDER BY symbol")
-            let chunks = try Row.fetchCursor(db, sql: "SELECT symbol, entries FROM symbol_history ORDER BY symbol, hour")
-            var chunk = try chunks.next()
             while let row = try rows.next() {
                 let symbol: String = row[0]
                 var snapshot = try Self.bytes(of: row.dataNoCopy(atIndex: 1)) { try Self.snapshot(symbol, $0) }
                 // Before schema 4 the history was inside the snapshot: kept, and written as chunks
                 // by the next save (no extent recorded).
-                let embedded = !snapshot.minutes.isEmpty
-                if !embedded { snapshot.reserveHistory(sizes[symbol] ?? 0) }
-                while let current = chunk, let chunkSymbol: String = current[0], chunkSymbol <= symbol {
-                    if chunkSymbol == symbol, !embedded {
-                        try Self.bytes(of: current.dataNoCopy(atIndex: 1)) { try Self.append($0, of: symbol, to: &snapshot) }
-                    }
-                    chunk = try chunks.next()
-                }
-                if !embedded, let first = snapshot.minutes.first, let last = snapshot.minutes.last {
-                    extents[symbol] = (first, last)
+                if snapshot.minutes.isEmpty {
+                    snapshot.reserveHistory(sizes[symbol] ?? 0)
+                    positions[symbol] = snapshots.count
                 }
                 snapshots.append(snapshot)
+            }
+            // In the table's order (hour, then symbol): each symbol's chunks come oldest first.
+            let chunks = try Row.fetchCursor(db, sql: "SELECT symbol, entries FROM symbol_history ORDER BY hour, symbol")
+            while let row = try chunks.next() {
+                let symbol: String = row[0]
+                guard let i = positions[symbol] else { continue }
+                try Self.bytes(of: row.dataNoCopy(atIndex: 1)) { try Self.append($0, of: symbol, to: &snapshots[i]) }
+            }
+            var extents: [String: (first: Int64, last: Int64)] = [:]
+            for (symbol, i) in positions {
+                if let first = snapshots[i].minutes.first, let last = snapshots[i].minutes.last {
+                    extents[symbol] = (first, last)
+                }
             }
             onDisk.withLock { $0.merge(extents) { $1 } }
             return snapshots
@@ -70,31 +75,37 @@ public final class EngineStateStore: Sendable {
     /// Hours not read stay on disk as they are; a later save writes only hours it read or made.
     /// Read on the writer's connection (in a transaction that writes nothing), which the save
     /// that follows uses too: one page cache instead of two.
+    ///
+    /// The history is read hour by hour, each hour's rows of all the symbols that need it in one
+    /// query: the table is keyed by hour first, so those rows share pages (a `check` of 227
+    /// symbols reads ~5 hours of ~60 pages each, not ~4 pages for each symbol).
     public func load(lookingUp lookups: [String: [ClosedRange<Int64>]]) throws -> [SymbolSnapshot] {
         try database.write { db in
             let state = try RawStatement(db, "SELECT snapshot FROM symbol_state WHERE symbol = ?")
-            let bounds = try RawStatement(db, "SELECT MIN(hour), MAX(hour) FROM symbol_history WHERE symbol = ?")
-            let before = try RawStatement(db, "SELECT MAX(hour) FROM symbol_history WHERE symbol = ? AND hour < ?")
-            let chunks = try RawStatement(db, """
-                SELECT entries FROM symbol_history WHERE symbol = ? AND hour BETWEEN ? AND ? ORDER BY hour
+            // From the index on (symbol, hour): each subquery is one step down it.
+            let bounds = try RawStatement(db, """
+                SELECT (SELECT hour FROM symbol_history WHERE symbol = ?1 ORDER BY hour LIMIT 1),
+                       (SELECT hour FROM symbol_history WHERE symbol = ?1 ORDER BY hour DESC LIMIT 1)
                 """)
+            let before = try RawStatement(db, "SELECT MAX(hour) FROM symbol_history WHERE symbol = ? AND hour < ?")
             var snapshots: [SymbolSnapshot] = []
-            var extents: [String: (first: Int64, last: Int64)] = [:]
+            // Per hour, the snapshots (indices into `snapshots`) that read it.
+            var wanted: [Int64: [Int]] = [:]
+            // Per snapshot with a history on disk: whether its oldest hour there is read.
+            var readsOldest: [Int: Bool] = [:]
             for (symbol, ranges) in lookups.sorted(by: { $0.key < $1.key }) {
                 var saved: SymbolSnapshot?
                 try state.run([.text(symbol)]) { row in saved = try Self.snapshot(symbol, row.blob(0)) }
-                guard var snapshot = saved else { continue }
+                guard let snapshot = saved else { continue }
+                let index = snapshots.count
+                snapshots.append(snapshot)
                 // Before schema 4 the history was inside the snapshot (see `load()`).
+                guard snapshot.minutes.isEmpty else { continue }
                 var extent: (oldest: Int64, newest: Int64)?
-                if snapshot.minutes.isEmpty {
-                    try bounds.run([.text(symbol)]) { row in
-                        if !row.isNull(0) { extent = (row.int64(0), row.int64(1)) }
-                    }
+                try bounds.run([.text(symbol)]) { row in
+                    if !row.isNull(0) { extent = (row.int64(0), row.int64(1)) }
                 }
-                guard let (oldest, newest) = extent else {
-                    snapshots.append(snapshot)
-                    continue
-                }
+                guard let (oldest, newest) = extent else { continue }
                 let hour = SymbolSnapshot.hour(ofMinute:)
                 var spans: [ClosedRange<Int64>] = [newest...newest]
                 for range in ranges {
@@ -106,24 +117,51 @@ public final class EngineStateStore: Sendable {
                     spans.append(previous...max(high, previous))
                 }
                 let read = Self.merged(spans)
-                for span in read {
-                    try chunks.run([.text(symbol), .integer(span.lowerBound), .integer(span.upperBound)]) { row in
-                        try Self.append(row.blob(0), of: symbol, to: &snapshot)
+                for span in read where span.upperBound >= oldest && span.lowerBound <= newest {
+                    for hour in max(span.lowerBound, oldest)...min(span.upperBound, newest) {
+                        wanted[hour, default: []].append(index)
                     }
                 }
+                readsOldest[index] = read.first.map { $0.contains(oldest) } ?? false
+            }
+            try Self.readHours(wanted, into: &snapshots, db: db)
+            var extents: [String: (first: Int64, last: Int64)] = [:]
+            for (index, readOldest) in readsOldest {
+                let snapshot = snapshots[index]
                 if let first = snapshot.minutes.first, let last = snapshot.minutes.last {
                     // When the oldest hour was not read, its first minute is unknown: the next save
                     // rewrites the oldest hour it has (see `save` for which hours it drops).
-                    let readOldest = read.first.map { $0.contains(oldest) } ?? false
-                    extents[symbol] = (readOldest ? first : .min, last)
+                    extents[snapshot.symbol] = (readOldest ? first : .min, last)
                 }
-                snapshots.append(snapshot)
             }
             onDisk.withLock { $0.merge(extents) { $1 } }
             partialFloors.withLock { floors in
                 for (symbol, ranges) in lookups { floors[symbol] = ranges.map(\.upperBound).min() ?? .min }
             }
             return snapshots
+        }
+    }
+
+    /// Appends to `snapshots` the chunks of the hours in `wanted` (hour: indices of the snapshots
+    /// that read it), oldest hour first, with one query per hour for up to 500 symbols.
+    private static func readHours(_ wanted: [Int64: [Int]], into snapshots: inout [SymbolSnapshot], db: Database) throws {
+        var statements: [Int: RawStatement] = [:]
+        for hour in wanted.keys.sorted() {
+            let indices = wanted[hour]!
+            for start in stride(from: 0, to: indices.count, by: 500) {
+                let batch = indices[start..<min(start + 500, indices.count)]
+                let statement = try statements[batch.count] ?? RawStatement(db, """
+                    SELECT symbol, entries FROM symbol_history
+                    WHERE hour = ? AND symbol IN (\(Array(repeating: "?", count: batch.count).joined(separator: ", ")))
+                    """)
+                statements[batch.count] = statement
+                let positions = Dictionary(batch.map { (snapshots[$0].symbol, $0) }, uniquingKeysWith: { a, _ in a })
+                try statement.run([.integer(hour)] + batch.map { .text(snapshots[$0].symbol) }) { row in
+                    let symbol = row.text(0)
+                    guard let i = positions[symbol] else { return }
+                    try Self.append(row.blob(1), of: symbol, to: &snapshots[i])
+                }
+            }
         }
     }
 
@@ -176,19 +214,26 @@ public final class EngineStateStore: Sendable {
             let statement = try RawStatement(db, """
                 INSERT OR REPLACE INTO symbol_state (symbol, snapshot, saved_at) VALUES (?, ?, ?)
                 """)
+            // An hour already on disk is updated in place: its index entry stays as it is.
             let chunk = try RawStatement(db, """
-                INSERT OR REPLACE INTO symbol_history (symbol, hour, entries) VALUES (?, ?, ?)
+                INSERT INTO symbol_history (hour, symbol, entries) VALUES (?, ?, ?)
+                ON CONFLICT (hour, symbol) DO UPDATE SET entries = excluded.entries
                 """)
-            let trim = try RawStatement(db, """
-                DELETE FROM symbol_history WHERE symbol = ? AND (hour < ? OR hour > ?)
-                """)
+            // Hours outside `low...high` go: two ranges of the index on (symbol, hour), each
+            // sought directly (`hour < ? OR hour > ?` in one statement reads all of the symbol's).
+            let trimBefore = try RawStatement(db, "DELETE FROM symbol_history WHERE symbol = ? AND hour < ?")
+            let trimAfter = try RawStatement(db, "DELETE FROM symbol_history WHERE symbol = ? AND hour > ?")
+            func trim(_ symbol: String, keeping low: Int64, _ high: Int64) throws {
+                try trimBefore.run([.text(symbol), .integer(low)])
+                try trimAfter.run([.text(symbol), .integer(high)])
+            }
             for snapshot in snapshots {
                 var bare = snapshot
                 bare.minutes = []
                 bare.prices = []
                 try statement.run([.text(snapshot.symbol), .blob(bare.encoded()), .integer(now)])
                 guard let first = snapshot.minutes.first, let last = snapshot.minutes.last else {
-                    try trim.run([.text(snapshot.symbol), .integer(.max), .integer(.min)])
+                    try trimBefore.run([.text(snapshot.symbol), .integer(.max)])
                     extents[snapshot.symbol] = .some(nil)
                     continue
                 }
@@ -198,9 +243,9 @@ public final class EngineStateStore: Sendable {
                 // longest window looked up last: then no minute at or before that one was on disk
                 // (the window found nothing yet), and the unread hours before it are still needed.
                 let dropBefore = floors[snapshot.symbol].map { first > $0 } == true ? Int64.min : hour(first)
-                try trim.run([.text(snapshot.symbol), .integer(dropBefore), .integer(hour(last))])
+                try trim(snapshot.symbol, keeping: dropBefore, hour(last))
                 for range in Self.changedHours(snapshot, since: known[snapshot.symbol]) {
-                    try chunk.run([.text(snapshot.symbol), .integer(hour(snapshot.minutes[range.lowerBound])),
+                    try chunk.run([.integer(hour(snapshot.minutes[range.lowerBound])), .text(snapshot.symbol),
                                    .blob(snapshot.encodedHistory(range))])
                 }
                 extents[snapshot.symbol] = (first, last)
@@ -289,6 +334,24 @@ public final class EngineStateStore: Sendable {
               symbol TEXT NOT NULL, hour INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (symbol, hour)
             ) WITHOUT ROWID;
             PRAGMA user_version = 4;
+            """)
+    }
+
+    /// Schema 5: the minute history keyed by hour first, so that one hour of every symbol shares
+    /// pages: a `check` of all symbols reads and rewrites a few runs of pages instead of a few
+    /// pages per symbol. The index on (symbol, hour) finds a symbol's oldest, newest and earlier
+    /// hours.
+    static func migrateHistoryByHour(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE symbol_history_by_hour (
+              hour INTEGER NOT NULL, symbol TEXT NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (hour, symbol)
+            ) WITHOUT ROWID;
+            INSERT INTO symbol_history_by_hour (hour, symbol, entries)
+              SELECT hour, symbol, entries FROM symbol_history ORDER BY hour, symbol;
+            DROP TABLE symbol_history;
+            ALTER TABLE symbol_history_by_hour RENAME TO symbol_history;
+            CREATE INDEX symbol_history_symbol ON symbol_history (symbol, hour);
+            PRAGMA user_version = 5;
             """)
     }
 }

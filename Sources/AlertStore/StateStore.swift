@@ -5,7 +5,7 @@ import GRDB
 /// (here or in another process) fails with "DIR is in use by another pricealert (pid N)".
 public final class StateStore: Sendable {
     /// The schema version this binary writes (`PRAGMA user_version`).
-    public static let schemaVersion = 4
+    public static let schemaVersion = 5
 
     public let folder: StateFolder
     public let outbox: Outbox
@@ -107,6 +107,7 @@ public final class StateStore: Sendable {
                 """)
         }
         migrator.registerMigration("v4-history-chunks", migrate: EngineStateStore.migrateHistory)
+        migrator.registerMigration("v5-history-by-hour", migrate: EngineStateStore.migrateHistoryByHour)
         return migrator
     }
 }

@@ -71,7 +71,7 @@ import Testing
                 DROP TABLE symbol_history;
                 CREATE INDEX outbox_order ON outbox (sink, rule, id);
                 CREATE INDEX outbox_due ON outbox (sink, next_attempt_at);
-                DELETE FROM grdb_migrations WHERE identifier IN ('v2-state', 'v3-outbox-lean', 'v4-history-chunks');
+                DELETE FROM grdb_migrations WHERE identifier IN ('v2-state', 'v3-outbox-lean', 'v4-history-chunks', 'v5-history-by-hour');
                 PRAGMA user_version = 1;
                 """)
         }
@@ -104,6 +104,7 @@ import Testing
             try db.execute(sql: """
                 CREATE TABLE written (hour INTEGER);
                 CREATE TRIGGER counted AFTER INSERT ON symbol_history BEGIN INSERT INTO written VALUES (NEW.hour); END;
+                CREATE TRIGGER updated AFTER UPDATE ON symbol_history BEGIN INSERT INTO written VALUES (NEW.hour); END;
                 """)
         }
         func written() throws -> [Int64] {
@@ -155,6 +156,43 @@ import Testing
         #expect(hours == [0, 1, 2])
         #expect(try SymbolSnapshot(decoding: [UInt8](try #require(blob))).minutes.isEmpty)
         #expect(try store.engineState.load() == [Self.history(0...131)])
+    }
+
+    /// A state folder of schema 4 kept the history keyed by symbol first: the migration to
+    /// schema 5 moves every row to the table keyed by hour first, and they read back the same.
+    @Test func aSchemaFourHistoryIsMovedToTheHourKeyedTable() throws {
+        let folder = temporaryFolder()
+        let eth = SymbolSnapshot(symbol: "ETH", firstTime: 0, lastTime: 200 * 60_000, lastPrice: 7,
+                                 minutes: Array(50...200), prices: (50...200).map { Double($0) / 4 })
+        do {
+            let store = try StateStore.open(folder)
+            try store.engineState.save([Self.history(0...1439), eth], now: 1)
+            store.close()
+        }
+        try DatabaseQueue(path: folder.databasePath).write { db in
+            try db.execute(sql: """
+                CREATE TABLE old_history (
+                  symbol TEXT NOT NULL, hour INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (symbol, hour)
+                ) WITHOUT ROWID;
+                INSERT INTO old_history SELECT symbol, hour, entries FROM symbol_history;
+                DROP TABLE symbol_history;
+                ALTER TABLE old_history RENAME TO symbol_history;
+                DELETE FROM grdb_migrations WHERE identifier = 'v5-history-by-hour';
+                PRAGMA user_version = 4;
+                """)
+        }
+        let store = try StateStore.open(folder)
+        defer { store.close() }
+        #expect(try store.engineState.load() == [Self.history(0...1439), eth])
+        let (columns, rows) = try DatabaseQueue(path: folder.databasePath).read { db in
+            (try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info('symbol_history_symbol')"),
+             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM symbol_history"))
+        }
+        #expect(columns == ["symbol", "hour"])
+        #expect(rows == 24 + 4)
+        // A partial read finds its hours through the new keys too.
+        let partial = try store.engineState.load(lookingUp: ["ETH": [190...190]])
+        #expect(partial.map(\.minutes) == [Array(120...200)])  // hours 3 and the one before it
     }
 
     @Test func aDamagedHistoryIsAnErrorNamingTheSymbol() throws {
