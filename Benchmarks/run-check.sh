@@ -1,7 +1,7 @@
 #!/bin/sh
 # One `pricealert check` as cron runs it, with 227 markets and N rules (default 10 000), against a
 # state folder that already holds a full day of minute history for every symbol. Reports wall
-# time and peak RSS (GNU time) of each of M consecutive runs, and of one more after the rule file
+# time, CPU time and peak RSS of each of M consecutive runs (Check/timed.py), and of one more after the rule file
 # was touched (its rules cache misses: the file is checked in full). See Docs/performance.md.
 #   [PRICEALERT_BIN=path/to/pricealert] Benchmarks/run-check.sh [RULES] [RUNS]
 set -e
@@ -10,16 +10,10 @@ runs=${2:-10}
 . "$(dirname "$0")/Check/prepare.sh"
 prepare "$rules" "$((runs + 1))"
 echo "rules=$rules symbols=227 history=1440 min; each run: one tick per symbol, state saved"
-# Wall time in microseconds around GNU time (which adds its own ~1 ms start); GNU time gives the
-# peak RSS.
+# Wall time from fork to reaping, CPU time and peak RSS of each run: Check/timed.py.
 timed() { # timed LABEL ARGS...
     label=$1; shift
-    start=$(date +%s%N)
-    /usr/bin/time -f "%M" -o rss.txt "$bin" "$@" >/dev/null
-    end=$(date +%s%N)
-    us=$(( (end - start) / 1000 ))
-    printf '%s: wall %d.%03d ms, peak RSS %s KiB\n' "$label" $((us / 1000)) $((us % 1000)) "$(cat rss.txt)"
-    echo "$us $(cat rss.txt)" >> runs.txt
+    python3 "$repo/Benchmarks/Check/timed.py" "$label" runs.txt "$bin" "$@"
 }
 : > runs.txt
 i=0
