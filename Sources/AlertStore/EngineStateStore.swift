@@ -82,12 +82,8 @@ public final class EngineStateStore: Sendable {
     public func load(lookingUp lookups: [String: [ClosedRange<Int64>]]) throws -> [SymbolSnapshot] {
         try database.write { db in
             let state = try RawStatement(db, "SELECT snapshot FROM symbol_state WHERE symbol = ?")
-            // From the index on (symbol, hour): each subquery is one step down it.
-            let bounds = try RawStatement(db, """
-                SELECT (SELECT hour FROM symbol_history WHERE symbol = ?1 ORDER BY hour LIMIT 1),
-                       (SELECT hour FROM symbol_history WHERE symbol = ?1 ORDER BY hour DESC LIMIT 1)
-                """)
-            let before = try RawStatement(db, "SELECT MAX(hour) FROM symbol_history WHERE symbol = ? AND hour < ?")
+            // A symbol's hours on disk, from the index on (symbol, hour) alone.
+            let hours = try RawStatement(db, "SELECT hour FROM symbol_history WHERE symbol = ? ORDER BY hour")
             var snapshots: [SymbolSnapshot] = []
             // Per hour, the snapshots (indices into `snapshots`) that read it.
             var wanted: [Int64: [Int]] = [:]
@@ -101,26 +97,19 @@ public final class EngineStateStore: Sendable {
                 snapshots.append(snapshot)
                 // Before schema 4 the history was inside the snapshot (see `load()`).
                 guard snapshot.minutes.isEmpty else { continue }
-                var extent: (oldest: Int64, newest: Int64)?
-                try bounds.run([.text(symbol)]) { row in
-                    if !row.isNull(0) { extent = (row.int64(0), row.int64(1)) }
-                }
-                guard let (oldest, newest) = extent else { continue }
+                var stored: [Int64] = []
+                try hours.run([.text(symbol)]) { row in stored.append(row.int64(0)) }
+                guard let oldest = stored.first, let newest = stored.last else { continue }
                 let hour = SymbolSnapshot.hour(ofMinute:)
                 var spans: [ClosedRange<Int64>] = [newest...newest]
                 for range in ranges {
                     let (low, high) = (hour(range.lowerBound), hour(range.upperBound))
-                    var previous = low
-                    try before.run([.text(symbol), .integer(low)]) { row in
-                        if !row.isNull(0) { previous = row.int64(0) }
-                    }
+                    let previous = stored.last { $0 < low } ?? low
                     spans.append(previous...max(high, previous))
                 }
                 let read = Self.merged(spans)
-                for span in read where span.upperBound >= oldest && span.lowerBound <= newest {
-                    for hour in max(span.lowerBound, oldest)...min(span.upperBound, newest) {
-                        wanted[hour, default: []].append(index)
-                    }
+                for hour in stored where read.contains(where: { $0.contains(hour) }) {
+                    wanted[hour, default: []].append(index)
                 }
                 readsOldest[index] = read.first.map { $0.contains(oldest) } ?? false
             }
