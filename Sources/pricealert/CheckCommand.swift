@@ -1,6 +1,7 @@
 import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertRules
 import AlertSinks
 import AlertStore
 import ArgumentParser
@@ -65,9 +66,20 @@ struct CheckCommand: AsyncParsableCommand {
     func run() async throws {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
-        let (ruleSet, missedKey) = try Inputs.rules(rules.files, cache: state.ruleCache)
-        let sinks = try Inputs.sinks(for: ruleSet)
-        let store = try state.open()
+        // The state folder opens (lock, database, schema) while the rule files are read. A rule
+        // file's errors still come first and alone; a folder opened for nothing is closed.
+        let opening = Task { [path = state.path] in StateOption.open(path) }
+        let ruleSet: RuleSet
+        let missedKey: [UInt8]?
+        let sinks: [String: any Sink]
+        do {
+            (ruleSet, missedKey) = try Inputs.rules(rules.files, cache: state.ruleCache)
+            sinks = try Inputs.sinks(for: ruleSet)
+        } catch {
+            if case .success(let store) = await opening.value { store.close() }
+            throw error
+        }
+        let store = try StateOption.opened(await opening.value)
         if let missedKey { RuleCache(folder: store.folder).store(ruleSet.rules, rulesEnds: ruleSet.rulesEnds, for: missedKey) }
         let delivery: AlertDelivery
         let engine: Engine

@@ -20,9 +20,24 @@ struct StateOption: ParsableArguments {
     /// Opens the state folder; exits 73 (75 when another pricealert holds it) with a message
     /// naming it when it cannot be used.
     func open() throws -> StateStore {
-        do {
-            return try StateStore.open(StateFolder.resolve(explicit: path, environment: StateFolder.processEnvironment))
-        } catch {
+        try Self.opened(Self.open(path))
+    }
+
+    /// Opens the state folder at `path` (nil: the default) without saying anything, for a
+    /// command that opens it while it does something else; `opened` then says what went wrong.
+    static func open(_ path: String?) -> Result<StateStore, StateError> {
+        Result { () throws(StateError) in
+            try StateStore.open(StateFolder.resolve(explicit: path, environment: StateFolder.processEnvironment))
+        }
+    }
+
+    /// The store `open` opened; or its error written to standard error, and exit 73 (75 when
+    /// another pricealert holds the folder) thrown.
+    static func opened(_ result: Result<StateStore, StateError>) throws -> StateStore {
+        switch result {
+        case .success(let store):
+            return store
+        case .failure(let error):
             StandardError.write("pricealert: error: \(error)")
             throw error.lockedBy == nil ? ExitCodes.stateUnusable : ExitCodes.stateLocked
         }
