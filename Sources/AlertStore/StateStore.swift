@@ -25,12 +25,17 @@ public final class StateStore: Sendable {
             // FULL: in WAL mode, NORMAL may lose the last commits on power loss; an enqueued
             // alert must survive it. Set on the writer after opening: a pool switches its writer
             // to WAL with `synchronous = NORMAL` after `prepareDatabase` has run.
-            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-            let found = try database.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 }
+            // The version is read on the writer too: a `check` never opens a reader connection.
+            let found = try database.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                return try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            }
             if found > schemaVersion {
                 throw StateError(path: folder.path, reason: "newer schema", newerSchema: found)
             }
-            try migrator.migrate(database)
+            // Each migration sets the version in its own transaction: at this binary's version,
+            // every migration has been applied.
+            if found < schemaVersion { try migrator.migrate(database) }
             return StateStore(folder: folder, lock: lock, database: database)
         } catch let error as StateError {
             lock.release()
