@@ -17,6 +17,17 @@ int pa_release_free_memory(void) {
 #endif
 }
 
+int pa_configure_malloc(int long_running) {
+#if defined(__GLIBC__)
+    int arenas = mallopt(M_ARENA_MAX, 1);
+    int pad = long_running ? mallopt(M_TOP_PAD, 0) : 1;
+    return arenas == 1 && pad == 1;
+#else
+    (void)long_running;
+    return 0;
+#endif
+}
+
 #if defined(__GLIBC__)
 struct relocations {
     uintptr_t start;

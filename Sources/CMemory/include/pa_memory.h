@@ -7,6 +7,13 @@
 /// Returns 1 when memory was released.
 int pa_release_free_memory(void);
 
+/// Sets glibc's malloc up for pricealert, before the first thread starts (a no-op elsewhere):
+/// one heap for all threads (`M_ARENA_MAX` 1: with one per thread, memory freed by one thread
+/// is not reused by another, and each heap keeps its own free pages), and when `long_running`,
+/// a heap that grows by what is asked rather than 128 KiB more (`M_TOP_PAD` 0; each growth is
+/// then a system call, which a short command would feel). Returns 1 when both were set.
+int pa_configure_malloc(int long_running);
+
 /// Unmaps from this process the pages of the executable's own relocation table (`.rela.dyn`,
 /// 3 MB in the static build), which the dynamic loader reads once at start and nothing reads
 /// again. Only whole pages inside a read-only segment are dropped (`MADV_DONTNEED`); a later
