@@ -133,9 +133,10 @@ struct CheckCommand: AsyncParsableCommand {
         }
         if failures > 0 {
             StandardError.write("check: \(failures) deliveries failed or wait in the outbox")
-            throw ExitCodes.deliveryFailed
         }
-        if exitCode, !alerts.isEmpty { throw ExitCode(1) }
+        // The run is over and everything is written: the process ends here, without first
+        // freeing the rules, the engine and the alerts one object at a time (~1 ms).
+        ExitCodes.end(failures > 0 ? ExitCodes.deliveryFailed : exitCode && !alerts.isEmpty ? ExitCode(1) : .success)
     }
 
     /// The ticks to evaluate and the market list to use (nil: none).

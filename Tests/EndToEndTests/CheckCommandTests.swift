@@ -144,6 +144,27 @@ struct CheckCommandTests {
         #expect(again.status == 0)
     }
 
+    /// A webhook that cannot be reached: the alert waits in the outbox for the next run, and
+    /// the run says so and exits 74 (also with --exit-code, which would say 1).
+    @Test func undeliveredAlertsExit74AndWaitInTheOutbox() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let rules = """
+            {"version": 1, "sinks": {"ops": {"type": "webhook", "url": "http://127.0.0.1:1/hook"}},
+             "rules": [{"id": "up", "symbol": "AAA", "when": {"price": {"above": 101}}, "notify": ["ops"]}]}
+            """
+        try rules.write(to: dir.appendingPathComponent("hook.json"), atomically: true, encoding: .utf8)
+        try "{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 102}\n".write(to: dir.appendingPathComponent("up.jsonl"), atomically: true, encoding: .utf8)
+        let run = try await PriceAlertBinary.run(["check", "--rules", "hook.json", "--ticks", "up.jsonl", "--state", "st",
+                                                  "--exit-code", "--drain-timeout", "1s"], in: dir)
+        #expect(run.status == 74)
+        #expect(run.stderr.contains("check: 1 deliveries failed or wait in the outbox"))
+        let waiting = try await DatabaseQueue(path: dir.appendingPathComponent("st/pricealert.sqlite").path).read { db in
+            try String.fetchAll(db, sql: "SELECT alert_id FROM outbox")
+        }
+        #expect(waiting == ["up:AAA:1000"])
+    }
+
     /// Two overlapping runs: the second finds the folder locked, says so, evaluates nothing and
     /// exits 75; the first then completes.
     @Test func overlappingChecksNeverBothEvaluate() async throws {
