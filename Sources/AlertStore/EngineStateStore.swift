@@ -208,14 +208,10 @@ public final class EngineStateStore: Sendable {
                 INSERT INTO symbol_history (hour, symbol, entries) VALUES (?, ?, ?)
                 ON CONFLICT (hour, symbol) DO UPDATE SET entries = excluded.entries
                 """)
-            // Hours outside `low...high` go: two ranges of the index on (symbol, hour), each
+            // Hours outside the history go: two ranges of the index on (symbol, hour), each
             // sought directly (`hour < ? OR hour > ?` in one statement reads all of the symbol's).
             let trimBefore = try RawStatement(db, "DELETE FROM symbol_history WHERE symbol = ? AND hour < ?")
             let trimAfter = try RawStatement(db, "DELETE FROM symbol_history WHERE symbol = ? AND hour > ?")
-            func trim(_ symbol: String, keeping low: Int64, _ high: Int64) throws {
-                try trimBefore.run([.text(symbol), .integer(low)])
-                try trimAfter.run([.text(symbol), .integer(high)])
-            }
             for snapshot in snapshots {
                 var bare = snapshot
                 bare.minutes = []
@@ -232,8 +228,16 @@ public final class EngineStateStore: Sendable {
                 // longest window looked up last: then no minute at or before that one was on disk
                 // (the window found nothing yet), and the unread hours before it are still needed.
                 let dropBefore = floors[snapshot.symbol].map { first > $0 } == true ? Int64.min : hour(first)
-                try trim(snapshot.symbol, keeping: dropBefore, hour(last))
-                for range in Self.changedHours(snapshot, since: known[snapshot.symbol]) {
+                // Where the disk's extent is known (loaded or saved by this process) and nothing
+                // lies outside the history, there is nothing to look for.
+                let disk = known[snapshot.symbol]
+                if dropBefore != .min, disk.map({ $0.first == .min || hour($0.first) < dropBefore }) ?? true {
+                    try trimBefore.run([.text(snapshot.symbol), .integer(dropBefore)])
+                }
+                if disk.map({ hour($0.last) > hour(last) }) ?? true {
+                    try trimAfter.run([.text(snapshot.symbol), .integer(hour(last))])
+                }
+                for range in Self.changedHours(snapshot, since: disk) {
                     try chunk.run([.integer(hour(snapshot.minutes[range.lowerBound])), .text(snapshot.symbol),
                                    .blob(snapshot.encodedHistory(range))])
                 }

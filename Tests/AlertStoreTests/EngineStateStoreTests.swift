@@ -128,6 +128,13 @@ import Testing
                 == Array(1...24))
         #expect(try store.engineState.load() == [Self.history(61...1442)])
 
+        // A history that ends hours before the disk's (histories only grow at the end; the store
+        // still checks, knowing the disk's extent from its last save): the later hours go.
+        try store.engineState.save([Self.history(61...179)], now: 5)
+        #expect(try other.read { db in try Int64.fetchAll(db, sql: "SELECT hour FROM symbol_history ORDER BY hour") }
+                == [1, 2])
+        #expect(try store.engineState.load() == [Self.history(61...179)])
+
         // No history any more (no rule needs one): every hour goes.
         var bare = Self.history(61...1442)
         (bare.minutes, bare.prices) = ([], [])
