@@ -66,9 +66,10 @@ struct CheckCommand: AsyncParsableCommand {
     func run() async throws {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
-        // The state folder opens (lock, database, schema) while the rule files are read. A rule
-        // file's errors still come first and alone; a folder opened for nothing is closed.
-        let opening = Task { [path = state.path] in StateOption.open(path) }
+        // A state folder that holds a database (every run after the first) opens (lock,
+        // database, schema) while the rule files are read. A rule file's errors still come
+        // first and alone; a folder opened for nothing is closed, and none is created for them.
+        let opening = state.hasDatabase ? Task { [path = state.path] in StateOption.open(path) } : nil
         let ruleSet: RuleSet
         let missedKey: [UInt8]?
         let sinks: [String: any Sink]
@@ -76,10 +77,10 @@ struct CheckCommand: AsyncParsableCommand {
             (ruleSet, missedKey) = try Inputs.rules(rules.files, cache: state.ruleCache)
             sinks = try Inputs.sinks(for: ruleSet)
         } catch {
-            if case .success(let store) = await opening.value { store.close() }
+            if let opening, case .success(let store) = await opening.value { store.close() }
             throw error
         }
-        let store = try StateOption.opened(await opening.value)
+        let store = try StateOption.opened(await opening?.value ?? StateOption.open(state.path))
         if let missedKey { RuleCache(folder: store.folder).store(ruleSet.rules, rulesEnds: ruleSet.rulesEnds, for: missedKey) }
         let delivery: AlertDelivery
         let engine: Engine

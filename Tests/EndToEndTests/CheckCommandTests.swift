@@ -144,6 +144,29 @@ struct CheckCommandTests {
         #expect(again.status == 0)
     }
 
+    /// A rule file with an error: exit 65 with its place, nothing evaluated. On a first run no
+    /// state folder is made for it; on a later one the folder (opened while the rules were read)
+    /// is closed again, so the next run can use it.
+    @Test func aBrokenRuleFileLeavesTheStateFolderAsItWas() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try "{\"version\": 1, \"rules\": [{\"id\": \"x\"}]}".write(to: dir.appendingPathComponent("broken.json"), atomically: true, encoding: .utf8)
+        try "{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 100}\n".write(to: dir.appendingPathComponent("t.jsonl"), atomically: true, encoding: .utf8)
+        let first = try await PriceAlertBinary.run(["check", "--rules", "broken.json", "--ticks", "t.jsonl", "--state", "st"], in: dir)
+        #expect(first.status == 65)
+        #expect(first.stderr.contains("broken.json:1:"))
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("st").path))
+
+        let good = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "t.jsonl", "--state", "st"], in: dir)
+        #expect(good.status == 0)
+        let again = try await PriceAlertBinary.run(["check", "--rules", "broken.json", "--ticks", "t.jsonl", "--state", "st"], in: dir)
+        #expect(again.status == 65)
+        #expect(!again.stderr.contains("in use"))
+        try "{\"time\": 2000, \"symbol\": \"AAA\", \"price\": 102}\n".write(to: dir.appendingPathComponent("up.jsonl"), atomically: true, encoding: .utf8)
+        let after = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "up.jsonl", "--state", "st", "--exit-code"], in: dir)
+        #expect(after.status == 1)
+    }
+
     /// A webhook that cannot be reached: the alert waits in the outbox for the next run, and
     /// the run says so and exits 74 (also with --exit-code, which would say 1).
     @Test func undeliveredAlertsExit74AndWaitInTheOutbox() async throws {

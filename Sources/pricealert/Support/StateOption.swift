@@ -3,6 +3,10 @@ import AlertStore
 import ArgumentParser
 import CMemory
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `--state DIR`: the folder holding the outbox (default `$STATE_DIRECTORY`, else
 /// `$XDG_STATE_HOME/pricealert`, else `~/.local/state/pricealert`).
 struct StateOption: ParsableArguments {
@@ -15,6 +19,14 @@ struct StateOption: ParsableArguments {
     /// named (opening it will say why).
     var ruleCache: RuleCache? {
         (try? StateFolder.resolve(explicit: path, environment: StateFolder.processEnvironment)).map(RuleCache.init)
+    }
+
+    /// Whether the state folder can be named and holds a database already.
+    var hasDatabase: Bool {
+        guard let folder = try? StateFolder.resolve(explicit: path, environment: StateFolder.processEnvironment) else {
+            return false
+        }
+        return access(folder.databasePath, F_OK) == 0
     }
 
     /// Opens the state folder; exits 73 (75 when another pricealert holds it) with a message
