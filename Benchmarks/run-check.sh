@@ -1,8 +1,9 @@
 #!/bin/sh
 # One `pricealert check` as cron runs it, with 227 markets and N rules (default 10 000), against a
 # state folder that already holds a full day of minute history for every symbol. Reports wall
-# time, CPU time and peak RSS of each of M consecutive runs (Check/timed.py), and of one more after the rule file
-# was touched (its rules cache misses: the file is checked in full). See Docs/performance.md.
+# time, CPU time and peak RSS of each of M consecutive runs (Check/timed.py), and of one more
+# after the rule file was touched (its rules cache misses: the file is checked in full).
+# See Docs/performance.md.
 #   [PRICEALERT_BIN=path/to/pricealert] Benchmarks/run-check.sh [RULES] [RUNS]
 set -e
 rules=${1:-10000}
