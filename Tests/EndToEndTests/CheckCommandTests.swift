@@ -144,27 +144,35 @@ struct CheckCommandTests {
         #expect(again.status == 0)
     }
 
+    /// `text` as the file `name` in `dir`.
+    func put(_ text: String, as name: String, in dir: URL) throws {
+        try text.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
+    }
+
+    /// `pricealert check --rules RULES --ticks TICKS --state st` and `more`, in `dir`.
+    func check(_ rules: String, _ ticks: String, in dir: URL, _ more: [String] = []) async throws -> PriceAlertBinary.Result {
+        try await PriceAlertBinary.run(["check", "--rules", rules, "--ticks", ticks, "--state", "st"] + more, in: dir)
+    }
+
     /// A rule file with an error: exit 65 with its place, nothing evaluated. On a first run no
     /// state folder is made for it; on a later one the folder (opened while the rules were read)
     /// is closed again, so the next run can use it.
     @Test func aBrokenRuleFileLeavesTheStateFolderAsItWas() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try "{\"version\": 1, \"rules\": [{\"id\": \"x\"}]}".write(to: dir.appendingPathComponent("broken.json"), atomically: true, encoding: .utf8)
-        try "{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 100}\n".write(to: dir.appendingPathComponent("t.jsonl"), atomically: true, encoding: .utf8)
-        let first = try await PriceAlertBinary.run(["check", "--rules", "broken.json", "--ticks", "t.jsonl", "--state", "st"], in: dir)
+        try put("{\"version\": 1, \"rules\": [{\"id\": \"x\"}]}", as: "broken.json", in: dir)
+        try put("{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 100}\n", as: "t.jsonl", in: dir)
+        let first = try await check("broken.json", "t.jsonl", in: dir)
         #expect(first.status == 65)
         #expect(first.stderr.contains("broken.json:1:"))
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("st").path))
 
-        let good = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "t.jsonl", "--state", "st"], in: dir)
-        #expect(good.status == 0)
-        let again = try await PriceAlertBinary.run(["check", "--rules", "broken.json", "--ticks", "t.jsonl", "--state", "st"], in: dir)
+        #expect(try await check("rules.json", "t.jsonl", in: dir).status == 0)
+        let again = try await check("broken.json", "t.jsonl", in: dir)
         #expect(again.status == 65)
         #expect(!again.stderr.contains("in use"))
-        try "{\"time\": 2000, \"symbol\": \"AAA\", \"price\": 102}\n".write(to: dir.appendingPathComponent("up.jsonl"), atomically: true, encoding: .utf8)
-        let after = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "up.jsonl", "--state", "st", "--exit-code"], in: dir)
-        #expect(after.status == 1)
+        try put("{\"time\": 2000, \"symbol\": \"AAA\", \"price\": 102}\n", as: "up.jsonl", in: dir)
+        #expect(try await check("rules.json", "up.jsonl", in: dir, ["--exit-code"]).status == 1)
     }
 
     /// A webhook that cannot be reached: the alert waits in the outbox for the next run, and
@@ -172,14 +180,12 @@ struct CheckCommandTests {
     @Test func undeliveredAlertsExit74AndWaitInTheOutbox() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let rules = """
+        try put("""
             {"version": 1, "sinks": {"ops": {"type": "webhook", "url": "http://127.0.0.1:1/hook"}},
              "rules": [{"id": "up", "symbol": "AAA", "when": {"price": {"above": 101}}, "notify": ["ops"]}]}
-            """
-        try rules.write(to: dir.appendingPathComponent("hook.json"), atomically: true, encoding: .utf8)
-        try "{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 102}\n".write(to: dir.appendingPathComponent("up.jsonl"), atomically: true, encoding: .utf8)
-        let run = try await PriceAlertBinary.run(["check", "--rules", "hook.json", "--ticks", "up.jsonl", "--state", "st",
-                                                  "--exit-code", "--drain-timeout", "1s"], in: dir)
+            """, as: "hook.json", in: dir)
+        try put("{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 102}\n", as: "up.jsonl", in: dir)
+        let run = try await check("hook.json", "up.jsonl", in: dir, ["--exit-code", "--drain-timeout", "1s"])
         #expect(run.status == 74)
         #expect(run.stderr.contains("check: 1 deliveries failed or wait in the outbox"))
         let waiting = try await DatabaseQueue(path: dir.appendingPathComponent("st/pricealert.sqlite").path).read { db in
@@ -210,7 +216,15 @@ struct CheckCommandTests {
         #expect(second.stdout.isEmpty)
         #expect(second.stderr.contains("is in use by another pricealert (pid \(pid))"))
 
-        let writer = open(fifo, O_RDWR)
+        // Once the first check has opened its input for reading (a FIFO's data is dropped when
+        // its last writer closes it before a reader opened it: the first check then waited for
+        // a writer for good, failing this test once).
+        var writer: Int32 = -1
+        for _ in 0..<500 {
+            writer = open(fifo, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 || errno != ENXIO { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(writer >= 0)
         let line = "{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 101.5}\n"
         _ = line.withCString { write(writer, $0, strlen($0)) }
