@@ -18,14 +18,17 @@ struct StateOption: ParsableArguments {
     /// The rules cache in the state folder (see `RuleCache`); nil when the folder cannot be
     /// named (opening it will say why).
     var ruleCache: RuleCache? {
-        (try? StateFolder.resolve(explicit: path, environment: StateFolder.processEnvironment)).map(RuleCache.init)
+        (try? Self.folder(path)).map(RuleCache.init)
+    }
+
+    /// The state folder `path` names (nil: the default one).
+    static func folder(_ path: String?) throws(StateError) -> StateFolder {
+        try StateFolder.resolve(explicit: path, environment: StateFolder.processEnvironment)
     }
 
     /// Whether the state folder can be named and holds a database already.
     var hasDatabase: Bool {
-        guard let folder = try? StateFolder.resolve(explicit: path, environment: StateFolder.processEnvironment) else {
-            return false
-        }
+        guard let folder = try? Self.folder(path) else { return false }
         return access(folder.databasePath, F_OK) == 0
     }
 
@@ -39,7 +42,7 @@ struct StateOption: ParsableArguments {
     /// command that opens it while it does something else; `opened` then says what went wrong.
     static func open(_ path: String?) -> Result<StateStore, StateError> {
         Result { () throws(StateError) in
-            try StateStore.open(StateFolder.resolve(explicit: path, environment: StateFolder.processEnvironment))
+            try StateStore.open(folder(path))
         }
     }
 
