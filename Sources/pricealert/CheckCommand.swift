@@ -118,8 +118,15 @@ struct CheckCommand: AsyncParsableCommand {
             failures += await delivery.dispatch(alert)
         }
         // Every alert is in the outbox (or delivered) before the state that produced it is saved:
-        // a crash in between fires it again rather than losing it.
-        await delivery.commit()
+        // a crash in between fires it again rather than losing it. An alert the outbox cannot
+        // take leaves the state as it was, so the next run evaluates it again.
+        do {
+            try await delivery.commit()
+        } catch {
+            _ = await delivery.finish(timeout: drainTimeout.duration)
+            StandardError.write("pricealert: error: state not saved in \(store.folder.path): the next check evaluates these prices again")
+            throw ExitCodes.stateUnusable
+        }
         do {
             try store.engineState.save(engine.takeFinalChanges(), markets: marketsToSave, now: Wallclock.millis())
         } catch {

@@ -8,14 +8,15 @@ struct OutboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outbox",
         abstract: "See, deliver or clear what waits in the durable outbox (webhook and exec sinks).",
-        discussion: "Exit codes: 0 done, 73 the state folder cannot be used, 75 another pricealert holds it; flush: 74 some alerts are still pending or became dead letters.",
+        discussion: "Exit codes: 0 done, 73 the state folder cannot be used, 75 another pricealert holds it (flush, purge; list reads it all the same); flush: 74 some alerts are still pending or became dead letters.",
         subcommands: [List.self, Flush.self, Purge.self])
 
     struct List: AsyncParsableCommand {
         // Named here, not derived from the type's name: that takes reflection at every start.
         static let configuration = CommandConfiguration(
             commandName: "list",
-            abstract: "List pending deliveries and dead letters (sink, alert id, attempts, next attempt, last error).")
+            abstract: "List pending deliveries and dead letters (sink, alert id, attempts, next attempt, last error).",
+            discussion: "Reads the state folder also while a daemon uses it (read only, without its lock).")
 
         @OptionGroup var state: StateOption
 
@@ -23,7 +24,20 @@ struct OutboxCommand: AsyncParsableCommand {
         var format: AlertOutputFormat = .text
 
         func run() async throws {
-            let store = try state.open()
+            let store: StateStore
+            switch StateOption.open(state.path) {
+            case .success(let opened):
+                store = opened
+            case .failure(let error) where error.lockedBy != nil:
+                // Another pricealert holds the folder: read what it has committed, leave it be.
+                guard let reader = try state.openForReading() else {
+                    if format == .text { StandardOutput.shared.writeLine("0 pending, 0 dead (\(error.path))") }
+                    return
+                }
+                store = reader
+            case .failure(let error):
+                store = try StateOption.opened(.failure(error))
+            }
             defer { store.close() }
             let pending: [OutboxEntry]
             let dead: [OutboxEntry]
@@ -31,7 +45,7 @@ struct OutboxCommand: AsyncParsableCommand {
                 pending = try store.outbox.pending()
                 dead = try store.outbox.dead()
             } catch {
-                StandardError.write("pricealert: error: cannot read the outbox in \(store.folder.path): \(error)")
+                StandardError.write("pricealert: error: cannot read the outbox in \(store.folder.path): \(store.describe(error))")
                 throw ExitCodes.stateUnusable
             }
             var lines: [String] = []
@@ -105,7 +119,12 @@ struct OutboxCommand: AsyncParsableCommand {
             }
             let dispatcher = ReliableDispatcher(sinks: sinks, durable: Set(waiting), outbox: store.outbox,
                                                 configuration: .init(definitions: ruleSet.sinks.values))
-            await dispatcher.start()
+            do {
+                try await dispatcher.start()
+            } catch {
+                StandardError.write("pricealert: error: cannot read the outbox in \(store.folder.path): \(store.describe(error))")
+                throw ExitCodes.stateUnusable
+            }
             await dispatcher.drain(timeout: timeout.duration)
             let counts = await dispatcher.counts()
             let delivered = counts.values.reduce(0) { $0 + $1.delivered }

@@ -79,6 +79,7 @@ struct ReplayCommand: AsyncParsableCommand {
         failures += await dispatcher?.finish(timeout: .seconds(30)) ?? 0
 
         StandardError.write("replay: \(Summary.line(read: read, stats: engine.stats))")
+        if dispatcher?.unwritten != nil { throw ExitCodes.stateUnusable }
         if failures > 0 {
             StandardError.write("replay: \(failures) deliveries failed (see the errors above)")
             throw ExitCodes.deliveryFailed

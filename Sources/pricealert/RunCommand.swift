@@ -43,6 +43,7 @@ struct RunCommand: AsyncParsableCommand {
             delivery: delivery, options: daemon, duration: duration?.duration, logger: logger,
             rulePaths: rules.files, saved: saved, saveEvery: saveEvery.duration)
         StandardError.write("run: \(outcome.stats.accepted) ticks, \(outcome.stats.droppedTotal) dropped, \(outcome.stats.alerts) alerts")
+        if outcome.unwritten { throw ExitCodes.stateUnusable }
         if outcome.deliveryFailures > 0 { throw ExitCodes.deliveryFailed }
     }
 }

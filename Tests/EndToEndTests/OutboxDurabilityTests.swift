@@ -1,0 +1,249 @@
+import AlertTestSupport
+import Foundation
+import GRDB
+import HTTPTypes
+import Hummingbird
+import Synchronization
+import Testing
+
+/// The outbox when things go wrong, as cron and an operator meet it: the built binary, a real
+/// SQLite file broken the ways disks and people break it (an insert refused like a full disk, a
+/// dropped table, a damaged page, a file cut to 0 bytes), and a real webhook receiver on
+/// 127.0.0.1 that fails a fixed share of requests. No alert is sent that is not on disk, no state
+/// is saved past an alert that is not, and nothing transient makes a delivery give up early.
+@Suite("end to end: outbox durability")
+struct OutboxDurabilityTests {
+    /// A webhook receiver that answers by the request's number `n` (from 1): `pattern[(n - 1) %
+    /// pattern.count]` (a status), and records the `webhook-id` of every 2xx it sends.
+    final class Hook: Sendable {
+        let pattern: [Int]
+        let requests = Mutex(0)
+        let received = Mutex<[String]>([])
+
+        init(pattern: [Int] = [200]) {
+            self.pattern = pattern
+        }
+
+        var ids: [String] { received.withLock { $0 } }
+
+        func router() -> Router<BasicRequestContext> {
+            let router = Router()
+            router.post("hook") { request, _ -> Response in
+                _ = try await request.body.collect(upTo: 1 << 20)
+                let n = self.requests.withLock { count in
+                    count += 1
+                    return count
+                }
+                let status = self.pattern[(n - 1) % self.pattern.count]
+                if (200..<300).contains(status), let id = request.headers[HTTPField.Name("webhook-id")!] {
+                    self.received.withLock { $0.append(id) }
+                }
+                return Response(status: .init(code: status))
+            }
+            return router
+        }
+    }
+
+    /// A folder with `rules.json`: rule `up` (AAA above 101) notifies the webhook `ops`, whose URL
+    /// is `$HOOK_URL`, retried quickly.
+    func folder() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-durable-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try put("""
+            {"version": 1,
+             "sinks": {"ops": {"type": "webhook", "urlEnv": "HOOK_URL",
+                               "retry": {"backoff": "20ms", "maxBackoff": "100ms"}}},
+             "rules": [{"id": "up", "symbol": "AAA", "when": {"price": {"above": 101}}, "notify": ["ops"]}]}
+            """, as: "rules.json", in: dir)
+        try put("{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 100}\n", as: "calm.jsonl", in: dir)
+        try put("{\"time\": 2000, \"symbol\": \"AAA\", \"price\": 102}\n", as: "up.jsonl", in: dir)
+        return dir
+    }
+
+    func put(_ text: String, as name: String, in dir: URL) throws {
+        try text.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
+    }
+
+    /// `pricealert check --rules rules.json --ticks TICKS --state st --format json` with
+    /// `$HOOK_URL` at `port`.
+    func check(_ ticks: String, in dir: URL, port: Int) async throws -> PriceAlertBinary.Result {
+        try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", ticks, "--state", "st", "--format", "json"],
+                                       in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(port)/hook"])
+    }
+
+    func database(_ dir: URL) -> String {
+        dir.appendingPathComponent("st/pricealert.sqlite").path
+    }
+
+    /// An insert into the outbox refused (a trigger raising SQLite's "database or disk is full"):
+    /// the alert is listed but not sent, the state is not saved, exit 73 naming the file; once
+    /// the outbox takes writes again, the same prices fire the same alert, delivered once.
+    @Test func anAlertTheOutboxRefusesLeavesTheStateUnsavedAndExits73() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let hook = Hook()
+        try await LoopbackServer.with(hook.router()) { port in
+            #expect(try await check("calm.jsonl", in: dir, port: port).status == 0)
+            let mode = try FileManager.default.attributesOfItem(atPath: database(dir))[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+            try await DatabaseQueue(path: database(dir)).write { db in
+                try db.execute(sql: """
+                    CREATE TRIGGER full BEFORE INSERT ON outbox BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END
+                    """)
+            }
+            let refused = try await check("up.jsonl", in: dir, port: port)
+            #expect(refused.status == 73, "\(refused.stderr)")
+            #expect(refused.stdout.contains("\"id\":\"up:AAA:2000\""))
+            #expect(refused.stderr.contains(
+                "pricealert: error: cannot write 1 alert to the outbox in st/pricealert.sqlite: database or disk is full"))
+            #expect(refused.stderr.contains("not sent to webhook and exec sinks: up:AAA:2000"))
+            #expect(refused.stderr.contains("pricealert: error: state not saved in st"))
+            #expect(hook.ids.isEmpty)
+
+            try await DatabaseQueue(path: database(dir)).write { db in try db.execute(sql: "DROP TRIGGER full") }
+            let again = try await check("up.jsonl", in: dir, port: port)
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(again.stdout.contains("\"id\":\"up:AAA:2000\""))
+            #expect(hook.ids == ["up:AAA:2000"])
+        }
+    }
+
+    /// A state folder whose outbox table is gone: exit 73 naming the file and the table before
+    /// anything is evaluated or sent.
+    @Test func aMissingOutboxTableIsAnErrorNamingTheFile() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let hook = Hook()
+        try await LoopbackServer.with(hook.router()) { port in
+            #expect(try await check("calm.jsonl", in: dir, port: port).status == 0)
+            try await DatabaseQueue(path: database(dir)).write { db in try db.execute(sql: "DROP TABLE outbox") }
+            let broken = try await check("up.jsonl", in: dir, port: port)
+            #expect(broken.status == 73)
+            #expect(broken.stdout.isEmpty)
+            #expect(broken.stderr.contains(
+                "pricealert: error: state folder st: cannot read the outbox: st/pricealert.sqlite: no such table: outbox"))
+            #expect(hook.ids.isEmpty)
+        }
+    }
+
+    /// A damaged page (the outbox's) and a file cut to 0 bytes are errors naming the file, not a
+    /// fresh start; with the file restored, the next run fires and delivers the alert.
+    @Test func aDamagedOrEmptyDatabaseIsAnErrorNotAFreshStart() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let hook = Hook()
+        try await LoopbackServer.with(hook.router()) { port in
+            #expect(try await check("calm.jsonl", in: dir, port: port).status == 0)
+            let path = database(dir)
+            let (pageSize, outboxPage) = try await DatabaseQueue(path: path).read { db in
+                (try Int.fetchOne(db, sql: "PRAGMA page_size")!,
+                 try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'outbox'")!)
+            }
+            let good = try Data(contentsOf: URL(fileURLWithPath: path))
+
+            var damaged = good
+            damaged.replaceSubrange((outboxPage - 1) * pageSize..<(outboxPage - 1) * pageSize + 64,
+                                    with: Data(repeating: 0xA5, count: 64))
+            try damaged.write(to: URL(fileURLWithPath: path))
+            let corrupt = try await check("up.jsonl", in: dir, port: port)
+            #expect(corrupt.status == 73)
+            #expect(corrupt.stderr.contains("st/pricealert.sqlite: database disk image is malformed"), "\(corrupt.stderr)")
+            #expect(corrupt.stdout.isEmpty && hook.ids.isEmpty)
+
+            try Data().write(to: URL(fileURLWithPath: path))
+            let empty = try await check("up.jsonl", in: dir, port: port)
+            #expect(empty.status == 73)
+            #expect(empty.stderr.contains("state folder st: st/pricealert.sqlite is empty (0 bytes)"), "\(empty.stderr)")
+            #expect(empty.stdout.isEmpty && hook.ids.isEmpty)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)).isEmpty, "the empty file is left as it was")
+
+            try good.write(to: URL(fileURLWithPath: path))
+            let restored = try await check("up.jsonl", in: dir, port: port)
+            #expect(restored.status == 0, "\(restored.stderr)")
+            #expect(hook.ids == ["up:AAA:2000"])
+        }
+    }
+
+    /// A receiver that fails four requests in nine (500, 429, 500, 503): one `outbox flush`
+    /// keeps retrying until every alert is delivered, each exactly once by id.
+    @Test func flushRetriesTransientFailuresUntilEveryAlertIsDelivered() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Six rules, one symbol each; every symbol crosses 100 upwards 50 times: 300 alerts.
+        let symbols = (0..<6).map { "S\($0)" }
+        let rules = symbols.map { #"{"id": "up-\#($0)", "symbol": "\#($0)", "when": {"price": {"crossesAbove": 100}}, "notify": ["ops"]}"# }
+        try put("""
+            {"version": 1,
+             "sinks": {"ops": {"type": "webhook", "urlEnv": "HOOK_URL",
+                               "retry": {"backoff": "20ms", "maxBackoff": "100ms"}}},
+             "rules": [\(rules.joined(separator: ",\n"))]}
+            """, as: "rules.json", in: dir)
+        var lines: [String] = []
+        var expected: [String] = []
+        for i in 0..<100 {
+            let time = 1_700_000_000_000 + Int64(i) * 1000
+            for symbol in symbols {
+                lines.append(#"{"time": \#(time), "symbol": "\#(symbol)", "price": \#(i % 2 == 0 ? 99 : 101)}"#)
+                if i % 2 == 1 { expected.append("up-\(symbol):\(symbol):\(time)") }
+            }
+        }
+        try put(lines.joined(separator: "\n") + "\n", as: "ticks.jsonl", in: dir)
+        // Every alert waits in the outbox: the webhook cannot be reached.
+        let queued = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--state", "st",
+                                                     "--drain-timeout", "1s"],
+                                                    in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
+        #expect(queued.status == 74)
+        #expect(queued.stderr.contains("check: 300 deliveries failed or wait in the outbox"))
+
+        let hook = Hook(pattern: [200, 500, 200, 429, 200, 500, 200, 503, 200])
+        try await LoopbackServer.with(hook.router()) { port in
+            let flush = try await PriceAlertBinary.run(["outbox", "flush", "--rules", "rules.json", "--state", "st", "--timeout", "60s"],
+                                                       in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(port)/hook"])
+            #expect(flush.status == 0, "\(flush.stderr.suffix(2_000))")
+            #expect(flush.stderr.contains("outbox: 300 delivered, 0 dead-lettered, 0 still pending"))
+        }
+        #expect(hook.ids.count == 300)
+        #expect(hook.ids.sorted() == expected.sorted())
+        #expect(hook.requests.withLock { $0 } > 300, "the receiver failed some requests")
+    }
+
+    /// `check`'s drain retries too: a receiver that answers 503 twice, then 200, gets the alert
+    /// within one run, which exits 0.
+    @Test func checkRetriesATransientFailureBeforeItExits() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let hook = Hook(pattern: [503, 503] + Array(repeating: 200, count: 100))
+        try await LoopbackServer.with(hook.router()) { port in
+            let run = try await check("up.jsonl", in: dir, port: port)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(hook.ids == ["up:AAA:2000"])
+        }
+    }
+
+    /// `outbox list` reads the outbox while another pricealert holds the folder; `flush` and
+    /// `purge`, which change it, are refused.
+    @Test func listReadsTheOutboxWhileAnotherPricealertHoldsTheFolder() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let queued = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "up.jsonl", "--state", "st",
+                                                     "--drain-timeout", "1s"],
+                                                    in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
+        #expect(queued.status == 74)
+        let fd = open(dir.appendingPathComponent("st/pricealert.lock").path, O_RDWR)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
+
+        let list = try await PriceAlertBinary.run(["outbox", "list", "--state", "st", "--format", "json"], in: dir)
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(list.stdout.contains("\"state\":\"pending\",\"sink\":\"ops\",\"id\":\"up:AAA:2000\""))
+        let text = try await PriceAlertBinary.run(["outbox", "list", "--state", "st"], in: dir)
+        #expect(text.stdout.hasSuffix("1 pending, 0 dead (st)\n"))
+        let flush = try await PriceAlertBinary.run(["outbox", "flush", "--rules", "rules.json", "--state", "st"],
+                                                   in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
+        #expect(flush.status == 75)
+        #expect(try await PriceAlertBinary.run(["outbox", "purge", "--state", "st", "--all"], in: dir).status == 75)
+        // The read-only listing left the folder as it was.
+        #expect(try await DatabaseQueue(path: database(dir)).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox") } == 1)
+    }
+}
