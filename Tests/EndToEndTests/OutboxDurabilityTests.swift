@@ -1,3 +1,4 @@
+import AlertHTTP
 import AlertTestSupport
 import Foundation
 import GRDB
@@ -86,11 +87,7 @@ struct OutboxDurabilityTests {
             #expect(try await check("calm.jsonl", in: dir, port: port).status == 0)
             let mode = try FileManager.default.attributesOfItem(atPath: database(dir))[.posixPermissions] as? Int
             #expect(mode == 0o600)
-            try await DatabaseQueue(path: database(dir)).write { db in
-                try db.execute(sql: """
-                    CREATE TRIGGER full BEFORE INSERT ON outbox BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END
-                    """)
-            }
+            try await refuseInserts(dir)
             let refused = try await check("up.jsonl", in: dir, port: port)
             #expect(refused.status == 73, "\(refused.stderr)")
             #expect(refused.stdout.contains("\"id\":\"up:AAA:2000\""))
@@ -100,11 +97,136 @@ struct OutboxDurabilityTests {
             #expect(refused.stderr.contains("pricealert: error: state not saved in st"))
             #expect(hook.ids.isEmpty)
 
-            try await DatabaseQueue(path: database(dir)).write { db in try db.execute(sql: "DROP TRIGGER full") }
+            try await acceptInserts(dir)
             let again = try await check("up.jsonl", in: dir, port: port)
             #expect(again.status == 0, "\(again.stderr)")
             #expect(again.stdout.contains("\"id\":\"up:AAA:2000\""))
             #expect(hook.ids == ["up:AAA:2000"])
+        }
+    }
+
+    /// The outbox refuses inserts (a trigger raising SQLite's "database or disk is full").
+    func refuseInserts(_ dir: URL) async throws {
+        try await DatabaseQueue(path: database(dir)).write { db in
+            try db.execute(sql: "CREATE TRIGGER full BEFORE INSERT ON outbox BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END")
+        }
+    }
+
+    func acceptInserts(_ dir: URL) async throws {
+        try await DatabaseQueue(path: database(dir)).write { db in try db.execute(sql: "DROP TRIGGER full") }
+    }
+
+    /// `replay --dispatch`: the alert is listed, not sent, and the run exits 73 naming it.
+    @Test func replayDispatchExits73ForAnAlertTheOutboxRefuses() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let hook = Hook()
+        try await LoopbackServer.with(hook.router()) { port in
+            let environment = ["HOOK_URL": "http://127.0.0.1:\(port)/hook"]
+            let replay = ["replay", "--rules", "rules.json", "--dispatch", "--state", "st", "--format", "json", "--ticks"]
+            #expect(try await PriceAlertBinary.run(replay + ["calm.jsonl"], in: dir, environment: environment).status == 0)
+            try await refuseInserts(dir)
+            let refused = try await PriceAlertBinary.run(replay + ["up.jsonl"], in: dir, environment: environment)
+            #expect(refused.status == 73, "\(refused.stderr)")
+            #expect(refused.stdout.contains("\"id\":\"up:AAA:2000\""))
+            #expect(refused.stderr.contains("cannot write 1 alert to the outbox in st/pricealert.sqlite: database or disk is full"))
+            #expect(refused.stderr.contains("not sent to webhook and exec sinks: up:AAA:2000"))
+            #expect(hook.ids.isEmpty)
+        }
+    }
+
+    /// `live.json`: BTC above 1, to stdout and the webhook; and the state folder, made by a
+    /// command that changes nothing in it.
+    func putLiveRules(in dir: URL) async throws {
+        try put("""
+            {"version": 1,
+             "sinks": {"out": {"type": "stdout", "format": "json"},
+                       "ops": {"type": "webhook", "urlEnv": "HOOK_URL", "retry": {"backoff": "20ms", "maxBackoff": "100ms"}}},
+             "rules": [{"id": "btc-listed", "symbol": "BTC", "when": {"price": {"above": 1}}, "notify": ["out", "ops"]}]}
+            """, as: "live.json", in: dir)
+        #expect(try await PriceAlertBinary.run(["outbox", "purge", "--state", "st", "--dead"], in: dir).status == 0)
+    }
+
+    /// `run` on `live.json` against the exchange with `--listen`; `body` gets the daemon and its
+    /// status server's base URL.
+    func withDaemon(in dir: URL, hookPort: Int, exchangePort: Int,
+                    _ body: (PriceAlertBinary.Running, String) async throws -> Void) async throws {
+        let daemon = try PriceAlertBinary.start(["run", "--rules", "live.json", "--source", "btse",
+                                                 "--endpoint", "http://127.0.0.1:\(exchangePort)", "--state", "st",
+                                                 "--listen", "127.0.0.1:0"],
+                                                in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(hookPort)/hook"])
+        let line = try await daemon.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 30)
+        let listen = try #require(line.components(separatedBy: "listening on http://127.0.0.1:").last)
+        try await body(daemon, "http://127.0.0.1:\(try #require(Int(listen.prefix { $0.isNumber })))")
+    }
+
+    func health(_ base: String) async throws -> (status: Int, body: String) {
+        let response = try await CurlHTTPClient.shared.send(AlertHTTP.HTTPRequest(url: "\(base)/healthz"))
+        return (response.status, String(decoding: response.body, as: UTF8.self))
+    }
+
+    /// Waits until `condition` holds, up to 30 s; returns whether it did.
+    func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+        for _ in 0..<1_500 {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try await condition()
+    }
+
+    /// The daemon: an alert the outbox refuses is held, `/healthz` says why, SIGTERM exits 73
+    /// naming it and saves no state past it; the next run (the outbox writable again) fires the
+    /// alert again and delivers it once.
+    @Test func theDaemonSavesNoStatePastAnAlertItCannotWrite() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await putLiveRules(in: dir)
+        try await refuseInserts(dir)
+        let hook = Hook()
+        try await LoopbackServer.with(hook.router()) { hookPort in
+            try await LiveCommandTests().withExchange { exchangePort in
+                try await withDaemon(in: dir, hookPort: hookPort, exchangePort: exchangePort) { daemon, base in
+                    _ = try await daemon.waitForStderrLine(containing: "cannot write btc-listed:BTC:", timeout: 30)
+                    let health = try await health(base)
+                    #expect(health.status == 503)
+                    #expect(health.body.hasPrefix("outbox: 1 alert could not be written to the outbox: database or disk is full"))
+                    #expect(try await daemon.stop(signal: SIGTERM) == 73, "\(daemon.stderr)")
+                    #expect(daemon.stderr.contains("cannot write 1 alert to the outbox in st/pricealert.sqlite: database or disk is full"))
+                    #expect(daemon.stderr.contains("not sent to webhook and exec sinks: btc-listed:BTC:"))
+                }
+                #expect(hook.ids.isEmpty)
+
+                try await acceptInserts(dir)
+                try await withDaemon(in: dir, hookPort: hookPort, exchangePort: exchangePort) { daemon, _ in
+                    _ = try await daemon.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 30)
+                    #expect(try await eventually { hook.ids.count == 1 })
+                    #expect(try await daemon.stop(signal: SIGTERM) == 0)
+                }
+                #expect(hook.ids.count == 1 && hook.ids.first?.hasPrefix("btc-listed:BTC:") == true)
+            }
+        }
+    }
+
+    /// The daemon: once the outbox takes writes again, the held alert is written (with no other
+    /// write coming along) and delivered, and `/healthz` is well again.
+    @Test func theDaemonWritesAHeldAlertOnceTheOutboxRecovers() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await putLiveRules(in: dir)
+        try await refuseInserts(dir)
+        let hook = Hook()
+        try await LoopbackServer.with(hook.router()) { hookPort in
+            try await LiveCommandTests().withExchange { exchangePort in
+                try await withDaemon(in: dir, hookPort: hookPort, exchangePort: exchangePort) { daemon, base in
+                    _ = try await daemon.waitForStderrLine(containing: "cannot write btc-listed:BTC:", timeout: 30)
+                    try await acceptInserts(dir)
+                    _ = try await daemon.waitForStderrLine(containing: "the outbox takes alerts again", timeout: 30)
+                    #expect(try await eventually { hook.ids.count == 1 })
+                    #expect(try await eventually { try await health(base).status == 200 })
+                    #expect(try await daemon.stop(signal: SIGTERM) == 0)
+                }
+                #expect(hook.ids.count == 1)
+            }
         }
     }
 
