@@ -22,7 +22,8 @@ struct CheckCommand: AsyncParsableCommand {
             print, and --format prints the alerts as well.
             Exit codes: 0 done, 1 alerts fired (only with --exit-code), 65 rule file errors,
             66 an input cannot be read, 69 the source cannot be reached, 73 a sink or the state
-            folder cannot be set up, 74 deliveries failed or wait in the outbox for the next run,
+            folder cannot be set up, or an alert cannot be written to the outbox (the state is then
+            not saved), 74 deliveries failed or wait in the outbox for the next run,
             75 the state folder is in use (another check or run is going on; this one did nothing).
             """)
 
