@@ -65,6 +65,20 @@ struct OutboxDurabilityTests {
         try text.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
     }
 
+    /// Runs `body` with a fresh `folder()` and `hook` serving on 127.0.0.1 (its port), then
+    /// removes the folder.
+    func withFolder(_ hook: Hook, _ body: @Sendable (URL, Int) async throws -> Void) async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await LoopbackServer.with(hook.router()) { port in try await body(dir, port) }
+    }
+
+    /// `check` of `ticks` with the webhook unreachable: every alert waits in the outbox.
+    func queue(_ ticks: String, in dir: URL) async throws -> PriceAlertBinary.Result {
+        try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", ticks, "--state", "st", "--drain-timeout", "1s"],
+                                       in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
+    }
+
     /// `pricealert check --rules rules.json --ticks TICKS --state st --format json` with
     /// `$HOOK_URL` at `port`.
     func check(_ ticks: String, in dir: URL, port: Int) async throws -> PriceAlertBinary.Result {
@@ -80,10 +94,8 @@ struct OutboxDurabilityTests {
     /// the alert is listed but not sent, the state is not saved, exit 73 naming the file; once
     /// the outbox takes writes again, the same prices fire the same alert, delivered once.
     @Test func anAlertTheOutboxRefusesLeavesTheStateUnsavedAndExits73() async throws {
-        let dir = try folder()
-        defer { try? FileManager.default.removeItem(at: dir) }
         let hook = Hook()
-        try await LoopbackServer.with(hook.router()) { port in
+        try await withFolder(hook) { dir, port in
             #expect(try await check("calm.jsonl", in: dir, port: port).status == 0)
             let mode = try FileManager.default.attributesOfItem(atPath: database(dir))[.posixPermissions] as? Int
             #expect(mode == 0o600)
@@ -118,10 +130,8 @@ struct OutboxDurabilityTests {
 
     /// `replay --dispatch`: the alert is listed, not sent, and the run exits 73 naming it.
     @Test func replayDispatchExits73ForAnAlertTheOutboxRefuses() async throws {
-        let dir = try folder()
-        defer { try? FileManager.default.removeItem(at: dir) }
         let hook = Hook()
-        try await LoopbackServer.with(hook.router()) { port in
+        try await withFolder(hook) { dir, port in
             let environment = ["HOOK_URL": "http://127.0.0.1:\(port)/hook"]
             let replay = ["replay", "--rules", "rules.json", "--dispatch", "--state", "st", "--format", "json", "--ticks"]
             #expect(try await PriceAlertBinary.run(replay + ["calm.jsonl"], in: dir, environment: environment).status == 0)
@@ -178,54 +188,53 @@ struct OutboxDurabilityTests {
     /// naming it and saves no state past it; the next run (the outbox writable again) fires the
     /// alert again and delivers it once.
     @Test func theDaemonSavesNoStatePastAnAlertItCannotWrite() async throws {
-        let dir = try folder()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        try await putLiveRules(in: dir)
-        try await refuseInserts(dir)
         let hook = Hook()
-        try await LoopbackServer.with(hook.router()) { hookPort in
-            try await LiveCommandTests().withExchange { exchangePort in
-                try await withDaemon(in: dir, hookPort: hookPort, exchangePort: exchangePort) { daemon, base in
-                    _ = try await daemon.waitForStderrLine(containing: "cannot write btc-listed:BTC:", timeout: 30)
-                    let health = try await health(base)
-                    #expect(health.status == 503)
-                    #expect(health.body.hasPrefix("outbox: 1 alert could not be written to the outbox: database or disk is full"))
-                    #expect(try await daemon.stop(signal: SIGTERM) == 73, "\(daemon.stderr)")
-                    #expect(daemon.stderr.contains("cannot write 1 alert to the outbox in st/pricealert.sqlite: database or disk is full"))
-                    #expect(daemon.stderr.contains("not sent to webhook and exec sinks: btc-listed:BTC:"))
-                }
-                #expect(hook.ids.isEmpty)
+        try await withHeldAlert(hook) { dir, hookPort, exchangePort, daemon, base in
+            let health = try await health(base)
+            #expect(health.status == 503)
+            #expect(health.body.hasPrefix("outbox: 1 alert could not be written to the outbox: database or disk is full"))
+            #expect(try await daemon.stop(signal: SIGTERM) == 73, "\(daemon.stderr)")
+            #expect(daemon.stderr.contains("cannot write 1 alert to the outbox in st/pricealert.sqlite: database or disk is full"))
+            #expect(daemon.stderr.contains("not sent to webhook and exec sinks: btc-listed:BTC:"))
+            #expect(hook.ids.isEmpty)
 
-                try await acceptInserts(dir)
-                try await withDaemon(in: dir, hookPort: hookPort, exchangePort: exchangePort) { daemon, _ in
-                    _ = try await daemon.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 30)
-                    #expect(try await eventually { hook.ids.count == 1 })
-                    #expect(try await daemon.stop(signal: SIGTERM) == 0)
-                }
-                #expect(hook.ids.count == 1 && hook.ids.first?.hasPrefix("btc-listed:BTC:") == true)
+            try await acceptInserts(dir)
+            try await withDaemon(in: dir, hookPort: hookPort, exchangePort: exchangePort) { daemon, _ in
+                _ = try await daemon.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 30)
+                #expect(try await eventually { hook.ids.count == 1 })
+                #expect(try await daemon.stop(signal: SIGTERM) == 0)
             }
+            #expect(hook.ids.count == 1 && hook.ids.first?.hasPrefix("btc-listed:BTC:") == true)
         }
     }
 
     /// The daemon: once the outbox takes writes again, the held alert is written (with no other
     /// write coming along) and delivered, and `/healthz` is well again.
     @Test func theDaemonWritesAHeldAlertOnceTheOutboxRecovers() async throws {
-        let dir = try folder()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        try await putLiveRules(in: dir)
-        try await refuseInserts(dir)
         let hook = Hook()
-        try await LoopbackServer.with(hook.router()) { hookPort in
+        try await withHeldAlert(hook) { dir, _, _, daemon, base in
+            try await acceptInserts(dir)
+            _ = try await daemon.waitForStderrLine(containing: "the outbox takes alerts again", timeout: 30)
+            #expect(try await eventually { hook.ids.count == 1 })
+            #expect(try await eventually { try await health(base).status == 200 })
+            #expect(try await daemon.stop(signal: SIGTERM) == 0)
+            #expect(hook.ids.count == 1)
+        }
+    }
+
+    /// A `run` daemon (`withDaemon`) over an outbox that refuses inserts, once it has logged that
+    /// it cannot write its first alert; `body` gets the folder, the hook's and the exchange's
+    /// ports, the daemon and its status server's base URL.
+    func withHeldAlert(_ hook: Hook,
+                       _ body: @Sendable (URL, Int, Int, PriceAlertBinary.Running, String) async throws -> Void) async throws {
+        try await withFolder(hook) { dir, hookPort in
+            try await putLiveRules(in: dir)
+            try await refuseInserts(dir)
             try await LiveCommandTests().withExchange { exchangePort in
                 try await withDaemon(in: dir, hookPort: hookPort, exchangePort: exchangePort) { daemon, base in
                     _ = try await daemon.waitForStderrLine(containing: "cannot write btc-listed:BTC:", timeout: 30)
-                    try await acceptInserts(dir)
-                    _ = try await daemon.waitForStderrLine(containing: "the outbox takes alerts again", timeout: 30)
-                    #expect(try await eventually { hook.ids.count == 1 })
-                    #expect(try await eventually { try await health(base).status == 200 })
-                    #expect(try await daemon.stop(signal: SIGTERM) == 0)
+                    try await body(dir, hookPort, exchangePort, daemon, base)
                 }
-                #expect(hook.ids.count == 1)
             }
         }
     }
@@ -233,10 +242,8 @@ struct OutboxDurabilityTests {
     /// A state folder whose outbox table is gone: exit 73 naming the file and the table before
     /// anything is evaluated or sent.
     @Test func aMissingOutboxTableIsAnErrorNamingTheFile() async throws {
-        let dir = try folder()
-        defer { try? FileManager.default.removeItem(at: dir) }
         let hook = Hook()
-        try await LoopbackServer.with(hook.router()) { port in
+        try await withFolder(hook) { dir, port in
             #expect(try await check("calm.jsonl", in: dir, port: port).status == 0)
             try await DatabaseQueue(path: database(dir)).write { db in try db.execute(sql: "DROP TABLE outbox") }
             let broken = try await check("up.jsonl", in: dir, port: port)
@@ -251,10 +258,8 @@ struct OutboxDurabilityTests {
     /// A damaged page (the outbox's) and a file cut to 0 bytes are errors naming the file, not a
     /// fresh start; with the file restored, the next run fires and delivers the alert.
     @Test func aDamagedOrEmptyDatabaseIsAnErrorNotAFreshStart() async throws {
-        let dir = try folder()
-        defer { try? FileManager.default.removeItem(at: dir) }
         let hook = Hook()
-        try await LoopbackServer.with(hook.router()) { port in
+        try await withFolder(hook) { dir, port in
             #expect(try await check("calm.jsonl", in: dir, port: port).status == 0)
             let path = database(dir)
             let (pageSize, outboxPage) = try await DatabaseQueue(path: path).read { db in
@@ -289,17 +294,9 @@ struct OutboxDurabilityTests {
     /// A receiver that fails four requests in nine (500, 429, 500, 503): one `outbox flush`
     /// keeps retrying until every alert is delivered, each exactly once by id.
     @Test func flushRetriesTransientFailuresUntilEveryAlertIsDelivered() async throws {
-        let dir = try folder()
-        defer { try? FileManager.default.removeItem(at: dir) }
         // Six rules, one symbol each; every symbol crosses 100 upwards 50 times: 300 alerts.
         let symbols = (0..<6).map { "S\($0)" }
         let rules = symbols.map { #"{"id": "up-\#($0)", "symbol": "\#($0)", "when": {"price": {"crossesAbove": 100}}, "notify": ["ops"]}"# }
-        try put("""
-            {"version": 1,
-             "sinks": {"ops": {"type": "webhook", "urlEnv": "HOOK_URL",
-                               "retry": {"backoff": "20ms", "maxBackoff": "100ms"}}},
-             "rules": [\(rules.joined(separator: ",\n"))]}
-            """, as: "rules.json", in: dir)
         var lines: [String] = []
         var expected: [String] = []
         for i in 0..<100 {
@@ -309,16 +306,20 @@ struct OutboxDurabilityTests {
                 if i % 2 == 1 { expected.append("up-\(symbol):\(symbol):\(time)") }
             }
         }
-        try put(lines.joined(separator: "\n") + "\n", as: "ticks.jsonl", in: dir)
-        // Every alert waits in the outbox: the webhook cannot be reached.
-        let queued = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--state", "st",
-                                                     "--drain-timeout", "1s"],
-                                                    in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
-        #expect(queued.status == 74)
-        #expect(queued.stderr.contains("check: 300 deliveries failed or wait in the outbox"))
-
+        let ticks = lines.joined(separator: "\n") + "\n"
         let hook = Hook(pattern: [200, 500, 200, 429, 200, 500, 200, 503, 200])
-        try await LoopbackServer.with(hook.router()) { port in
+        try await withFolder(hook) { dir, port in
+            try put("""
+                {"version": 1,
+                 "sinks": {"ops": {"type": "webhook", "urlEnv": "HOOK_URL",
+                                   "retry": {"backoff": "20ms", "maxBackoff": "100ms"}}},
+                 "rules": [\(rules.joined(separator: ",\n"))]}
+                """, as: "rules.json", in: dir)
+            try put(ticks, as: "ticks.jsonl", in: dir)
+            let queued = try await queue("ticks.jsonl", in: dir)
+            #expect(queued.status == 74)
+            #expect(queued.stderr.contains("check: 300 deliveries failed or wait in the outbox"))
+
             let flush = try await PriceAlertBinary.run(["outbox", "flush", "--rules", "rules.json", "--state", "st", "--timeout", "60s"],
                                                        in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(port)/hook"])
             #expect(flush.status == 0, "\(flush.stderr.suffix(2_000))")
@@ -332,10 +333,8 @@ struct OutboxDurabilityTests {
     /// `check`'s drain retries too: a receiver that answers 503 twice, then 200, gets the alert
     /// within one run, which exits 0.
     @Test func checkRetriesATransientFailureBeforeItExits() async throws {
-        let dir = try folder()
-        defer { try? FileManager.default.removeItem(at: dir) }
         let hook = Hook(pattern: [503, 503] + Array(repeating: 200, count: 100))
-        try await LoopbackServer.with(hook.router()) { port in
+        try await withFolder(hook) { dir, port in
             let run = try await check("up.jsonl", in: dir, port: port)
             #expect(run.status == 0, "\(run.stderr)")
             #expect(hook.ids == ["up:AAA:2000"])
@@ -347,10 +346,7 @@ struct OutboxDurabilityTests {
     @Test func listReadsTheOutboxWhileAnotherPricealertHoldsTheFolder() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let queued = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "up.jsonl", "--state", "st",
-                                                     "--drain-timeout", "1s"],
-                                                    in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
-        #expect(queued.status == 74)
+        #expect(try await queue("up.jsonl", in: dir).status == 74)
         let fd = open(dir.appendingPathComponent("st/pricealert.lock").path, O_RDWR)
         #expect(fd >= 0)
         defer { close(fd) }
