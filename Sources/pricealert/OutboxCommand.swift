@@ -11,6 +11,13 @@ struct OutboxCommand: AsyncParsableCommand {
         discussion: "Exit codes: 0 done, 73 the state folder cannot be used, 75 another pricealert holds it (flush, purge; list reads it all the same); flush: 74 some alerts are still pending or became dead letters.",
         subcommands: [List.self, Flush.self, Purge.self])
 
+    /// The outbox of `store` cannot be read (or changed): says so, naming the database file for
+    /// SQLite's errors, and returns the exit code (73) to throw.
+    static func failed(_ store: StateStore, _ error: any Error, doing: String = "read") -> ExitCode {
+        StandardError.write("pricealert: error: cannot \(doing) the outbox in \(store.folder.path): \(store.describe(error))")
+        return ExitCodes.stateUnusable
+    }
+
     struct List: AsyncParsableCommand {
         // Named here, not derived from the type's name: that takes reflection at every start.
         static let configuration = CommandConfiguration(
@@ -45,8 +52,7 @@ struct OutboxCommand: AsyncParsableCommand {
                 pending = try store.outbox.pending()
                 dead = try store.outbox.dead()
             } catch {
-                StandardError.write("pricealert: error: cannot read the outbox in \(store.folder.path): \(store.describe(error))")
-                throw ExitCodes.stateUnusable
+                throw OutboxCommand.failed(store, error)
             }
             var lines: [String] = []
             for (entry, isDead) in pending.map({ ($0, false) }) + dead.map({ ($0, true) }) {
@@ -103,8 +109,7 @@ struct OutboxCommand: AsyncParsableCommand {
                 waiting = Array(Set(try store.outbox.pending().map(\.sink))).sorted()
                 try store.outbox.makeAllDue(now: ReliableDispatcher.wallclockMillis())
             } catch {
-                StandardError.write("pricealert: error: cannot read the outbox in \(store.folder.path): \(error)")
-                throw ExitCodes.stateUnusable
+                throw OutboxCommand.failed(store, error)
             }
             let missing = waiting.filter { ruleSet.sinks[$0] == nil }
             for name in missing {
@@ -122,8 +127,7 @@ struct OutboxCommand: AsyncParsableCommand {
             do {
                 try await dispatcher.start()
             } catch {
-                StandardError.write("pricealert: error: cannot read the outbox in \(store.folder.path): \(store.describe(error))")
-                throw ExitCodes.stateUnusable
+                throw OutboxCommand.failed(store, error)
             }
             await dispatcher.drain(timeout: timeout.duration)
             let counts = await dispatcher.counts()
@@ -159,8 +163,7 @@ struct OutboxCommand: AsyncParsableCommand {
                 let count = try store.outbox.purge(dead: dead, all: all)
                 StandardError.write("outbox: \(count) deleted")
             } catch {
-                StandardError.write("pricealert: error: cannot change the outbox in \(store.folder.path): \(error)")
-                throw ExitCodes.stateUnusable
+                throw OutboxCommand.failed(store, error, doing: "change")
             }
         }
     }

@@ -164,11 +164,13 @@ struct UnsavedState {
     /// What the next save writes: what is kept here (taken out) with `newer` over it.
     mutating func adding(_ newer: [SymbolSnapshot], markets newerMarkets: MarketsSave?)
         -> ([SymbolSnapshot], markets: MarketsSave?) {
-        defer { markets = nil }
-        guard !snapshots.isEmpty else { return (newer, newerMarkets ?? markets) }
+        let allMarkets = newerMarkets ?? markets
+        markets = nil
+        if snapshots.isEmpty { return (newer, allMarkets) }
         for snapshot in newer { snapshots[snapshot.symbol] = snapshot }
-        defer { snapshots = [:] }
-        return (Array(snapshots.values), newerMarkets ?? markets)
+        let all = Array(snapshots.values)
+        snapshots = [:]
+        return (all, allMarkets)
     }
 
     /// Keeps what a save could not write.
