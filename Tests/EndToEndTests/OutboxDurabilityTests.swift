@@ -157,13 +157,13 @@ struct OutboxDurabilityTests {
         #expect(try await PriceAlertBinary.run(["outbox", "purge", "--state", "st", "--dead"], in: dir).status == 0)
     }
 
-    /// `run` on `live.json` against the exchange with `--listen`; `body` gets the daemon and its
-    /// status server's base URL.
+    /// `run` on `live.json` against the exchange with `--listen`, saving its state every 200 ms;
+    /// `body` gets the daemon and its status server's base URL.
     func withDaemon(in dir: URL, hookPort: Int, exchangePort: Int,
                     _ body: (PriceAlertBinary.Running, String) async throws -> Void) async throws {
         let daemon = try PriceAlertBinary.start(["run", "--rules", "live.json", "--source", "btse",
                                                  "--endpoint", "http://127.0.0.1:\(exchangePort)", "--state", "st",
-                                                 "--listen", "127.0.0.1:0"],
+                                                 "--listen", "127.0.0.1:0", "--save-every", "200ms"],
                                                 in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(hookPort)/hook"])
         let line = try await daemon.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 30)
         let listen = try #require(line.components(separatedBy: "listening on http://127.0.0.1:").last)
@@ -219,6 +219,14 @@ struct OutboxDurabilityTests {
             #expect(try await eventually { try await health(base).status == 200 })
             #expect(try await daemon.stop(signal: SIGTERM) == 0)
             #expect(hook.ids.count == 1)
+            // The state saved once the outbox recovered says the rule fired: BTC, still above 1,
+            // fires nothing.
+            try put(#"{"time": 4102444800000, "symbol": "BTC", "price": 50000}"# + "\n", as: "btc.jsonl", in: dir)
+            let after = try await PriceAlertBinary.run(["check", "--rules", "live.json", "--ticks", "btc.jsonl", "--state", "st",
+                                                        "--format", "json"],
+                                                       in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
+            #expect(after.status == 0, "\(after.stderr)")
+            #expect(after.stdout.isEmpty)
         }
     }
 
