@@ -87,7 +87,7 @@ import Testing
         #expect(try hook.attempts == 0 && store.outbox.depth() == 0)
 
         store.outbox.writer.submit(GroupCommitter.execute("DROP TRIGGER full"))
-        #expect(await eventually { hook.delivered == [alert] })
+        #expect(await eventually(timeout: .seconds(30)) { hook.delivered == [alert] })
         try await dispatcher.commit()
         #expect(dispatcher.unwrittenAlerts() == nil)
         #expect(await dispatcher.drain(timeout: .seconds(10)))
