@@ -63,7 +63,7 @@ let http = CurlHTTPClient()
 let sink = try WebhookSink(name: "hook", spec: WebhookSpec(url: .inline("http://127.0.0.1:\(port)/hook")), client: http)
 let dispatcher = ReliableDispatcher(sinks: ["hook": Timed(inner: sink)], durable: ["hook"], outbox: store.outbox,
                                     configuration: .init(concurrency: concurrency, pollInterval: 50), logger: logger)
-await dispatcher.start()
+try await dispatcher.start()
 
 func alert(_ i: Int, rule: Int) -> Alert {
     Alert(rule: "rule-\(rule)", symbol: "BTC", time: 1_700_000_000_000 + Int64(i), price: 43_000 + Double(i % 100),
@@ -135,7 +135,7 @@ let burstCPU = cpuTimes()
 let start = ContinuousClock.now
 for i in 0..<burst { _ = await dispatcher.dispatch(alert(sequential + i, rule: i % ruleCount)) }
 // `dispatch` returns once the alert is queued for the next group commit; this is when all are durable.
-await dispatcher.commit()
+try await dispatcher.commit()
 let enqueued = ContinuousClock.now - start
 await waitFor(sequential + burst)
 let elapsed = ContinuousClock.now - start

@@ -37,6 +37,15 @@ final class GroupCommitter: Sendable {
         }, failed: { _ in })
     }
 
+    /// A write that runs `sql` in its group (for tests: a trigger that refuses inserts like a
+    /// full disk, and dropping it again).
+    static func execute(_ sql: String) -> Write {
+        Write(apply: { db in
+            try db.execute(sql: sql)
+            return {}
+        }, failed: { _ in })
+    }
+
     private struct State {
         var submitted: [Write] = []
         /// Failed writes to try again with the next group (their `failed` already called).
@@ -45,6 +54,10 @@ final class GroupCommitter: Sendable {
         var running = false
         /// A run for lazy writes is scheduled `lazyDelay` from when the first was submitted.
         var lazyScheduled = false
+        /// A run for retained writes is scheduled `retryDelay` from the last failure.
+        var retryScheduled = false
+        /// `waitBlocking` has run: the database is closing, no run is scheduled any more.
+        var closed = false
         /// Transactions committed, for tests of the grouping.
         var transactions = 0
     }
@@ -54,10 +67,15 @@ final class GroupCommitter: Sendable {
     private let state = Mutex(State())
     /// How long a lazy write waits at most for a group to join.
     let lazyDelay: DispatchTimeInterval
+    /// How long failed writes that are kept (`Write.retried`) wait at most for the next attempt
+    /// when no other write comes along (a disk that was full may have room again).
+    let retryDelay: DispatchTimeInterval
 
-    init(database: DatabasePool, lazyDelay: DispatchTimeInterval = .milliseconds(200)) {
+    init(database: DatabasePool, lazyDelay: DispatchTimeInterval = .milliseconds(200),
+         retryDelay: DispatchTimeInterval = .seconds(1)) {
         self.database = database
         self.lazyDelay = lazyDelay
+        self.retryDelay = retryDelay
     }
 
     /// Queues `write` for the next group; returns at once.
@@ -109,18 +127,42 @@ final class GroupCommitter: Sendable {
         }
     }
 
-    /// Blocks the caller until everything submitted so far is written, lazy writes too
-    /// (before closing).
+    /// Blocks the caller until everything submitted so far is written, lazy writes too, and
+    /// failed writes that are kept have had one more attempt (before closing). Nothing is
+    /// scheduled afterwards.
     func waitBlocking() {
-        queue.sync { runLazy() }
+        queue.sync {
+            let start = state.withLock { state in
+                state.closed = true
+                guard !state.running, !(state.submitted.isEmpty && state.retained.isEmpty) else { return false }
+                state.running = true
+                return true
+            }
+            if start { run(retrying: true) }
+        }
+    }
+
+    /// On the queue: tries the kept failed writes again when no other run took them along.
+    private func runRetained() {
+        let start = state.withLock { state in
+            state.retryScheduled = false
+            guard !state.running, !state.closed, !state.retained.isEmpty else { return false }
+            state.running = true
+            return true
+        }
+        if start { run(retrying: true) }
     }
 
     var transactions: Int { state.withLock { $0.transactions } }
 
-    private func run() {
+    /// Commits groups until nothing is submitted; `retrying`: the first group is the kept failed
+    /// writes even when nothing new was submitted. Kept writes that failed again are tried
+    /// again after `retryDelay`.
+    private func run(retrying: Bool = false) {
+        var retrying = retrying
         while true {
             let group: [Write] = state.withLock { state in
-                guard !state.submitted.isEmpty else {
+                guard !state.submitted.isEmpty || (retrying && !state.retained.isEmpty) else {
                     state.running = false
                     return []
                 }
@@ -130,9 +172,16 @@ final class GroupCommitter: Sendable {
                 }
                 return state.retained + state.submitted
             }
-            if group.isEmpty { return }
+            retrying = false
+            if group.isEmpty { break }
             commit(group)
         }
+        let retry = state.withLock { state in
+            guard !state.retained.isEmpty, !state.retryScheduled, !state.closed else { return false }
+            state.retryScheduled = true
+            return true
+        }
+        if retry { queue.asyncAfter(deadline: .now() + retryDelay) { self.runRetained() } }
     }
 
     private func commit(_ group: [Write]) {

@@ -55,13 +55,16 @@ public final class Outbox: Sendable {
     /// Queues one row per sink for `alert` for the next group commit and returns at once.
     /// `committed` runs on the writer's queue once the rows are durable, in the order alerts were
     /// enqueued, with the rows written (an (alert id, sink) already pending is left as it is and
-    /// not returned), or with the error when they could not be written.
+    /// not returned). When they cannot be written (disk full, table missing), `committed` gets
+    /// the error, and the write is kept and tried again with every later group, and at least
+    /// every `writer.retryDelay`, while the process runs: `committed` then gets the rows once
+    /// they are written.
     public func enqueue(_ alert: Alert, sinks: [String], now: Int64,
                         committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void) {
         writer.submit(GroupCommitter.Write(apply: { db in
             let rows = try Self.insert(alert, sinks: sinks, now: now, db)
             return { committed(.success(rows)) }
-        }, failed: { committed(.failure($0)) }))
+        }, failed: { committed(.failure($0)) }, retried: true))
     }
 
     /// Queues an attempt's outcome for the next group commit and returns at once; `.delivered`

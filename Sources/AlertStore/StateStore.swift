@@ -1,8 +1,19 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import GRDB
+import Synchronization
 
 /// The opened state folder: the lock, and `pricealert.sqlite` in WAL mode with its schema
 /// migrated to this binary's version. Open one per process; a second open of the same folder
 /// (here or in another process) fails with "DIR is in use by another pricealert (pid N)".
+///
+/// The database file and its `-wal` and `-shm` are private to the user (0600: SQLite gives the
+/// latter two the database's mode). A new database is built under another name and renamed into
+/// place once its schema is committed, so `pricealert.sqlite` always holds a schema: an empty
+/// (0 bytes) or damaged file is an error naming it, never a fresh start.
 public final class StateStore: Sendable {
     /// The schema version this binary writes (`PRAGMA user_version`).
     public static let schemaVersion = 5
@@ -11,14 +22,17 @@ public final class StateStore: Sendable {
     public let outbox: Outbox
     /// The engine's saved state and the last market list.
     public let engineState: EngineStateStore
-    private let lock: StateLock
+    /// Nil when opened for reading only, without the lock (`openForReading`).
+    private let lock: StateLock?
     private let database: DatabasePool
+    private let closed = Atomic(false)
 
     /// Creates the folder if needed (0700), takes the lock, opens and migrates the database.
     public static func open(_ folder: StateFolder) throws(StateError) -> StateStore {
         try folder.create()
         let lock = try StateLock(folder: folder)
         do {
+            try privateDatabase(folder)
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
             let database = try DatabasePool(path: folder.databasePath, configuration: configuration)
@@ -42,11 +56,79 @@ public final class StateStore: Sendable {
             throw error
         } catch {
             lock.release()
-            throw StateError(path: folder.path, reason: "cannot open \(folder.databasePath): \(error)")
+            throw StateError(path: folder.path, reason: "cannot open \(folder.databasePath): \(reason(error))")
         }
     }
 
-    private init(folder: StateFolder, lock: StateLock, database: DatabasePool) {
+    /// Opens the database to read only, without taking the lock: safe beside the process that
+    /// holds it (WAL readers see committed transactions only). Nil when there is no database.
+    public static func openForReading(_ folder: StateFolder) throws(StateError) -> StateStore? {
+        guard let size = try databaseSize(folder) else { return nil }
+        do {
+            if size == 0 { throw emptyDatabase(folder) }
+            var configuration = Configuration()
+            configuration.readonly = true
+            configuration.busyMode = .timeout(5)
+            let database = try DatabasePool(path: folder.databasePath, configuration: configuration)
+            let found = try database.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 }
+            if found > schemaVersion {
+                throw StateError(path: folder.path, reason: "newer schema", newerSchema: found)
+            }
+            return StateStore(folder: folder, lock: nil, database: database)
+        } catch let error as StateError {
+            throw error
+        } catch {
+            throw StateError(path: folder.path, reason: "cannot open \(folder.databasePath): \(reason(error))")
+        }
+    }
+
+    /// Makes the database private (0600, with a `-wal` and `-shm` a crash left), or builds a new
+    /// one when there is none; refuses an empty file.
+    private static func privateDatabase(_ folder: StateFolder) throws {
+        guard let size = try databaseSize(folder) else { return try create(folder) }
+        if size == 0 { throw emptyDatabase(folder) }
+        for path in [folder.databasePath, folder.databasePath + "-wal", folder.databasePath + "-shm"] {
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & 0o077 != 0 { _ = chmod(path, 0o600) }
+        }
+    }
+
+    /// The database file's size in bytes; nil when there is none.
+    private static func databaseSize(_ folder: StateFolder) throws(StateError) -> Int? {
+        var info = stat()
+        guard stat(folder.databasePath, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw StateError(path: folder.path, reason: "cannot open \(folder.databasePath): \(StateFolder.describe(errno))")
+        }
+        return Int(info.st_size)
+    }
+
+    private static func emptyDatabase(_ folder: StateFolder) -> StateError {
+        StateError(path: folder.path, reason: "\(folder.databasePath) is empty (0 bytes), not a pricealert database; move it away to start with no saved state")
+    }
+
+    /// Builds the database under a temporary name (0600, WAL, migrated, the WAL emptied and
+    /// removed by closing) and renames it into place. A process killed on the way leaves only
+    /// the temporary file, which the next open replaces.
+    private static func create(_ folder: StateFolder) throws {
+        let building = folder.databasePath + ".new"
+        for suffix in ["", "-wal", "-shm"] { unlink(building + suffix) }
+        guard createPrivateFile(building) else {
+            throw StateError(path: folder.path, reason: "cannot create \(building): \(StateFolder.describe(errno))")
+        }
+        let database = try DatabasePool(path: building)
+        try migrator.migrate(database)
+        _ = try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        try database.close()
+        guard access(building + "-wal", F_OK) != 0 else {
+            throw StateError(path: folder.path, reason: "cannot create \(folder.databasePath): its write-ahead log was not emptied")
+        }
+        guard rename(building, folder.databasePath) == 0 else {
+            throw StateError(path: folder.path, reason: "cannot create \(folder.databasePath): \(StateFolder.describe(errno))")
+        }
+    }
+
+    private init(folder: StateFolder, lock: StateLock?, database: DatabasePool) {
         self.folder = folder
         self.lock = lock
         self.database = database
@@ -66,10 +148,24 @@ public final class StateStore: Sendable {
     /// whole by the next process's first checkpoint (SQLite cannot know which of its frames were
     /// copied already), which made every `check` rewrite the whole database.
     public func close() {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
         outbox.writer.waitBlocking()
-        _ = try? database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        if lock != nil { _ = try? database.writeWithoutTransaction { db in try db.checkpoint(.truncate) } }
         try? database.close()
-        lock.release()
+        lock?.release()
+    }
+
+    /// `error` for a message: SQLite's errors (a damaged page, a missing table) name the
+    /// database file.
+    public func describe(_ error: any Error) -> String {
+        error is DatabaseError ? "\(folder.databasePath): \(Self.reason(error))" : "\(error)"
+    }
+
+    /// SQLite's own words for `error`, without the statement ("database disk image is malformed
+    /// (SQLite error 11)"); other errors as they describe themselves.
+    public static func reason(_ error: any Error) -> String {
+        guard let error = error as? DatabaseError else { return "\(error)" }
+        return "\(error.message ?? "\(error.resultCode)") (SQLite error \(error.extendedResultCode.rawValue))"
     }
 
     /// Every schema change is one migration, appended, never edited; each ends by setting
@@ -115,4 +211,12 @@ public final class StateStore: Sendable {
         migrator.registerMigration("v5-history-by-hour", migrate: EngineStateStore.migrateHistoryByHour)
         return migrator
     }
+}
+
+/// Creates an empty file readable and writable by its owner only (0600).
+private func createPrivateFile(_ path: String) -> Bool {
+    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { return false }
+    close(fd)
+    return true
 }

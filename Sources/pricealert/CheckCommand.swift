@@ -22,7 +22,8 @@ struct CheckCommand: AsyncParsableCommand {
             print, and --format prints the alerts as well.
             Exit codes: 0 done, 1 alerts fired (only with --exit-code), 65 rule file errors,
             66 an input cannot be read, 69 the source cannot be reached, 73 a sink or the state
-            folder cannot be set up, 74 deliveries failed or wait in the outbox for the next run,
+            folder cannot be set up, or an alert cannot be written to the outbox (the state is then
+            not saved), 74 deliveries failed or wait in the outbox for the next run,
             75 the state folder is in use (another check or run is going on; this one did nothing).
             """)
 
@@ -118,8 +119,15 @@ struct CheckCommand: AsyncParsableCommand {
             failures += await delivery.dispatch(alert)
         }
         // Every alert is in the outbox (or delivered) before the state that produced it is saved:
-        // a crash in between fires it again rather than losing it.
-        await delivery.commit()
+        // a crash in between fires it again rather than losing it. An alert the outbox cannot
+        // take leaves the state as it was, so the next run evaluates it again.
+        do {
+            try await delivery.commit()
+        } catch {
+            _ = await delivery.finish(timeout: drainTimeout.duration)
+            StandardError.write("pricealert: error: state not saved in \(store.folder.path): the next check evaluates these prices again")
+            throw ExitCodes.stateUnusable
+        }
         do {
             try store.engineState.save(engine.takeFinalChanges(), markets: marketsToSave, now: Wallclock.millis())
         } catch {

@@ -8,14 +8,22 @@ struct OutboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outbox",
         abstract: "See, deliver or clear what waits in the durable outbox (webhook and exec sinks).",
-        discussion: "Exit codes: 0 done, 73 the state folder cannot be used, 75 another pricealert holds it; flush: 74 some alerts are still pending or became dead letters.",
+        discussion: "Exit codes: 0 done, 73 the state folder cannot be used, 75 another pricealert holds it (flush, purge; list reads it all the same); flush: 74 some alerts are still pending or became dead letters.",
         subcommands: [List.self, Flush.self, Purge.self])
+
+    /// The outbox of `store` cannot be read (or changed): says so, naming the database file for
+    /// SQLite's errors, and returns the exit code (73) to throw.
+    static func failed(_ store: StateStore, _ error: any Error, doing: String = "read") -> ExitCode {
+        StandardError.write("pricealert: error: cannot \(doing) the outbox in \(store.folder.path): \(store.describe(error))")
+        return ExitCodes.stateUnusable
+    }
 
     struct List: AsyncParsableCommand {
         // Named here, not derived from the type's name: that takes reflection at every start.
         static let configuration = CommandConfiguration(
             commandName: "list",
-            abstract: "List pending deliveries and dead letters (sink, alert id, attempts, next attempt, last error).")
+            abstract: "List pending deliveries and dead letters (sink, alert id, attempts, next attempt, last error).",
+            discussion: "Reads the state folder also while a daemon uses it (read only, without its lock).")
 
         @OptionGroup var state: StateOption
 
@@ -23,7 +31,20 @@ struct OutboxCommand: AsyncParsableCommand {
         var format: AlertOutputFormat = .text
 
         func run() async throws {
-            let store = try state.open()
+            let store: StateStore
+            switch StateOption.open(state.path) {
+            case .success(let opened):
+                store = opened
+            case .failure(let error) where error.lockedBy != nil:
+                // Another pricealert holds the folder: read what it has committed, leave it be.
+                guard let reader = try state.openForReading() else {
+                    if format == .text { StandardOutput.shared.writeLine("0 pending, 0 dead (\(error.path))") }
+                    return
+                }
+                store = reader
+            case .failure(let error):
+                store = try StateOption.opened(.failure(error))
+            }
             defer { store.close() }
             let pending: [OutboxEntry]
             let dead: [OutboxEntry]
@@ -31,8 +52,7 @@ struct OutboxCommand: AsyncParsableCommand {
                 pending = try store.outbox.pending()
                 dead = try store.outbox.dead()
             } catch {
-                StandardError.write("pricealert: error: cannot read the outbox in \(store.folder.path): \(error)")
-                throw ExitCodes.stateUnusable
+                throw OutboxCommand.failed(store, error)
             }
             var lines: [String] = []
             for (entry, isDead) in pending.map({ ($0, false) }) + dead.map({ ($0, true) }) {
@@ -89,8 +109,7 @@ struct OutboxCommand: AsyncParsableCommand {
                 waiting = Array(Set(try store.outbox.pending().map(\.sink))).sorted()
                 try store.outbox.makeAllDue(now: ReliableDispatcher.wallclockMillis())
             } catch {
-                StandardError.write("pricealert: error: cannot read the outbox in \(store.folder.path): \(error)")
-                throw ExitCodes.stateUnusable
+                throw OutboxCommand.failed(store, error)
             }
             let missing = waiting.filter { ruleSet.sinks[$0] == nil }
             for name in missing {
@@ -105,7 +124,11 @@ struct OutboxCommand: AsyncParsableCommand {
             }
             let dispatcher = ReliableDispatcher(sinks: sinks, durable: Set(waiting), outbox: store.outbox,
                                                 configuration: .init(definitions: ruleSet.sinks.values))
-            await dispatcher.start()
+            do {
+                try await dispatcher.start()
+            } catch {
+                throw OutboxCommand.failed(store, error)
+            }
             await dispatcher.drain(timeout: timeout.duration)
             let counts = await dispatcher.counts()
             let delivered = counts.values.reduce(0) { $0 + $1.delivered }
@@ -140,8 +163,7 @@ struct OutboxCommand: AsyncParsableCommand {
                 let count = try store.outbox.purge(dead: dead, all: all)
                 StandardError.write("outbox: \(count) deleted")
             } catch {
-                StandardError.write("pricealert: error: cannot change the outbox in \(store.folder.path): \(error)")
-                throw ExitCodes.stateUnusable
+                throw OutboxCommand.failed(store, error, doing: "change")
             }
         }
     }

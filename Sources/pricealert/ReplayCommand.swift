@@ -12,7 +12,8 @@ struct ReplayCommand: AsyncParsableCommand {
             Ticks are JSON Lines: {"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}.
             Alerts go to standard output; bad lines, dropped ticks and a summary go to standard error.
             Exit codes: 0 done, 65 rule file errors, 66 an input cannot be read, 73 a sink cannot be set up,
-            73 the state folder cannot be used, 74 some deliveries failed or still wait in the outbox
+            73 the state folder cannot be used or an alert cannot be written to its outbox, 74 some
+            deliveries failed or still wait in the outbox
             (with --dispatch), 75 the state folder is in use by another pricealert.
             With --dispatch, webhook and exec sinks go through the durable outbox in the state folder
             (--state, or the default one); replay waits up to 30 s for them before exiting.
@@ -79,6 +80,7 @@ struct ReplayCommand: AsyncParsableCommand {
         failures += await dispatcher?.finish(timeout: .seconds(30)) ?? 0
 
         StandardError.write("replay: \(Summary.line(read: read, stats: engine.stats))")
+        if dispatcher?.unwritten != nil { throw ExitCodes.stateUnusable }
         if failures > 0 {
             StandardError.write("replay: \(failures) deliveries failed (see the errors above)")
             throw ExitCodes.deliveryFailed

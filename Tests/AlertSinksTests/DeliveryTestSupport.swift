@@ -58,10 +58,10 @@ func fastConfiguration(maxAge: Int64 = 60_000, concurrency: Int = 4) -> Reliable
 
 /// A started dispatcher delivering to `hook`, as the durable sink "hook", through `store`'s outbox.
 func startedDispatcher(_ hook: any Sink, _ store: StateStore,
-                       _ configuration: ReliableDispatcher.Configuration = fastConfiguration()) async -> ReliableDispatcher {
+                       _ configuration: ReliableDispatcher.Configuration = fastConfiguration()) async throws -> ReliableDispatcher {
     let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
                                         configuration: configuration)
-    await dispatcher.start()
+    try await dispatcher.start()
     return dispatcher
 }
 

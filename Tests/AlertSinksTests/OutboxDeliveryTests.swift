@@ -32,7 +32,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = CommitCheckingSink(name: "hook", outbox: store.outbox)
-        let dispatcher = await startedDispatcher(hook, store)
+        let dispatcher = try await startedDispatcher(hook, store)
         for time in 1...60 { await dispatcher.dispatch(sampleAlert("r\(time % 5)", time: Int64(time), notify: ["hook"])) }
         #expect(await dispatcher.drain(timeout: .seconds(10)))
         #expect(hook.seen.withLock { $0 } == Array(repeating: true, count: 60))
@@ -42,7 +42,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = ScriptedSink(name: "hook")
-        let dispatcher = await startedDispatcher(hook, store)
+        let dispatcher = try await startedDispatcher(hook, store)
         // A commit that does not end until the gate opens, like an fsync on a stalled disk.
         let gate = DispatchSemaphore(value: 0)
         store.outbox.writer.submit(GroupCommitter.stall(until: gate))
@@ -58,7 +58,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: [.permanent(reason: "HTTP 410")])
-        let dispatcher = await startedDispatcher(hook, store)
+        let dispatcher = try await startedDispatcher(hook, store)
         for time in 1...40 { await dispatcher.dispatch(sampleAlert("r\(time % 8)", time: Int64(time), notify: ["hook"])) }
         #expect(await dispatcher.drain(timeout: .seconds(10)))
         // Read at once, without waiting: the outcomes were committed before drain returned.
@@ -67,14 +67,44 @@ import Testing
         #expect(await dispatcher.outboxDepth() == 0)
     }
 
-    @Test func anAlertTheOutboxCannotTakeIsDeliveredOnceDirectly() async throws {
+    /// An alert whose outbox write fails (an insert refused like a full disk) is not sent and
+    /// `commit` says so; it is written again while the process runs (every second, without any
+    /// other write coming along) and delivered once written.
+    @Test func anAlertTheOutboxCannotTakeIsHeldUntilWrittenThenDelivered() async throws {
         let store = try openStore()
+        defer { store.close() }
         let hook = ScriptedSink(name: "hook")
-        let dispatcher = await startedDispatcher(hook, store)
-        store.close()
+        let dispatcher = try await startedDispatcher(hook, store)
+        store.outbox.writer.submit(GroupCommitter.execute("""
+            CREATE TRIGGER full BEFORE INSERT ON outbox BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END
+            """))
+        let alert = sampleAlert(notify: ["hook"])
+        await dispatcher.dispatch(alert)
+        await #expect(throws: UnwrittenAlerts.self) { try await dispatcher.commit() }
+        let missing = try #require(dispatcher.unwrittenAlerts())
+        #expect(missing.ids == [alert.id])
+        #expect(missing.reason.hasPrefix("database or disk is full (SQLite error"))
+        #expect(try hook.attempts == 0 && store.outbox.depth() == 0)
+
+        store.outbox.writer.submit(GroupCommitter.execute("DROP TRIGGER full"))
+        #expect(await eventually(timeout: .seconds(30)) { hook.delivered == [alert] })
+        try await dispatcher.commit()
+        #expect(dispatcher.unwrittenAlerts() == nil)
+        #expect(await dispatcher.drain(timeout: .seconds(10)))
+        #expect(hook.attempts == 1)
+    }
+
+    /// Shutdown keeps retrying, after each backoff, until the row is delivered.
+    @Test func drainRetriesUntilDelivered() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let hook = ScriptedSink(name: "hook", script: [.retry(reason: "HTTP 503", after: 100), .retry(reason: "HTTP 429", after: 100),
+                                                       .retry(reason: "HTTP 500", after: 100)])
+        let dispatcher = try await startedDispatcher(hook, store)
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
-        #expect(await eventually { hook.delivered.count == 1 })
-        #expect(await dispatcher.counts()["hook"] == DeliveryCounts(delivered: 1, retried: 0, dead: 0))
+        #expect(await dispatcher.drain(timeout: .seconds(30)))
+        #expect(hook.delivered == [sampleAlert(notify: ["hook"])] && hook.attempts == 4)
+        #expect(try store.outbox.depth() == 0)
     }
 
     @Test func eachSinkUsesItsOwnConcurrency() async throws {
@@ -86,7 +116,7 @@ import Testing
         configuration.sinks = ["one": DeliverySettings(concurrency: 1), "many": DeliverySettings(concurrency: 8)]
         let dispatcher = ReliableDispatcher(sinks: ["one": one, "many": many], durable: ["one", "many"],
                                             outbox: store.outbox, configuration: configuration)
-        await dispatcher.start()
+        try await dispatcher.start()
         for time in 1...48 { await dispatcher.dispatch(sampleAlert("r\(time % 12)", time: Int64(time), notify: ["one", "many"])) }
         #expect(await dispatcher.drain(timeout: .seconds(30)))
         #expect(one.delivered.count == 48 && many.delivered.count == 48)
@@ -104,7 +134,7 @@ import Testing
         configuration.sinks = ["short": DeliverySettings(backoff: 5, maxBackoff: 20, maxAge: 300)]
         let dispatcher = ReliableDispatcher(sinks: ["short": short, "long": long], durable: ["short", "long"],
                                             outbox: store.outbox, configuration: configuration)
-        await dispatcher.start()
+        try await dispatcher.start()
         await dispatcher.dispatch(sampleAlert(notify: ["short", "long"]))
         #expect(await eventually { (try? store.outbox.dead().count) == 1 })
         let dead = try store.outbox.dead()

@@ -9,9 +9,9 @@ import Testing
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: [.retry(reason: "HTTP 500", after: nil),
                                                        .retry(reason: "HTTP 503", after: nil)])
-        let dispatcher = await startedDispatcher(hook, store)
+        let dispatcher = try await startedDispatcher(hook, store)
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
-        await dispatcher.commit()
+        try await dispatcher.commit()
         #expect(await eventually { (try? store.outbox.depth()) == 0 })
         #expect(await dispatcher.drain(timeout: .seconds(1)))
         #expect(hook.attempts == 3)
@@ -23,7 +23,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: [.retry(reason: "HTTP 429", after: 300)])
-        let dispatcher = await startedDispatcher(hook, store)
+        let dispatcher = try await startedDispatcher(hook, store)
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         #expect(await eventually { hook.delivered.count == 1 })
         let times = hook.attemptTimes
@@ -36,7 +36,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: [.permanent(reason: "HTTP 404 Not Found")])
-        let dispatcher = await startedDispatcher(hook, store)
+        let dispatcher = try await startedDispatcher(hook, store)
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         #expect(await eventually { (try? store.outbox.dead().count) == 1 })
         let dead = try store.outbox.dead()[0]
@@ -49,7 +49,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: Array(repeating: .retry(reason: "connection refused", after: nil), count: 10_000))
-        let dispatcher = await startedDispatcher(hook, store, fastConfiguration(maxAge: 300))
+        let dispatcher = try await startedDispatcher(hook, store, fastConfiguration(maxAge: 300))
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         #expect(await eventually { (try? store.outbox.dead().count) == 1 })
         let reason = try #require(try store.outbox.dead().first?.deadReason)
@@ -64,7 +64,7 @@ import Testing
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: (0..<40).map { $0 % 3 == 0 ? .retry(reason: "HTTP 502", after: nil) : .delivered },
                                 delay: { .milliseconds(Int.random(in: 0...8)) })
-        let dispatcher = await startedDispatcher(hook, store, fastConfiguration(concurrency: 4))
+        let dispatcher = try await startedDispatcher(hook, store, fastConfiguration(concurrency: 4))
         let rules = ["r1", "r2", "r3", "r4", "r5", "r6"]
         for time in 1...20 {
             for rule in rules { await dispatcher.dispatch(sampleAlert(rule, time: Int64(time), notify: ["hook"])) }
@@ -88,7 +88,7 @@ import Testing
         let dispatcher = ReliableDispatcher(sinks: ["slow": slow, "fast": fast, "stdout": direct],
                                             durable: ["slow", "fast"], outbox: store.outbox,
                                             configuration: fastConfiguration())
-        await dispatcher.start()
+        try await dispatcher.start()
         let begin = ContinuousClock.now
         for time in 1...5 {
             let results = await dispatcher.dispatch(sampleAlert(time: Int64(time), notify: ["slow", "fast", "stdout"]))
@@ -109,7 +109,7 @@ import Testing
         let down = ScriptedSink(name: "hook", script: Array(repeating: .retry(reason: "HTTP 503", after: 60_000), count: 3))
         let first = ReliableDispatcher(sinks: ["hook": down], durable: ["hook"], outbox: store.outbox,
                                        configuration: fastConfiguration())
-        await first.start()
+        try await first.start()
         for time in 1...3 { await first.dispatch(sampleAlert(time: Int64(time), notify: ["hook"])) }
         #expect(await eventually { down.attempts == 1 })
         await first.drain(timeout: .milliseconds(50))
@@ -122,7 +122,7 @@ import Testing
         let up = ScriptedSink(name: "hook")
         let second = ReliableDispatcher(sinks: ["hook": up], durable: ["hook"], outbox: reopened.outbox,
                                         configuration: fastConfiguration())
-        await second.start()
+        try await second.start()
         #expect(await second.drain(timeout: .seconds(5)))
         #expect(up.delivered.map(\.time) == [1, 2, 3])
         #expect(try reopened.outbox.depth() == 0)
@@ -132,7 +132,7 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: [.retry(reason: "timeout", after: 100)])
-        let dispatcher = await startedDispatcher(hook, store)
+        let dispatcher = try await startedDispatcher(hook, store)
         let alert = sampleAlert(notify: ["hook"])
         await dispatcher.dispatch(alert)
         #expect(await eventually { hook.attempts == 1 })
@@ -147,7 +147,7 @@ import Testing
         defer { store.close() }
         let direct = InMemorySink(name: "stdout", failure: .permanent(reason: "closed"))
         let dispatcher = ReliableDispatcher(sinks: ["stdout": direct], durable: [], outbox: store.outbox)
-        await dispatcher.start()
+        try await dispatcher.start()
         let results = await dispatcher.dispatch(sampleAlert(notify: ["stdout"]))
         #expect(results.map(\.result) == [.permanent(reason: "closed")])
         #expect(try store.outbox.depth() == 0)

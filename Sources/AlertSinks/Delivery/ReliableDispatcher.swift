@@ -6,6 +6,7 @@ import Darwin
 import AlertCore
 import AlertStore
 import Logging
+import Synchronization
 
 /// The delivery stage with an outbox: evaluate → outbox → fan out to sinks.
 ///
@@ -15,6 +16,11 @@ import Logging
 /// slow fsync nor a slow or dead sink delays evaluation or other sinks. Other sinks (stdout,
 /// file) are delivered directly, as `Dispatcher` does. Retrying is this stage's job: sinks only
 /// say whether an attempt is worth repeating.
+///
+/// An alert the outbox cannot take (disk full, table missing) is never sent before it is
+/// written: it is held in memory, written again with every later commit and at least every
+/// second, and delivered once written. Until then `commit()` throws `UnwrittenAlerts`, so a
+/// caller does not record state that says the alert was made.
 public actor ReliableDispatcher {
     public struct Configuration: Sendable {
         /// Attempts in flight per sink (one per rule at a time), unless the sink sets its own.
@@ -49,9 +55,9 @@ public actor ReliableDispatcher {
     public nonisolated let durable: Set<String>
     private let outbox: Outbox
     private let direct: Dispatcher
-    /// Durable sinks once, without retries, for an alert the outbox could not take.
-    private let fallback: Dispatcher
     private let workers: [String: SinkWorker]
+    /// Alerts whose outbox write failed and is being tried again.
+    private nonisolated let unwritten = Mutex(Unwritten())
     private let clock: @Sendable () -> Int64
     private let logger: Logger
     private var started = false
@@ -66,7 +72,6 @@ public actor ReliableDispatcher {
         self.clock = clock
         self.logger = logger
         self.direct = Dispatcher(sinks: sinks.filter { !durable.contains($0.key) }, logger: logger)
-        self.fallback = Dispatcher(sinks: sinks.filter { durable.contains($0.key) }, logger: logger)
         var workers: [String: SinkWorker] = [:]
         for name in durable {
             guard let sink = sinks[name] else { continue }
@@ -79,16 +84,12 @@ public actor ReliableDispatcher {
     }
 
     /// Starts the workers; they deliver what earlier runs left pending first (oldest first).
-    public func start() async {
+    /// Throws when the outbox cannot be read (a damaged file, a missing table): what earlier runs
+    /// left must not be passed over as if there were nothing.
+    public func start() async throws {
         guard !started else { return }
+        let pending = try await outbox.loadPending()
         started = true
-        let pending: [OutboxEntry]
-        do {
-            pending = try await outbox.loadPending()
-        } catch {
-            logger.error("cannot read the outbox: \(error); what earlier runs left waits for the next start")
-            pending = []
-        }
         let bySink = Dictionary(grouping: pending, by: \.sink)
         for name in Set(bySink.keys).subtracting(workers.keys).sorted() {
             logger.warning("\(bySink[name]?.count ?? 0) alerts wait in the outbox for sink '\(name)', which no rule in use defines; they stay there",
@@ -102,27 +103,33 @@ public actor ReliableDispatcher {
 
     /// Durable sinks: the alert is queued for the outbox's next group commit when this returns,
     /// and delivered once that commit is durable (`commit()` waits for it). If the outbox cannot
-    /// take it, it is delivered once directly, without retries, with an error logged. Returns
-    /// the results of the sinks delivered directly, in `alert.notify` order; outbox deliveries
-    /// are counted in `counts()`.
+    /// take it, it is held and written again (see the type's comment), never sent unwritten.
+    /// Returns the results of the sinks delivered directly, in `alert.notify` order; outbox
+    /// deliveries are counted in `counts()`.
     @discardableResult
     public func dispatch(_ alert: Alert) async -> [(sink: String, result: SinkResult)] {
         let queued = alert.notify.filter { durable.contains($0) }
         var directAlert = alert
         directAlert.notify = alert.notify.filter { !durable.contains($0) }
         if !queued.isEmpty {
-            let (workers, fallback, logger) = (self.workers, self.fallback, self.logger)
-            var fallbackAlert = alert
-            fallbackAlert.notify = queued
-            let once = fallbackAlert
+            let (workers, logger) = (self.workers, self.logger)
+            let token = unwritten.withLock { $0.newToken() }
             outbox.enqueue(alert, sinks: queued, now: clock()) { result in
                 switch result {
                 case .success(let rows):
+                    if self.unwritten.withLock({ $0.written(token) }) {
+                        logger.notice("the outbox takes alerts again: every alert held in memory is written")
+                    }
                     for row in rows { workers[row.sink]?.add([row]) }
                 case .failure(let error):
-                    logger.critical("cannot write \(alert.id) to the outbox: \(error); delivering it without retries",
-                                    metadata: ["alert": "\(alert.id)"])
-                    Task { await fallback.dispatch(once) }
+                    let metadata: Logger.Metadata = ["alert": "\(alert.id)"]
+                    let reason = StateStore.reason(error)
+                    if self.unwritten.withLock({ $0.failed(token, alert.id, reason: reason) }) {
+                        logger.critical("cannot write \(alert.id) to the outbox: \(reason); held in memory (with later alerts that fail too), written again every second, not sent before it is written",
+                                        metadata: metadata)
+                    } else {
+                        logger.debug("cannot write \(alert.id) to the outbox either: \(reason)", metadata: metadata)
+                    }
                 }
             }
         }
@@ -130,31 +137,42 @@ public actor ReliableDispatcher {
         return await direct.dispatch(directAlert)
     }
 
-    /// Returns when every alert dispatched so far is durable in the outbox (or, if the outbox
-    /// could not take it, handed to the fallback).
-    public func commit() async {
+    /// Returns when every alert dispatched so far is durable in the outbox; throws when some
+    /// could not be written (they are still held and written again while the process runs).
+    public func commit() async throws(UnwrittenAlerts) {
         await outbox.commit()
+        if let missing = unwrittenAlerts() { throw missing }
     }
 
-    /// Shutdown: commits what was dispatched, waits up to `timeout` for attempts in flight and
-    /// rows due now, stops the workers and commits their outcomes. What is not delivered stays in
-    /// the outbox for the next start. True when nothing was in flight or due at the end.
+    /// The alerts dispatched whose outbox write has failed so far and not yet succeeded; nil
+    /// when there are none.
+    public nonisolated func unwrittenAlerts() -> UnwrittenAlerts? {
+        unwritten.withLock { state in
+            state.alerts.isEmpty ? nil : UnwrittenAlerts(ids: state.alerts.map(\.id), reason: state.reason)
+        }
+    }
+
+    /// Shutdown: commits what was dispatched, then keeps delivering — retries too, after their
+    /// backoff — until every row is delivered or a dead letter, or `timeout` has passed (or
+    /// every row left waits for a retry later than that), stops the workers and commits their
+    /// outcomes. What is not delivered stays in the outbox for the next start. True when nothing
+    /// is left.
     @discardableResult
     public func drain(timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now.advanced(by: timeout)
+        let (seconds, attoseconds) = timeout.components
+        let until = clock() + seconds * 1_000 + attoseconds / 1_000_000_000_000_000
         await outbox.commit()
         let workers = Array(self.workers.values)
         // Its own task: shutdown usually runs in a cancelled task, where sleeping returns at once.
-        let idle = await Task {
-            while true {
-                let idle = workers.allSatisfy { $0.isIdle }
-                if idle || ContinuousClock.now >= deadline { return idle }
+        await Task {
+            while !workers.allSatisfy({ $0.isSettled(before: until) }), ContinuousClock.now < deadline {
                 try? await Task.sleep(for: .milliseconds(5))
             }
         }.value
         for worker in workers { worker.stop() }
         await outbox.commit()
-        return idle
+        return workers.allSatisfy { $0.isEmpty }
     }
 
     /// Per sink: delivered, retried and given-up counts since start (direct sinks' failures
@@ -165,10 +183,6 @@ public actor ReliableDispatcher {
             result[name] = DeliveryCounts(delivered: counts.delivered, retried: 0, dead: counts.failed)
         }
         for (name, worker) in workers { result[name] = worker.counts }
-        for (name, counts) in await fallback.counts {
-            result[name, default: DeliveryCounts()].delivered += counts.delivered
-            result[name, default: DeliveryCounts()].dead += counts.failed
-        }
         return result
     }
 
@@ -177,10 +191,49 @@ public actor ReliableDispatcher {
         (try? await outbox.countPending()) ?? 0
     }
 
+    /// The failed outbox writes of `dispatch`, each known by a token until it succeeds.
+    private struct Unwritten {
+        var tokens: UInt64 = 0
+        var alerts: [(token: UInt64, id: String)] = []
+        var reason = ""
+
+        mutating func newToken() -> UInt64 {
+            tokens += 1
+            return tokens
+        }
+
+        /// Records a failed write; true when it is the first of a spell of failures.
+        mutating func failed(_ token: UInt64, _ id: String, reason: String) -> Bool {
+            alerts.append((token, id))
+            self.reason = reason
+            return alerts.count == 1
+        }
+
+        /// Records a successful write; true when it ends a spell of failures.
+        mutating func written(_ token: UInt64) -> Bool {
+            guard let index = alerts.firstIndex(where: { $0.token == token }) else { return false }
+            alerts.remove(at: index)
+            return alerts.isEmpty
+        }
+    }
+
     /// Epoch milliseconds from the system clock.
     public static func wallclockMillis() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return Int64(now.tv_sec) * 1_000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}
+
+/// Alerts dispatched to durable sinks that the outbox could not take: they are held in memory
+/// and written again while the process runs, and nothing is sent before they are written.
+public struct UnwrittenAlerts: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Their ids, in the order their writes failed.
+    public var ids: [String]
+    /// Why the last write failed.
+    public var reason: String
+
+    public var description: String {
+        "\(ids.count) alert\(ids.count == 1 ? "" : "s") could not be written to the outbox: \(reason)"
     }
 }

@@ -70,12 +70,17 @@ final class SinkWorker: Sendable {
 
     var counts: DeliveryCounts { state.withLock { $0.counts } }
 
-    /// Nothing in flight and nothing due now.
-    var isIdle: Bool {
-        let now = clock()
-        return state.withLock { state in
-            state.busy.isEmpty && !state.queues.values.contains { ($0.first?.nextAttemptAt ?? .max) <= now }
+    /// Nothing in flight and no row that can be attempted before `until` (epoch ms): each rule's
+    /// oldest row, which holds up the others, falls due later or there is none.
+    func isSettled(before until: Int64) -> Bool {
+        state.withLock { state in
+            state.busy.isEmpty && !state.queues.values.contains { ($0.first?.nextAttemptAt ?? .max) < until }
         }
+    }
+
+    /// Holds no row: each was delivered or became a dead letter.
+    var isEmpty: Bool {
+        state.withLock { $0.queues.isEmpty }
     }
 
     /// Starts an attempt for each rule whose oldest row is due (oldest due first, as many as

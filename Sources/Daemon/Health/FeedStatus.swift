@@ -30,6 +30,8 @@ public final class FeedStatus: Sendable {
     /// No prices for this long is a stale feed (the feed runner's own limit).
     public let staleAfter: Duration
     private let state: Mutex<State>
+    /// Why alerts cannot be written to the outbox right now (nil: they can).
+    private let outboxFailure = Mutex<@Sendable () -> String?>({ nil })
 
     public init(staleAfter: Duration, now: ContinuousClock.Instant = .now) {
         self.staleAfter = staleAfter
@@ -76,6 +78,12 @@ public final class FeedStatus: Sendable {
         state.withLock { $0.stopping = true }
     }
 
+    /// Where `health` asks whether alerts can be written to the outbox: `failure` returns why
+    /// not, or nil when they can.
+    public func watchOutbox(_ failure: @escaping @Sendable () -> String?) {
+        outboxFailure.withLock { $0 = failure }
+    }
+
     // MARK: Questions
 
     public var isReady: Bool { state.withLock { $0.readyAt != nil } }
@@ -90,10 +98,14 @@ public final class FeedStatus: Sendable {
         state.withLock { freshness(of: $0, now: now) }
     }
 
-    /// Fresh and connected, and not shutting down (`/healthz`'s question).
+    /// Fresh and connected, alerts written to the outbox, and not shutting down (`/healthz`'s
+    /// question). An outbox that cannot be written does not withhold the watchdog: a restart
+    /// would lose the alerts held in memory.
     public func health(now: ContinuousClock.Instant = .now) -> Verdict {
-        state.withLock { s in
+        let outbox = outboxFailure.withLock { $0 }()
+        return state.withLock { s in
             if s.stopping { return .unhealthy(reason: "stopping") }
+            if let outbox { return .unhealthy(reason: "outbox: \(outbox)") }
             let fresh = freshness(of: s, now: now)
             guard fresh.isHealthy else { return fresh }
             if !s.connected { return .unhealthy(reason: "disconnected: \(s.disconnectReason ?? "reconnecting")") }

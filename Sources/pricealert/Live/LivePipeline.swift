@@ -42,7 +42,10 @@ final class SavedState: Sendable {
 /// With a state folder, the engine's state rides the same stream as the alerts: a save is
 /// written only after every alert made before it is in the outbox, so a crash can repeat an
 /// alert (same id) but never lose one. Saves happen every `saveEvery`, when the market list
-/// arrives, and at shutdown. SIGHUP re-reads `rulePaths` (see `RuleReload`).
+/// arrives, and at shutdown. While an alert cannot be written to the outbox (disk full), it is
+/// held and written again every second, no state is saved (the changes are kept for the next
+/// save), `/healthz` says so, and the run ends with `unwritten` set if it never was written.
+/// SIGHUP re-reads `rulePaths` (see `RuleReload`).
 struct LivePipeline: Sendable {
     var ruleSet: RuleSet
     var runner: FeedRunner
@@ -63,6 +66,9 @@ struct LivePipeline: Sendable {
     struct Outcome {
         var stats: Engine.Stats
         var deliveryFailures: Int
+        /// Some alert could not be written to the outbox and was not sent (named on standard
+        /// error); the state was not saved after it.
+        var unwritten = false
     }
 
     /// What flows from the evaluation loop to the delivery task, in order.
@@ -89,9 +95,12 @@ struct LivePipeline: Sendable {
         }
         let (outputs, output) = AsyncStream.makeStream(of: Output.self)
         let gate = AlertGate(limit: alertsInFlight)
+        let monitor = self.monitor
+        monitor.status.watchOutbox { [delivery] in delivery.unwritten?.description }
         let deliveryTask = Task { [delivery, logger] in
             var failures = 0
             var sinceCommit = 0
+            var unsaved = UnsavedState()
             for await item in outputs {
                 switch item {
                 case .alert(let alert):
@@ -100,17 +109,20 @@ struct LivePipeline: Sendable {
                     // on, so the outbox's queue is bounded too, not only the stream.
                     sinceCommit += 1
                     if sinceCommit >= gate.limit / 2 {
-                        await delivery.commit()
+                        try? await delivery.commit()
                         sinceCommit = 0
                     }
                     gate.dispatched()
-                case .save(let snapshots, let markets): await delivery.save(snapshots, markets: markets, logger: logger)
+                case .save(let snapshots, let markets):
+                    let (snapshots, markets) = unsaved.adding(snapshots, markets: markets)
+                    if !(await delivery.save(snapshots, markets: markets, logger: logger)) {
+                        unsaved.keep(snapshots, markets: markets)
+                    }
                 }
             }
             return failures
         }
 
-        let monitor = self.monitor
         let watchdog = Task { await monitor.keepWatchdogFed() }
         var evaluation = Evaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
                                     logger: logger, monitor: monitor, output: output, gate: gate)
@@ -138,7 +150,33 @@ struct LivePipeline: Sendable {
         output.finish()
         var failures = await deliveryTask.value
         failures += await self.delivery.finish(timeout: drainTimeout, countPending: false)
-        return Outcome(stats: evaluation.stats, deliveryFailures: failures)
+        return Outcome(stats: evaluation.stats, deliveryFailures: failures, unwritten: delivery.unwritten != nil)
+    }
+}
+
+/// Engine state a save could not write (an alert before it was not in the outbox yet, or the
+/// save failed), written with the next save: the newest snapshot of each symbol, the newest
+/// market list.
+struct UnsavedState {
+    private var snapshots: [String: SymbolSnapshot] = [:]
+    private var markets: MarketsSave?
+
+    /// What the next save writes: what is kept here (taken out) with `newer` over it.
+    mutating func adding(_ newer: [SymbolSnapshot], markets newerMarkets: MarketsSave?)
+        -> ([SymbolSnapshot], markets: MarketsSave?) {
+        let allMarkets = newerMarkets ?? markets
+        markets = nil
+        if snapshots.isEmpty { return (newer, allMarkets) }
+        for snapshot in newer { snapshots[snapshot.symbol] = snapshot }
+        let all = Array(snapshots.values)
+        snapshots = [:]
+        return (all, allMarkets)
+    }
+
+    /// Keeps what a save could not write.
+    mutating func keep(_ unsaved: [SymbolSnapshot], markets unsavedMarkets: MarketsSave?) {
+        for snapshot in unsaved { snapshots[snapshot.symbol] = snapshot }
+        markets = unsavedMarkets
     }
 }
 

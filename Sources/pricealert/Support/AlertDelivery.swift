@@ -18,12 +18,17 @@ enum AlertDelivery: Sendable {
         return try await make(ruleSet: ruleSet, sinks: sinks, store: state.open())
     }
 
-    /// Delivery through the outbox of an opened state folder, which `finish` closes.
+    /// Delivery through the outbox of an opened state folder, which `finish` closes. An outbox
+    /// that cannot be read closes the folder and exits 73, naming the file.
     static func make(ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore) async throws -> AlertDelivery {
         let durable = durableSinks(ruleSet: ruleSet, among: sinks.keys)
         let dispatcher = ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox,
                                             configuration: .init(definitions: ruleSet.sinks.values))
-        await dispatcher.start()
+        do {
+            try await dispatcher.start()
+        } catch {
+            throw StateOption.unusable(store, error, doing: "cannot read the outbox")
+        }
         return .reliable(dispatcher, store)
     }
 
@@ -43,23 +48,38 @@ enum AlertDelivery: Sendable {
         return nil
     }
 
-    /// Saves the engine's changed state (and a new market list) in the state folder. A failure
-    /// is logged and the run goes on: the outbox still holds every alert, and the next save
-    /// writes the symbols again once they change.
-    func save(_ snapshots: [SymbolSnapshot], markets: MarketsSave?, logger: Logger) async {
-        guard let store else { return }
-        await commit()
+    /// Saves the engine's changed state (and a new market list) in the state folder, once every
+    /// alert dispatched before is in the outbox: state that says an alert fired never outlives
+    /// an alert that is not on disk. False when nothing was saved (an alert not written yet, or
+    /// the save failed), logged: the caller keeps the snapshots for the next save, and the run
+    /// goes on.
+    func save(_ snapshots: [SymbolSnapshot], markets: MarketsSave?, logger: Logger) async -> Bool {
+        guard let store else { return true }
+        do {
+            try await commit()
+        } catch {
+            logger.error("state not saved in \(store.folder.path): \(error); it is saved once they are written")
+            return false
+        }
         do {
             try store.engineState.save(snapshots, markets: markets, now: Wallclock.millis())
+            return true
         } catch {
-            logger.error("cannot save state in \(store.folder.path): \(error)")
+            logger.error("cannot save state in \(store.folder.path): \(store.describe(error))")
+            return false
         }
     }
 
     /// Returns when every alert dispatched so far is on disk in the outbox: state that says an
-    /// alert fired is saved only after it.
-    func commit() async {
-        if case .reliable(let dispatcher, _) = self { await dispatcher.commit() }
+    /// alert fired is saved only after it. Throws when some could not be written.
+    func commit() async throws(UnwrittenAlerts) {
+        if case .reliable(let dispatcher, _) = self { try await dispatcher.commit() }
+    }
+
+    /// Alerts dispatched that the outbox could not take (nil: none; they were never sent).
+    var unwritten: UnwrittenAlerts? {
+        guard case .reliable(let dispatcher, _) = self else { return nil }
+        return dispatcher.unwrittenAlerts()
     }
 
     /// Hands `alert` on; returns how many direct deliveries failed.
@@ -82,6 +102,8 @@ enum AlertDelivery: Sendable {
     /// and returns how many alerts did not reach a durable sink: dead letters of this run, plus
     /// rows still pending (which the next start delivers) when `countPending`. A daemon stopped by
     /// SIGTERM does not count them: they are safe in the outbox, and systemd should see exit 0.
+    /// Alerts the outbox never took (`unwritten`, tried once more at closing) are named on
+    /// standard error; the command exits 73 for them.
     func finish(timeout: Duration, countPending: Bool = true) async -> Int {
         guard case .reliable(let dispatcher, let store) = self else { return 0 }
         await dispatcher.drain(timeout: timeout)
@@ -92,6 +114,10 @@ enum AlertDelivery: Sendable {
             StandardError.write("pricealert: \(pending) deliveries wait in the outbox of \(store.folder.path); the next start (or 'pricealert outbox flush') sends them")
         }
         store.close()
+        if let missing = dispatcher.unwrittenAlerts() {
+            let shown = missing.ids.prefix(10).joined(separator: ", ") + (missing.ids.count > 10 ? ", …" : "")
+            StandardError.write("pricealert: error: cannot write \(missing.ids.count) alert\(missing.ids.count == 1 ? "" : "s") to the outbox in \(store.folder.databasePath): \(missing.reason); not sent to webhook and exec sinks: \(shown)")
+        }
         return dead + (countPending ? pending : 0)
     }
 }

@@ -20,8 +20,9 @@ enum ExitCodes {
     /// Some deliveries failed during the run, or still wait in the outbox (EX_IOERR). Every
     /// alert was still printed.
     static let deliveryFailed = ExitCode(74)
-    /// The state folder cannot be used: not creatable, unreadable, or written by a newer
-    /// version (EX_CANTCREAT, like a sink that cannot open).
+    /// The state folder cannot be used: not creatable, unreadable, damaged, written by a newer
+    /// version, or an alert cannot be written to its outbox (EX_CANTCREAT, like a sink that
+    /// cannot open).
     static let stateUnusable = ExitCode(73)
     /// The state folder is locked by another running pricealert (EX_TEMPFAIL: try later).
     static let stateLocked = ExitCode(75)

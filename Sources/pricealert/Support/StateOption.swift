@@ -38,6 +38,17 @@ struct StateOption: ParsableArguments {
         try Self.opened(Self.open(path))
     }
 
+    /// Opens the state folder's database to read only, without its lock (nil: there is none);
+    /// exits 73 with a message naming it when it cannot be read.
+    func openForReading() throws -> StateStore? {
+        do {
+            return try StateStore.openForReading(Self.folder(path))
+        } catch {
+            StandardError.write("pricealert: error: \(error)")
+            throw ExitCodes.stateUnusable
+        }
+    }
+
     /// Opens the state folder at `path` (nil: the default) without saying anything, for a
     /// command that opens it while it does something else; `opened` then says what went wrong.
     static func open(_ path: String?) -> Result<StateStore, StateError> {
@@ -71,10 +82,12 @@ struct StateOption: ParsableArguments {
         }
     }
 
-    /// What was saved in `store` cannot be read: says where and why, closes it, and returns
-    /// the exit code (73) to throw.
-    static func unusable(_ store: StateStore, _ error: any Error) -> ExitCode {
-        StandardError.write("pricealert: error: state folder \(store.folder.path): \(error)")
+    /// What was saved in `store` cannot be read: says where (the database file for SQLite's
+    /// errors) and why, after `doing` when given, closes it, and returns the exit code (73) to
+    /// throw.
+    static func unusable(_ store: StateStore, _ error: any Error, doing: String? = nil) -> ExitCode {
+        let what = doing.map { "\($0): " } ?? ""
+        StandardError.write("pricealert: error: state folder \(store.folder.path): \(what)\(store.describe(error))")
         store.close()
         return ExitCodes.stateUnusable
     }
