@@ -18,7 +18,8 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Run the demo rules against the embedded exchange, offline, alerts on standard output.",
         discussion: "Uses Rules/demo.json from the current folder when present, else the built-in copy. Runs until Ctrl-C or --duration.")
 
-    @Option(name: .customLong("rules"), help: "Rule files instead of the demo rules; repeat for several.")
+    @Option(name: .customLong("rules"), parsing: .upToNextOption,
+            help: ArgumentHelp("Rule files instead of the demo rules (--rules A B, or --rules A --rules B).", valueName: "file"))
     var rules: [String] = []
 
     @Option(help: "Stop after this long (e.g. 30s).")
