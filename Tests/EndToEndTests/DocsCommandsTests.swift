@@ -1,5 +1,4 @@
 import AlertTestSupport
-import DemoExchange
 import Foundation
 import Hummingbird
 import Synchronization
@@ -33,6 +32,8 @@ struct DocsCommandsTests {
         "pricealert check --rules rules.json --ticks snapshotN.jsonl --state st": "benchmark",
         // A step of Benchmarks/run-daemon-memory.sh, with the rules and state it generates.
         "pricealert run --source btse": "benchmark",
+        // deploy.md's installed rule files, outside the repository.
+        "pricealert validate /etc/pricealert/*.json": "system folder",
     ]
 
     static let repo = PriceAlertBinary.repo
@@ -132,28 +133,29 @@ struct DocsCommandsTests {
         for first in ["pricealert --version", "pricealert demo --duration 60s"] { #expect(texts.contains(first)) }
     }
 
-    @Test(arguments: all.filter { skipped[$0.text] == nil })
-    func runsAsShown(_ command: DocCommand) async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-docs-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        for folder in ["Rules", "Samples"] {
-            try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent(folder),
-                                                       withDestinationURL: Self.repo.appendingPathComponent(folder))
-        }
+    /// One command at a time, against one exchange process (`pricealert exchange --port 0`):
+    /// nothing here waits on a server inside the test process while a binary waits on it.
+    @Test func everyDocCommandRunsAsShown() async throws {
+        let exchange = try PriceAlertBinary.start(["exchange", "--port", "0"])
+        let listening = try await exchange.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 60)
+        let address = try #require(listening.range(of: "http://127.0.0.1:"))
+        let port = try #require(Int(listening[address.upperBound...].prefix { $0.isNumber }))
         let router = Router()
         router.post("/hook") { _, _ in HTTPResponse.Status.ok }
+        let commands = Self.all.filter { Self.skipped[$0.text] == nil }
         try await LoopbackServer.with(router) { hookPort in
-            let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0))
-            let exchangePort = try await exchange.start()
-            do {
-                try await Self.run(command, in: dir, exchangePort: exchangePort, hookPort: hookPort)
-            } catch {
-                await exchange.stop()
-                throw error
+            for command in commands {
+                let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-docs-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: dir) }
+                for folder in ["Rules", "Samples"] {
+                    try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent(folder),
+                                                               withDestinationURL: Self.repo.appendingPathComponent(folder))
+                }
+                try await Self.run(command, in: dir, exchangePort: port, hookPort: hookPort)
             }
-            await exchange.stop()
         }
+        #expect(try await exchange.stop(signal: SIGTERM) == 0)
     }
 
     /// The command's arguments with the local stand-ins (nil: it cannot run here; an issue says why).
