@@ -47,7 +47,7 @@ struct CheckCommand: AsyncParsableCommand {
     @Option(help: "How often a source's market list is fetched again; in between the saved one is used (e.g. 1h).")
     var marketsEvery: DurationArgument = Self.defaultMarketsEvery
 
-    @Option(help: "Also print the alerts: text or json.")
+    @Option(help: "List the alerts on standard output, text or json: then all it prints (stdout sinks are left out).")
     var format: AlertOutputFormat?
 
     @Flag(help: "Exit with 1 when alerts fired (and 0 when none did).")

@@ -17,7 +17,7 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Run the demo rules against the embedded exchange, offline, alerts on standard output.",
-        discussion: "Uses Rules/demo.json from the current folder when present, else the built-in copy. Runs until Ctrl-C or --duration.")
+        discussion: "Uses Rules/demo.json from the current folder when present, else the built-in copy. Runs until Ctrl-C or --duration. Without saved state (--state), the engine starts with the simulated market's minutes before the first price, so change rules can fire at once; with the default seed every demo rule fires within the first minute.")
 
     @Option(name: .customLong("rules"), parsing: .upToNextOption,
             help: ArgumentHelp("Rule files instead of the demo rules (--rules A B, or --rules A --rules B).", valueName: "file"))
