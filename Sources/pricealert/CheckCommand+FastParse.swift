@@ -8,8 +8,8 @@ extension CheckCommand {
     /// `--rules A B …` and `--exit-code`, each option at most once but `--rules`, values that do
     /// not start with `-`, and a command that validates. Anything else (help, a short or unknown
     /// option, a missing or odd value, `--`, a validation error) gives nil, and the whole command
-    /// line goes through ArgumentParser as always, with its messages. `FastParseTests` compares it with
-    /// ArgumentParser's parse on the forms it reads, and lists forms it must leave alone.
+    /// line goes through ArgumentParser as always, with its messages. `FastParseTests` compares
+    /// it with ArgumentParser's parse on the forms it reads, and lists forms it must leave alone.
     static func fastParse(_ arguments: [String]) -> CheckCommand? {
         var files: [String] = []
         var values: [String: String] = [:]
