@@ -41,7 +41,7 @@ public final class EngineStateStore: Sendable {
             let rows = try Row.fetchCursor(db, sql: "SELECT symbol, snapshot FROM symbol_state ORDER BY symbol")
             while let row = try rows.next() {
                 let symbol: String = row[0]
-                var snapshot = try Self.bytes(of: row.dataNoCopy(atIndex: 1)) { try Self.snapshot(symbol, $0) }
+                var snapshot = try row.withUnsafeData(atIndex: 1) { blob in try Self.bytes(of: blob) { try Self.snapshot(symbol, $0) } }
                 // Before schema 4 the history was inside the snapshot: kept, and written as chunks
                 // by the next save (no extent recorded).
                 if snapshot.minutes.isEmpty {
@@ -55,7 +55,7 @@ public final class EngineStateStore: Sendable {
             while let row = try chunks.next() {
                 let symbol: String = row[0]
                 guard let i = positions[symbol] else { continue }
-                try Self.bytes(of: row.dataNoCopy(atIndex: 1)) { try Self.append($0, of: symbol, to: &snapshots[i]) }
+                try row.withUnsafeData(atIndex: 1) { blob in try Self.bytes(of: blob) { try Self.append($0, of: symbol, to: &snapshots[i]) } }
             }
             var extents: [String: (first: Int64, last: Int64)] = [:]
             for (symbol, i) in positions {

@@ -55,6 +55,15 @@ public final class DemoExchangeServer: Sendable {
         feed = PriceFeed(source: source, board: board, hub: hub, stats: counters, faults: faults)
     }
 
+    /// For a random walk, each spot symbol's closing price in each of the `minutes` minutes
+    /// before the first price step, oldest first (the last is the start price); empty for a
+    /// replay. The demo hands it to its engine, so change rules have a past from the first tick.
+    public func history(minutes: Int) -> [(symbol: String, closes: [Double])] {
+        guard case .randomWalk(let seed, let interval) = configuration.prices else { return [] }
+        let symbols = MarketCatalog.embedded.spot.map(\.symbol)
+        return RandomWalk(symbols: symbols, seed: seed, interval: interval).history(minutes: minutes)
+    }
+
     /// Binds 127.0.0.1:`configuration.port` and returns the bound port (the chosen one when
     /// the configured port is 0). Throws when the port cannot be bound, or on a second call.
     public func start() async throws -> Int {

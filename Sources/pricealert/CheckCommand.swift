@@ -15,15 +15,18 @@ struct CheckCommand: AsyncParsableCommand {
         commandName: "check",
         abstract: "Evaluate one price snapshot against saved state, dispatch, save, exit (for cron).",
         discussion: """
-            Prices come from --source (one REST snapshot: btse market_summary, poloniex, coingecko,
-            coinranking) or from --ticks (a JSON Lines tick file). State (pair states, last prices,
-            minute history, the market list) and the outbox live in the state folder, which one
-            pricealert at a time may use. Quiet when all is well: only the rules' own stdout sinks
-            print, and --format prints the alerts as well.
-            Exit codes: 0 done, 1 alerts fired (only with --exit-code), 65 rule file errors,
-            66 an input cannot be read, 69 the source cannot be reached, 73 a sink or the state
-            folder cannot be set up, or an alert cannot be written to the outbox (the state is then
-            not saved), 74 deliveries failed or wait in the outbox for the next run,
+            Prices come from --source (one REST snapshot: btse market_summary, poloniex, coingecko, \
+            coinranking) or from --ticks (a JSON Lines tick file). State (pair states, last prices, \
+            minute history, the market list) and the outbox live in the state folder, which one \
+            pricealert at a time may use.
+
+            Quiet when all is well: only the rules' own stdout sinks print. With --format, standard \
+            output is the list of alerts alone, one per line, and the rules' stdout sinks print nothing.
+
+            Exit codes: 0 done, 1 alerts fired (only with --exit-code), 65 rule file errors, \
+            66 an input cannot be read, 69 the source cannot be reached, 73 a sink or the state \
+            folder cannot be set up, or an alert cannot be written to the outbox (the state is then \
+            not saved), 74 deliveries failed or wait in the outbox for the next run, \
             75 the state folder is in use (another check or run is going on; this one did nothing).
             """)
 
@@ -44,7 +47,7 @@ struct CheckCommand: AsyncParsableCommand {
     @Option(help: "How often a source's market list is fetched again; in between the saved one is used (e.g. 1h).")
     var marketsEvery: DurationArgument = Self.defaultMarketsEvery
 
-    @Option(help: "Also print the alerts: text or json.")
+    @Option(help: "List the alerts on standard output, text or json: then all it prints (stdout sinks are left out).")
     var format: AlertOutputFormat?
 
     @Flag(help: "Exit with 1 when alerts fired (and 0 when none did).")
@@ -114,9 +117,11 @@ struct CheckCommand: AsyncParsableCommand {
             StandardError.write("\(place): dropped: \(reason.explanation)")
         }
         var failures = 0
+        // With --format, standard output is the listing alone: the stdout sinks are left out.
+        let printing = format == nil ? [] : AlertListing.printingSinks(of: ruleSet)
         for alert in alerts {
             if let format { StandardOutput.shared.writeLine(StdoutSink.line(for: alert, format: format)) }
-            failures += await delivery.dispatch(alert)
+            failures += await delivery.dispatch(AlertListing.dispatched(alert, skipping: printing))
         }
         // Every alert is in the outbox (or delivered) before the state that produced it is saved:
         // a crash in between fires it again rather than losing it. An alert the outbox cannot

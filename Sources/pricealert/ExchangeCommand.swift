@@ -12,8 +12,8 @@ struct ExchangeCommand: AsyncParsableCommand {
         commandName: "exchange",
         abstract: "Run a BTSE-compatible demo exchange on 127.0.0.1 (REST market list, market_summary, coinIndex websocket).",
         discussion: """
-            Prices are a seeded random walk, or a recorded tick file with --replay. Faults can be injected to watch
-            a client recover. Runs until SIGINT or SIGTERM. See Docs/exchange.md.
+            Prices are a seeded random walk, or a recorded tick file with --replay. Faults can be \
+            injected to watch a client recover. Runs until SIGINT or SIGTERM. See Docs/exchange.md.
             """)
 
     @Option(help: "TCP port on 127.0.0.1 (0 picks a free one).")

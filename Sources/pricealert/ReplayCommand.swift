@@ -10,13 +10,17 @@ struct ReplayCommand: AsyncParsableCommand {
         abstract: "Evaluate recorded ticks against rule files and list the alerts.",
         discussion: """
             Ticks are JSON Lines: {"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}.
-            Alerts go to standard output; bad lines, dropped ticks and a summary go to standard error.
-            Exit codes: 0 done, 65 rule file errors, 66 an input cannot be read, 73 a sink cannot be set up,
-            73 the state folder cannot be used or an alert cannot be written to its outbox, 74 some
-            deliveries failed or still wait in the outbox
+
+            Standard output is the list of alerts alone, one per line (--format); bad lines, dropped \
+            ticks and a summary go to standard error. With --dispatch, alerts also go to the sinks \
+            the rules name, except the stdout ones (the list holds each alert once); webhook and exec \
+            sinks go through the durable outbox in the state folder (--state, or the default one), \
+            and replay waits up to 30 s for them before exiting.
+
+            Exit codes: 0 done, 65 rule file errors, 66 an input cannot be read, 73 a sink or the \
+            state folder cannot be set up, or an alert cannot be written to its outbox, 74 some \
+            deliveries failed or still wait in the outbox \
             (with --dispatch), 75 the state folder is in use by another pricealert.
-            With --dispatch, webhook and exec sinks go through the durable outbox in the state folder
-            (--state, or the default one); replay waits up to 30 s for them before exiting.
             """)
 
     @OptionGroup var rules: RulesOption
@@ -55,7 +59,7 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         let reader = try Inputs.ticks(ticks)
 
-        let listing = AlertListing(format: format, dispatcher: dispatcher)
+        let listing = AlertListing(format: format, dispatcher: dispatcher, printing: AlertListing.printingSinks(of: ruleSet))
         let (stream, continuation) = AsyncStream.makeStream(of: Alert.self)
         let consumer = Task { await listing.consume(stream) }
         var alerts: [Alert] = []

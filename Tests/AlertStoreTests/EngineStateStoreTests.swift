@@ -264,7 +264,7 @@ import Testing
     @Test func aCacheAnswersOnlyItsOwnKey() throws {
         let cache = try cache()
         let executable = FileManager.default.temporaryDirectory.appendingPathComponent("exe-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: executable, contents: Data("v1".utf8))
+        #expect(FileManager.default.createFile(atPath: executable, contents: Data("v1".utf8)))
         defer { try? FileManager.default.removeItem(atPath: executable) }
         let files: [[UInt8]] = [Array("one".utf8), Array("two".utf8)]
         let key = try #require(RuleCache.key(files: files, executable: executable))
@@ -276,7 +276,7 @@ import Testing
         // Other bytes, other file boundaries, another binary: misses.
         #expect(RuleCache.key(files: [Array("onf".utf8), Array("two".utf8)], executable: executable) != key)
         #expect(RuleCache.key(files: [Array("onet".utf8), Array("wo".utf8)], executable: executable) != key)
-        FileManager.default.createFile(atPath: executable, contents: Data("v2 longer".utf8))
+        #expect(FileManager.default.createFile(atPath: executable, contents: Data("v2 longer".utf8)))
         let rebuilt = try #require(RuleCache.key(files: files, executable: executable))
         #expect(rebuilt != key)
         #expect(cache.entry(for: rebuilt)?.rules == nil)

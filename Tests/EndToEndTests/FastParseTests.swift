@@ -38,7 +38,8 @@ import Testing
     static let extras: [[[String]]] = [
         [["--state", "st"], ["--state=/var/lib/p"]], [["--markets", "m.json"], ["--markets=m.json"]],
         [["--markets-every", "30m"], ["--markets-every=1h30m"]], [["--format", "json"], ["--format=text"]],
-        [["--exit-code"]], [["--drain-timeout", "5s"], ["--drain-timeout=2m"]], [["--rules", "more.json"]], [["--rules=third.json"]],
+        [["--exit-code"]], [["--drain-timeout", "5s"], ["--drain-timeout=2m"]], [["--rules", "more.json"], ["--rules", "more.json", "other.json"]],
+        [["--rules=third.json"], ["--rules=third.json", "fourth.json"]],
     ]
 
     @Test func cronCommandLinesAreReadAsArgumentParserReadsThem() throws {

@@ -5,7 +5,8 @@ import CCurl
 /// fails with. A global `let` is initialised exactly once, lazily and thread-safely.
 let curlUnavailable: String? = {
     var reason = [CChar](repeating: 0, count: 512)
-    return pa_curl_load(&reason, reason.count) == 0 ? nil : String(cString: reason)
+    guard pa_curl_load(&reason, reason.count) != 0 else { return nil }
+    return String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }()
 
 /// The `Int`-sized `long` arguments `pa_easy_setopt_long` takes.

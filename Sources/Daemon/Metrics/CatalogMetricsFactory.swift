@@ -13,8 +13,13 @@ struct CatalogMetricsFactory: MetricsFactory {
         base = PrometheusMetricsFactory(registry: registry)
     }
 
+    /// The metric named `label` as it is (no unit suffix added), with its catalog HELP text.
+    private static func descriptor(_ label: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: label, unitName: "", helpText: MetricsCatalog.help[label] ?? "")
+    }
+
     func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
-        registry.makeCounter(name: label, labels: dimensions, help: MetricsCatalog.help[label] ?? "")
+        registry.makeCounter(descriptor: Self.descriptor(label), labels: dimensions)
     }
 
     func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
@@ -23,11 +28,11 @@ struct CatalogMetricsFactory: MetricsFactory {
 
     func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
         guard !aggregate else { return base.makeRecorder(label: label, dimensions: dimensions, aggregate: true) }
-        return registry.makeGauge(name: label, labels: dimensions, help: MetricsCatalog.help[label] ?? "")
+        return registry.makeGauge(descriptor: Self.descriptor(label), labels: dimensions)
     }
 
     func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
-        registry.makeGauge(name: label, labels: dimensions, help: MetricsCatalog.help[label] ?? "")
+        registry.makeGauge(descriptor: Self.descriptor(label), labels: dimensions)
     }
 
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {

@@ -126,7 +126,11 @@ struct LivePipeline: Sendable {
         let watchdog = Task { await monitor.keepWatchdogFed() }
         var evaluation = Evaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
                                     logger: logger, monitor: monitor, output: output, gate: gate)
-        if self.delivery.store != nil { evaluation.persist(restoring: saved.take(), every: saveEvery) }
+        if self.delivery.store != nil {
+            evaluation.persist(restoring: saved.take(), every: saveEvery)
+        } else {
+            evaluation.restore(saved.take())
+        }
         let stopping = "stopping: delivering the alerts in hand (up to \(DurationText.format(drainTimeout.milliseconds)) for the outbox)"
         await withTaskCancellationHandler {
             for await item in inputs {
@@ -218,6 +222,11 @@ struct Evaluation {
         restoring = saved
         saveEvery = every.milliseconds
         lastSave = Wallclock.millis()
+    }
+
+    /// Restores `saved` into the engine when it is made, saving nothing (no state folder).
+    mutating func restore(_ saved: [SymbolSnapshot]) {
+        restoring = saved
     }
 
     var stats: Engine.Stats {

@@ -1,12 +1,34 @@
 import AlertCore
+import AlertRules
 import AlertSinks
 
 /// Prints alerts as they come, in order, and hands each to the dispatcher when there is one.
 /// Without a dispatcher, lines are written in batches of about 64 KiB; with one, each line is
-/// written before its alert is dispatched, so a `stdout` sink's line follows the listing's.
+/// written before its alert is dispatched. Standard output is the listing alone: dispatched
+/// alerts leave out the sinks that print there (`printing`), which would repeat each line.
 struct AlertListing: Sendable {
     let format: AlertOutputFormat
     let dispatcher: AlertDelivery?
+    /// The rule set's stdout sinks (see `printingSinks(of:)`).
+    var printing: Set<String> = []
+
+    /// The sinks of `ruleSet` that write to standard output: the built-in `stdout` and every
+    /// sink of type `stdout`. Where a command lists the alerts on standard output (`replay`,
+    /// `check --format`), they are left out of the alerts it dispatches.
+    static func printingSinks(of ruleSet: RuleSet) -> Set<String> {
+        Set(ruleSet.sinks.compactMap { name, definition in
+            if case .stdout = definition.kind { return name }
+            return nil
+        })
+    }
+
+    /// `alert` without the sinks in `printing`.
+    static func dispatched(_ alert: Alert, skipping printing: Set<String>) -> Alert {
+        guard alert.notify.contains(where: printing.contains) else { return alert }
+        var alert = alert
+        alert.notify.removeAll(where: printing.contains)
+        return alert
+    }
 
     /// Returns how many deliveries failed.
     func consume(_ alerts: AsyncStream<Alert>) async -> Int {
@@ -17,7 +39,7 @@ struct AlertListing: Sendable {
             if let dispatcher {
                 StandardOutput.shared.writeLine(batch)
                 batch = ""
-                failures += await dispatcher.dispatch(alert)
+                failures += await dispatcher.dispatch(Self.dispatched(alert, skipping: printing))
             } else if batch.utf8.count >= 65_536 {
                 StandardOutput.shared.writeLine(batch)
                 batch = ""

@@ -30,7 +30,7 @@ struct SourceOptions: ParsableArguments {
 }
 
 struct FeedTuning: ParsableArguments {
-    @Option(help: "No price for this long counts as a dead feed: reconnect and send a stale-feed alert (e.g. 60s).")
+    @Option(help: "No price for this long counts as a dead feed, which is logged and reconnected (e.g. 60s).")
     var staleAfter: DurationArgument = DurationArgument(.seconds(60))
 
     @Option(help: "How often the market list is reloaded (e.g. 1h).")

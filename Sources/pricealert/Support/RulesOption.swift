@@ -1,9 +1,12 @@
 import AlertRules
 import ArgumentParser
 
-/// `--rules FILE`, repeatable, required: the rule files a command evaluates, in order.
+/// `--rules FILE...`, required: the rule files a command evaluates, in order. Both
+/// `--rules A B` and `--rules A --rules B` give [A, B] (`CheckCommand.fastParse` reads the same).
 struct RulesOption: ParsableArguments {
-    @Option(name: .customLong("rules"), help: "A rule file; repeat for several (evaluated in the order given).")
+    @Option(name: .customLong("rules"), parsing: .upToNextOption,
+            help: ArgumentHelp("Rule files, evaluated together in the order given (--rules A B, or --rules A --rules B).",
+                               valueName: "file"))
     var files: [String]
 
     func validate() throws {
