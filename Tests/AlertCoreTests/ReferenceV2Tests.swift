@@ -408,3 +408,40 @@ struct ReferenceV2AgainstV1Tests {
         #expect(same)
     }
 }
+
+/// Random v2 files beside random v1 files, with seeded history: every kind of event occurs,
+/// and the v1 file's alerts are the same with or without the v2 file next to it.
+@Suite("reference v2 on random streams")
+struct ReferenceV2RandomTests {
+    @Test(arguments: [21, 22, 23])
+    func mixedFilesWithHistory(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        let start = h0 + 12 * hour
+        let v1 = ReferenceV2AgainstV1Tests.v1File(EngineReferenceTests.randomRules(&rng, count: 20))
+        let v2 = RandomRulesV2.file(&rng, count: 30, expiresAt: start + 3 * hour)
+        let candles = RandomRulesV2.candles(&rng, hours: 72, before: start)
+        let ticks = RandomRulesV2.ticks(&rng, count: 1500, start: start)
+        let mixed = try ReferenceEngineV2(files: [v1, v2])
+        let alone = try ReferenceEngineV2(files: [v1])
+        for (symbol, candle) in candles {
+            for tick in candle.seededTicks(symbol: symbol) {
+                mixed.seed(tick)
+                alone.seed(tick)
+            }
+        }
+        var events: [RefEvent] = []
+        var v1Alone: [RefEvent] = []
+        for tick in ticks {
+            events += mixed.process(tick)
+            v1Alone += alone.process(tick)
+        }
+        // v1 rule ids are `r0`…, v2 ones `v0`….
+        #expect(events.filter { $0.rule.hasPrefix("r") } == v1Alone)
+        #expect(v1Alone.count > 20)
+        #expect(events.filter { $0.kind == .alert && $0.rule.hasPrefix("v") }.count > 50)
+        #expect(events.contains { $0.kind == .reminder })
+        #expect(events.contains { $0.kind == .resolved })
+        #expect(events.contains { $0.symbol == "@PF" })
+        #expect(mixed.dropped > 0)
+    }
+}

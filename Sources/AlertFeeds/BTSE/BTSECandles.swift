@@ -41,26 +41,11 @@ public enum BTSECandles {
     }
 
     public static func parse(_ body: [UInt8], resolution: Resolution, kind: Kind = .spot) -> Result<CandlePage, FeedPayloadError> {
-        let context = "BTSE \(kind.rawValue) ohlcv"
-        return FeedJSON.parse(body, context: context).flatMap { json in
-            guard let rows = json.array else {
-                if let message = json["message"]?.string ?? json["msg"]?.string {
-                    return .failure(FeedPayloadError("\(context): error: \(message)"))
-                }
-                return .failure(FeedPayloadError("\(context): expected an array, found \(json.typeName)"))
-            }
-            var candles: [Candle] = []
-            var skipped = 0
-            for row in rows {
-                guard let r = row.array, r.count >= 5, let time = r[0].integer,
-                      let o = r[1].number, let h = r[2].number, let l = r[3].number, let c = r[4].number else {
-                    skipped += 1
-                    continue
-                }
-                let start = time >= 100_000_000_000 ? time : time * 1000
-                candles.append(Candle(start: start, end: start + resolution.millis, open: o, high: h, low: l, close: c))
-            }
-            return .success(CandlePage(unordered: candles, skipped: skipped))
+        CandlePage.rows(body, context: "BTSE \(kind.rawValue) ohlcv") { row in
+            guard let r = row.array, r.count >= 5, let time = r[0].integer,
+                  let o = r[1].number, let h = r[2].number, let l = r[3].number, let c = r[4].number else { return nil }
+            let start = time >= 100_000_000_000 ? time : time * 1000
+            return Candle(start: start, end: start + resolution.millis, open: o, high: h, low: l, close: c)
         }
     }
 }

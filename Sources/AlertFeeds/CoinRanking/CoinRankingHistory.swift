@@ -50,10 +50,7 @@ public enum CoinRankingHistory {
             guard json.members != nil else {
                 return .failure(FeedPayloadError("\(context): expected an object, found \(json.typeName)"))
             }
-            if let status = json["status"]?.string, status != "success" {
-                let message = json["message"]?.string ?? json["type"]?.string ?? "no message"
-                return .failure(FeedPayloadError("\(context): status \(status): \(message)"))
-            }
+            if let error = CoinRankingCoins.statusError(json, context: context) { return .failure(error) }
             guard let history = json["data"]?["history"]?.array else {
                 return .failure(FeedPayloadError(#"\#(context): no "data.history" array"#))
             }

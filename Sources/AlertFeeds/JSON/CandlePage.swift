@@ -39,6 +39,23 @@ public struct CandlePage: Sendable, Equatable {
     }
 }
 
+extension CandlePage {
+    /// A body that is an array of candle rows (BTSE, Poloniex): each row read by `candle`, nil
+    /// for a row to skip. An object with a `message` (or `msg`) is the source's error document.
+    static func rows(_ body: [UInt8], context: String, candle: (FeedJSON) -> Candle?) -> Result<CandlePage, FeedPayloadError> {
+        FeedJSON.parse(body, context: context).flatMap { json in
+            guard let rows = json.array else {
+                if let message = json["message"]?.string ?? json["msg"]?.string {
+                    return .failure(FeedPayloadError("\(context): error: \(message)"))
+                }
+                return .failure(FeedPayloadError("\(context): expected an array, found \(json.typeName)"))
+            }
+            let candles = rows.compactMap(candle)
+            return .success(CandlePage(unordered: candles, skipped: rows.count - candles.count))
+        }
+    }
+}
+
 /// Query strings for the candle requests. Written by hand: AlertFeeds does not import
 /// Foundation, and the values are symbols, numbers and ids.
 enum Query {

@@ -50,27 +50,12 @@ public enum PoloniexCandles {
     }
 
     public static func parse(_ body: [UInt8], interval: Interval) -> Result<CandlePage, FeedPayloadError> {
-        let context = "Poloniex candles"
-        return FeedJSON.parse(body, context: context).flatMap { json in
-            guard let rows = json.array else {
-                if let message = json["message"]?.string {
-                    return .failure(FeedPayloadError("\(context): error: \(message)"))
-                }
-                return .failure(FeedPayloadError("\(context): expected an array, found \(json.typeName)"))
-            }
-            var candles: [Candle] = []
-            var skipped = 0
-            for row in rows {
-                guard let r = row.array, r.count >= 13, let start = r[12].integer,
-                      let l = r[0].number, let h = r[1].number, let o = r[2].number, let c = r[3].number else {
-                    skipped += 1
-                    continue
-                }
-                let close = r.count > 13 ? r[13].integer : nil
-                let end = close.flatMap { $0 >= start ? $0 + 1 : nil } ?? start + interval.millis
-                candles.append(Candle(start: start, end: end, open: o, high: h, low: l, close: c))
-            }
-            return .success(CandlePage(unordered: candles, skipped: skipped))
+        CandlePage.rows(body, context: "Poloniex candles") { row in
+            guard let r = row.array, r.count >= 13, let start = r[12].integer,
+                  let l = r[0].number, let h = r[1].number, let o = r[2].number, let c = r[3].number else { return nil }
+            let close = r.count > 13 ? r[13].integer : nil
+            let end = close.flatMap { $0 >= start ? $0 + 1 : nil } ?? start + interval.millis
+            return Candle(start: start, end: end, open: o, high: h, low: l, close: c)
         }
     }
 }
