@@ -9,6 +9,9 @@ public final class ReferenceEngineV2 {
     struct Stored { var time: Int64; var price: Double }
     struct Series {
         /// Live and seeded ticks, ordered by time; equal times keep arrival order.
+        /// Choice: "the last price before the boundary" means the latest by time (arrival
+        /// order among equal times), also when seeded ticks arrive after live ones. Seeded
+        /// history serves the rules of version 1 files too: it is the symbol's history.
         var ticks: [Stored] = []
         /// The last live price and time. Seeded ticks set neither.
         var prev: Double?
@@ -60,7 +63,8 @@ public final class ReferenceEngineV2 {
     }
 
     /// A candle's seeded ticks, in the order the rules give: `(s, low)`, `(s, high)`,
-    /// `(e − 1 ms, close)`.
+    /// `(e − 1 ms, close)`. Written out here rather than taken from `Candle.seededTicks`, so
+    /// that the reference checks that function instead of sharing it.
     public func seed(symbol: String, start: Int64, end: Int64, high: Double, low: Double, close: Double) {
         seed(Tick(time: start, symbol: symbol, price: low))
         seed(Tick(time: start, symbol: symbol, price: high))
@@ -82,6 +86,8 @@ public final class ReferenceEngineV2 {
             return []
         }
         var events = evaluate(symbol: symbol, time: tick.time, price: tick.price, change24h: tick.change24h, portfolio: nil)
+        // Choice: the value uses live prices only (`prev`); seeded history does not make a
+        // holding count as having ticked.
         for portfolio in set.portfolios where portfolio.holdings.contains(where: { $0.0 == symbol }) {
             var value = 0.0
             var defined = true
@@ -138,6 +144,9 @@ public final class ReferenceEngineV2 {
                 if rule.sustain != nil {
                     if pair.armed && v.f { pair.since = pair.since ?? t } else { pair.since = nil }
                 }
+                // Choice: a reminder and a resolved event carry the alert's fields as they are
+                // at their own tick: `value` and `threshold` of the condition (`p` and null
+                // for `all`/`any`).
                 let sustained = rule.sustain.map { d in pair.since.map { t - $0 >= d } ?? false } ?? true
                 if pair.armed, v.f, sustained, cooled {
                     events.append(RefEvent(.alert, rule.id, symbol, t, price: p, value: v.value, threshold: v.threshold))
