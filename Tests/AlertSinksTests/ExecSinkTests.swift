@@ -1,5 +1,6 @@
 import AlertCore
 import AlertSinks
+import AlertTestSupport
 import Foundation
 import Testing
 
@@ -86,23 +87,6 @@ struct ExecSinkTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/pwned"))
     }
 
-    /// Whether `pid` is a live process (gone, or a zombie nobody reaped yet, counts as not).
-    static func isRunning(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        return !stat[close...].hasPrefix(") Z")
-    }
-
-    /// Waits (up to 30 s, polling) for `pid` to be gone; kills it if it is not, so a failing
-    /// run leaves nothing behind.
-    static func expectGone(_ pid: Int32, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: .seconds(30))
-        while isRunning(pid), clock.now < end { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!isRunning(pid), "process \(pid) outlived the delivery", sourceLocation: sourceLocation)
-        kill(pid, SIGKILL)
-    }
-
     @Test func aLargeEventReachesTheProgramWhole() async throws {
         let folder = try temporaryFolder()
         let path = try script("""
@@ -138,7 +122,7 @@ struct ExecSinkTests {
         let result = try await ExecSink(name: "hook", spec: ExecSpec(command: [path, folder])).send(sampleAlert())
         #expect(result == .delivered)
         let pid = try #require(Int32(try read(folder + "/pid").trimmingCharacters(in: .whitespacesAndNewlines)))
-        try await Self.expectGone(pid)
+        #expect(try await ChildProcesses.waitUntilGone(pid), "the background sleep outlived the delivery")
     }
 
     /// (Variables the process already has: setting one here would race with other tests' spawns.)

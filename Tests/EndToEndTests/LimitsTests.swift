@@ -1,3 +1,4 @@
+import AlertTestSupport
 import Foundation
 import Testing
 
@@ -21,31 +22,6 @@ struct LimitsTests {
         try write("#!/bin/sh\n" + body, to: name, in: dir)
         #expect(chmod(path, 0o755) == 0)
         return path
-    }
-
-    /// Whether `pid` is a live process (gone, or an unreaped zombie, counts as not).
-    static func isRunning(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        return !stat[close...].hasPrefix(") Z")
-    }
-
-    /// Waits up to 30 s for `pid` to be gone; kills it if not, so a failing run leaves nothing.
-    static func expectGone(_ pid: Int32, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: .seconds(30))
-        while isRunning(pid), clock.now < end { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!isRunning(pid), "process \(pid) outlived pricealert", sourceLocation: sourceLocation)
-        kill(pid, SIGKILL)
-    }
-
-    /// Live processes whose command line mentions `text`.
-    static func processes(mentioning text: String) -> [Int32] {
-        let ids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return ids.compactMap(Int32.init).filter { pid in
-            guard let line = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
-            return String(decoding: line, as: UTF8.self).contains(text) && isRunning(pid)
-        }
     }
 
     static let ticks = "{\"time\": 1700000000000, \"symbol\": \"BTC\", \"price\": 101}\n"
@@ -146,10 +122,12 @@ struct LimitsTests {
             .trimmingCharacters(in: .whitespacesAndNewlines)))
         let child = try #require(Int32(try String(contentsOf: dir.appendingPathComponent("child"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)))
-        try await Self.expectGone(pid)
-        try await Self.expectGone(child)
+        #expect(try await ChildProcesses.waitUntilGone(pid), "the notifier outlived pricealert")
+        #expect(try await ChildProcesses.waitUntilGone(child), "the notifier's child outlived pricealert")
         // Nor was another notifier started while pricealert was exiting.
-        for other in Self.processes(mentioning: dir.path) { try await Self.expectGone(other) }
+        for other in ChildProcesses.mentioning(dir.path) {
+            #expect(try await ChildProcesses.waitUntilGone(other), "notifier \(other) outlived pricealert")
+        }
     }
 
     /// A 20 MB tick line arriving through a pipe (short reads) is read whole.
