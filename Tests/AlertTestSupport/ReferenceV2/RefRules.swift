@@ -1,4 +1,4 @@
-public import AlertCore
+import AlertCore
 
 /// The reference's own rule model, read from the JSON files users write. It shares nothing
 /// with AlertCore's `Rule`, so a misreading in the real validation cannot hide in both.
