@@ -1,4 +1,5 @@
 import Foundation
+import SeededRandom
 
 /// A seeded random walk over a fixed list of symbols. Step `k` depends only on the seed and
 /// `k`: one generator draws for every symbol in list order, so the same seed replays exactly.
@@ -9,7 +10,7 @@ struct RandomWalk: PriceSource {
     let symbols: [String]
     let interval: Duration
     private(set) var prices: [Double]
-    private var generator: SeededGenerator
+    private var generator: SeededRandom
     private var started = false
 
     /// Start prices near real ones for the well-known coins (a demo should look familiar);
@@ -24,7 +25,7 @@ struct RandomWalk: PriceSource {
     init(symbols: [String], seed: UInt64, interval: Duration) {
         self.symbols = symbols
         self.interval = interval
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandom(seed: seed)
         prices = symbols.map { symbol in
             let drawn = exp(generator.uniform(log(0.001)...log(200)))
             return Self.knownStarts[symbol] ?? drawn
