@@ -1,8 +1,8 @@
 import AlertHTTP
+import AlertTestSupport
 import Daemon
 import Foundation
 import Logging
-import Synchronization
 import Testing
 
 /// The status server under connection floods: idle and slow connections on a real server.
@@ -81,8 +81,8 @@ struct StatusServerLimitsTests {
     }
 
     @Test func aNonLoopbackAddressIsWarnedAbout() async throws {
-        let warnings = Warnings()
-        let logger = Logger(label: "test") { _ in Capture(warnings: warnings) }
+        let capture = CapturingLogHandler()
+        let logger = capture.logger(label: "test")
         let (registry, _) = PrometheusMetrics.isolated()
         let status = FeedStatus(staleAfter: .seconds(30))
         let wide = StatusServer(host: "0.0.0.0", port: 0, registry: registry, status: status, logger: logger) {}
@@ -91,26 +91,6 @@ struct StatusServerLimitsTests {
         let local = StatusServer(host: "127.0.0.1", port: 0, registry: registry, status: status, logger: logger) {}
         _ = try await local.start()
         await local.stop()
-        #expect(warnings.messages.withLock { $0 } == ["--listen 0.0.0.0: not a loopback address; /metrics and /healthz have no authentication, so anyone who can reach it can read them"])
-    }
-}
-
-private final class Warnings: Sendable {
-    let messages = Mutex<[String]>([])
-}
-
-/// Keeps the messages of warnings.
-private struct Capture: LogHandler {
-    let warnings: Warnings
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        if event.level == .warning { warnings.messages.withLock { $0.append("\(event.message)") } }
+        #expect(capture.records.filter { $0.level == .warning }.map(\.message) == ["--listen 0.0.0.0: not a loopback address; /metrics and /healthz have no authentication, so anyone who can reach it can read them"])
     }
 }
