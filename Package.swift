@@ -37,6 +37,8 @@ let package = Package(
     targets: [
         // Pure domain: ticks, markets, rules, alerts, the engine. No I/O, no clock, no Foundation.
         .target(name: "AlertCore", linkerSettings: [.linkedLibrary("m")]),
+        // SplitMix64, seeded: the one generator benchmarks, tests, the fuzzer and the demo use.
+        .target(name: "SeededRandom", linkerSettings: [.linkedLibrary("m")]),
         // Rule files: a JSON reader that keeps line/column, and validation into AlertCore rules.
         .target(name: "AlertRules", dependencies: ["AlertCore"]),
         // libcurl, loaded on first use (dlopen), through non-variadic wrappers (Swift cannot call
@@ -55,7 +57,7 @@ let package = Package(
         ]),
         // The embedded BTSE-compatible exchange on 127.0.0.1, for the demo, tests and users.
         .target(name: "DemoExchange", dependencies: [
-            "AlertCore", "AlertFeeds",
+            "AlertCore", "AlertFeeds", "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -95,7 +97,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: [.unsafeFlags(releaseLinkFlags, .when(platforms: [.linux], configuration: .release))]),
         // Benchmarks are executables, never tests: `swift run -c release replay-benchmark`.
-        .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds"],
+        .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds", "SeededRandom"],
                           path: "Benchmarks/ReplayBenchmark"),
         .executableTarget(name: "delivery-benchmark", dependencies: [
             "AlertCore", "AlertHTTP", "AlertSinks", "AlertStore",
@@ -109,7 +111,7 @@ let package = Package(
         ], path: "Benchmarks/HTTPBenchmark"),
         // The live path on loopback: websocket → parse → engine → sink, one process.
         .executableTarget(name: "live-benchmark", dependencies: [
-            "AlertCore", "AlertFeeds", "AlertHTTP",
+            "AlertCore", "AlertFeeds", "AlertHTTP", "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
@@ -121,7 +123,13 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Tests/AlertTestSupport"),
-        .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport"]),
+        // Seeded mutations of real inputs for every parser (Docs/fuzzing.md); `pricealert-fuzz`
+        // runs them by the million, FuzzTests a few thousand.
+        .target(name: "ParserFuzzing", dependencies: ["AlertCore", "AlertRules", "AlertFeeds", "SeededRandom"],
+                path: "Fuzz/ParserFuzzing"),
+        .executableTarget(name: "pricealert-fuzz", dependencies: ["ParserFuzzing"], path: "Fuzz/Main"),
+        .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing"]),
+        .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [
             "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport",
@@ -142,7 +150,7 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore", "AlertTestSupport"]),
+        .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "DaemonTests", dependencies: [
             "Daemon", "AlertCore", "AlertFeeds", "AlertHTTP", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
@@ -152,6 +160,7 @@ let package = Package(
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
             "pricealert", "AlertTestSupport", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange", "CMemory",
+            "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ],

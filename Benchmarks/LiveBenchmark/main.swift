@@ -12,6 +12,7 @@ import AlertCore
 import AlertFeeds
 import AlertHTTP
 import Glibc
+import SeededRandom
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
@@ -43,20 +44,8 @@ struct Options {
     }
 }
 
-/// SplitMix64, so every run sends the same prices and builds the same rules.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 let options = Options(CommandLine.arguments)
-var rng = SeededRandom(state: options.seed)
+var rng = SeededRandom(seed: options.seed)
 let symbols = (0..<options.entries).map { "SYM\($0)" }
 let startPrice = symbols.map { _ in Double.random(in: 0.5...50_000, using: &rng) }
 

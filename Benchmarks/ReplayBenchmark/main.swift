@@ -5,6 +5,7 @@
 // Benchmarks/run-replay.sh runs the sizes of Docs/performance.md.
 import AlertCore
 import Glibc
+import SeededRandom
 
 struct Options {
     var rules = 100_000
@@ -35,18 +36,6 @@ struct Options {
     }
 }
 
-/// SplitMix64, so every run replays the same stream.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 func now() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -60,7 +49,7 @@ func peakRSSMiB() -> Double {
 }
 
 let options = Options(CommandLine.arguments)
-var rng = SeededRandom(state: options.seed)
+var rng = SeededRandom(seed: options.seed)
 let symbols = (0..<options.symbols).map { "SYM\($0)" }
 let startPrice = symbols.map { _ in Double.random(in: 0.5...50_000, using: &rng) }
 

@@ -11,9 +11,12 @@ public struct HTTPRequest: Sendable {
     public var connectTimeout: Int64
     /// A CA bundle to verify the server with instead of the system's. Verification is always on.
     public var caFile: String?
+    /// How much of the response body is read (`ResponseLimit.rest` unless told otherwise).
+    public var responseLimit: ResponseLimit
 
     public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [],
-                body: [UInt8] = [], timeout: Int64 = 10_000, connectTimeout: Int64 = 5_000, caFile: String? = nil) {
+                body: [UInt8] = [], timeout: Int64 = 10_000, connectTimeout: Int64 = 5_000, caFile: String? = nil,
+                responseLimit: ResponseLimit = .rest) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -21,7 +24,31 @@ public struct HTTPRequest: Sendable {
         self.timeout = timeout
         self.connectTimeout = connectTimeout
         self.caFile = caFile
+        self.responseLimit = responseLimit
     }
+}
+
+/// The most response-body bytes a request reads, and what a longer body means. Reading stops
+/// there and the connection is closed, so a huge or endless reply costs at most `bytes` of
+/// memory; headers are capped too (`maxHeaderBytes`).
+public struct ResponseLimit: Sendable, Equatable {
+    public var bytes: Int
+    /// true: the response counts, with its body cut to `bytes` (a webhook needs only the
+    /// status); false: the request fails, naming the URL and the limit.
+    public var truncates: Bool
+
+    public init(bytes: Int, truncates: Bool) {
+        self.bytes = max(bytes, 0)
+        self.truncates = truncates
+    }
+
+    /// REST replies (market lists, tickers, summaries): 32 MiB, far above the largest listing
+    /// an exchange sends; a longer one fails the request.
+    public static let rest = ResponseLimit(bytes: 32 << 20, truncates: false)
+    /// Webhook replies: the status and the first 64 KiB of the body.
+    public static let webhook = ResponseLimit(bytes: 64 << 10, truncates: true)
+    /// Response header bytes (all lines together) a request accepts before it fails.
+    public static let maxHeaderBytes = 256 << 10
 }
 
 public struct HTTPResponse: Sendable {

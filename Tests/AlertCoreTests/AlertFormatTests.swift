@@ -1,6 +1,7 @@
 @testable import AlertCore
 import AlertTestSupport
 import Testing
+import SeededRandom
 
 /// `JSONString.quote` and `MessageTemplate.render` work on UTF-8 bytes (they were a large part of
 /// a `check` that fires hundreds of alerts). These compare them, on fixed and on seeded random

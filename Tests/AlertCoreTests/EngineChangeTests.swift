@@ -1,6 +1,7 @@
 import Testing
 @testable import AlertCore
 import AlertTestSupport
+import SeededRandom
 
 /// Spec §3 "The change value c" and the change rows of the §3 table.
 @Suite("§3 change conditions")

@@ -1,6 +1,7 @@
 import Testing
 @testable import AlertCore
 import AlertTestSupport
+import SeededRandom
 
 /// The indexed engine against the naive reading of the spec, on random streams and rule sets
 /// built to hit boundaries: integer thresholds that prices land on exactly, equal times,

@@ -1,6 +1,7 @@
 import Testing
 @testable import AlertCore
 import AlertTestSupport
+import SeededRandom
 
 @Suite("§4 scope and the market list")
 struct EngineScopeTests {

@@ -1,6 +1,7 @@
 import AlertCore
 import Logging
 import Testing
+import AlertTestSupport
 @testable import AlertSinks
 
 

@@ -4,6 +4,7 @@ import AlertSinks
 import Foundation
 import Logging
 import Testing
+import AlertTestSupport
 
 /// No secret (URL token, query token, signing key) reaches a result reason, a setup error or a
 /// log line (STYLE lesson 7).

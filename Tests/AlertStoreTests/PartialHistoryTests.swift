@@ -4,6 +4,7 @@ import AlertTestSupport
 import Foundation
 import GRDB
 import Testing
+import SeededRandom
 
 /// `check` reads only the hours of minute history its ticks can look up. Runs over the pieces
 /// of a stream of several days, with gaps of hours in the prices, each restoring that much from

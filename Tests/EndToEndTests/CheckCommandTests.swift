@@ -3,6 +3,7 @@ import DemoExchange
 import Foundation
 import GRDB
 import Testing
+import SeededRandom
 
 /// `pricealert check` as cron runs it: the built binary, a state folder kept between runs.
 @Suite("end to end: check")

@@ -1,6 +1,7 @@
 import AlertTestSupport
 @testable import pricealert
 import Testing
+import SeededRandom
 
 /// `CheckCommand.fastParse` (a cron `check` without swift-argument-parser's reflection) against
 /// ArgumentParser's own parse of the same arguments: whatever the fast parse accepts,

@@ -25,11 +25,20 @@ final class CurlTransfer: @unchecked Sendable {
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     private var responseHeaders: [(name: String, value: String)] = []
     private var body: [UInt8] = []
+    private let limit: ResponseLimit
+    private var headerBytes = 0
+    /// What made a callback refuse bytes, which aborts the transfer with `CURLE_WRITE_ERROR`.
+    private var overflow: Overflow?
+
+    private enum Overflow {
+        case body, headers
+    }
 
     init(id: UInt64, request: HTTPRequest) throws(HTTPError) {
         self.id = id
         self.rawURL = request.url
         self.redactedURL = RedactedURL.redact(request.url)
+        self.limit = request.responseLimit
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         guard let easy = pa_curl_easy_init() else {
             errorBuffer.deallocate()
@@ -48,12 +57,18 @@ final class CurlTransfer: @unchecked Sendable {
     /// Builds the result from libcurl's `code` and resumes the waiting task. Loop thread only,
     /// after the handle left the multi handle (or never entered it).
     func complete(_ code: CURLcode) {
-        if code == CURLE_OK {
+        if code == CURLE_OK || (overflow == .body && limit.truncates) {
             var status = 0
             var seconds = 0.0
             _ = pa_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
             _ = pa_easy_getinfo_double(easy, CURLINFO_TOTAL_TIME, &seconds)
             finish(.success(HTTPResponse(status: status, headers: responseHeaders, body: body, duration: seconds)))
+        } else if let overflow {
+            let reason = switch overflow {
+            case .body: "response body larger than \(Self.size(limit.bytes)), the limit for this request"
+            case .headers: "response headers larger than \(Self.size(ResponseLimit.maxHeaderBytes))"
+            }
+            finish(.failure(HTTPError(kind: .other, url: redactedURL, reason: reason)))
         } else {
             finish(.failure(HTTPError(curlCode: code, detail: String(cString: errorBuffer),
                                       rawURL: rawURL, redactedURL: redactedURL)))
@@ -71,23 +86,44 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Callbacks (loop thread, inside curl_multi_perform)
 
-    fileprivate func received(body data: UnsafeRawBufferPointer) {
+    /// Keeps `data` while the body stays within the limit; false (abort) once it would not.
+    fileprivate func received(body data: UnsafeRawBufferPointer) -> Bool {
+        let room = limit.bytes - body.count
+        guard data.count <= room else {
+            body.append(contentsOf: data.prefix(room))
+            overflow = .body
+            return false
+        }
         body.append(contentsOf: data)
+        return true
+    }
+
+    /// "64 KiB", "32 MiB", or bytes.
+    static func size(_ bytes: Int) -> String {
+        if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+        return "\(bytes) bytes"
     }
 
     /// One header line as libcurl hands it over, CRLF included. A status line starts a new
     /// response (after `100 Continue` or any other interim one), so the headers start over.
-    fileprivate func received(headerLine line: UnsafeRawBufferPointer) {
+    fileprivate func received(headerLine line: UnsafeRawBufferPointer) -> Bool {
+        headerBytes += line.count
+        guard headerBytes <= ResponseLimit.maxHeaderBytes else {
+            overflow = .headers
+            return false
+        }
         var bytes = line[...]
         while let last = bytes.last, last == 0x0A || last == 0x0D { bytes = bytes.dropLast() }
         if bytes.starts(with: "HTTP/".utf8) {
             responseHeaders.removeAll(keepingCapacity: true)
-            return
+            return true
         }
-        guard let colon = bytes.firstIndex(of: 0x3A) else { return }
+        guard let colon = bytes.firstIndex(of: 0x3A) else { return true }
         let name = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
         let value = bytes[(colon + 1)...].drop { $0 == 0x20 || $0 == 0x09 }
         responseHeaders.append((name: name, value: String(decoding: value, as: UTF8.self)))
+        return true
     }
 }
 
@@ -104,11 +140,13 @@ func curlHeaderCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ cou
     hand(data, size * count, to: user) { $0.received(headerLine: $1) }
 }
 
-/// Passes libcurl's bytes to the transfer; returns how many were taken (fewer aborts the transfer).
+/// Passes libcurl's bytes to the transfer; returns how many were taken (0, when `take` refuses
+/// them, aborts the transfer).
 @inline(__always)
 private func hand(_ data: UnsafeMutablePointer<CChar>?, _ length: Int, to user: UnsafeMutableRawPointer?,
-                  _ take: (CurlTransfer, UnsafeRawBufferPointer) -> Void) -> Int {
+                  _ take: (CurlTransfer, UnsafeRawBufferPointer) -> Bool) -> Int {
     guard let user else { return 0 }
-    take(Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue(), UnsafeRawBufferPointer(start: data, count: length))
-    return length
+    let taken = take(Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue(),
+                     UnsafeRawBufferPointer(start: data, count: length))
+    return taken ? length : 0
 }

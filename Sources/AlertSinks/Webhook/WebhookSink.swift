@@ -15,6 +15,9 @@ import Logging
 /// alert id) so receivers can drop retried duplicates; with a secret it is also signed
 /// (`WebhookSigner`). The outcome is `HTTPOutcome.classify`'s: 2xx delivered; 408, 425, 429,
 /// 5xx, timeouts and connection errors retried (honouring `Retry-After`); the rest permanent.
+/// Only the status, the headers and the first 64 KiB of a reply are read (`ResponseLimit.webhook`),
+/// and `timeout` bounds the whole exchange, so a receiver that answers slowly or endlessly
+/// costs a bounded wait and bounded memory.
 public struct WebhookSink: Sink {
     public let name: String
     private let url: String
@@ -91,7 +94,7 @@ public struct WebhookSink: Sink {
             all.append((name: "webhook-signature", value: signer.signature(id: id, timestamp: timestamp, body: bytes)))
         }
         return HTTPRequest(method: method, url: url, headers: all, body: bytes, timeout: timeout,
-                           connectTimeout: min(timeout, 5_000), caFile: caFile)
+                           connectTimeout: min(timeout, 5_000), caFile: caFile, responseLimit: .webhook)
     }
 
     public func send(_ alert: Alert) async -> SinkResult {

@@ -1,5 +1,6 @@
 import AlertCore
 import Foundation
+import SeededRandom
 
 /// The 24-hour figures `market_summary` reports for each spot market, moved by every price
 /// step. The simulated day starts at a seeded open a few percent away from the start price,
@@ -20,7 +21,7 @@ struct MarketBoard: Sendable {
     private(set) var entries: [String: Entry] = [:]
 
     init(symbols: [String], startPrices: [Double], seed: UInt64) {
-        var generator = SeededGenerator(seed: seed ^ 0x5EED_B0A2D)
+        var generator = SeededRandom(seed: seed ^ 0x5EED_B0A2D)
         for (symbol, price) in zip(symbols, startPrices) {
             let open = price * exp(generator.uniform(-0.04...0.04))
             let volume = generator.uniform(1_000...5_000_000) / max(price, 0.01).squareRoot()

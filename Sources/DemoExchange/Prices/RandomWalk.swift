@@ -1,4 +1,5 @@
 import Foundation
+import SeededRandom
 
 /// A seeded random walk over a fixed list of symbols. Step `k` of a symbol depends only on the
 /// seed, the symbol and `k`: each symbol draws from its own generator, so the same seed replays
@@ -12,7 +13,7 @@ struct RandomWalk: PriceSource {
     let symbols: [String]
     let interval: Duration
     private(set) var prices: [Double]
-    private var generators: [SeededGenerator]
+    private var generators: [SeededRandom]
     /// Per symbol, the standard deviation of one step's log return.
     private let stepDeviations: [Double]
     private let seed: UInt64
@@ -42,12 +43,12 @@ struct RandomWalk: PriceSource {
         self.symbols = symbols
         self.interval = interval
         self.seed = seed
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandom(seed: seed)
         prices = symbols.map { symbol in
             let drawn = exp(generator.uniform(log(0.001)...log(200)))
             return Self.knownStarts[symbol] ?? drawn
         }
-        generators = symbols.map { SeededGenerator(seed: Self.symbolSeed(seed, $0)) }
+        generators = symbols.map { SeededRandom(seed: Self.symbolSeed(seed, $0)) }
         let minutes = Double(interval.components.seconds) / 60 + Double(interval.components.attoseconds) / 60e18
         stepDeviations = symbols.map { Self.volatility($0) * minutes.squareRoot() }
     }
@@ -73,7 +74,7 @@ struct RandomWalk: PriceSource {
     func history(minutes count: Int) -> [(symbol: String, closes: [Double])] {
         guard count > 0 else { return [] }
         return symbols.indices.map { i in
-            var generator = SeededGenerator(seed: Self.symbolSeed(seed, symbols[i]) ^ 0x4849_5354_4F52_5921)
+            var generator = SeededRandom(seed: Self.symbolSeed(seed, symbols[i]) ^ 0x4849_5354_4F52_5921)
             var price = prices[i]
             var closes = [Self.published(price)]
             for _ in 1..<count {

@@ -1,20 +1,22 @@
-import Logging
+public import Logging
 import Synchronization
 
 /// Keeps log records so tests can check what was logged.
-final class CapturingLogHandler: Sendable {
-    struct Record: Sendable {
-        var label: String
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
+public final class CapturingLogHandler: Sendable {
+    public struct Record: Sendable {
+        public var label: String
+        public var level: Logger.Level
+        public var message: String
+        public var metadata: [String: String]
     }
 
     private let storage = Mutex<[Record]>([])
 
-    var records: [Record] { storage.withLock { $0 } }
+    public init() {}
 
-    func logger(label: String) -> Logger {
+    public var records: [Record] { storage.withLock { $0 } }
+
+    public func logger(label: String) -> Logger {
         Logger(label: label) { label in Handler(label: label, sink: self) }
     }
 
