@@ -1,5 +1,5 @@
 /// Durations in rule files: one or more `<integer><unit>`, unit `ms`, `s`, `m`, `h`, `d`
-/// (`"90s"`, `"1h30m"`, `"1d"`), spec §2.
+/// (`"90s"`, `"1h30m"`, `"1d"`), Docs/rules.md#rules.
 public enum DurationText {
     /// Milliseconds, or nil when `text` is not a duration (empty, no unit, unknown unit,
     /// sign, spaces, or too large for 64 bits).

@@ -1,6 +1,6 @@
 import AlertCore
 
-/// `when`: exactly one of `price` or `change` (spec §3).
+/// `when`: exactly one of `price` or `change` (Docs/rules.md#conditions).
 extension FileChecker {
     static let conditionKeys = ["price", "change"]
     static let priceOperators = ["above", "below", "crossesAbove", "crossesBelow", "inside", "outside"]
@@ -92,7 +92,7 @@ extension FileChecker {
         return .change(window: window, given[0].key == "above" ? .above(threshold) : .below(threshold))
     }
 
-    /// A window is a whole number of minutes, at least one (spec §3 step 2); 24h qualifies.
+    /// A window is a whole number of minutes, at least one (Docs/rules.md#change-windows); 24h qualifies.
     private mutating func changeWindow(_ node: JSONNode) -> Int64? {
         guard let millis = duration(node, "'window'"), case .string(let text) = node.value else { return nil }
         if millis < 60_000 {

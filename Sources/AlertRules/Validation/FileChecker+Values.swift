@@ -49,7 +49,7 @@ extension FileChecker {
         return value
     }
 
-    /// A duration string (spec §2) in milliseconds.
+    /// A duration string (Docs/rules.md#rules) in milliseconds.
     mutating func duration(_ node: JSONNode, _ name: String) -> Int64? {
         guard case .string(let text) = node.value else {
             error("\(name) must be a duration string like \"10m\", found \(node.value.typeName)", at: node.position)

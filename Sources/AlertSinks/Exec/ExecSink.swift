@@ -9,7 +9,7 @@ import AlertCore
 /// recompiling pricealert.
 ///
 /// `command` is an argv array run with `posix_spawnp` (PATH lookup, never a shell). The program
-/// gets the spec §7 JSON and a newline on standard input, and `PRICEALERT_ID`, `_RULE`,
+/// gets the alert event's JSON (Docs/rules.md) and a newline on stdin, and `PRICEALERT_ID`, `_RULE`,
 /// `_SYMBOL`, `_TIME`, `_PRICE`, `_VALUE`, `_THRESHOLD`, `_CONDITION`, `_MESSAGE` on top of
 /// pricealert's own environment. Its standard output is discarded; the first line of its
 /// standard error becomes the failure reason.
