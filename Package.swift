@@ -127,7 +127,7 @@ let package = Package(
             "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
-        ]),
+        ], exclude: ["CandleFixtures"]),
         .testTarget(name: "AlertHTTPTests", dependencies: [
             "AlertHTTP", "AlertTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),

@@ -41,14 +41,21 @@ struct InputFile: ~Copyable {
         }
     }
 
-    /// The whole file (for small inputs loaded once, like a market list).
-    func readAll() throws(InputFileError) -> [UInt8] {
+    /// The most `readAll` reads: far more than any market list, and an endless input (a FIFO,
+    /// `/dev/zero`) ends with an error instead of filling the memory.
+    static let wholeFileLimit = 64 << 20
+
+    /// The whole file (for small inputs loaded once, like a market list), at most `limit` bytes.
+    func readAll(limit: Int = wholeFileLimit) throws(InputFileError) -> [UInt8] {
         var result: [UInt8] = []
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
         defer { chunk.deallocate() }
         while true {
             let n = try readChunk(into: chunk)
             if n == 0 { return result }
+            guard result.count + n <= limit else {
+                throw InputFileError(action: "read", path: path, reason: "larger than \(limit >> 20) MiB")
+            }
             result.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
         }
     }
@@ -63,9 +70,13 @@ public struct InputFileError: Error, Sendable, Equatable, CustomStringConvertibl
     public let reason: String
 
     init(action: String, path: String, errno code: Int32) {
+        self.init(action: action, path: path, reason: String(cString: strerror(code)))
+    }
+
+    init(action: String, path: String, reason: String) {
         self.action = action
         self.path = path
-        self.reason = String(cString: strerror(code))
+        self.reason = reason
     }
 
     public var description: String { "cannot \(action) \(path == "-" ? "standard input" : path): \(reason)" }

@@ -48,19 +48,30 @@ extension RuleLoader {
         return unreadable.isEmpty ? .success(sources) : .failure(.unreadable(unreadable))
     }
 
+    /// The largest rule file read: room for a million rules. A bigger one (or an endless one,
+    /// like `/dev/zero`) is refused once this much has been read.
+    public static let fileLimit = 128 << 20
+
     /// The whole file at `path`, read with plain POSIX calls (no Foundation in this module)
     /// into one buffer of the file's size, so a big file is held once, not grown by copies.
-    public static func readFile(_ path: String) -> Result<[UInt8], UnreadableFile> {
+    /// At most `limit` bytes: a longer file is an `UnreadableFile` saying so.
+    public static func readFile(_ path: String, limit: Int = fileLimit) -> Result<[UInt8], UnreadableFile> {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { return .failure(UnreadableFile(path: path, reason: systemError())) }
         defer { close(descriptor) }
         var status = stat()
         let size = fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFREG ? Int(status.st_size) : 0
-        // One byte more than the size, so the read that finds the end needs no room to grow.
-        var bytes = [UInt8](repeating: 0, count: max(size + 1, 65_536))
+        let tooLarge = UnreadableFile(path: path, reason: "larger than \(limit >> 20) MiB, the limit for a rule file")
+        guard size <= limit else { return .failure(tooLarge) }
+        // One byte more than the size, so the read that finds the end needs no room to grow;
+        // and one more than the limit at most, so the read that passes it is seen.
+        var bytes = [UInt8](repeating: 0, count: min(max(size + 1, 65_536), limit + 1))
         var count = 0
         while true {
-            if count == bytes.count { bytes += [UInt8](repeating: 0, count: bytes.count) }
+            if count == bytes.count {
+                guard count <= limit else { return .failure(tooLarge) }
+                bytes += [UInt8](repeating: 0, count: min(bytes.count, limit + 1 - bytes.count))
+            }
             let n = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + count, $0.count - count) }
             if n == 0 {
                 bytes.removeLast(bytes.count - count)

@@ -41,7 +41,24 @@ public enum RuleLoader {
         let diagnostics = checkers.flatMap(\.diagnostics)
         guard diagnostics.isEmpty else { return .failure(RuleFileErrors(diagnostics: diagnostics)) }
         var byName = [SinkDefinition.builtinStdout.name: SinkDefinition.builtinStdout]
-        for sink in sinks { byName[sink.name] = sink }
+        for sink in withholdingSecrets(sinks) { byName[sink.name] = sink }
         return .success(RuleSet(rules: cachedRules ?? rules, sinks: byName, rulesEnds: ends))
+    }
+
+    /// `sinks` with every exec sink told to withhold the variables that any webhook of any file
+    /// reads its URL or signing secret from: a notifier never sees another sink's secrets.
+    static func withholdingSecrets(_ sinks: [SinkDefinition]) -> [SinkDefinition] {
+        var secrets: Set<String> = []
+        for case .webhook(let spec) in sinks.map(\.kind) {
+            for case .environment(let name)? in [spec.url, spec.secret] { secrets.insert(name) }
+        }
+        guard !secrets.isEmpty else { return sinks }
+        return sinks.map { sink in
+            guard case .exec(var spec) = sink.kind else { return sink }
+            spec.withheldVariables = secrets.sorted()
+            var withheld = sink
+            withheld.kind = .exec(spec)
+            return withheld
+        }
     }
 }

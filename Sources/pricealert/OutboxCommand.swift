@@ -113,7 +113,7 @@ struct OutboxCommand: AsyncParsableCommand {
             }
             let missing = waiting.filter { ruleSet.sinks[$0] == nil }
             for name in missing {
-                StandardError.write("pricealert: warning: the outbox holds alerts for sink '\(name)', which the rule files do not define; they stay pending")
+                StandardError.write("pricealert: warning: the outbox holds alerts for sink \(UserText.single(name)), which the rule files do not define; they stay pending")
             }
             let sinks: [String: any Sink]
             do {

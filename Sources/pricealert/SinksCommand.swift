@@ -33,8 +33,8 @@ struct SinksTestCommand: AsyncParsableCommand {
         StandardOutput.ignoreBrokenPipeSignal()
         let ruleSet = try rules.load()
         guard let definition = ruleSet.sinks[name] else {
-            let known = ruleSet.sinks.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
-            StandardError.write("pricealert: error: no sink named '\(name)'; known sinks: \(known)")
+            let known = ruleSet.sinks.keys.sorted().map { UserText.single($0) }.joined(separator: ", ")
+            StandardError.write("pricealert: error: no sink named \(UserText.single(name)); known sinks: \(known)")
             throw ExitCodes.usage
         }
         let sink: any Sink
@@ -47,7 +47,7 @@ struct SinksTestCommand: AsyncParsableCommand {
         let start = Self.monotonicNanoseconds()
         let result = await sink.send(Self.sampleAlert(notify: [name]))
         let elapsed = Double(Self.monotonicNanoseconds() - start) / 1_000_000
-        let label = "sink '\(name)' (\(definition.kind.typeName))"
+        let label = "sink \(UserText.single(name)) (\(definition.kind.typeName))"
         switch result {
         case .delivered:
             StandardOutput.shared.writeLine("\(label): delivered in \(Self.milliseconds(elapsed))")

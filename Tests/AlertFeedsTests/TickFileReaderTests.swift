@@ -76,11 +76,71 @@ private func readAll(_ path: String, chunkSize: Int = 1 << 20) throws -> [(Int, 
 }
 
 @Suite struct InputFileErrors {
+    /// A file read whole (a market list) stops at its limit: an endless one ends in an error.
+    @Test func readingWholeStopsAtTheLimit() throws {
+        #expect(InputFile.wholeFileLimit == 64 << 20)
+        #expect {
+            _ = try InputFile(path: "/dev/zero").readAll(limit: 1 << 20)
+        } throws: { error in
+            "\(error)" == "cannot read /dev/zero: larger than 1 MiB"
+        }
+        let path = try temporaryFile([UInt8](repeating: 0x20, count: 1 << 20))
+        defer { unlink(path) }
+        #expect(try InputFile(path: path).readAll(limit: 1 << 20).count == 1 << 20)
+    }
+
     @Test func folderIsRefusedAtOpen() {
         #expect {
             _ = try TickFileReader(path: NSTemporaryDirectory())
         } throws: { error in
             "\(error)" == "cannot open \(NSTemporaryDirectory()): Is a directory"
         }
+    }
+}
+
+/// Standard input is usually a pipe: reads return what the writer has written so far, often
+/// much less than asked. Lines arriving in pieces of every size, one of them 5 MB long, are
+/// read exactly as from a file.
+@Suite struct TickFileReaderPipeTests {
+    static let text: [UInt8] = {
+        var text = ""
+        for i in 0..<300 { text += "{\"time\":\(i),\"symbol\":\"S\(i)\",\"price\":\(i + 1)}\n" }
+        text += "{\"time\":1000,\"symbol\":\"LONG\",\"note\":\"" + String(repeating: "n", count: 5_000_000) + "\",\"price\":7}\r\n"
+        text += "\nnot json\n{\"time\":1001,\"symbol\":\"END\",\"price\":8}"
+        return Array(text.utf8)
+    }()
+
+    /// Writes `bytes` into a pipe from another thread in pieces of changing sizes and returns
+    /// the path of the pipe's read end.
+    static func pipe(_ bytes: [UInt8]) -> (path: String, pipe: Pipe) {
+        let pipe = Pipe()
+        let fd = pipe.fileHandleForWriting.fileDescriptor
+        Thread {
+            var offset = 0
+            var size = 1
+            while offset < bytes.count {
+                let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, min(size, bytes.count - offset)) }
+                guard n > 0 else { break }
+                offset += n
+                size = size * 7 % 100_003 + 1
+            }
+            try? pipe.fileHandleForWriting.close()
+        }.start()
+        return ("/dev/fd/\(pipe.fileHandleForReading.fileDescriptor)", pipe)
+    }
+
+    @Test(arguments: [1 << 20, 16])
+    func linesFromAPipeAreReadAsFromAFile(chunkSize: Int) throws {
+        let file = try temporaryFile(Self.text)
+        defer { unlink(file) }
+        let expected = try readAll(file)
+        let (path, pipe) = Self.pipe(Self.text)
+        let lines = try readAll(path, chunkSize: chunkSize)
+        withExtendedLifetime(pipe) {}
+        #expect(lines.map(\.0) == expected.map(\.0))
+        #expect(lines.map(\.1) == expected.map(\.1))
+        #expect(lines.count == 303)
+        #expect(try lines[300].1.get() == Tick(time: 1000, symbol: "LONG", price: 7))
+        #expect(try lines[302].1.get() == Tick(time: 1001, symbol: "END", price: 8))
     }
 }

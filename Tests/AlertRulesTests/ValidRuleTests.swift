@@ -65,7 +65,9 @@ import Testing
             template: "{{message}}", secret: .file("/run/secret"), caFile: "/etc/ca.pem")))
         #expect(set.sinks["plain"]?.kind == .webhook(WebhookSpec(url: .inline("https://hooks.example.com/x"), secret: .environment("S"))))
         #expect(set.sinks["fromFile"]?.kind == .webhook(WebhookSpec(url: .file("/run/url"))))
-        #expect(set.sinks["pager"]?.kind == .exec(ExecSpec(command: ["/usr/local/bin/page", "--team", "markets"], timeout: 2000)))
+        // The exec sink withholds the variables the webhooks read their URL and secret from.
+        #expect(set.sinks["pager"]?.kind == .exec(ExecSpec(command: ["/usr/local/bin/page", "--team", "markets"], timeout: 2000,
+                                                           withheldVariables: ["OPS_HOOK", "S"])))
     }
 
     @Test func webhookAndExecSinksMayCarryTheirOwnDeliverySettings() throws {

@@ -1,5 +1,6 @@
 import AlertCore
 import AlertSinks
+import AlertTestSupport
 import Foundation
 import Testing
 
@@ -84,5 +85,65 @@ struct ExecSinkTests {
         #expect(result == .delivered)
         #expect(try read(folder + "/arg") == tricky)
         #expect(!FileManager.default.fileExists(atPath: folder + "/pwned"))
+    }
+
+    @Test func aLargeEventReachesTheProgramWhole() async throws {
+        let folder = try temporaryFolder()
+        let path = try script("""
+            cat > "$1/stdin.json"
+            printf '%s' "$PRICEALERT_MESSAGE" > "$1/MESSAGE"
+            """, in: folder)
+        var alert = sampleAlert()
+        alert.message = String(repeating: "é", count: 300_000) + String(repeating: "x", count: 400_000)
+        let result = try await ExecSink(name: "hook", spec: ExecSpec(command: [path, folder])).send(alert)
+        #expect(result == .delivered)
+        let received = try Data(contentsOf: URL(fileURLWithPath: folder + "/stdin.json"))
+        #expect(received.count > 1_000_000)
+        #expect(received == Data((AlertFormat.json(alert) + "\n").utf8))
+        // The variable is cut (Linux refuses longer environment strings), at a character.
+        #expect(try read(folder + "/MESSAGE") == String(repeating: "é", count: ExecSink.variableLimit / 2))
+    }
+
+    /// A program that does not read its input is judged by its exit status, and is not waited
+    /// for past its end.
+    @Test func aProgramThatIgnoresALargeInputEndsTheDelivery() async throws {
+        let folder = try temporaryFolder()
+        let delivered = try script("exit 0\n", in: folder, name: "ok.sh")
+        let failed = try script("exit 3\n", in: folder, name: "fail.sh")
+        var alert = sampleAlert()
+        alert.message = String(repeating: "x", count: 1_000_000)
+        #expect(try await ExecSink(name: "hook", spec: ExecSpec(command: [delivered])).send(alert) == .delivered)
+        #expect(try await ExecSink(name: "hook", spec: ExecSpec(command: [failed])).send(alert) == .retry(reason: "exit 3", after: nil))
+    }
+
+    @Test func whatTheProgramLeavesRunningIsKilledWhenItEnds() async throws {
+        let folder = try temporaryFolder()
+        let path = try script("sleep 1000 &\necho $! > \"$1/pid\"\n", in: folder)
+        let result = try await ExecSink(name: "hook", spec: ExecSpec(command: [path, folder])).send(sampleAlert())
+        #expect(result == .delivered)
+        let pid = try #require(Int32(try read(folder + "/pid").trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(try await ChildProcesses.waitUntilGone(pid), "the background sleep outlived the delivery")
+    }
+
+    /// (Variables the process already has: setting one here would race with other tests' spawns.)
+    @Test func theWithheldVariablesAreNotInherited() async throws {
+        let folder = try temporaryFolder()
+        let environment = ProcessInfo.processInfo.environment
+        let withheld = try #require(environment["HOME"])
+        let kept = try #require(environment["PATH"])
+        let path = try script("env > \"$1/env\"\n", in: folder)
+        let spec = ExecSpec(command: [path, folder], withheldVariables: ["HOME"])
+        #expect(try await ExecSink(name: "hook", spec: spec).send(sampleAlert()) == .delivered)
+        let lines = try read(folder + "/env").split(separator: "\n")
+        #expect(!lines.contains { $0.hasPrefix("HOME=") }, "withheld: HOME=\(withheld)")
+        #expect(lines.contains { $0 == "PATH=" + kept })
+        #expect(lines.contains("PRICEALERT_RULE=btc-100k"))
+    }
+
+    /// A timeout as long as 64 bits allow (an outbox row of an old rule file) does not overflow.
+    @Test func theLongestTimeoutDoesNotOverflow() async throws {
+        let folder = try temporaryFolder()
+        let path = try script("exit 0\n", in: folder)
+        #expect(try await ExecSink(name: "hook", spec: ExecSpec(command: [path], timeout: .max)).send(sampleAlert()) == .delivered)
     }
 }

@@ -198,11 +198,12 @@ struct ConditionGroup: Sendable {
         if pair.spent { return }
         if pair.armed {
             guard pair.condition.fires(v, prev: prev) else { return }
-            if let last = pair.lastFired, t - last < pair.cooldown {
+            // Saturating: a saved firing time and a cooldown may be any 64-bit values.
+            if let last = pair.lastFired, t < Self.adding(last, pair.cooldown) {
                 // Holds but cools down: fires at the first later tick at which it still holds.
                 if pair.condition.isLevel, !pair.pending {
                     pairs[i].pending = true
-                    let due = last + pair.cooldown
+                    let due = Self.adding(last, pair.cooldown)
                     cooling.push(pair: Int32(i), due: due)
                     nextDue = min(nextDue, due)
                 }
@@ -215,5 +216,11 @@ struct ConditionGroup: Sendable {
         } else if pair.condition.rearms(v) {
             pairs[i].armed = true
         }
+    }
+
+    /// `a + b`, held at `Int64.min`/`Int64.max` instead of overflowing.
+    static func adding(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : sum
     }
 }

@@ -97,9 +97,13 @@ public struct ExecSpec: Sendable, Equatable {
     public var command: [String]
     /// Milliseconds.
     public var timeout: Int64
+    /// Environment variables the program must not inherit: those that hold the webhook URLs
+    /// and signing secrets of the rule files (every `urlEnv` and `secretEnv`).
+    public var withheldVariables: [String]
 
-    public init(command: [String], timeout: Int64 = 10_000) {
+    public init(command: [String], timeout: Int64 = 10_000, withheldVariables: [String] = []) {
         self.command = command
         self.timeout = timeout
+        self.withheldVariables = withheldVariables
     }
 }

@@ -34,14 +34,19 @@ public enum CoinRankingCoins {
             guard json.members != nil else {
                 return .failure(FeedPayloadError("Coinranking coins: expected an object or an array, found \(json.typeName)"))
             }
-            if let status = json["status"]?.string, status != "success" {
-                let message = json["message"]?.string ?? json["type"]?.string ?? "no message"
-                return .failure(FeedPayloadError("Coinranking coins: status \(status): \(message)"))
-            }
+            if let error = statusError(json, context: "Coinranking coins") { return .failure(error) }
             guard let coins = json["data"]?["coins"]?.array else {
                 return .failure(FeedPayloadError(#"Coinranking coins: no "data.coins" array"#))
             }
             return .success(coins)
         }
+    }
+
+    /// The error of an answer whose `status` is not `success`
+    /// (`{"status":"fail","type":"RATE_LIMIT_EXCEEDED","message":"…"}`), naming `context`.
+    static func statusError(_ json: FeedJSON, context: String) -> FeedPayloadError? {
+        guard let status = json["status"]?.string, status != "success" else { return nil }
+        let message = json["message"]?.string ?? json["type"]?.string ?? "no message"
+        return FeedPayloadError("\(context): status \(status): \(message)")
     }
 }

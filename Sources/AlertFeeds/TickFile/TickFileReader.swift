@@ -29,6 +29,9 @@ public struct TickFileReader: ~Copyable {
         var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(chunkSize, 16), alignment: 16)
         defer { buffer.deallocate() }
         var filled = 0  // bytes in buffer[0..<filled] not yet consumed
+        // buffer[0..<scanned] holds no newline: a long line arriving in short reads (a pipe
+        // gives at most 64 KiB each) is searched once, not again from its start at every read.
+        var scanned = 0
         var lineNumber = 0
         var atStart = true
         var endOfFile = false
@@ -51,13 +54,15 @@ public struct TickFileReader: ~Copyable {
                 if filled >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { lineStart = 3 }
             }
             while lineStart < filled {
-                let rest = UnsafeRawPointer(bytes.baseAddress! + lineStart)
+                let from = max(lineStart, scanned)
+                let rest = UnsafeRawPointer(bytes.baseAddress! + from)
                 var lineEnd: Int
-                if let newline = memchr(rest, 0x0A, filled - lineStart) {
-                    lineEnd = lineStart + (UnsafeRawPointer(newline) - rest)
+                if let newline = memchr(rest, 0x0A, filled - from) {
+                    lineEnd = from + (UnsafeRawPointer(newline) - rest)
                 } else if endOfFile {
                     lineEnd = filled
                 } else {
+                    scanned = filled
                     break
                 }
                 let next = lineEnd + 1
@@ -67,6 +72,7 @@ public struct TickFileReader: ~Copyable {
                 if !Self.isBlank(line) { try body(lineNumber, TickLineParser.parse(line)) }
                 lineStart = next
             }
+            scanned = max(scanned - lineStart, 0)
             if lineStart >= filled {
                 filled = 0
             } else if lineStart > 0 {

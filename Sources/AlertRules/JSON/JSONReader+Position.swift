@@ -1,3 +1,5 @@
+import AlertCore
+
 /// Places, whitespace and error helpers of the reader.
 extension JSONReader {
     /// The place of the byte at `index`.
@@ -33,7 +35,7 @@ extension JSONReader {
         let byte = bytes[index]
         if byte < 0x20 || byte == 0x7F { return "U+" + hex4(UInt32(byte)) }
         if byte < 0x80 { return "'\(Character(Unicode.Scalar(byte)))'" }
-        if let (scalar, _) = decodeScalar(at: index) { return "'\(Character(scalar))'" }
+        if let (scalar, _) = decodeScalar(at: index) { return UserText.single(String(scalar)) }
         return "invalid UTF-8"
     }
 

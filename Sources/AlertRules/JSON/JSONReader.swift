@@ -1,3 +1,5 @@
+import AlertCore
+
 /// Reads one JSON document from UTF-8 bytes, strictly per RFC 8259 (no comments, no
 /// trailing commas, no NaN), keeping the place of every value and key.
 ///
@@ -143,7 +145,7 @@ struct JSONReader {
                 value = try readValue()
             }
             if let first {
-                duplicateKeys.append(JSONSyntaxError(position: keyNode.position, message: "duplicate key '\(key)'", first: first))
+                duplicateKeys.append(JSONSyntaxError(position: keyNode.position, message: "duplicate key \(UserText.single(key))", first: first))
             } else {
                 members.append(JSONMember(key: key, keyPosition: keyNode.position, value: value))
                 if seen != nil {
@@ -272,7 +274,7 @@ struct JSONReader {
             if ["true", "false", "null"].contains(word.lowercased()) {
                 throw JSONSyntaxError(position: start, message: "unexpected '\(word)' (JSON literals are lower case: '\(word.lowercased())')")
             }
-            throw JSONSyntaxError(position: start, message: "unexpected '\(word)' (strings must be in double quotes)")
+            throw JSONSyntaxError(position: start, message: "unexpected \(UserText.single(word)) (strings must be in double quotes)")
         }
     }
 }

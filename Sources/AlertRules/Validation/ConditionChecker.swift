@@ -46,16 +46,20 @@ extension FileChecker {
     private mutating func priceOperator(_ member: JSONMember) -> PriceCondition? {
         let name = "'\(member.key)'"
         switch member.key {
-        case "above": return number(member.value, name).map(PriceCondition.above)
-        case "below": return number(member.value, name).map(PriceCondition.below)
-        case "crossesAbove": return number(member.value, name).map(PriceCondition.crossesAbove)
-        case "crossesBelow": return number(member.value, name).map(PriceCondition.crossesBelow)
+        case "above": return threshold(member.value, name).map(PriceCondition.above)
+        case "below": return threshold(member.value, name).map(PriceCondition.below)
+        case "crossesAbove": return threshold(member.value, name).map(PriceCondition.crossesAbove)
+        case "crossesBelow": return threshold(member.value, name).map(PriceCondition.crossesBelow)
         case "inside": return range(member.value, name).map(PriceCondition.inside)
         default: return range(member.value, name).map(PriceCondition.outside)
         }
     }
 
-    /// `[L, H]`: two finite numbers with `L < H`.
+    private mutating func threshold(_ node: JSONNode, _ name: String) -> Double? {
+        number(node, name, limit: Limits.priceThreshold)
+    }
+
+    /// `[L, H]`: two price thresholds with `L < H`.
     private mutating func range(_ node: JSONNode, _ name: String) -> (Double, Double)? {
         guard case .array(let bounds) = node.value else {
             error("\(name) must be an array of two numbers [low, high], found \(node.value.typeName)", at: node.position)
@@ -65,8 +69,8 @@ extension FileChecker {
             error("\(name) must have exactly two numbers [low, high], found \(bounds.count)", at: node.position)
             return nil
         }
-        let low = number(bounds[0], "\(name) low bound")
-        let high = number(bounds[1], "\(name) high bound")
+        let low = threshold(bounds[0], "\(name) low bound")
+        let high = threshold(bounds[1], "\(name) high bound")
         guard let low, let high else { return nil }
         guard low < high else {
             error("\(name) low bound must be less than high bound, found [\(JSONNumber.format(low)), \(JSONNumber.format(high))]",
@@ -87,20 +91,23 @@ extension FileChecker {
         for extra in given.dropFirst() {
             error("'change' takes only one of 'above' or 'below'", at: extra.keyPosition)
         }
-        let thresholds = given.map { number($0.value, "'\($0.key)'") }
+        let thresholds = given.map { number($0.value, "'\($0.key)'", limit: Limits.changeThreshold) }
         guard let window, given.count == 1, let threshold = thresholds[0] else { return nil }
         return .change(window: window, given[0].key == "above" ? .above(threshold) : .below(threshold))
     }
 
-    /// A window is a whole number of minutes, at least one (Docs/rules.md#change-windows); 24h qualifies.
+    /// A window is a whole number of minutes, at least one (Docs/rules.md, "Change windows"),
+    /// at most `Limits.window`; 24h qualifies.
     private mutating func changeWindow(_ node: JSONNode) -> Int64? {
-        guard let millis = duration(node, "'window'"), case .string(let text) = node.value else { return nil }
+        guard let millis = duration(node, "'window'", limit: Limits.window), case .string(let text) = node.value else {
+            return nil
+        }
         if millis < 60_000 {
-            error("'window' must be at least 1 minute, found \(JSONString.quote(text))", at: node.position)
+            error("'window' must be at least 1 minute, found \(UserText.double(text))", at: node.position)
             return nil
         }
         if millis % 60_000 != 0 {
-            error("'window' must be a whole number of minutes, found \(JSONString.quote(text))", at: node.position)
+            error("'window' must be a whole number of minutes, found \(UserText.double(text))", at: node.position)
             return nil
         }
         return millis

@@ -1,3 +1,5 @@
+import AlertCore
+
 /// The checks that need every file: one namespace for rule ids and sink names, and
 /// `notify` naming a sink that exists in any file (Docs/rules.md#file-structure, #errors).
 enum CrossFileCheck {
@@ -31,7 +33,7 @@ enum CrossFileCheck {
         }
         for duplicate in duplicates {
             let first = "\(checkers[duplicate.owner.file].file):\(places[duplicate.owner.file]![duplicate.owner.position]!)"
-            checkers[duplicate.file].error("duplicate id '\(duplicate.name.name)' (first defined at \(first))",
+            checkers[duplicate.file].error("duplicate id \(UserText.single(duplicate.name.name)) (first defined at \(first))",
                                            at: duplicate.name.position)
         }
     }
@@ -42,7 +44,7 @@ enum CrossFileCheck {
         let candidates = known.sorted()
         for index in checkers.indices {
             for reference in checkers[index].sinkReferences where !known.contains(reference.name) {
-                checkers[index].error("unknown sink '\(reference.name)' in 'notify'"
+                checkers[index].error("unknown sink \(UserText.single(reference.name)) in 'notify'"
                                       + Suggestion.hint(for: reference.name, among: candidates), at: reference.position)
             }
         }

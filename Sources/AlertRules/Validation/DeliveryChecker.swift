@@ -13,9 +13,9 @@ extension FileChecker {
         if let member = members["concurrency"] { settings.concurrency = concurrency(member.value) }
         guard let retry = members["retry"], let keys = object(retry.value, "'retry'") else { return settings }
         checkKeys(keys, allowed: Self.retryKeys)
-        settings.backoff = keys["backoff"].flatMap { positiveDuration($0.value, "'backoff'") }
-        settings.maxBackoff = keys["maxBackoff"].flatMap { positiveDuration($0.value, "'maxBackoff'") }
-        settings.maxAge = keys["maxAge"].flatMap { positiveDuration($0.value, "'maxAge'") }
+        settings.backoff = keys["backoff"].flatMap { positiveDuration($0.value, "'backoff'", limit: Limits.backoff) }
+        settings.maxBackoff = keys["maxBackoff"].flatMap { positiveDuration($0.value, "'maxBackoff'", limit: Limits.maxBackoff) }
+        settings.maxAge = keys["maxAge"].flatMap { positiveDuration($0.value, "'maxAge'", limit: Limits.maxAge) }
         if let backoff = settings.backoff, let maxBackoff = settings.maxBackoff, maxBackoff < backoff,
            let node = keys["maxBackoff"]?.value {
             error("'maxBackoff' must not be shorter than 'backoff'", at: node.position)
@@ -32,9 +32,9 @@ extension FileChecker {
         return Int(value)
     }
 
-    /// A duration longer than zero (sink timeouts, retry settings).
-    mutating func positiveDuration(_ node: JSONNode, _ name: String) -> Int64? {
-        guard let millis = duration(node, name) else { return nil }
+    /// A duration longer than zero and at most `limit` (sink timeouts, retry settings).
+    mutating func positiveDuration(_ node: JSONNode, _ name: String, limit: Limits.DurationLimit) -> Int64? {
+        guard let millis = duration(node, name, limit: limit) else { return nil }
         guard millis > 0 else {
             error("\(name) must be longer than 0s", at: node.position)
             return nil

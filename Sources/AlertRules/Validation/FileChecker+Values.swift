@@ -43,24 +43,38 @@ extension FileChecker {
             return nil
         }
         guard let value = Double(text), value.isFinite else {
-            error("\(name) must be a finite number, found \(text)", at: node.position)
+            error("\(name) must be a finite number, found \(UserText.escaped(text))", at: node.position)
             return nil
         }
         return value
     }
 
-    /// A duration string (Docs/rules.md#rules) in milliseconds.
-    mutating func duration(_ node: JSONNode, _ name: String) -> Int64? {
+    /// A number from `-limit` to `limit`.
+    mutating func number(_ node: JSONNode, _ name: String, limit: Limits.NumberLimit) -> Double? {
+        guard let value = number(node, name), case .number(let text) = node.value else { return nil }
+        guard abs(value) <= limit.value else {
+            error("\(name) must be from -\(limit.text) to \(limit.text), found \(UserText.escaped(text))", at: node.position)
+            return nil
+        }
+        return value
+    }
+
+    /// A duration string (Docs/rules.md) in milliseconds, at most `limit`.
+    mutating func duration(_ node: JSONNode, _ name: String, limit: Limits.DurationLimit) -> Int64? {
         guard case .string(let text) = node.value else {
             error("\(name) must be a duration string like \"10m\", found \(node.value.typeName)", at: node.position)
             return nil
         }
-        guard let millis = DurationText.parse(text) else {
-            error("\(name) is not a valid duration: \(JSONString.quote(text)) (use e.g. \"90s\", \"10m\", \"1h30m\", \"1d\")",
+        switch DurationText.read(text) {
+        case .millis(let millis) where millis <= limit.millis:
+            return millis
+        case .millis, .tooLong:
+            error("\(name) must be at most \(limit.text), found \(UserText.double(text))", at: node.position)
+        case .invalid:
+            error("\(name) is not a valid duration: \(UserText.double(text)) (use e.g. \"90s\", \"10m\", \"1h30m\", \"1d\")",
                   at: node.position)
-            return nil
         }
-        return millis
+        return nil
     }
 
     /// A string that must be one of `choices` (compared exactly).
@@ -72,7 +86,7 @@ extension FileChecker {
             return nil
         }
         guard choices.contains(text) else {
-            error("\(name) must be \(expected), found \(JSONString.quote(text))"
+            error("\(name) must be \(expected), found \(UserText.double(text))"
                   + Suggestion.hint(for: text, among: choices), at: node.position)
             return nil
         }

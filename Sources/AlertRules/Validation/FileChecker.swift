@@ -66,7 +66,7 @@ struct FileChecker {
             let closest = Suggestion.closest(to: member.key, among: allowed)
             if let closest { suggested.insert(closest) }
             let hint = closest.map { " (did you mean '\($0)'?)" } ?? ""
-            error("unknown \(noun) '\(member.key)'\(hint)", at: member.keyPosition)
+            error("unknown \(noun) \(UserText.single(member.key))\(hint)", at: member.keyPosition)
         }
         return suggested
     }

@@ -56,7 +56,7 @@ extension FileChecker {
             error("'version' must be the number 1, found \(node.value.typeName)", at: node.position)
             return
         }
-        if Double(text) != 1 { error("'version' must be 1, found \(text)", at: node.position) }
+        if Double(text) != 1 { error("'version' must be 1, found \(UserText.escaped(text))", at: node.position) }
     }
 }
 

@@ -48,7 +48,7 @@ extension FileChecker {
             }
         }
         guard allowed, (1...64).contains(id.utf8.count) else {
-            error("'id' must be 1 to 64 letters, digits, '.', '_' or '-', found \(JSONString.quote(id))", at: node.position)
+            error("'id' must be 1 to 64 letters, digits, '.', '_' or '-', found \(UserText.double(id))", at: node.position)
             return nil
         }
         ruleIDs.append(NamedPlace(name: id, position: node.position))
@@ -83,7 +83,7 @@ extension FileChecker {
         for (name, offset) in unknown {
             let hint = Suggestion.closest(to: name, among: Self.placeholdersInSpecOrder).map { " (did you mean '{{\($0)}}'?)" }
                 ?? " (known: " + Self.placeholdersInSpecOrder.map { "{{\($0)}}" }.joined(separator: " ") + ")"
-            error("unknown placeholder '{{\(name)}}' in 'message'\(hint)", at: node.position(ofScalar: offset))
+            error("unknown placeholder '{{\(UserText.escaped(name, quote: "'"))}}' in 'message'\(hint)", at: node.position(ofScalar: offset))
         }
         return unknown.isEmpty ? text : nil
     }

@@ -23,13 +23,16 @@ extension FileChecker {
     mutating func settings(_ members: [JSONMember], defaults: RuleDefaults) -> RuleDefaults {
         var result = defaults
         if let member = members["notify"] { result.notify = notify(member.value) }
-        if let member = members["cooldown"] { result.cooldown = duration(member.value, "'cooldown'") }
+        if let member = members["cooldown"] { result.cooldown = duration(member.value, "'cooldown'", limit: Limits.cooldown) }
         if let member = members["repeat"] {
             result.repeatMode = choice(member.value, "'repeat'", ["rearm", "once"]).flatMap(RepeatMode.init(rawValue:))
         }
         if let member = members["hysteresis"], let value = number(member.value, "'hysteresis'") {
             if value < 0 {
                 error("'hysteresis' must be 0 or more, found \(JSONNumber.format(value))", at: member.value.position)
+            } else if value > Limits.hysteresis.value {
+                error("'hysteresis' must be at most \(Limits.hysteresis.text), found \(JSONNumber.format(value))",
+                      at: member.value.position)
             } else {
                 result.hysteresis = value
             }

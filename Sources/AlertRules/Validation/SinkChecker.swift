@@ -26,7 +26,7 @@ extension FileChecker {
     }
 
     private mutating func sink(_ name: String, _ node: JSONNode) -> (SinkKind, DeliverySettings)? {
-        guard let members = object(node, "sink '\(name)'") else { return nil }
+        guard let members = object(node, "sink \(UserText.single(name))") else { return nil }
         let typeMember: JSONMember? = members["type"]
         var typeName: String?
         if case .string(let text)? = typeMember?.value.value { typeName = text }
@@ -64,7 +64,7 @@ extension FileChecker {
 
     private mutating func exec(_ node: JSONNode, _ members: [JSONMember]) -> ExecSpec? {
         var spec = ExecSpec(command: [])
-        if let member = members["timeout"] { spec.timeout = positiveDuration(member.value, "'timeout'") ?? spec.timeout }
+        if let member = members["timeout"] { spec.timeout = positiveDuration(member.value, "'timeout'", limit: Limits.sinkTimeout) ?? spec.timeout }
         guard let command = requireKey("command", in: node, members, suggested: []) else { return nil }
         guard case .array(let elements) = command.value.value else {
             error("'command' must be an array of strings (program and arguments), found \(command.value.value.typeName)",

@@ -2,8 +2,10 @@
 enum Suggestion {
     /// The candidate `word` most likely meant: one equal to it ignoring case, else the
     /// nearest within an edit distance of 2 (the first one listed wins a tie). Nil when none
-    /// is that close.
+    /// is that close. A word much longer than every candidate costs nothing to compare.
     static func closest(to word: String, among candidates: [String]) -> String? {
+        let longest = candidates.lazy.map(\.unicodeScalars.count).max() ?? 0
+        guard word.unicodeScalars.count <= longest + 2 else { return nil }
         if let sameLetters = candidates.first(where: { $0.lowercased() == word.lowercased() }) {
             return sameLetters
         }

@@ -12,7 +12,7 @@ extension FileChecker {
         var spec = WebhookSpec(url: url, secret: secret)
         if let member = members["method"] { spec.method = choice(member.value, "'method'", Self.webhookMethods) ?? spec.method }
         if let member = members["headers"] { spec.headers = headers(member.value) }
-        if let member = members["timeout"] { spec.timeout = positiveDuration(member.value, "'timeout'") ?? spec.timeout }
+        if let member = members["timeout"] { spec.timeout = positiveDuration(member.value, "'timeout'", limit: Limits.sinkTimeout) ?? spec.timeout }
         if let member = members["preset"] { spec.preset = choice(member.value, "'preset'", Self.webhookPresets) ?? spec.preset }
         if let member = members["template"] { spec.template = string(member.value, "'template'") }
         if let member = members["caFile"] { spec.caFile = nonEmptyString(member.value, "'caFile'") }
@@ -47,7 +47,7 @@ extension FileChecker {
         }
         var headers: [String: String] = [:]
         for member in members {
-            if let value = string(member.value, "header '\(member.key)'") { headers[member.key] = value }
+            if let value = string(member.value, "header \(UserText.single(member.key))") { headers[member.key] = value }
         }
         return headers
     }

@@ -8,9 +8,12 @@ import Synchronization
 /// Runs one program to completion with `posix_spawnp` (argv as given, never a shell), on a
 /// thread of its own so no cooperative thread waits for it.
 ///
-/// The child gets `stdin` through a pipe, standard output on /dev/null and standard error on a
-/// pipe we read (first `stderrLimit` bytes kept). It leads a new process group, so a timeout
-/// can stop everything it started: SIGTERM to the group, then SIGKILL after `killGrace`.
+/// The child gets `stdin` through a pipe, written whole as it reads (or until it exits or the
+/// timeout), standard output on /dev/null and standard error on a pipe we read (first
+/// `stderrLimit` bytes kept). It leads a new process group, and nothing of that group outlives
+/// the run: when the child ends, whatever it left running in the group is killed (SIGKILL); on a
+/// timeout the group gets SIGTERM, then SIGKILL after `killGrace`; and when pricealert exits,
+/// every group still running gets the same (`stopAll`, run by `atexit`).
 enum ChildProcess {
     enum Ending: Sendable, Equatable {
         case exited(Int32)
@@ -18,6 +21,8 @@ enum ChildProcess {
         case timedOut
         /// `posix_spawnp` failed: the program is missing or not executable (errno).
         case spawnFailed(Int32)
+        /// Not started: pricealert is exiting (`stopAll` has begun).
+        case exiting
     }
 
     struct Outcome: Sendable {
@@ -66,7 +71,7 @@ enum ChildProcess {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        // A new process group (so a timeout kills all of it), no blocked signals, and SIGPIPE
+        // A new process group (so it can be stopped as a whole), no blocked signals, and SIGPIPE
         // back to its default (pricealert ignores it, and ignored signals survive exec).
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         posix_spawnattr_setpgroup(&attributes, 0)
@@ -85,62 +90,149 @@ enum ChildProcess {
             for p in cEnv { free(p) }
         }
         var pid = pid_t()
-        let spawned = spawnLock.withLock { _ in posix_spawnp(&pid, argv[0], &actions, &attributes, cArgs, cEnv) }
+        // Under the spawn lock, so that once `stopAll` has begun no child starts, and every
+        // child started before is in `groups` for it to stop.
+        let spawned: Int32? = spawnLock.withLock { exiting in
+            if exiting { return nil }
+            let rc = posix_spawnp(&pid, argv[0], &actions, &attributes, cArgs, cEnv)
+            if rc == 0 { groups.withLock { _ = $0.insert(pid) } }
+            return rc
+        }
         close(inPipe[0])
         close(errPipe[1])
         guard spawned == 0 else {
             close(inPipe[1]); close(errPipe[0])
-            return Outcome(ending: .spawnFailed(spawned), stderr: [])
+            return Outcome(ending: spawned.map { .spawnFailed($0) } ?? .exiting, stderr: [])
         }
 
-        feed(input, to: inPipe[1])
-        let start = monotonicMilliseconds()
-        let deadline = start + timeout
+        let (sum, overflow) = monotonicMilliseconds().addingReportingOverflow(timeout)
+        let deadline = overflow ? Int64.max : sum
+        var input = Input(fd: inPipe[1], bytes: input)
         var stderr: [UInt8] = []
         var stderrOpen = true
-        var status: Int32 = 0
-        var reaped = false
-        var timedOut = false
-        while true {
-            if !reaped, waitpid(pid, &status, WNOHANG) == pid { reaped = true }
-            if reaped {
-                if stderrOpen { readAvailable(errPipe[0], into: &stderr, wait: 0) }
-                break
-            }
+        var ended = false
+        while !ended {
             let remaining = deadline - monotonicMilliseconds()
-            if remaining <= 0 {
-                timedOut = true
-                break
+            if remaining <= 0 { break }
+            // A child's end is no descriptor event: look again every 10 ms.
+            let wait = Int32(min(remaining, 10))
+            var pollers = [pollfd(fd: stderrOpen ? errPipe[0] : -1, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: input.fd, events: Int16(POLLOUT), revents: 0)]
+            if poll(&pollers, 2, wait) > 0 {
+                if pollers[1].revents != 0 { input.feed() }
+                if pollers[0].revents != 0 { stderrOpen = readAvailable(errPipe[0], into: &stderr) }
             }
-            if stderrOpen {
-                stderrOpen = readAvailable(errPipe[0], into: &stderr, wait: Int32(min(remaining, 10)))
-            } else {
-                usleep(UInt32(min(remaining, 1)) * 1000)
-            }
+            ended = hasEnded(pid)
+        }
+        input.end()
+        if ended, stderrOpen {
+            // What the child wrote before it ended (a grandchild may hold the pipe open: no wait).
+            _ = fcntl(errPipe[0], F_SETFL, fcntl(errPipe[0], F_GETFL) | O_NONBLOCK)
+            while stderr.count < stderrLimit, readAvailable(errPipe[0], into: &stderr), hasData(errPipe[0]) {}
         }
         close(errPipe[0])
-        if timedOut {
+        if !ended {
             kill(-pid, SIGTERM)
             let graceEnd = monotonicMilliseconds() + killGrace
-            while waitpid(pid, &status, WNOHANG) != pid {
-                if monotonicMilliseconds() >= graceEnd {
-                    kill(-pid, SIGKILL)
-                    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-                    break
-                }
-                usleep(5_000)
-            }
-            kill(-pid, SIGKILL)  // whatever the child left behind in its group
-            return Outcome(ending: .timedOut, stderr: stderr)
+            while !hasEnded(pid), monotonicMilliseconds() < graceEnd { usleep(5_000) }
         }
+        let status = finish(pid)
+        guard ended else { return Outcome(ending: .timedOut, stderr: stderr) }
         let exitCode = (status >> 8) & 0xFF
         let signal = status & 0x7F
         return Outcome(ending: signal == 0 ? .exited(exitCode) : .signaled(signal), stderr: stderr)
     }
 
+    /// Process groups of children not yet reaped. A group leaves the set before its leader is
+    /// reaped, so every id in it still names that group (a zombie leader keeps its id taken).
+    private static let groups = Mutex<Set<pid_t>>([])
+
+    /// Whether the child has ended, leaving it unreaped (a zombie) so its group id stays ours.
+    private static func hasEnded(_ pid: pid_t) -> Bool {
+        var info = siginfo_t()
+        while true {
+            if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 { return info._sifields._sigchld.si_pid == pid }
+            if errno != EINTR { return true }
+        }
+    }
+
+    /// Kills what is left of the child's group, forgets the group, and reaps the child
+    /// (waiting for it if it still runs): its wait status.
+    private static func finish(_ pid: pid_t) -> Int32 {
+        groups.withLock { running in
+            kill(-pid, SIGKILL)
+            running.remove(pid)
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status
+    }
+
+    /// At exit: SIGTERM to every child's group, SIGKILL after `killGrace` to those still
+    /// running. Their deliveries stay pending in the outbox and are tried again at the next start.
+    static func stopAll() {
+        spawnLock.withLock { $0 = true }
+        let running = groups.withLock { running in
+            for group in running { kill(-group, SIGTERM) }
+            return running.count
+        }
+        guard running > 0 else { return }
+        let graceEnd = monotonicMilliseconds() + killGrace
+        // Each child's own thread sees it end and kills the rest of its group.
+        while monotonicMilliseconds() < graceEnd, !groups.withLock({ $0.isEmpty }) { usleep(5_000) }
+        groups.withLock { running in
+            for group in running { kill(-group, SIGKILL) }
+        }
+    }
+
+    /// Registers `stopAll` to run when the process exits; once.
+    static let stopAllAtExit: Void = {
+        atexit { ChildProcess.stopAll() }
+    }()
+
+    /// The bytes for the child's standard input and how far they are written.
+    private struct Input {
+        var fd: Int32
+        let bytes: [UInt8]
+        var written = 0
+
+        init(fd: Int32, bytes: [UInt8]) {
+            self.fd = fd
+            self.bytes = bytes
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            if bytes.isEmpty { end() }
+        }
+
+        /// Writes what the pipe takes now; closes it when all is written (the child then sees
+        /// end of input) or the child closed its end (EPIPE).
+        mutating func feed() {
+            guard fd >= 0 else { return }
+            while written < bytes.count {
+                let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+                if n > 0 {
+                    written += n
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else if n < 0 && errno == EAGAIN {
+                    return
+                } else {
+                    break
+                }
+            }
+            end()
+        }
+
+        mutating func end() {
+            guard fd >= 0 else { return }
+            close(fd)
+            fd = -1
+        }
+    }
+
     /// Held while pipes are made close-on-exec and while spawning, so a child spawned by
     /// another send never inherits this child's pipe ends (Glibc does not export `pipe2`).
-    private static let spawnLock = Mutex(())
+    /// True once `stopAll` has begun.
+    private static let spawnLock = Mutex(false)
 
     /// Stdin and stderr pipes, all four ends close-on-exec (the child gets its ends by dup2).
     private static func makePipes() -> (input: [Int32], error: [Int32])? {
@@ -159,27 +251,8 @@ enum ChildProcess {
         }
     }
 
-    /// Writes what the pipe takes without blocking (an alert is far below the 64 KiB pipe
-    /// buffer), then closes it so the child sees end of input. A child that exits without
-    /// reading gives EPIPE, which is ignored.
-    private static func feed(_ bytes: [UInt8], to fd: Int32) {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { break }
-            }
-        }
-        close(fd)
-    }
-
-    /// Waits up to `wait` ms for `fd`, reads what is there (keeping up to `stderrLimit` bytes);
-    /// false at end of file.
-    @discardableResult
-    private static func readAvailable(_ fd: Int32, into kept: inout [UInt8], wait: Int32) -> Bool {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, wait) > 0 else { return true }
+    /// Reads what `fd` has (keeping up to `stderrLimit` bytes); false at end of file.
+    private static func readAvailable(_ fd: Int32, into kept: inout [UInt8]) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         if n > 0 {
@@ -187,6 +260,11 @@ enum ChildProcess {
             return true
         }
         return n < 0 && (errno == EINTR || errno == EAGAIN)
+    }
+
+    private static func hasData(_ fd: Int32) -> Bool {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, 0) > 0
     }
 
     static func monotonicMilliseconds() -> Int64 {

@@ -9,10 +9,12 @@ import AlertCore
 /// recompiling pricealert.
 ///
 /// `command` is an argv array run with `posix_spawnp` (PATH lookup, never a shell). The program
-/// gets the alert event's JSON (Docs/rules.md) and a newline on stdin, and `PRICEALERT_ID`, `_RULE`,
-/// `_SYMBOL`, `_TIME`, `_PRICE`, `_VALUE`, `_THRESHOLD`, `_CONDITION`, `_MESSAGE` on top of
-/// pricealert's own environment. Its standard output is discarded; the first line of its
-/// standard error becomes the failure reason.
+/// gets the alert event's JSON (Docs/rules.md) and a newline on stdin (all of it, however long), and
+/// `PRICEALERT_ID`, `_RULE`, `_SYMBOL`, `_TIME`, `_PRICE`, `_VALUE`, `_THRESHOLD`, `_CONDITION`,
+/// `_MESSAGE` (each cut to `variableLimit` bytes) on top of pricealert's own environment, less
+/// the variables holding webhook secrets (`ExecSpec.withheldVariables`). Its standard output
+/// is discarded; the first line of its standard error becomes the failure reason. Nothing it
+/// starts in its process group outlives it (see `ChildProcess`).
 ///
 /// - exit 0: delivered.
 /// - exit 126 or 127 (the shells' "not executable" / "not found"), or a program that cannot be
@@ -25,6 +27,11 @@ public struct ExecSink: Sink {
     public let command: [String]
     /// Milliseconds.
     public let timeout: Int64
+    public let withheldVariables: Set<String>
+
+    /// The longest value of a `PRICEALERT_*` variable, in bytes: Linux refuses to start a
+    /// program with one environment string over 128 KiB. Standard input always has everything.
+    public static let variableLimit = 32 * 1024
 
     public init(name: String, spec: ExecSpec) throws(SinkError) {
         guard !spec.command.isEmpty, !spec.command[0].isEmpty else {
@@ -33,8 +40,10 @@ public struct ExecSink: Sink {
         self.name = name
         self.command = spec.command
         self.timeout = spec.timeout
+        withheldVariables = Set(spec.withheldVariables)
         // Writing to a child that exited without reading its input must give EPIPE, not end us.
         signal(SIGPIPE, SIG_IGN)
+        _ = ChildProcess.stopAllAtExit
     }
 
     /// The `PRICEALERT_*` variables for `alert`.
@@ -47,7 +56,7 @@ public struct ExecSink: Sink {
     }
 
     public func send(_ alert: Alert) async -> SinkResult {
-        let outcome = await ChildProcess.run(command, environment: Self.environment(for: alert),
+        let outcome = await ChildProcess.run(command, environment: environment(for: alert),
                                              stdin: Array((AlertFormat.json(alert) + "\n").utf8), timeout: timeout)
         let detail = Self.firstLine(outcome.stderr)
         switch outcome.ending {
@@ -67,20 +76,32 @@ public struct ExecSink: Sink {
             return .retry(reason: "cannot run \(command[0]): \(OSError(code: code))", after: nil)
         case .spawnFailed(let code):
             return .permanent(reason: "cannot run \(command[0]): \(OSError(code: code))")
+        case .exiting:
+            return .retry(reason: "not started: pricealert is exiting", after: nil)
         }
     }
 
-    /// The inherited environment with the alert's variables set (replacing any of the same name).
-    static func environment(for alert: Alert) -> [String] {
-        let variables = variables(for: alert)
+    /// The inherited environment less the withheld variables, with the alert's variables set
+    /// (replacing any of the same name).
+    func environment(for alert: Alert) -> [String] {
         var result: [String] = []
         var entry = environ
         while let pointer = entry.pointee {
             let text = String(cString: pointer)
-            if !text.hasPrefix("PRICEALERT_") { result.append(text) }
+            let name = text.prefix { $0 != "=" }
+            if !name.hasPrefix("PRICEALERT_"), !withheldVariables.contains(String(name)) { result.append(text) }
             entry += 1
         }
-        return result + variables.map { "\($0.name)=\($0.value)" }
+        return result + Self.variables(for: alert).map { "\($0.name)=\(Self.cut($0.value))" }
+    }
+
+    /// `value`, or its first `variableLimit` bytes ending at a character boundary.
+    static func cut(_ value: String) -> String {
+        guard value.utf8.count > variableLimit else { return value }
+        let bytes = Array(value.utf8.prefix(variableLimit + 1))
+        var end = variableLimit
+        while end > 0, bytes[end] & 0xC0 == 0x80 { end -= 1 }  // a UTF-8 continuation byte
+        return String(decoding: bytes[..<end], as: UTF8.self)
     }
 
     /// The first non-empty line of `stderr`, at most 200 characters.

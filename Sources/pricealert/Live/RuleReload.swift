@@ -47,7 +47,7 @@ enum RuleReload {
             let changed = rules.usedSinks.filter { name in opened.contains(name) == false || rules.sinks[name] != running.sinks[name] }
             guard changed.isEmpty else {
                 return .failure(Problems(lines: changed.map {
-                    "sink '\($0)' is new or changed; sinks are opened at start: restart pricealert to use it"
+                    "sink \(UserText.single($0)) is new or changed; sinks are opened at start: restart pricealert to use it"
                 }))
             }
             return .success(rules)

@@ -17,7 +17,7 @@ struct SourceOptions: ParsableArguments {
     /// `--source` is optional).
     static func check(source: String, endpoint: String?) throws {
         guard SourceRegistry.names.contains(source) else {
-            throw ValidationError("unknown source '\(source)'; known: \(SourceRegistry.names.joined(separator: ", "))")
+            throw ValidationError("unknown source \(UserText.single(source)); known: \(SourceRegistry.names.joined(separator: ", "))")
         }
         if let endpoint, !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) {
             throw ValidationError("--endpoint must be an http:// or https:// URL")

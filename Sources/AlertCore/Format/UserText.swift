@@ -1,0 +1,51 @@
+/// Text a user wrote (a key, a sink name, a value), quoted for a one-line message. Control
+/// characters (C0, DEL, C1), the Unicode line and paragraph separators and the bidirectional
+/// overrides are escaped, and the text is cut after about `limit` characters with "…": so what
+/// a file or an argument holds can neither split a message into lines (and forge a
+/// `FILE:LINE:COLUMN` line), nor colour or reorder the terminal, nor make a message huge.
+public enum UserText {
+    /// Characters of escaped text kept before "…".
+    public static let limit = 80
+
+    /// `'text'`, as keys and names are quoted in messages.
+    public static func single(_ text: some StringProtocol) -> String {
+        "'" + escaped(text, quote: "'") + "'"
+    }
+
+    /// `"text"`, as string values are quoted in messages (JSON's escapes for `"` and `\`).
+    public static func double(_ text: some StringProtocol) -> String {
+        "\"" + escaped(text, quote: "\"") + "\""
+    }
+
+    /// The escaped text without quotes; `quote` (and `\`) are escaped too. Reads at most
+    /// `limit` characters of `text`, whatever its length.
+    public static func escaped(_ text: some StringProtocol, quote: Character? = nil) -> String {
+        var out = ""
+        var count = 0
+        for scalar in text.unicodeScalars {
+            let piece = escape(scalar, quote: quote)
+            if count + piece.count > limit {
+                out += "…"
+                return out
+            }
+            out += piece
+            count += piece.count
+        }
+        return out
+    }
+
+    private static func escape(_ scalar: Unicode.Scalar, quote: Character?) -> String {
+        switch scalar {
+        case "\n": return "\\n"
+        case "\r": return "\\r"
+        case "\t": return "\\t"
+        case "\\": return "\\\\"
+        case _ where quote.map({ Character(scalar) == $0 }) ?? false: return "\\" + String(scalar)
+        case "\u{00}"..."\u{1F}", "\u{7F}"..."\u{9F}", "\u{2028}", "\u{2029}",
+             "\u{202A}"..."\u{202E}", "\u{2066}"..."\u{2069}":
+            let hex = String(scalar.value, radix: 16)
+            return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default: return String(scalar)
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import AlertCore
+
+/// The reference's own rule model, read from the JSON files users write. It shares nothing
+/// with AlertCore's `Rule`, so a misreading in the real validation cannot hide in both.
+public struct RefRule {
+    public enum Scope { case symbols([String]), match([(String, RefJSON)]), portfolio(String) }
+    public enum Repeat: Equatable { case rearm, once, every(Int64) }
+    public enum Side { case above, below }
+
+    public indirect enum Condition {
+        case above(Double), below(Double), crossesAbove(Double), crossesBelow(Double)
+        case inside(Double, Double), outside(Double, Double)
+        case change(window: Int64, Side, Double)
+        case fromHigh(window: Int64, Side, Double)
+        case fromLow(window: Int64, Side, Double)
+        case pnl(Side, Double)
+        case movePercent(Double)
+        case moveStep(Double)
+        case all([Condition]), any([Condition])
+    }
+
+    public var id: String
+    public var scope: Scope
+    public var condition: Condition
+    public var repeatMode: Repeat = .rearm
+    public var cooldown: Int64 = 0
+    public var hysteresis: Double = 0
+    public var enabled = true
+    public var sustain: Int64?
+    public var expires: Int64?
+    public var resolve = false
+    /// The file's `version`: windows over 24 h use hour buckets only in version 2 files.
+    public var version: Int
+}
+
+public struct RefPortfolio {
+    public var name: String
+    /// Upper-cased symbol → amount, in file order.
+    public var holdings: [(String, Double)]
+    public var cost: Double?
+    /// `@NAME`, upper-cased: the symbol of the portfolio's synthetic ticks.
+    public var symbol: String { "@" + name.uppercased() }
+}
+
+/// All files given together: rules and portfolios in the order of the files, then of each file.
+public struct RefRuleSet {
+    public var rules: [RefRule] = []
+    public var portfolios: [RefPortfolio] = []
+
+    public init(files: [String]) throws {
+        for text in files { try read(text) }
+    }
+
+    private mutating func read(_ text: String) throws {
+        let json = try RefJSON.parse(text)
+        guard let version = json["version"]?.number.map(Int.init), version == 1 || version == 2 else {
+            throw RefReadError("version must be 1 or 2")
+        }
+        let defaults = json["defaults"]
+        for (name, entry) in json["portfolios"]?.members ?? [] {
+            let holdings = (entry["holdings"]?.members ?? []).map { ($0.0.uppercased(), $0.1.number ?? 0) }
+            portfolios.append(RefPortfolio(name: name, holdings: holdings, cost: entry["cost"]?.number))
+        }
+        for entry in json["rules"]?.array ?? [] {
+            rules.append(try rule(entry, defaults: defaults, version: version))
+        }
+    }
+
+    private func rule(_ json: RefJSON, defaults: RefJSON?, version: Int) throws -> RefRule {
+        guard let id = json["id"]?.string, let when = json["when"] else { throw RefReadError("rule without id or when") }
+        let scope: RefRule.Scope
+        if let s = json["symbol"]?.string {
+            scope = .symbols([s.uppercased()])
+        } else if let list = json["symbols"]?.array {
+            scope = .symbols(list.compactMap { $0.string?.uppercased() })
+        } else if let filter = json["match"]?.members {
+            scope = .match(filter)
+        } else if let name = json["portfolio"]?.string {
+            scope = .portfolio(name)
+        } else {
+            throw RefReadError("\(id): no scope")
+        }
+        let condition = try Self.condition(when)
+        var isMove = false, isPercentMove = false
+        if case .movePercent = condition { isMove = true; isPercentMove = true }
+        if case .moveStep = condition { isMove = true }
+        var rule = RefRule(id: id, scope: scope, condition: condition, version: version)
+        // A default is taken only where the rule may carry the key itself (Docs/rules.md,
+        // defaults): a file-wide `repeat` does not make a `move` rule invalid, nor a file-wide
+        // `hysteresis` a percent move.
+        func value(_ key: String, allowed: Bool = true) -> RefJSON? {
+            json[key] ?? (allowed ? defaults?[key] : nil)
+        }
+        if let r = value("repeat", allowed: !isMove) {
+            if let s = r.string { rule.repeatMode = s == "once" ? .once : .rearm }
+            if let every = r["every"]?.string { rule.repeatMode = .every(try Self.duration(every)) }
+        }
+        if let c = value("cooldown")?.string { rule.cooldown = try Self.duration(c) }
+        if let h = value("hysteresis", allowed: !isPercentMove)?.number { rule.hysteresis = h }
+        if let e = json["enabled"]?.bool { rule.enabled = e }
+        if let f = json["for"]?.string { rule.sustain = try Self.duration(f) }
+        if let e = json["expires"]?.string {
+            guard let at = Timestamp.parse(Array(e.utf8)) else { throw RefReadError("\(id): bad expires") }
+            rule.expires = at
+        }
+        if let r = json["resolve"]?.bool { rule.resolve = r }
+        return rule
+    }
+
+    static func condition(_ json: RefJSON) throws -> RefRule.Condition {
+        guard let (key, body) = json.members?.first else { throw RefReadError("empty condition") }
+        func side(_ b: RefJSON) throws -> (RefRule.Side, Double) {
+            if let x = b["above"]?.number { return (.above, x) }
+            if let x = b["below"]?.number { return (.below, x) }
+            throw RefReadError("\(key): no above/below")
+        }
+        func window(_ b: RefJSON) throws -> Int64 {
+            guard let w = b["window"]?.string else { throw RefReadError("\(key): no window") }
+            return try duration(w)
+        }
+        switch key {
+        case "price":
+            guard let (op, arg) = body.members?.first else { throw RefReadError("price: no operator") }
+            if let x = arg.number {
+                switch op {
+                case "above": return .above(x)
+                case "below": return .below(x)
+                case "crossesAbove": return .crossesAbove(x)
+                case "crossesBelow": return .crossesBelow(x)
+                default: break
+                }
+            }
+            if let pair = arg.array?.compactMap(\.number), pair.count == 2 {
+                if op == "inside" { return .inside(pair[0], pair[1]) }
+                if op == "outside" { return .outside(pair[0], pair[1]) }
+            }
+            throw RefReadError("price: bad operator \(op)")
+        case "change":
+            let (s, c) = try side(body)
+            return .change(window: try window(body), s, c)
+        case "fromHigh":
+            let (s, c) = try side(body)
+            return .fromHigh(window: try window(body), s, c)
+        case "fromLow":
+            let (s, c) = try side(body)
+            return .fromLow(window: try window(body), s, c)
+        case "pnl":
+            let (s, c) = try side(body)
+            return .pnl(s, c)
+        case "move":
+            if let p = body["percent"]?.number { return .movePercent(p) }
+            if let s = body["step"]?.number { return .moveStep(s) }
+            throw RefReadError("move: no percent or step")
+        case "all": return .all(try (body.array ?? []).map(condition))
+        case "any": return .any(try (body.array ?? []).map(condition))
+        default: throw RefReadError("unknown condition \(key)")
+        }
+    }
+
+    /// `"1h30m"` → milliseconds.
+    static func duration(_ text: String) throws -> Int64 {
+        var total: Int64 = 0
+        var rest = Substring(text)
+        guard !rest.isEmpty else { throw RefReadError("empty duration") }
+        while !rest.isEmpty {
+            let digits = rest.prefix { $0.isASCII && $0.isNumber }
+            rest = rest.dropFirst(digits.count)
+            let unit = rest.prefix { $0.isLetter }
+            rest = rest.dropFirst(unit.count)
+            let scale: Int64
+            switch unit {
+            case "ms": scale = 1
+            case "s": scale = 1000
+            case "m": scale = 60_000
+            case "h": scale = 3_600_000
+            case "d": scale = 86_400_000
+            default: throw RefReadError("bad duration \(text)")
+            }
+            guard let n = Int64(digits) else { throw RefReadError("bad duration \(text)") }
+            total += n * scale
+        }
+        return total
+    }
+}
