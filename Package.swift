@@ -116,7 +116,7 @@ let package = Package(
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Benchmarks/LiveBenchmark"),
-        // A naive reading of the spec that tests compare the engine and the binary with.
+        // A naive reading of Docs/rules.md that tests compare the engine and the binary with.
         .target(name: "AlertTestSupport", dependencies: [
             "AlertCore",
             .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The ratio target of issue #2 (1 000 000 rules at >= 0.8x the rate of 100 rules) on a shared
+# The ratio target (1 000 000 rules at >= 0.8x the rate of 100 rules) on a shared
 # machine: both sizes in the same conditions, alternated back to back for ROUNDS rounds (default
 # 3), each run the best and median of 3 replays, one core. Extra arguments go to every run.
 set -euo pipefail

@@ -1,6 +1,6 @@
 import AlertCore
 
-/// Turns rule files into a `RuleSet`, or into every error of every file at once (spec §8).
+/// Turns rule files into a `RuleSet`, or into every error of every file at once (Docs/rules.md#errors).
 public enum RuleLoader {
     /// Reads and checks `files` together: rule ids and sink names share one namespace and
     /// `notify` may name a sink of any file. Diagnostics are sorted by file (in the order

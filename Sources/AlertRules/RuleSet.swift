@@ -1,6 +1,6 @@
 import AlertCore
 
-/// Every rule and sink of the rule files given together, validated (spec §1–2, §8).
+/// Every rule and sink of the rule files given together, validated as Docs/rules.md says.
 /// Rules are in evaluation order: files in the order given, rules in file order.
 public struct RuleSet: Sendable {
     public var rules: [Rule]

@@ -5,7 +5,8 @@ import Darwin
 #endif
 import AlertCore
 
-/// Appends one spec §7 JSON line per alert to a file (a journal other tools can tail).
+/// Appends each alert's event (Docs/rules.md#the-alert-event) as one JSON line to a file (a
+/// journal other tools can tail).
 ///
 /// The file is opened in `init` (created with mode 0600: alerts may be private) so a bad path
 /// stops the program at start-up. Each line goes to the kernel with one `write(2)` on an

@@ -1,6 +1,6 @@
 import AlertCore
 
-/// Where alerts go: the one plug-in point for delivery (stdout, file, later webhook, exec, …).
+/// Where alerts go: the one plug-in point for delivery (stdout, file, webhook, exec).
 ///
 /// A sink takes one `Alert` value, so adding a field to alerts never breaks a sink. It never
 /// throws and never calls back into the engine; it reports what happened, and whether trying

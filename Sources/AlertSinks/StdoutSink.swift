@@ -1,6 +1,7 @@
 import AlertCore
 
-/// Prints one line per alert on standard output: `AlertFormat.text` or the spec §7 JSON object.
+/// Prints one line per alert on standard output: `AlertFormat.text` or the alert event's JSON
+/// object (Docs/rules.md#the-alert-event).
 public struct StdoutSink: Sink {
     public let name: String
     public let format: AlertOutputFormat

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import Synchronization
 
-/// The engine's state between runs (issue #5), beside the outbox in the same database: each
+/// The engine's state between runs, beside the outbox in the same database: each
 /// symbol's `SymbolSnapshot` (pair states, `prev`; its minute history in `symbol_history`, one
 /// row per symbol and hour) and the last market list. A save is one transaction, so a crash
 /// leaves the previous save or the new one, never a mix.
@@ -25,7 +25,7 @@ public final class EngineStateStore: Sendable {
     /// Every saved symbol. A row that cannot be read is an error naming the symbol: state is
     /// never silently dropped. Read on the writer's connection (no reader connection is opened
     /// for it), whose page cache is emptied afterwards: a daemon keeps what it loaded, not the
-    /// pages it read it from (up to 2 MB).
+    /// pages it read it from.
     public func load() throws -> [SymbolSnapshot] {
         defer { database.releaseMemory() }
         return try database.write { db in
@@ -42,8 +42,8 @@ public final class EngineStateStore: Sendable {
             while let row = try rows.next() {
                 let symbol: String = row[0]
                 var snapshot = try row.withUnsafeData(atIndex: 1) { blob in try Self.bytes(of: blob) { try Self.snapshot(symbol, $0) } }
-                // Before schema 4 the history was inside the snapshot: kept, and written as chunks
-                // by the next save (no extent recorded).
+                // A snapshot saved by schema 3 or older holds its history itself: it is kept, and
+                // the next save writes it as chunks (no extent recorded).
                 if snapshot.minutes.isEmpty {
                     snapshot.reserveHistory(sizes[symbol] ?? 0)
                     positions[symbol] = snapshots.count
@@ -77,8 +77,8 @@ public final class EngineStateStore: Sendable {
     /// that follows uses too: one page cache instead of two.
     ///
     /// The history is read hour by hour, each hour's rows of all the symbols that need it in one
-    /// query: the table is keyed by hour first, so those rows share pages (a `check` of 227
-    /// symbols reads ~5 hours of ~60 pages each, not ~4 pages for each symbol).
+    /// query: the table is keyed by hour first, so those rows share pages (a `check` of every
+    /// symbol reads a few runs of pages, not a few pages for each symbol).
     public func load(lookingUp lookups: [String: [ClosedRange<Int64>]]) throws -> [SymbolSnapshot] {
         try database.write { db in
             let state = try RawStatement(db, "SELECT snapshot FROM symbol_state WHERE symbol = ?")
@@ -95,7 +95,7 @@ public final class EngineStateStore: Sendable {
                 guard let snapshot = saved else { continue }
                 let index = snapshots.count
                 snapshots.append(snapshot)
-                // Before schema 4 the history was inside the snapshot (see `load()`).
+                // A snapshot saved by schema 3 or older holds its history itself (see `load()`).
                 guard snapshot.minutes.isEmpty else { continue }
                 var stored: [Int64] = []
                 try hours.run([.text(symbol)]) { row in stored.append(row.int64(0)) }

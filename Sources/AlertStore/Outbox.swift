@@ -8,7 +8,7 @@ public struct OutboxEntry: Sendable, Equatable {
     public var id: Int64
     public var alert: Alert
     public var sink: String
-    /// The spec §7 JSON, as enqueued.
+    /// The alert event's JSON (Docs/rules.md#the-alert-event), as enqueued.
     public var payload: String
     /// Epoch milliseconds.
     public var createdAt: Int64

@@ -2,8 +2,9 @@ import GRDB
 import GRDBSQLite
 
 /// A statement run through SQLite's C API, for the queries `EngineStateStore` makes once per
-/// symbol and hour (a `check` of 227 symbols makes ~2 000): GRDB's rows, arguments and their
-/// dynamic casts cost ~15 000 instructions a query there, most of reading and saving state.
+/// symbol and hour (thousands in a `check` of every symbol): through GRDB, its rows, arguments
+/// and their dynamic casts would be most of the cost of reading and saving state (see
+/// Docs/performance.md).
 /// Use it only inside the database access (`read`/`write` closure) whose `db` made it.
 final class RawStatement {
     enum Argument {

@@ -146,7 +146,7 @@ public final class StateStore: Sendable {
     ///
     /// Copies the WAL into the database and empties it first: a WAL left behind is copied again
     /// whole by the next process's first checkpoint (SQLite cannot know which of its frames were
-    /// copied already), which made every `check` rewrite the whole database.
+    /// copied already), which would make every `check` rewrite the whole database.
     public func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         outbox.writer.waitBlocking()
@@ -173,7 +173,7 @@ public final class StateStore: Sendable {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1-outbox") { db in
-            // The alert's fields (to rebuild it after a restart), its §7 JSON, and the sink.
+            // The alert's fields (to rebuild it after a restart), its event JSON, and the sink.
             let alertColumns = """
                 alert_id TEXT NOT NULL, rule TEXT NOT NULL, symbol TEXT NOT NULL, sink TEXT NOT NULL,
                 time INTEGER NOT NULL, price REAL NOT NULL, condition TEXT NOT NULL,
@@ -198,9 +198,9 @@ public final class StateStore: Sendable {
         }
         migrator.registerMigration("v2-state", migrate: EngineStateStore.migrate)
         migrator.registerMigration("v3-outbox-lean") { db in
-            // Pending rows are read whole at start and held by the sink workers since the group
-            // commit; nothing looks rows up by these, and each cost two more pages written per
-            // insert and per delete (about a third of the outbox's disk writes).
+            // Pending rows are read whole at start and held by the sink workers; nothing looks
+            // rows up by these indexes, and each would cost two more pages written per insert and
+            // per delete.
             try db.execute(sql: """
                 DROP INDEX IF EXISTS outbox_order;
                 DROP INDEX IF EXISTS outbox_due;

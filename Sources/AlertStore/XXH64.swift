@@ -1,8 +1,8 @@
 /// XXH64 (Yann Collet's xxHash, 64-bit, https://github.com/Cyan4973/xxHash/blob/dev/doc/xxhash_spec.md):
 /// a fast non-cryptographic hash, for telling whether bytes changed (the rules cache's key).
-/// About 20 times faster than SHA-256 here; a changed file gives the same value with chance
-/// 2^-64. Not for anything an attacker chooses to collide: who can edit the rule files or the
-/// state folder can write any rules anyway.
+/// Much faster than SHA-256 for this (see Docs/performance.md); a changed file gives the same
+/// value with chance 2^-64. Not for anything an attacker chooses to collide: who can edit the
+/// rule files or the state folder can write any rules anyway.
 enum XXH64 {
     private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F

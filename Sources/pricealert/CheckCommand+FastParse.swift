@@ -3,13 +3,14 @@ import ArgumentParser
 
 extension CheckCommand {
     /// `check`'s arguments as cron passes them, read without swift-argument-parser: its parse
-    /// reflects over every option (a fifth of a 10 000-rule check's instructions, mostly the
-    /// Swift runtime searching protocol conformances). Only `--name value`, `--name=value`,
-    /// `--rules A B …` and `--exit-code`, each option at most once but `--rules`, values that do
-    /// not start with `-`, and a command that validates. Anything else (help, a short or unknown
-    /// option, a missing or odd value, `--`, a validation error) gives nil, and the whole command
-    /// line goes through ArgumentParser as always, with its messages. `FastParseTests` compares
-    /// it with ArgumentParser's parse on the forms it reads, and lists forms it must leave alone.
+    /// reflects over every option (a large share of a short `check`, mostly the Swift runtime
+    /// searching protocol conformances; see Docs/performance.md). Only `--name value`,
+    /// `--name=value`, `--rules A B …` and `--exit-code`, each option at most once but `--rules`,
+    /// values that do not start with `-`, and a command that validates. Anything else (help, a
+    /// short or unknown option, a missing or odd value, `--`, a validation error) gives nil, and
+    /// the whole command line goes through ArgumentParser as always, with its messages.
+    /// `FastParseTests` compares it with ArgumentParser's parse on the forms it reads, and lists
+    /// forms it must leave alone.
     static func fastParse(_ arguments: [String]) -> CheckCommand? {
         var files: [String] = []
         var values: [String: String] = [:]

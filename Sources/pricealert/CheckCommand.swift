@@ -149,7 +149,7 @@ struct CheckCommand: AsyncParsableCommand {
             StandardError.write("check: \(failures) deliveries failed or wait in the outbox")
         }
         // The run is over and everything is written: the process ends here, without first
-        // freeing the rules, the engine and the alerts one object at a time (~1 ms).
+        // freeing the rules, the engine and the alerts one object at a time.
         ExitCodes.end(failures > 0 ? ExitCodes.deliveryFailed : exitCode && !alerts.isEmpty ? ExitCode(1) : .success)
     }
 

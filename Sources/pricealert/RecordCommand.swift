@@ -9,8 +9,8 @@ import Logging
 import Glibc
 #endif
 
-/// `pricealert record`: writes a source's live prices as a tick file (spec §6) that `replay`
-/// and `check --ticks` read, so rules can be tried on real data.
+/// `pricealert record`: writes a source's live prices as a tick file (Docs/rules.md#ticks) that
+/// `replay` and `check --ticks` read, so rules can be tried on real data.
 struct RecordCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",

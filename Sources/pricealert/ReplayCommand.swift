@@ -3,7 +3,7 @@ import AlertFeeds
 import AlertSinks
 import ArgumentParser
 
-/// `pricealert replay`: evaluates a recorded tick file (spec §6) and lists the alerts (spec §7).
+/// `pricealert replay`: evaluates a recorded tick file (Docs/rules.md#ticks) and lists the alerts.
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",

@@ -3,7 +3,7 @@ import Testing
 import AlertTestSupport
 import SeededRandom
 
-/// Spec §3 "The change value c" and the change rows of the §3 table.
+/// Docs/rules.md#change-windows and the change rows of the table in Docs/rules.md#conditions.
 @Suite("§3 change conditions")
 struct EngineChangeTests {
     /// Alerts' (time, value) for one symbol.

@@ -1,7 +1,7 @@
 import Testing
 @testable import AlertCore
 
-/// One test per row of the spec §3 table: when it fires, and when it re-arms (with and
+/// One test per row of the table in Docs/rules.md#conditions: when it fires, and when it re-arms (with and
 /// without hysteresis). Ticks are one second apart from t = 1 000 000 ms.
 @Suite("§3 price conditions")
 struct EngineConditionTests {

@@ -3,7 +3,7 @@ import Testing
 import AlertTestSupport
 import SeededRandom
 
-/// The indexed engine against the naive reading of the spec, on random streams and rule sets
+/// The indexed engine against the naive reading of Docs/rules.md, on random streams and rule sets
 /// built to hit boundaries: integer thresholds that prices land on exactly, equal times,
 /// dropped ticks, cooldowns, `once`, hysteresis, several windows and source 24h figures.
 @Suite("engine agrees with the reference")

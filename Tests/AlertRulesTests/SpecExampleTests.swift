@@ -2,7 +2,7 @@ import AlertCore
 import Testing
 @testable import AlertRules
 
-/// The example file of spec §1, verbatim, loads into these values.
+/// The example file of Docs/rules.md#file-structure, verbatim, loads into these values.
 @Suite struct SpecExampleTests {
     static let text = """
         {

@@ -58,7 +58,7 @@ import Testing
         }
     }
 
-    /// A state folder written by the previous version (outbox only) gains the state tables and
+    /// A state folder of schema version 1 (outbox only) gains the state tables and
     /// keeps its pending alerts.
     @Test func versionOneFolderIsMigrated() throws {
         let folder = temporaryFolder()
@@ -143,7 +143,7 @@ import Testing
         #expect(try store.engineState.load() == [bare])
     }
 
-    /// A state folder of schema 3 kept the history inside each snapshot: it is read as it is,
+    /// A state folder of schema 3 holds the history inside each snapshot: it is read as it is,
     /// and the next save moves it into hourly rows.
     @Test func aHistoryInsideTheSnapshotIsReadAndMovedOut() throws {
         let folder = temporaryFolder()
@@ -165,7 +165,7 @@ import Testing
         #expect(try store.engineState.load() == [Self.history(0...131)])
     }
 
-    /// A state folder of schema 4 kept the history keyed by symbol first: the migration to
+    /// A state folder of schema 4 holds the history keyed by symbol first: the migration to
     /// schema 5 moves every row to the table keyed by hour first, and they read back the same.
     @Test func aSchemaFourHistoryIsMovedToTheHourKeyedTable() throws {
         let folder = temporaryFolder()

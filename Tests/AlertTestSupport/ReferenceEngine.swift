@@ -1,6 +1,6 @@
 public import AlertCore
 
-/// A deliberately naive reading of spec §3–§6: every rule, every tick, every stored tick for
+/// A deliberately naive reading of Docs/rules.md: every rule, every tick, every stored tick for
 /// the change base. The real engine must agree with it alert for alert.
 public final class ReferenceEngine {
     struct Pair { var armed = true; var lastFired: Int64?; var spent = false }

@@ -3,7 +3,8 @@ import Testing
 
 /// Every folder under `Cases/` is one run of the built binary: `args` (one argument per line;
 /// `{repo}` is the repository root), run inside the folder, and the expected standard output,
-/// standard error and exit status. The expected files were written by hand from the spec.
+/// standard error and exit status. The expected files are written by hand from Docs/rules.md,
+/// never copied from the output.
 @Suite("end to end: cases")
 struct CaseTests {
     static let casesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Cases")

@@ -5,8 +5,8 @@ import Testing
 /// `pa_release_relocations` and `pa_configure_malloc`, which `pricealert` calls first thing, and
 /// `pa_release_free_memory` (Docs/performance.md).
 @Suite struct RelocationReleaseTests {
-    /// Freed heap pages go back to the kernel (until this session's fix the C file never saw
-    /// `__GLIBC__`, so the call did nothing).
+    /// Freed heap pages go back to the kernel: on glibc the call does its work (the C file sees
+    /// `__GLIBC__` only through a libc header such as `stdlib.h`).
     @Test func freedHeapPagesAreGivenBack() {
         // 16 MB in small blocks (from the heap, not separate mappings), then all freed.
         let blocks = (0..<16_384).map { _ in UnsafeMutableRawPointer.allocate(byteCount: 1_000, alignment: 8) }

@@ -16,7 +16,7 @@ struct ConditionGroup: Sendable {
         case change(window: Int64)
     }
 
-    /// One (rule, symbol) pair: what it needs to apply spec §5, in one place for locality.
+    /// One (rule, symbol) pair: what firing and re-arming (Docs/rules.md) need, kept together.
     /// Laid out to pack (a daemon may hold 100 000): the flags sit in the condition's tail
     /// padding and the last firing time needs no optional's extra byte: 48 bytes, not 64.
     struct Pair: Sendable {
@@ -62,7 +62,7 @@ struct ConditionGroup: Sendable {
     let coordinate: Coordinate
     /// A change window in whole minutes (0 for the price), so the tick path divides nothing.
     let windowMinutes: Int64
-    /// For change groups: the base price of spec §3 and the minute it was taken for.
+    /// For change groups: `base` (Docs/rules.md#change-windows) and the minute it was taken for.
     var base: (minute: Int64, price: Double)?
 
     // What a tick reads only when the coordinate passes a level.
@@ -141,7 +141,7 @@ struct ConditionGroup: Sendable {
         return true
     }
 
-    /// Moves the coordinate to `v` at time `t` and applies spec §5 to every pair whose outcome
+    /// Moves the coordinate to `v` at time `t` and fires or re-arms (Docs/rules.md) every pair whose outcome
     /// can change. `prev` is the symbol's previous valid price (for crossings). Appends the rule
     /// index of every pair that fires to `fired`.
     @inline(never)

@@ -1,4 +1,4 @@
-/// The rule engine: ticks in, alerts out (spec §3–§6). Pure and deterministic: no clock, no
+/// The rule engine: ticks in, alerts out (Docs/rules.md#conditions, #ticks). Pure and deterministic: no clock, no
 /// I/O; time is the tick's. Not thread-safe: one engine is driven by one task.
 ///
 /// Rules are indexed by symbol (and `match` rules are resolved against the market list once
@@ -234,7 +234,7 @@ struct EngineCore {
         return window
     }
 
-    /// The base price of spec §3 for group `g` in the minute whose window starts at `target`.
+    /// `base` (Docs/rules.md#change-windows) for group `g` in the minute whose window starts at `target`.
     /// Minutes before the current one are final (ticks come in time order and `target` is at
     /// least a minute back), so it is looked up once per minute and kept in the group.
     private mutating func base(group g: Int, target: Int64, symbol s: Int) -> Double? {
@@ -244,7 +244,7 @@ struct EngineCore {
         return found
     }
 
-    /// The change `c` in percent for group `g`'s window at this tick (spec §3), or nil when unknown.
+    /// The change `c` in percent for group `g`'s window at this tick (Docs/rules.md), or nil when unknown.
     private mutating func changeValue(group g: Int, tick: Tick, minute: Int64, first: Int64, symbol s: Int) -> Double? {
         let windowMinutes = groups[g].windowMinutes
         if windowMinutes == 1440, let c = tick.change24h, c.isFinite { return c }
@@ -276,7 +276,7 @@ struct EngineCore {
         return reason
     }
 
-    /// Swaps in a new market list (spec §4): every known symbol's `match` rules are resolved
+    /// Swaps in a new market list (Docs/rules.md#scope): every known symbol's `match` rules are resolved
     /// again. Pairs that still apply keep their state (armed, last fired, once); pairs that
     /// now apply start armed, or where they left off if they applied before. A changed
     /// symbol looks at all its pairs on its next tick, which decides exactly what continuing
@@ -319,7 +319,7 @@ struct EngineCore {
         groups = kept
     }
 
-    /// Indices of the enabled rules that apply to `symbol`, in rule order (spec §4).
+    /// Indices of the enabled rules that apply to `symbol`, in rule order (Docs/rules.md#scope).
     private func applicableRules(_ symbol: String) -> [Int32] {
         var applicable = rulesBySymbol[symbol] ?? []
         if !matchRules.isEmpty, let markets {
@@ -449,7 +449,7 @@ struct SymbolState: Sendable {
     var groups: Range<Int>
     var firstTime: Int64?
     var lastTime: Int64?
-    /// `prev` of spec §3: the previous valid price.
+    /// `prev` of Docs/rules.md#conditions: the previous valid price.
     var lastPrice: Double?
     var history = MinuteHistory()
     /// Only symbols with a change rule need their minute history.

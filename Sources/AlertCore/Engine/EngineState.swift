@@ -1,4 +1,4 @@
-/// Saving and restoring the engine's state (issue #5: state across runs, rule reloads).
+/// Saving and restoring the engine's state: across `check` runs, daemon restarts and rule reloads.
 extension Engine {
     /// Hands the engine saved state. Each symbol takes its snapshot on its first tick, so
     /// restoring costs nothing for symbols that never come; pairs of rules that are gone or
@@ -8,8 +8,9 @@ extension Engine {
     }
 
     /// The minutes whose saved price evaluating `ticks` can look up, by upper-cased symbol: the
-    /// start of each change window for the ticks' minutes (spec §3). For a restore that reads
-    /// only that much history (`EngineStateStore.load(lookingUp:)`, as `check` does).
+    /// start of each change window for the ticks' minutes (Docs/rules.md#change-windows). For a
+    /// restore that reads only that much history (`EngineStateStore.load(lookingUp:)`, as `check`
+    /// does).
     public func historyLookups(for ticks: some Sequence<Tick>) -> [String: [ClosedRange<Int64>]] {
         var minutes: [String: ClosedRange<Int64>] = [:]
         for tick in ticks {

@@ -1,5 +1,5 @@
-/// The last price of each UTC minute for one symbol (spec §3: "one price per symbol per
-/// minute"), trimmed to what the longest change window needs.
+/// The last price of each UTC minute for one symbol (Docs/rules.md#change-windows: "one price
+/// per symbol per minute"), trimmed to what the longest change window needs.
 ///
 /// The newest minute is kept in two scalars and reaches the arrays only when a later minute
 /// begins, so the tick path writes no array while a minute lasts.

@@ -1,7 +1,8 @@
-/// The two renderings of an alert: the spec §7 JSON object (one line) and a readable text line.
+/// The two renderings of an alert: the alert event's JSON object (one line,
+/// Docs/rules.md#the-alert-event) and a readable text line.
 public enum AlertFormat {
     /// `{"id":…,"rule":…,"symbol":…,"time":…,"price":…,"condition":…,"threshold":…,"value":…,"message":…}`
-    /// with keys in the spec's order, no trailing newline.
+    /// with keys in the order Docs/rules.md#the-alert-event shows, no trailing newline.
     public static func json(_ alert: Alert) -> String {
         let message = alert.message
         var out = ""
@@ -43,7 +44,7 @@ public enum AlertFormat {
     }
 }
 
-/// `message` templates (spec §2): `{{rule}} {{symbol}} {{price}} {{value}} {{threshold}}
+/// `message` templates (Docs/rules.md#messages): `{{rule}} {{symbol}} {{price}} {{value}} {{threshold}}
 /// {{condition}} {{time}}`. Placeholders may have spaces inside the braces (`{{ price }}`).
 public enum MessageTemplate {
     public static let placeholders: Set<String> = ["rule", "symbol", "price", "value", "threshold", "condition", "time"]
@@ -170,7 +171,8 @@ extension StringProtocol {
     }
 }
 
-/// A tick as one JSON line of a tick file (spec §6), the form `record` writes and `replay` reads.
+/// A tick as one JSON line of a tick file (Docs/rules.md#ticks), the form `record` writes and
+/// `replay` reads.
 public enum TickFormat {
     public static func json(_ tick: Tick) -> String {
         var out = "{\"time\":\(tick.time),\"symbol\":\(JSONString.quote(tick.symbol)),\"price\":\(JSONNumber.format(tick.price))"

@@ -1,5 +1,5 @@
 /// Durations in rule files: one or more `<integer><unit>`, unit `ms`, `s`, `m`, `h`, `d`
-/// (`"90s"`, `"1h30m"`, `"1d"`), spec §2.
+/// (`"90s"`, `"1h30m"`, `"1d"`), Docs/rules.md#rules.
 public enum DurationText {
     /// What a duration text says: milliseconds, a well-formed duration too long for 64 bits,
     /// or no duration at all.

@@ -1,4 +1,4 @@
-/// One alert event (spec §7). Every sink receives exactly this value.
+/// One alert event (Docs/rules.md#the-alert-event). Every sink receives exactly this value.
 public struct Alert: Sendable, Equatable {
     public var rule: String
     /// Upper-cased.
@@ -29,7 +29,7 @@ public struct Alert: Sendable, Equatable {
         self.notify = notify
     }
 
-    /// An alert whose message is `template` filled with its own fields (spec §2).
+    /// An alert whose message is `template` filled with its own fields (Docs/rules.md#messages).
     public init(rule: String, symbol: String, time: Int64, price: Double, condition: String,
                 threshold: Threshold, value: Double, template: String, notify: [String]) {
         self.init(rule: rule, symbol: symbol, time: time, price: price, condition: condition,

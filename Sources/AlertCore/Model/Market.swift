@@ -18,7 +18,7 @@ public struct Market: Sendable, Equatable {
     }
 }
 
-/// The market list with entries grouped by upper-cased symbol (spec §4).
+/// The market list with entries grouped by upper-cased symbol (Docs/rules.md#scope).
 public struct MarketList: Sendable {
     public private(set) var markets: [Market]
     private var bySymbol: [String: [Int]]
@@ -41,7 +41,7 @@ public struct MarketList: Sendable {
     public var count: Int { markets.count }
 }
 
-/// A `match` scope: every key given must hold for a market entry (spec §4).
+/// A `match` scope: every key given must hold for a market entry (Docs/rules.md#scope).
 public struct MarketFilter: Sendable, Equatable {
     public var future: Bool?
     public var quote: String?
@@ -64,7 +64,7 @@ public struct MarketFilter: Sendable, Equatable {
     }
 }
 
-/// Symbols compare case-insensitively: both sides are upper-cased (spec §2).
+/// Symbols compare case-insensitively: both sides are upper-cased (Docs/rules.md#scope).
 public enum Symbol {
     /// Upper-cases `s`, returning it unchanged (no allocation) when it is already upper case.
     @inlinable

@@ -1,4 +1,5 @@
-/// A validated alert rule (spec §2). Built by `AlertRules` from a rule file; the engine trusts it.
+/// A validated alert rule (Docs/rules.md#rules). Built by `AlertRules` from a rule file; the
+/// engine trusts it.
 public struct Rule: Sendable, Equatable {
     // Stored in an order that packs (a daemon may hold 100 000 rules): 88 bytes, not 112 (the
     // two one-byte fields sit in the condition's tail, before the 8-byte-aligned scope).
@@ -9,7 +10,7 @@ public struct Rule: Sendable, Equatable {
     public var notify: [String]
     /// Milliseconds.
     public var cooldown: Int64
-    /// Percent for price conditions, percentage points for change conditions (spec §3, §5).
+    /// Percent for price conditions, percentage points for change conditions (Docs/rules.md#hysteresis).
     public var hysteresis: Double
     public var condition: Condition
     public var repeatMode: RepeatMode
@@ -64,7 +65,7 @@ public enum ChangeCondition: Sendable, Equatable {
 }
 
 extension Condition {
-    /// The threshold as the alert event carries it (spec §7).
+    /// The threshold as the alert event carries it (Docs/rules.md#the-alert-event).
     public var threshold: Threshold {
         switch self {
         case .price(.above(let x)), .price(.below(let x)),

@@ -1,4 +1,4 @@
-/// A named sink from a rule file's `sinks` object (spec §1), validated.
+/// A named sink from a rule file's `sinks` object (Docs/rules.md#sinks), validated.
 /// Delivery lives in `AlertSinks`; this is only the configuration.
 public struct SinkDefinition: Sendable, Equatable {
     public var name: String
@@ -12,7 +12,7 @@ public struct SinkDefinition: Sendable, Equatable {
         self.delivery = delivery
     }
 
-    /// The sink named `stdout` that exists unless a file defines that name (spec §1).
+    /// The sink named `stdout` that exists unless a file defines that name (Docs/rules.md#sinks).
     public static let builtinStdout = SinkDefinition(name: "stdout", kind: .stdout(format: .text))
 }
 

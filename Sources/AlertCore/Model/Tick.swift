@@ -1,8 +1,8 @@
-/// One price observation: `(time, symbol, price[, change24h])` (spec §6).
+/// One price observation: `(time, symbol, price[, change24h])` (Docs/rules.md#ticks).
 ///
 /// `time` is Unix epoch milliseconds. `change24h` is the source's own 24-hour change in
 /// percent (already ×100), when the source reports one; it feeds `change` rules whose window
-/// is exactly 24 hours (spec §3, step 1).
+/// is exactly 24 hours (Docs/rules.md#change-windows).
 public struct Tick: Sendable, Equatable {
     public var time: Int64
     public var symbol: String
@@ -17,7 +17,7 @@ public struct Tick: Sendable, Equatable {
     }
 }
 
-/// Why a tick was dropped. Dropped ticks change no state (spec §6).
+/// Why a tick was dropped. Dropped ticks change no state (Docs/rules.md#ticks).
 public enum DropReason: String, Sendable, CaseIterable, Comparable {
     /// The line or frame could not be read as a tick at all (not JSON, missing fields, bad types).
     case malformed

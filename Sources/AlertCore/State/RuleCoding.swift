@@ -1,5 +1,5 @@
 /// A compact encoding of validated rules, for the rules cache a `check` keeps in its state
-/// folder: decoding 10 000 rules takes a few milliseconds, checking their file again tens.
+/// folder: decoding rules costs a fraction of checking their file again (see Docs/performance.md).
 /// Lists of names (`notify`, `symbols`) are written once and shared by the rules that use
 /// them, in the file and in memory after decoding.
 extension Rule {

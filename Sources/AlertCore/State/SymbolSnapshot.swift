@@ -3,15 +3,16 @@
 /// and every (rule, symbol) pair whose state differs from a fresh, armed one.
 ///
 /// Restoring a snapshot and going on gives exactly the alerts that continuing would have given
-/// (spec §3, §5): each pair's armed/spent/last-fired state is what decides, and the first tick
-/// after a restore looks at every pair (so one cooling down is queued again).
+/// (Docs/rules.md#firing-and-re-arming): each pair's armed/spent/last-fired state is what
+/// decides, and the first tick after a restore looks at every pair (so one cooling down is
+/// queued again).
 public struct SymbolSnapshot: Sendable, Equatable {
     /// Upper-cased.
     public var symbol: String
     public var firstTime: Int64?
     public var lastTime: Int64?
     public var lastPrice: Double?
-    /// The minute history (spec §3): each minute's last price, oldest first.
+    /// The minute history (Docs/rules.md#change-windows): each minute's last price, oldest first.
     public var minutes: [Int64]
     public var prices: [Double]
     public var pairs: [PairSnapshot]

@@ -3,7 +3,7 @@ import Foundation
 
 /// The BTSE market list: the `GET …/api/inquire/initial/market` payload
 /// (`{"code":1,"msg":"success","time":…,"data":[{…}],"success":true}`) or a bare array of its
-/// entries, decoded into `Market`s for `match` scopes (spec §4).
+/// entries, decoded into `Market`s for `match` scopes (Docs/rules.md#scope).
 ///
 /// Loaded once at start-up, so Foundation's `JSONSerialization` is used. Unknown fields and
 /// `null`s are tolerated (the recorded payload has many); an entry without a string `symbol`

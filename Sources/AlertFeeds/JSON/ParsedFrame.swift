@@ -1,4 +1,4 @@
-/// A usable price: finite and greater than zero (spec §6); anything else skips the entry.
+/// A usable price: finite and greater than zero (Docs/rules.md#ticks); anything else skips the entry.
 @inline(__always)
 func usablePrice(_ price: Double?) -> Double? {
     guard let price, price.isFinite, price > 0 else { return nil }

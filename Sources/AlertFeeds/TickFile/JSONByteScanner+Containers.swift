@@ -80,8 +80,8 @@ extension JSONByteScanner {
         return inner.double(n)
     }
 
-    /// The upper-cased text of a string (symbols compare upper-cased, spec §2). Avoids the
-    /// Unicode machinery when the bytes are ASCII.
+    /// The upper-cased text of a string (symbols compare upper-cased, Docs/rules.md#scope).
+    /// Avoids the Unicode machinery when the bytes are ASCII.
     func upperCasedString(_ range: Range<Int>, escaped: Bool) -> String {
         if escaped { return string(range, escaped: true).uppercased() }
         let raw = UnsafeBufferPointer(rebasing: bytes[range])

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import AlertCore
 
-/// Reads a recorded tick file (JSON Lines, spec §6) — a path, or `-` for standard input.
+/// Reads a recorded tick file (JSON Lines, Docs/rules.md#ticks) — a path, or `-` for standard input.
 ///
 /// Reads 1 MiB chunks and parses each line in place (no per-line syscalls or copies, except a
 /// line that straddles two chunks, which is moved to the front of the buffer). Lines end with

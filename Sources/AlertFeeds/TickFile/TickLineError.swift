@@ -1,6 +1,6 @@
-/// Why one line of a tick file is not a tick (spec §6: it is reported with its line number and
-/// skipped). `description` is the whole human message, e.g. `missing "price"` or
-/// `expected '"' at column 12`.
+/// Why one line of a tick file is not a tick (Docs/rules.md#ticks; it is reported with its line
+/// number and skipped, as Docs/cli.md says). `description` is the whole human message, e.g.
+/// `missing "price"` or `expected '"' at column 12`.
 public struct TickLineError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The human message. Syntax errors end with `at column N`.
     public let message: String

@@ -1,6 +1,6 @@
 import AlertCore
 
-/// Parses one JSON Lines tick (spec §6):
+/// Parses one JSON Lines tick (Docs/rules.md#ticks):
 /// `{"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}`.
 ///
 /// A byte scanner, not a JSON decoder: it is the replay hot path. The contract:

@@ -1,6 +1,6 @@
 import AlertCore
 
-/// `when`: exactly one of `price` or `change` (spec §3).
+/// `when`: exactly one of `price` or `change` (Docs/rules.md#conditions).
 extension FileChecker {
     static let conditionKeys = ["price", "change"]
     static let priceOperators = ["above", "below", "crossesAbove", "crossesBelow", "inside", "outside"]

@@ -1,7 +1,7 @@
 import AlertCore
 
 /// The checks that need every file: one namespace for rule ids and sink names, and
-/// `notify` naming a sink that exists in any file (spec §1, §8).
+/// `notify` naming a sink that exists in any file (Docs/rules.md#file-structure, #errors).
 enum CrossFileCheck {
     static func run(_ checkers: inout [FileChecker]) {
         checkNamespace(&checkers)

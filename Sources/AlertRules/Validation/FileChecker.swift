@@ -1,7 +1,7 @@
 import AlertCore
 
 /// Checks one rule file: collects its diagnostics, and reads typed values out of JSON nodes,
-/// reporting a wrong type or bad value at the value itself (spec §8).
+/// reporting a wrong type or bad value at the value itself (Docs/rules.md#errors).
 struct FileChecker {
     let file: String
     /// The file's text, for turning offsets into lines and columns.
@@ -9,7 +9,7 @@ struct FileChecker {
     /// Problems in the order found; `diagnostics` sorts them by place.
     var problems: [Problem] = []
     /// Valid rule ids and all sink names with their places, for the one namespace shared
-    /// across files (spec §1).
+    /// across files (Docs/rules.md#file-structure).
     var ruleIDs: [NamedPlace] = []
     var sinkNames: [NamedPlace] = []
     /// Sink names used in `notify`, checked once every file's sinks are known.

@@ -1,6 +1,6 @@
 import AlertCore
 
-/// The top level of a rule file: `version`, `rules`, `sinks`, `defaults` (spec §1).
+/// The top level of a rule file: `version`, `rules`, `sinks`, `defaults` (Docs/rules.md#file-structure).
 extension FileChecker {
     static let topLevelKeys = ["version", "rules", "sinks", "defaults"]
 

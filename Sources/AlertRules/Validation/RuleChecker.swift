@@ -1,11 +1,11 @@
 import AlertCore
 
-/// One rule object (spec §2).
+/// One rule object (Docs/rules.md#rules).
 extension FileChecker {
     static let ruleKeys = ["id", "symbol", "symbols", "match", "when", "notify", "repeat", "cooldown",
                            "hysteresis", "message", "enabled"]
 
-    /// `MessageTemplate.placeholders` in the order spec §2 lists them, for messages.
+    /// `MessageTemplate.placeholders` in the order Docs/rules.md#messages lists them, for messages.
     static let placeholdersInSpecOrder = ["rule", "symbol", "price", "value", "threshold", "condition", "time"]
 
     /// The rule, or nil when it has errors (they are reported).
@@ -55,7 +55,7 @@ extension FileChecker {
         return id
     }
 
-    /// Hysteresis has no meaning for a range: its re-arm condition is just leaving it (spec §3).
+    /// Hysteresis has no meaning for a range: leaving it is its re-arm condition (Docs/rules.md).
     private mutating func rejectHysteresis(_ member: JSONMember?, range: String) {
         guard let member else { return }
         error("'hysteresis' is not allowed on '\(range)' conditions", at: member.value.position)

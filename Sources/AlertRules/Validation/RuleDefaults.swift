@@ -1,7 +1,7 @@
 import AlertCore
 
 /// `notify`, `cooldown`, `repeat`, `hysteresis`: a rule's own keys, else its file's `defaults`
-/// (spec §1, §2). Nil means "not given": the built-in default applies.
+/// (Docs/rules.md#file-structure, #rules). Nil means "not given": the built-in default applies.
 struct RuleDefaults {
     static let keys = ["notify", "cooldown", "repeat", "hysteresis"]
 

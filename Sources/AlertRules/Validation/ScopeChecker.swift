@@ -1,6 +1,6 @@
 import AlertCore
 
-/// A rule's scope: exactly one of `symbol`, `symbols`, `match` (spec §2, §4).
+/// A rule's scope: exactly one of `symbol`, `symbols`, `match` (Docs/rules.md#scope).
 extension FileChecker {
     static let scopeKeys = ["symbol", "symbols", "match"]
     static let matchKeys = ["future", "quote", "base", "active"]

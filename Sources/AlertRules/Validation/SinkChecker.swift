@@ -1,6 +1,6 @@
 import AlertCore
 
-/// The `sinks` object: name → sink configuration (spec §1).
+/// The `sinks` object: name → sink configuration (Docs/rules.md#sinks).
 extension FileChecker {
     static let sinkKeys: [(type: String, keys: [String])] = [
         ("stdout", ["type", "format"]),

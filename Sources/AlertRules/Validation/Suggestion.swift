@@ -1,4 +1,4 @@
-/// "Did you mean" hints: unknown keys are almost always typos of a known one (spec §1).
+/// "Did you mean" hints: unknown keys are almost always typos of a known one (Docs/rules.md#file-structure).
 enum Suggestion {
     /// The candidate `word` most likely meant: one equal to it ignoring case, else the
     /// nearest within an edit distance of 2 (the first one listed wins a tie). Nil when none

@@ -9,7 +9,7 @@ import AlertCore
 /// recompiling pricealert.
 ///
 /// `command` is an argv array run with `posix_spawnp` (PATH lookup, never a shell). The program
-/// gets the spec §7 JSON and a newline on standard input (all of it, however long), and
+/// gets the alert event's JSON (Docs/rules.md) and a newline on stdin (all of it, however long), and
 /// `PRICEALERT_ID`, `_RULE`, `_SYMBOL`, `_TIME`, `_PRICE`, `_VALUE`, `_THRESHOLD`, `_CONDITION`,
 /// `_MESSAGE` (each cut to `variableLimit` bytes) on top of pricealert's own environment, less
 /// the variables holding webhook secrets (`ExecSpec.withheldVariables`). Its standard output

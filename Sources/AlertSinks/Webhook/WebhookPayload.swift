@@ -3,14 +3,15 @@ import Crypto
 
 /// What a webhook sends for one alert: the body and the headers that go with it, by preset.
 ///
-/// - `json`: the spec §7 event (`AlertFormat.json`), `application/json`.
+/// - `json`: the alert event (`AlertFormat.json`, Docs/rules.md#the-alert-event), `application/json`.
 /// - `slack`: `{"text": MESSAGE}`; `discord`: `{"content": MESSAGE}`.
 /// - `ntfy`: the message as plain text, with `Title: pricealert: RULE SYMBOL` and
 ///   `Tags: chart_with_upwards_trend` (ntfy publishes to the topic in the URL).
 /// - `telegram`: `{"chat_id": ID, "text": MESSAGE}`; the chat id comes from the URL's
 ///   `chat_id` query parameter, which `WebhookSink` moves into the body.
 /// - `alertmanager`: an Alertmanager webhook payload, version "4", with one firing alert.
-/// - `template`: the rule file's `template` filled with the spec §2 placeholders, `text/plain`.
+/// - `template`: the rule file's `template` filled with the placeholders of Docs/rules.md#messages,
+///   `text/plain`.
 public enum WebhookPayload: Sendable, Equatable {
     case json
     case slack

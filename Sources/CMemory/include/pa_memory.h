@@ -15,9 +15,9 @@ int pa_release_free_memory(void);
 int pa_configure_malloc(int long_running);
 
 /// Unmaps from this process the pages of the executable's own relocation table (`.rela.dyn`,
-/// 3 MB in the static build), which the dynamic loader reads once at start and nothing reads
-/// again. Only whole pages inside a read-only segment are dropped (`MADV_DONTNEED`); a later
-/// read would fault them back in from the file. Sets `*start` and `*length` to the range
+/// megabytes in the static build), which the dynamic loader reads once at start and nothing
+/// reads again. Only whole pages inside a read-only segment are dropped (`MADV_DONTNEED`); a
+/// later read would fault them back in from the file. Sets `*start` and `*length` to the range
 /// dropped and returns its length in bytes, or 0 when nothing was (not Linux/glibc, no such
 /// table, or less than a page of it).
 size_t pa_release_relocations(void **start, size_t *length);

@@ -1,7 +1,8 @@
 import AlertCore
 
 /// Alerts about the feed itself: users must learn that their rules are blind. They have the
-/// spec §7 shape; their rule names start with `@`, which no rule id can, so they never clash.
+/// alert event's shape (Docs/rules.md#the-alert-event); their rule names start with `@`, which
+/// no rule id can, so they never clash.
 enum FeedAlert {
     static let staleRule = "@feed-stale"
     static let recoveredRule = "@feed-recovered"

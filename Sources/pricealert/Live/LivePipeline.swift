@@ -9,9 +9,8 @@ import Logging
 import Synchronization
 
 /// The engine state loaded at start, handed over once (`take`). The engine must be the only
-/// owner of the minute histories it restores: while another reference to a snapshot lived (the
-/// pipeline kept the loaded array for the whole run), each symbol's first new minute copied its
-/// history, and the daemon kept both copies (~6 MB with 227 symbols and a day of minutes).
+/// owner of the minute histories it restores: while another reference to a snapshot lives, each
+/// symbol's first new minute copies its history, and the daemon holds both copies for the run.
 final class SavedState: Sendable {
     private let snapshots: Mutex<[SymbolSnapshot]>
 
@@ -268,7 +267,7 @@ struct Evaluation {
                 if let reason = engine.process(tick, into: &alerts) { monitor.dropped(reason) } else { accepted += 1 }
                 // Handed on tick by tick, in the same order: the buffer stays as small as one
                 // tick's alerts (a frame of 227 ticks over 100 000 rules can fire 20 000, and
-                // the buffer kept that capacity for good).
+                // the buffer would keep that capacity for good).
                 for alert in alerts { emit(alert) }
                 alerts.removeAll(keepingCapacity: true)
                 if gate.isFull { await gate.waitForRoom() }
@@ -305,7 +304,7 @@ struct Evaluation {
 
     /// Hands what changed since the last save to the delivery task, behind the alerts before it.
     /// The `final` save moves each minute history into its snapshot instead of copying it (a
-    /// day for 227 symbols is 5 MB): the engine takes no tick after it.
+    /// day of minutes for every symbol is megabytes): the engine takes no tick after it.
     mutating func saveChanges(final: Bool = false) {
         guard persists, let engine else { return }
         lastSave = Wallclock.millis()

@@ -11,8 +11,8 @@ enum Inputs {
     /// Loads rule files together; prints every problem with its place and exits 65/66.
     static func rules(_ paths: [String]) throws -> RuleSet {
         var ruleSet = try rules(RuleLoader.loadFiles(paths: paths))
-        // The rules grew by doubling while they were read; now that the file and what checking
-        // it kept are freed, keep them in an array of their size (100 000 rules: 3 MB less).
+        // The rules grow by doubling while they are read; now that the file and what checking
+        // it kept are freed, keep them in an array of their size (see Docs/performance.md).
         if ruleSet.rules.capacity > ruleSet.rules.count + ruleSet.rules.count / 8 {
             ruleSet.rules = ruleSet.rules.withUnsafeBufferPointer { Array($0) }
         }
