@@ -118,7 +118,7 @@ let package = Package(
         ], path: "Benchmarks/LiveBenchmark"),
         // A naive reading of Docs/rules.md that tests compare the engine and the binary with.
         .target(name: "AlertTestSupport", dependencies: [
-            "AlertCore",
+            "AlertCore", "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,5 +1,6 @@
 import AlertCore
 import AlertTestSupport
+import SeededRandom
 import Testing
 
 // Hand-worked examples for the v1+v2 reference engine. Every expected event is computed in

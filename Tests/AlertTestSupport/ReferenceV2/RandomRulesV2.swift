@@ -1,4 +1,5 @@
 public import AlertCore
+public import SeededRandom
 
 /// Random version 2 rule files, tick streams and candles for comparing an implementation with
 /// `ReferenceEngineV2`. Every rule is valid by the rules' text: `for` never on a crossing or a
