@@ -5,8 +5,8 @@ import PackageDescription
 // How the release `pricealert` is linked on Linux (Docs/performance.md): with lld, the functions
 // its commands run first and together (Build/link-order.txt, made by scripts/link-order), so a
 // `check` maps a few megabytes of code instead of pages spread over all of it; and without
-// exporting every Swift symbol of the executable (the static stdlib's -export-dynamic), which
-// made the dynamic loader read megabytes of symbol tables at every start.
+// exporting every Swift symbol of the executable (the static stdlib's -export-dynamic), so the
+// dynamic loader does not read the executable's whole symbol table at every start.
 let releaseLinkFlags = [
     "-use-ld=lld",
     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Build/link-order.txt",
@@ -44,7 +44,7 @@ let package = Package(
         // libcurl, loaded on first use (dlopen), through non-variadic wrappers (Swift cannot call
         // curl_easy_setopt). Builds against libcurl4-openssl-dev's headers; links only libdl.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
-        // HTTP over libcurl's multi interface: REST feeds now, webhooks later.
+        // HTTP over libcurl's multi interface: REST feeds and webhooks.
         .target(name: "AlertHTTP", dependencies: [
             "CCurl",
             .product(name: "Logging", package: "swift-log"),
@@ -63,7 +63,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // State that outlives a process: the durable outbox (and later pair state), in SQLite.
+        // State that outlives a process: the durable outbox, engine state and market list, in SQLite.
         .target(name: "AlertStore", dependencies: [
             "AlertCore",
             .product(name: "GRDB", package: "GRDB.swift"),

@@ -4,7 +4,7 @@ import AlertTestSupport
 import SeededRandom
 
 /// Docs/rules.md#change-windows and the change rows of the table in Docs/rules.md#conditions.
-@Suite("§3 change conditions")
+@Suite("Change conditions")
 struct EngineChangeTests {
     /// Alerts' (time, value) for one symbol.
     func fired(_ rules: [Rule], _ ticks: [Tick]) -> [(Int64, Double)] {

@@ -3,7 +3,7 @@ import Testing
 
 /// One test per row of the table in Docs/rules.md#conditions: when it fires, and when it re-arms (with and
 /// without hysteresis). Ticks are one second apart from t = 1 000 000 ms.
-@Suite("§3 price conditions")
+@Suite("Price conditions")
 struct EngineConditionTests {
     let t = seconds([0]).first!.0
 

@@ -1,7 +1,7 @@
 import Testing
 @testable import AlertCore
 
-@Suite("§5 firing, arming, cooldown")
+@Suite("Firing, arming, cooldown")
 struct EngineFiringTests {
     let t = seconds([0]).first!.0
 

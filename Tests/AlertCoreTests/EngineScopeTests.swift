@@ -3,7 +3,7 @@ import Testing
 import AlertTestSupport
 import SeededRandom
 
-@Suite("§4 scope and the market list")
+@Suite("Scope and the market list")
 struct EngineScopeTests {
     let markets = MarketList([
         Market(symbol: "BTC-PERP", base: "BTC", quote: "USD", future: true, active: true),
@@ -56,7 +56,7 @@ struct EngineScopeTests {
     }
 }
 
-@Suite("§4 market list reloads")
+@Suite("Market list reloads")
 struct EngineMarketReloadTests {
     @Test func aListedMarketStartsMatchingAfterAReload() {
         let r = Rule(id: "usd", scope: .match(MarketFilter(quote: "USD")), condition: .price(.above(1)))
@@ -117,7 +117,7 @@ struct EngineMarketReloadTests {
     }
 }
 
-@Suite("§5 once survives market list reloads")
+@Suite("Once survives market list reloads")
 struct EngineOnceAcrossReloadsTests {
     @Test func aOncePairThatFiredNeverFiresAgainEvenIfItsMarketLeavesAndReturns() {
         let r = Rule(id: "once", scope: .match(MarketFilter(quote: "USD")), condition: .price(.above(1)), repeatMode: .once)

@@ -1,7 +1,7 @@
 import Testing
 @testable import AlertCore
 
-@Suite("§6 ticks")
+@Suite("Ticks")
 struct EngineTickTests {
     @Test(arguments: [0.0, -1.0, .nan, .infinity, -.infinity])
     func nonPositiveOrNonFinitePriceIsDropped(price: Double) {

@@ -217,9 +217,9 @@ struct CheckCommandTests {
         #expect(second.stdout.isEmpty)
         #expect(second.stderr.contains("is in use by another pricealert (pid \(pid))"))
 
-        // Once the first check has opened its input for reading (a FIFO's data is dropped when
-        // its last writer closes it before a reader opened it: the first check then waited for
-        // a writer for good, failing this test once).
+        // Only once the first check has opened its input for reading: a FIFO's data is dropped
+        // when its last writer closes it before a reader opened it, and the first check would
+        // then wait for a writer for good.
         var writer: Int32 = -1
         for _ in 0..<500 {
             writer = open(fifo, O_WRONLY | O_NONBLOCK)
