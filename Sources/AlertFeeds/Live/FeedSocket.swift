@@ -22,6 +22,7 @@ struct FeedSocket: Sendable {
         case invalidURL
         case handshakeTimedOut(Duration)
         case closedBeforeUpgrade
+        case resetBeforeUpgrade
         case upgradeRejected(String)
         case frameTooLarge(limit: Int)
 
@@ -30,6 +31,7 @@ struct FeedSocket: Sendable {
             case .invalidURL: "not a ws:// or wss:// URL"
             case .handshakeTimedOut(let limit): "no websocket upgrade within \(DurationText.format(limit.milliseconds))"
             case .closedBeforeUpgrade: "the server closed the connection before answering the websocket upgrade"
+            case .resetBeforeUpgrade: "the server reset the connection before answering the websocket upgrade"
             case .upgradeRejected(let why): "websocket upgrade rejected: \(why)"
             case .frameTooLarge(let limit): "a frame longer than \(limit >> 20) MiB: rejected unread, connection closed"
             }
@@ -187,6 +189,11 @@ private final class Attempt: Sendable {
         if s.timedOut { return FeedSocket.Failure.handshakeTimedOut(timeout) }
         if let answer { return FeedSocket.Failure.upgradeRejected(answer) }
         if case ChannelError.connectTimeout = error { return FeedSocket.Failure.handshakeTimedOut(timeout) }
+        // Connected, then gone without an answer: NIO reports the upgrade as abandoned.
+        if s.channel?.isActive == false, s.status == nil, error is ChannelError || error is FeedSocket.Failure {
+            return FeedSocket.Failure.closedBeforeUpgrade
+        }
+        if s.status == nil, let io = error as? IOError, io.errnoCode == ECONNRESET { return FeedSocket.Failure.resetBeforeUpgrade }
         return error
     }
 }
