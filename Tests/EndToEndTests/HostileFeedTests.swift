@@ -21,9 +21,17 @@ struct HostileFeedTests {
         return url
     }
 
-    func run(port: Int, _ extra: [String] = [], in dir: URL) throws -> PriceAlertBinary.Running {
-        try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse",
-                                    "--endpoint", "http://127.0.0.1:\(port)"] + extra, in: dir)
+    /// Runs `run` against the exchange on `port` while `body` runs; killed if `body` throws.
+    func run(port: Int, _ extra: [String] = [], in dir: URL,
+             _ body: (PriceAlertBinary.Running) async throws -> Void) async throws {
+        let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse",
+                                                  "--endpoint", "http://127.0.0.1:\(port)"] + extra, in: dir)
+        do {
+            try await body(running)
+        } catch {
+            if running.process.isRunning { _ = try? await running.stop(signal: SIGKILL) }
+            throw error
+        }
     }
 
     /// SIGTERM, and the exit status once `run` ended (failing the test with its log when it does not).
@@ -42,7 +50,6 @@ struct HostileFeedTests {
             return try await running.waitForStderrLine(containing: text, timeout: 30)
         } catch {
             Issue.record("no log line with '\(text)'; the log ends with:\n\(running.stderr.suffix(4000))")
-            _ = try? await running.stop(signal: SIGKILL)
             throw error
         }
     }
@@ -76,13 +83,14 @@ struct HostileFeedTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let exchange = HostileExchange(websocket: behaviour)
         try await with(exchange) { port in
-            let running = try run(port: port, ["--stale-after", "2s"], in: dir)
-            try await exchange.wait(for: "5 upgrade attempts") { $0.upgradeRequests >= 5 }
-            let line = try await line(running, containing: reason)
-            #expect(line.contains("retrying in"))
-            let status = try await stop(running)
-            #expect(status == 0)
-            #expect(running.stderr.contains("run: "))
+            try await run(port: port, ["--stale-after", "2s"], in: dir) { running in
+                try await exchange.wait(for: "5 upgrade attempts") { $0.upgradeRequests >= 5 }
+                let line = try await line(running, containing: reason)
+                #expect(line.contains("retrying in"))
+                let status = try await stop(running)
+                #expect(status == 0)
+                #expect(running.stderr.contains("run: "))
+            }
         }
     }
 
@@ -109,18 +117,19 @@ struct HostileFeedTests {
         // After its bad answer the server sends as fast as the connection drains.
         let exchange = HostileExchange(websocket: .badAccept(chunk: 1 << 16, every: .zero))
         try await with(exchange) { port in
-            let running = try run(port: port, ["--stale-after", "2s"], in: dir)
-            let pid = running.process.processIdentifier
-            try await exchange.wait(for: "2 upgrade attempts") { $0.upgradeRequests >= 2 }
-            let early = try ProcessProbe.openDescriptors(pid)
-            try await exchange.wait(for: "7 upgrade attempts") { $0.upgradeRequests >= 7 }
-            let late = try ProcessProbe.openDescriptors(pid)
-            let peak = try ProcessProbe.peakResidentMB(pid)
-            #expect(late <= early + 2, "descriptors: \(early) after 2 attempts, \(late) after 7")
-            #expect(peak < 300, "peak resident memory \(peak) MB")
-            // At most the attempt in progress is open at the server.
-            #expect(exchange.current.openConnections <= 1)
-            #expect(try await stop(running) == 0)
+            try await run(port: port, ["--stale-after", "2s"], in: dir) { running in
+                let pid = running.process.processIdentifier
+                try await exchange.wait(for: "2 upgrade attempts") { $0.upgradeRequests >= 2 }
+                let early = try ProcessProbe.openDescriptors(pid)
+                try await exchange.wait(for: "7 upgrade attempts") { $0.upgradeRequests >= 7 }
+                let late = try ProcessProbe.openDescriptors(pid)
+                let peak = try ProcessProbe.peakResidentMB(pid)
+                #expect(late <= early + 2, "descriptors: \(early) after 2 attempts, \(late) after 7")
+                #expect(peak < 300, "peak resident memory \(peak) MB")
+                // At most the attempt in progress is open at the server.
+                #expect(exchange.current.openConnections <= 1)
+                #expect(try await stop(running) == 0)
+            }
         }
     }
 
@@ -129,17 +138,18 @@ struct HostileFeedTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let exchange = HostileExchange(websocket: .accept(.oversized(bytes: 50 << 20)))
         try await with(exchange) { port in
-            let running = try run(port: port, ["--stale-after", "5s"], in: dir)
-            try await exchange.wait(for: "3 upgrade attempts") { $0.upgradeRequests >= 3 }
-            let line = try await line(running, containing: "a frame longer than 16 MiB")
-            #expect(line.contains("rejected unread, connection closed; retrying in"))
-            #expect(!running.stderr.contains("connection closed by the server"))
-            let peak = try ProcessProbe.peakResidentMB(running.process.processIdentifier)
-            #expect(peak < 300, "peak resident memory \(peak) MB")
-            // The server got to send a small part of the frame only: the client stopped reading.
-            #expect(exchange.current.bytesSent < 3 * (50 << 20))
-            #expect(try await stop(running) == 0)
-            #expect(running.stderr.contains("run: "))
+            try await run(port: port, ["--stale-after", "5s"], in: dir) { running in
+                try await exchange.wait(for: "3 upgrade attempts") { $0.upgradeRequests >= 3 }
+                let line = try await line(running, containing: "a frame longer than 16 MiB")
+                #expect(line.contains("rejected unread, connection closed; retrying in"))
+                #expect(!running.stderr.contains("connection closed by the server"))
+                let peak = try ProcessProbe.peakResidentMB(running.process.processIdentifier)
+                #expect(peak < 300, "peak resident memory \(peak) MB")
+                // The server got to send a small part of the frame only: the client stopped reading.
+                #expect(exchange.current.bytesSent < 3 * (50 << 20))
+                #expect(try await stop(running) == 0)
+                #expect(running.stderr.contains("run: "))
+            }
         }
     }
 
@@ -148,14 +158,15 @@ struct HostileFeedTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let exchange = HostileExchange(websocket: .accept(.garbage))
         try await with(exchange) { port in
-            let running = try run(port: port, ["--stale-after", "5s"], in: dir)
-            try await exchange.wait(for: "3 upgrade attempts") { $0.upgradeRequests >= 3 }
-            #expect(try await stop(running) == 0)
-            // Each connection sent three frames that are no prices: every one is counted.
-            let summary = try #require(running.stderr.split(separator: "\n").first { $0.contains("run: ") })
-            let dropped = summary.split(separator: ", ").first { $0.hasSuffix(" dropped") }
-                .flatMap { Int($0.split(separator: " ")[0]) } ?? 0
-            #expect(dropped >= 6, "\(summary)")
+            try await run(port: port, ["--stale-after", "5s"], in: dir) { running in
+                try await exchange.wait(for: "3 upgrade attempts") { $0.upgradeRequests >= 3 }
+                #expect(try await stop(running) == 0)
+                // Each connection sent three frames that are no prices: every one is counted.
+                let summary = try #require(running.stderr.split(separator: "\n").first { $0.contains("run: ") })
+                let dropped = summary.split(separator: ", ").first { $0.hasSuffix(" dropped") }
+                    .flatMap { Int($0.split(separator: " ")[0]) } ?? 0
+                #expect(dropped >= 6, "\(summary)")
+            }
         }
     }
 
@@ -164,27 +175,28 @@ struct HostileFeedTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let exchange = HostileExchange(websocket: .accept(.symbolFlood(perFrame: 10_000)))
         try await with(exchange) { port in
-            let running = try run(port: port, ["--state", "state", "--save-every", "1s"], in: dir)
-            let pid = running.process.processIdentifier
-            _ = try await running.waitForStdoutLine(containing: "btc-listed", timeout: 60)
-            var peak = 0
-            let deadline = ContinuousClock.now + .seconds(120)
-            while exchange.current.symbolsSent < 600_000 {
+            try await run(port: port, ["--state", "state", "--save-every", "1s"], in: dir) { running in
+                let pid = running.process.processIdentifier
+                _ = try await running.waitForStdoutLine(containing: "btc-listed", timeout: 60)
+                var peak = 0
+                let deadline = ContinuousClock.now + .seconds(120)
+                while exchange.current.symbolsSent < 600_000 {
+                    peak = max(peak, try ProcessProbe.peakResidentMB(pid))
+                    guard ContinuousClock.now < deadline else { break }
+                    try await Task.sleep(for: .milliseconds(200))
+                }
                 peak = max(peak, try ProcessProbe.peakResidentMB(pid))
-                guard ContinuousClock.now < deadline else { break }
-                try await Task.sleep(for: .milliseconds(200))
+                let sent = exchange.current.symbolsSent
+                #expect(sent >= 200_000, "the flood reached only \(sent) symbols")
+                #expect(peak < 300, "peak resident memory \(peak) MB after \(sent) new symbols")
+                #expect(try await stop(running) == 0)
+                let summary = running.stderr.split(separator: "\n").first { $0.contains("run: ") } ?? ""
+                #expect(summary.contains("of symbols no rule applies to"), "\(summary)")
+                // Only BTC has a rule: only BTC has saved state.
+                let queue = try DatabaseQueue(path: dir.appendingPathComponent("state/pricealert.sqlite").path)
+                let saved = try await queue.read { db in try String.fetchAll(db, sql: "SELECT symbol FROM symbol_state") }
+                #expect(saved == ["BTC"])
             }
-            peak = max(peak, try ProcessProbe.peakResidentMB(pid))
-            let sent = exchange.current.symbolsSent
-            #expect(sent >= 200_000, "the flood reached only \(sent) symbols")
-            #expect(peak < 300, "peak resident memory \(peak) MB after \(sent) new symbols")
-            #expect(try await stop(running) == 0)
-            let summary = running.stderr.split(separator: "\n").first { $0.contains("run: ") } ?? ""
-            #expect(summary.contains("of symbols no rule applies to"), "\(summary)")
-            // Only BTC has a rule: only BTC has saved state.
-            let queue = try DatabaseQueue(path: dir.appendingPathComponent("state/pricealert.sqlite").path)
-            let saved = try await queue.read { db in try String.fetchAll(db, sql: "SELECT symbol FROM symbol_state") }
-            #expect(saved == ["BTC"])
         }
     }
 
@@ -229,11 +241,12 @@ struct HostileFeedTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let exchange = HostileExchange(websocket: .hang, markets: .notJSON)
         try await with(exchange) { port in
-            let running = try run(port: port, in: dir)
-            let line = try await line(running, containing: "not valid JSON")
-            let url = "http://127.0.0.1:\(port)/futures/api/inquire/initial/market"
-            #expect(line.components(separatedBy: url).count == 2, "\(line)")
-            #expect(try await stop(running) == 0)
+            try await run(port: port, in: dir) { running in
+                let line = try await line(running, containing: "not valid JSON")
+                let url = "http://127.0.0.1:\(port)/futures/api/inquire/initial/market"
+                #expect(line.components(separatedBy: url).count == 2, "\(line)")
+                #expect(try await stop(running) == 0)
+            }
         }
     }
 }
