@@ -98,11 +98,19 @@ struct EngineMarketReloadTests {
             MarketList([Market(symbol: "CCC", base: "CCC", quote: "USD", future: true, active: true),
                         Market(symbol: "BBB", base: "BBB", quote: "USD", future: false, active: true)]),
         ]
+        let (_, ours, theirs) = Self.compare(rules: rules, lists: lists, ticks: EngineReferenceTests.randomTicks(&rng, count: 3000))
+        #expect(ours.count > 30)
+        #expect(ours == theirs)
+    }
+
+    /// Runs `ticks` through the engine and the reference, switching to the next of `lists`
+    /// every 1000 ticks; returns the engine and both alert lists as "id value" lines.
+    static func compare(rules: [Rule], lists: [MarketList], ticks: [Tick]) -> (Engine, [String], [String]) {
         let engine = Engine(rules: rules, markets: lists[0])
         let reference = ReferenceEngine(rules: rules, markets: lists[0])
         var ours: [Alert] = []
         var theirs: [String] = []
-        for (i, tick) in EngineReferenceTests.randomTicks(&rng, count: 3000).enumerated() {
+        for (i, tick) in ticks.enumerated() {
             if i % 1000 == 999 {
                 let list = lists[(i / 1000 + 1) % lists.count]
                 engine.replaceMarkets(list)
@@ -111,8 +119,7 @@ struct EngineMarketReloadTests {
             engine.process(tick, into: &ours)
             theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
         }
-        #expect(ours.count > 30)
-        #expect(ours.map { "\($0.id) \($0.value)" } == theirs)
+        return (engine, ours.map { "\($0.id) \($0.value)" }, theirs)
     }
 }
 
@@ -167,22 +174,11 @@ struct EngineUnwatchedSymbolTests {
             MarketList([Market(symbol: "CCC", base: "CCC", quote: "USD", future: true, active: true),
                         Market(symbol: "AAA", base: "AAA", quote: "EUR", future: false, active: true)]),
         ]
-        let engine = Engine(rules: rules, markets: lists[0])
-        let reference = ReferenceEngine(rules: rules, markets: lists[0])
-        var ours: [Alert] = []
-        var theirs: [String] = []
-        for (i, tick) in EngineReferenceTests.randomTicks(&rng, count: 4000).enumerated() {
-            if i % 1000 == 999 {
-                let list = lists[(i / 1000 + 1) % lists.count]
-                engine.replaceMarkets(list)
-                reference.markets = list
-            }
-            engine.process(tick, into: &ours)
-            theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
-        }
+        let (engine, ours, theirs) = EngineMarketReloadTests.compare(
+            rules: rules, lists: lists, ticks: EngineReferenceTests.randomTicks(&rng, count: 4000))
         #expect(ours.count > 30)
         #expect(engine.stats.unwatched > 0)
-        #expect(ours.map { "\($0.id) \($0.value)" } == theirs)
+        #expect(ours == theirs)
     }
 }
 
