@@ -51,7 +51,7 @@ public struct FeedRunner: Sendable {
     func loadMarkets(health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws -> [Market] {
         try await withThrowingTaskGroup(of: [Market]?.self) { group in
             group.addTask {
-                try await announceStale(health, emit: emit)
+                try await watchSilence(health, limit: health.staleAfter, emit: emit)
                 return nil
             }
             group.addTask { try await loadMarketsRetrying(emit: emit) }
@@ -62,18 +62,6 @@ public struct FeedRunner: Sendable {
                 }
             }
             throw CancellationError()
-        }
-    }
-
-    /// Emits `.stale` once `health` has seen no price for its limit; runs until cancelled.
-    private func announceStale(_ health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
-        let start = ContinuousClock.now
-        let step = min(health.staleAfter / 4, .seconds(1))
-        while true {
-            try await Task.sleep(for: step)
-            if health.silence(since: start) >= health.staleAfter, let silence = health.declareStale() {
-                await emit(.stale(silentFor: silence))
-            }
         }
     }
 

@@ -85,13 +85,20 @@ extension FeedRunner {
     /// Throws `Silent` (ending the connection) once no price came for `staleAfter`.
     /// The feed is announced stale once; every connection that stays silent as long is dropped.
     private func watch(_ health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+        try await watchSilence(health, limit: options.staleAfter, emit: emit) { throw Silent() }
+    }
+
+    /// Checks `health` every quarter of `limit` (at most every second) and, once no price came
+    /// for `limit` since the call, announces the feed stale (once) and runs `then`; until cancelled.
+    func watchSilence(_ health: FeedHealth, limit: Duration, emit: @escaping @Sendable (FeedEvent) async -> Void,
+                      then: () throws -> Void = {}) async throws {
         let start = ContinuousClock.now
-        let step = min(options.staleAfter / 4, .seconds(1))
+        let step = min(limit / 4, .seconds(1))
         while true {
             try await Task.sleep(for: step)
-            if health.silence(since: start) >= options.staleAfter {
+            if health.silence(since: start) >= limit {
                 if let silence = health.declareStale() { await emit(.stale(silentFor: silence)) }
-                throw Silent()
+                try then()
             }
         }
     }
