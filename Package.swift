@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -53,6 +55,13 @@ let package = Package(
         .target(name: "AlertFeeds", dependencies: [
             "AlertCore", "AlertHTTP",
             .product(name: "WSClient", package: "swift-websocket"),
+            // The websocket connection is set up on SwiftNIO itself, so every attempt has a deadline,
+            // can be cancelled and is closed on any failure (see FeedSocket.swift).
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The embedded BTSE-compatible exchange on 127.0.0.1, for the demo, tests and users.
@@ -119,6 +128,10 @@ let package = Package(
         // A naive reading of Docs/rules.md that tests compare the engine and the binary with.
         .target(name: "AlertTestSupport", dependencies: [
             "AlertCore", "SeededRandom",
+            // The hostile exchange misbehaves below HTTP, where only raw SwiftNIO lets it.
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -42,7 +42,9 @@ struct RunCommand: AsyncParsableCommand {
             runner: FeedRunner(source: try source.make(), http: http, options: tuning.options, logger: logger),
             delivery: delivery, options: daemon, duration: duration?.duration, logger: logger,
             rulePaths: rules.files, saved: saved, saveEvery: saveEvery.duration)
-        StandardError.write("run: \(outcome.stats.accepted) ticks, \(outcome.stats.droppedTotal) dropped, \(outcome.stats.alerts) alerts")
+        var summary = "run: \(outcome.stats.accepted) ticks, \(outcome.stats.droppedTotal) dropped, \(outcome.stats.alerts) alerts"
+        if outcome.stats.unwatched > 0 { summary += "; \(outcome.stats.unwatched) ticks of symbols no rule applies to (not kept)" }
+        StandardError.write(summary)
         if outcome.unwritten { throw ExitCodes.stateUnusable }
         if outcome.deliveryFailures > 0 { throw ExitCodes.deliveryFailed }
     }

@@ -99,11 +99,19 @@ struct EngineMarketReloadTests {
             MarketList([Market(symbol: "CCC", base: "CCC", quote: "USD", future: true, active: true),
                         Market(symbol: "BBB", base: "BBB", quote: "USD", future: false, active: true)]),
         ]
+        let (_, ours, theirs) = Self.compare(rules: rules, lists: lists, ticks: EngineReferenceTests.randomTicks(&rng, count: 3000))
+        #expect(ours.count > 30)
+        #expect(ours == theirs)
+    }
+
+    /// Runs `ticks` through the engine and the reference, switching to the next of `lists`
+    /// every 1000 ticks; returns the engine and both alert lists as "id value" lines.
+    static func compare(rules: [Rule], lists: [MarketList], ticks: [Tick]) -> (Engine, [String], [String]) {
         let engine = Engine(rules: rules, markets: lists[0])
         let reference = ReferenceEngine(rules: rules, markets: lists[0])
         var ours: [Alert] = []
         var theirs: [String] = []
-        for (i, tick) in EngineReferenceTests.randomTicks(&rng, count: 3000).enumerated() {
+        for (i, tick) in ticks.enumerated() {
             if i % 1000 == 999 {
                 let list = lists[(i / 1000 + 1) % lists.count]
                 engine.replaceMarkets(list)
@@ -112,8 +120,66 @@ struct EngineMarketReloadTests {
             engine.process(tick, into: &ours)
             theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
         }
+        return (engine, ours.map { "\($0.id) \($0.value)" }, theirs)
+    }
+}
+
+@Suite("symbols no rule applies to")
+struct EngineUnwatchedSymbolTests {
+    @Test func keepNoStateAndAreCounted() {
+        let engine = Engine(rules: [Rule(id: "btc", scope: .symbols(["BTC"]), condition: .price(.above(1)))],
+                            markets: MarketList([Market(symbol: "BTC", base: "BTC", quote: "USD", future: false, active: true)]))
+        var alerts: [Alert] = []
+        for i in 0..<10_000 {
+            engine.process(Tick(time: Int64(i), symbol: "NEW\(i)", price: 1.5), into: &alerts)
+            engine.process(Tick(time: Int64(i), symbol: "BTC", price: 2), into: &alerts)
+        }
+        #expect(engine.core.symbols.map(\.symbol) == ["BTC"])
+        #expect(engine.takeChanges().map(\.symbol) == ["BTC"])
+        #expect(engine.stats.unwatched == 10_000)
+        #expect(engine.stats.accepted == 20_000)
+        #expect(alerts.map(\.id) == ["btc:BTC:0"])
+    }
+
+    @Test func aSymbolAMatchRuleReachesAfterAReloadStartsThen() {
+        let r = Rule(id: "up", scope: .match(MarketFilter(quote: "USD")), condition: .price(.crossesAbove(150)))
+        let engine = Engine(rules: [r], markets: MarketList([]))
+        let reference = ReferenceEngine(rules: [r], markets: MarketList([]))
+        var alerts: [Alert] = []
+        var theirs: [String] = []
+        let listed = MarketList([Market(symbol: "NEW", base: "NEW", quote: "USD", future: false, active: true)])
+        for (time, price) in [(1, 100.0), (2, 160), (3, 140), (4, 160)] as [(Int64, Double)] {
+            if time == 2 {
+                engine.replaceMarkets(listed)
+                reference.markets = listed
+            }
+            engine.process(Tick(time: time, symbol: "NEW", price: price), into: &alerts)
+            theirs += reference.process(Tick(time: time, symbol: "NEW", price: price)).map { "\($0.0):\($0.1):\($0.2)" }
+        }
+        // The tick at 100 came while no rule applied: the first tick after the reload has no
+        // `prev`, so the crossing is the one from 140 to 160.
+        #expect(alerts.map(\.id) == ["up:NEW:4"])
+        #expect(theirs == ["up:NEW:4"])
+    }
+
+    @Test func onlyMatchRulesAcrossReloadsAgreeWithTheReference() {
+        var rng = SeededRandom(seed: 977)
+        var rules = EngineReferenceTests.randomRules(&rng, count: 40)
+        for i in rules.indices {
+            rules[i].scope = .match(i % 2 == 0 ? MarketFilter(quote: "usd") : MarketFilter(future: true))
+        }
+        let lists = [
+            MarketList([]),
+            MarketList([Market(symbol: "AAA", base: "AAA", quote: "USD", future: false, active: true)]),
+            MarketList([Market(symbol: "BBB", base: "BBB", quote: "USD", future: true, active: true)]),
+            MarketList([Market(symbol: "CCC", base: "CCC", quote: "USD", future: true, active: true),
+                        Market(symbol: "AAA", base: "AAA", quote: "EUR", future: false, active: true)]),
+        ]
+        let (engine, ours, theirs) = EngineMarketReloadTests.compare(
+            rules: rules, lists: lists, ticks: EngineReferenceTests.randomTicks(&rng, count: 4000))
         #expect(ours.count > 30)
-        #expect(ours.map { "\($0.id) \($0.value)" } == theirs)
+        #expect(engine.stats.unwatched > 0)
+        #expect(ours == theirs)
     }
 }
 

@@ -19,7 +19,8 @@ struct EngineTickTests {
     }
 
     @Test func earlierThanPreviousValidTickIsDroppedButEqualTimeIsNot() {
-        let engine = Engine(rules: [])
+        // Time order is kept for symbols a rule applies to (the engine remembers no other).
+        let engine = Engine(rules: [Rule(id: "r", scope: .symbols(["BTC", "ETH"]), condition: .price(.above(1000)))])
         var alerts: [Alert] = []
         #expect(engine.process(Tick(time: 10, symbol: "BTC", price: 1), into: &alerts) == nil)
         #expect(engine.process(Tick(time: 9, symbol: "BTC", price: 1), into: &alerts) == .outOfOrder)

@@ -20,6 +20,9 @@ public final class ReferenceEngine {
     public func process(_ tick: Tick) -> [(String, String, Int64, Double)] {
         guard tick.price.isFinite, tick.price > 0, !tick.symbol.isEmpty else { return [] }
         let symbol = tick.symbol.uppercased()
+        // A symbol no rule applies to is not remembered (Docs/rules.md): if one applies after a
+        // market-list reload, the symbol starts then.
+        guard seen[symbol] != nil || rules.contains(where: { $0.enabled && applies($0, symbol) }) else { return [] }
         var s = seen[symbol] ?? Seen()
         if let last = s.lastTime, tick.time < last { return [] }
         let t = tick.time, p = tick.price

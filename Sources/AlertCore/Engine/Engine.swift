@@ -9,6 +9,9 @@ public final class Engine {
         public var accepted = 0
         public var dropped: [DropReason: Int] = [:]
         public var alerts = 0
+        /// Ticks of symbols no rule applies to: valid and counted as accepted, but the engine
+        /// keeps nothing for them (see `EngineCore.process`).
+        public var unwatched = 0
 
         public var droppedTotal: Int { dropped.values.reduce(0, +) }
 
@@ -70,6 +73,10 @@ struct EngineCore {
     private(set) var groups: [ConditionGroup] = []
     private var stamp: UInt32 = 0
     private var fired: [Int32] = []
+    /// Symbols no rule applies to under the current market list, so their ticks skip the
+    /// lookup; at most `unwatchedLimit`, emptied when the market list changes.
+    private var unwatchedSymbols: Set<String> = []
+    static let unwatchedLimit = 1 << 16
     /// Saved state of symbols not seen yet in this run, by upper-cased symbol (see `restore`).
     var restoring: [String: SymbolSnapshot] = [:]
     /// Each rule's `RuleFingerprint` once it was needed (0: not computed yet; see `fingerprint`).
@@ -114,10 +121,18 @@ struct EngineCore {
         let s: Int
         if let known = symbolIndex[symbol] {
             s = known
-        } else {
+        } else if !unwatchedSymbols.contains(symbol), let state = makeState(symbol) {
             s = symbols.count
-            symbols.append(makeState(symbol))
+            symbols.append(state)
             symbolIndex[symbol] = s
+        } else {
+            // No rule applies: keeping state for it would let a feed grow the engine (and the
+            // saved state) without bound, one symbol at a time. If a market-list reload makes a
+            // rule apply later, the symbol starts then, as if first seen (Docs/rules.md).
+            if unwatchedSymbols.count < Self.unwatchedLimit { unwatchedSymbols.insert(symbol) }
+            stats.accepted += 1
+            stats.unwatched += 1
+            return nil
         }
         if let last = symbols[s].lastTime, tick.time < last { return drop(.outOfOrder) }
         stats.accepted += 1
@@ -283,6 +298,7 @@ struct EngineCore {
     /// would have decided.
     mutating func replaceMarkets(_ list: MarketList?) {
         markets = list
+        unwatchedSymbols = []
         guard !matchRules.isEmpty else { return }
         var garbage = 0
         for s in symbols.indices {
@@ -336,10 +352,12 @@ struct EngineCore {
     }
 
     /// Builds a new symbol's groups from the rules that apply to it, taking over its saved
-    /// state when `restore` was given one.
-    private mutating func makeState(_ symbol: String) -> SymbolState {
+    /// state when `restore` was given one. Nil when no rule applies and no saved pair waits for
+    /// one: the engine keeps nothing for such a symbol.
+    private mutating func makeState(_ symbol: String) -> SymbolState? {
         var snapshot = restoring.removeValue(forKey: symbol)
         let applicable = applicableRules(symbol)
+        if applicable.isEmpty, snapshot?.pairs.isEmpty ?? true { return nil }
         var saved: [Int32: ConditionGroup.Pair] = [:]
         if let snapshot { saved = savedPairs(snapshot, expected: applicable) }
         let fresh = buildGroups(applicable, restoring: saved)

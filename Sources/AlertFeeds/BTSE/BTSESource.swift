@@ -25,8 +25,9 @@ public struct BTSESource: PriceSource {
         let body = try await http.fetch(HTTPRequest(url: marketsURL))
         do {
             return try BTSEMarketList.decode(body, source: Endpoint.display(marketsURL))
-        } catch {
-            throw SourceError(url: Endpoint.display(marketsURL), reason: "\(error)")
+        } catch let error as BTSEMarketListError {
+            // The error names the URL already; the SourceError names it once.
+            throw SourceError(url: error.source, reason: error.reason)
         }
     }
 

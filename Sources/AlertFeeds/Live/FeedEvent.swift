@@ -43,12 +43,16 @@ public struct FeedOptions: Sendable {
     public var backoffMaximum: Duration
     /// How often the market list is reloaded, so new and delisted markets are seen.
     public var marketsEvery: Duration
+    /// How long a websocket connection may take to connect and upgrade (at most `staleAfter`).
+    public var handshakeTimeout: Duration
 
     public init(staleAfter: Duration = .seconds(60), backoffBase: Duration = .milliseconds(500),
-                backoffMaximum: Duration = .seconds(60), marketsEvery: Duration = .seconds(3600)) {
+                backoffMaximum: Duration = .seconds(60), marketsEvery: Duration = .seconds(3600),
+                handshakeTimeout: Duration = .seconds(10)) {
         self.staleAfter = staleAfter
         self.backoffBase = backoffBase
         self.backoffMaximum = backoffMaximum
         self.marketsEvery = marketsEvery
+        self.handshakeTimeout = handshakeTimeout
     }
 }

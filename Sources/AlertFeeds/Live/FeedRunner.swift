@@ -27,9 +27,12 @@ public struct FeedRunner: Sendable {
         let (events, output) = AsyncStream.makeStream(of: FeedEvent.self)
         let task = Task {
             defer { output.finish() }
+            // One health for both stages: a market list that cannot be loaded makes the feed
+            // stale too, and the first prices after that recover it.
+            let health = FeedHealth(staleAfter: staleLimit)
             do {
-                _ = try await loadMarkets { output.yield($0) }
-                try await run { output.yield($0) }
+                _ = try await loadMarkets(health: health) { output.yield($0) }
+                try await run(health: health) { output.yield($0) }
             } catch is CancellationError {
             } catch {
                 logger.error("\(source.name): feed stopped: \(error)")
@@ -39,7 +42,30 @@ public struct FeedRunner: Sendable {
     }
 
     /// Loads the market list, retrying with backoff until it succeeds or the task is cancelled.
+    /// Until it succeeds the source gives no prices either: once that lasts `staleLimit` (the
+    /// requests failing, or one request hanging), the feed is announced stale.
     public func loadMarkets(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws -> [Market] {
+        try await loadMarkets(health: FeedHealth(staleAfter: staleLimit), emit: emit)
+    }
+
+    func loadMarkets(health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws -> [Market] {
+        try await withThrowingTaskGroup(of: [Market]?.self) { group in
+            group.addTask {
+                try await watchSilence(health, limit: health.staleAfter, emit: emit)
+                return nil
+            }
+            group.addTask { try await loadMarketsRetrying(emit: emit) }
+            while let result = try await group.next() {
+                if let markets = result {
+                    group.cancelAll()
+                    return markets
+                }
+            }
+            throw CancellationError()
+        }
+    }
+
+    private func loadMarketsRetrying(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws -> [Market] {
         var backoff = Backoff(base: options.backoffBase, maximum: options.backoffMaximum)
         while true {
             do {
@@ -56,8 +82,11 @@ public struct FeedRunner: Sendable {
 
     /// Follows live prices until cancelled. Call after `loadMarkets`.
     public func run(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+        try await run(health: FeedHealth(staleAfter: staleLimit), emit: emit)
+    }
+
+    func run(health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
         let plan = source.livePlan()
-        let health = FeedHealth(staleAfter: staleLimit)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await reloadMarkets(emit: emit) }
             for companion in plan.companions {

@@ -1,7 +1,6 @@
 import AlertCore
 import AlertHTTP
 import Logging
-import WSClient
 
 /// The websocket side of `FeedRunner`: connect, subscribe, keep alive, read frames; on any
 /// end (closed, error, or silence longer than `staleAfter`) back off with jitter and
@@ -31,6 +30,7 @@ extension FeedRunner {
             } catch {
                 if Task.isCancelled { throw CancellationError() }
                 reason = "\(error)"
+                if case FeedSocket.Failure.frameTooLarge = error { await emit(.dropped(reason: "\(url): \(reason)")) }
             }
             if delivered.value > 0 { backoff.reset() }
             let wait = backoff.next()
@@ -46,9 +46,9 @@ extension FeedRunner {
 
     private func connectOnce(_ plan: WebSocketPlan, url: String, health: FeedHealth, delivered: Counter,
                              emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
-        var configuration = WebSocketClientConfiguration()
-        configuration.maxFrameSize = 1 << 24
-        try await WebSocketClient.connect(url: plan.url, configuration: configuration, logger: logger) { inbound, outbound, _ in
+        let socket = FeedSocket(url: plan.url, maxFrameSize: Self.maxFrameSize,
+                                handshakeTimeout: min(options.handshakeTimeout, options.staleAfter), logger: logger)
+        try await socket.run { inbound, outbound, _ in
             for message in plan.subscribe { try await outbound.write(.text(message)) }
             await emit(.connected(url: url))
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -61,7 +61,7 @@ extension FeedRunner {
                     }
                 }
                 group.addTask {
-                    for try await message in inbound.messages(maxSize: 1 << 24) {
+                    for try await message in inbound.messages(maxSize: Self.maxFrameSize) {
                         let bytes: [UInt8]
                         switch message {
                         case .text(let text): bytes = Array(text.utf8)
@@ -78,16 +78,27 @@ extension FeedRunner {
         }
     }
 
+    /// The longest frame (and message) a feed takes: far above any exchange's, and small enough
+    /// that one in memory is harmless. A longer one ends the connection unread.
+    static let maxFrameSize = 1 << 24
+
     /// Throws `Silent` (ending the connection) once no price came for `staleAfter`.
     /// The feed is announced stale once; every connection that stays silent as long is dropped.
     private func watch(_ health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+        try await watchSilence(health, limit: options.staleAfter, emit: emit) { throw Silent() }
+    }
+
+    /// Checks `health` every quarter of `limit` (at most every second) and, once no price came
+    /// for `limit` since the call, announces the feed stale (once) and runs `then`; until cancelled.
+    func watchSilence(_ health: FeedHealth, limit: Duration, emit: @escaping @Sendable (FeedEvent) async -> Void,
+                      then: () throws -> Void = {}) async throws {
         let start = ContinuousClock.now
-        let step = min(options.staleAfter / 4, .seconds(1))
+        let step = min(limit / 4, .seconds(1))
         while true {
             try await Task.sleep(for: step)
-            if health.silence(since: start) >= options.staleAfter {
+            if health.silence(since: start) >= limit {
                 if let silence = health.declareStale() { await emit(.stale(silentFor: silence)) }
-                throw Silent()
+                try then()
             }
         }
     }

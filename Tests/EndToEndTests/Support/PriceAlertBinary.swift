@@ -117,7 +117,8 @@ struct PriceAlertBinary {
             let deadline = Date().addingTimeInterval(timeout)
             while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
             if process.isRunning {
-                process.terminate()
+                // SIGKILL, not SIGTERM: a binary that hangs may be ignoring SIGTERM.
+                kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
                 throw TimedOut(arguments: arguments)
             }
