@@ -68,7 +68,7 @@ struct FeedSocket: Sendable {
                     let configuration = WebSocketHandler.Configuration(
                         extensions: [], autoPing: .disabled, closeTimeout: .seconds(1), validateUTF8: false,
                         maxFrameSize: maxFrameSize)
-                    try await WebSocketHandler.handle(type: .client, configuration: configuration, asyncChannel: channel,
+                    _ = try await WebSocketHandler.handle(type: .client, configuration: configuration, asyncChannel: channel,
                                                       context: Context(logger: logger), handler: handler)
                 case .notUpgraded:
                     throw Failure.upgradeRejected(attempt.answer ?? "no HTTP 101 Switching Protocols")
