@@ -69,7 +69,7 @@ struct FeedSocket: Sendable {
                         extensions: [], autoPing: .disabled, closeTimeout: .seconds(1), validateUTF8: false,
                         maxFrameSize: maxFrameSize)
                     _ = try await WebSocketHandler.handle(type: .client, configuration: configuration, asyncChannel: channel,
-                                                      context: Context(logger: logger), handler: handler)
+                                                          context: Context(logger: logger), handler: handler)
                 case .notUpgraded:
                     throw Failure.upgradeRejected(attempt.answer ?? "no HTTP 101 Switching Protocols")
                 }
