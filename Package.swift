@@ -21,6 +21,8 @@ let package = Package(
         .executable(name: "pricealert", targets: ["pricealert"]),
         .library(name: "AlertCore", targets: ["AlertCore"]),
         .library(name: "AlertSinks", targets: ["AlertSinks"]),
+        // Sinks for tests of code that delivers alerts: `InMemorySink`.
+        .library(name: "AlertSinksTesting", targets: ["AlertSinksTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -85,6 +87,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
+        // A sink that keeps what it receives and can be told to fail, for tests; not in the binary.
+        .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertSinks"]),
         // What a daemon needs beside the pipeline: systemd notifications (READY, WATCHDOG,
         // STOPPING), /metrics and /healthz on HTTP, journald-friendly logs.
         .target(name: "Daemon", dependencies: [
@@ -158,7 +162,7 @@ let package = Package(
             .product(name: "WSClient", package: "swift-websocket"),
         ]),
         .testTarget(name: "AlertSinksTests", dependencies: [
-            "AlertSinks", "AlertCore", "AlertHTTP", "AlertStore", "AlertTestSupport",
+            "AlertSinks", "AlertSinksTesting", "AlertCore", "AlertHTTP", "AlertStore", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),
