@@ -212,7 +212,6 @@ public actor ReliableDispatcher {
             return alerts.isEmpty
         }
     }
-
 }
 
 /// Alerts dispatched to durable sinks that the outbox could not take: they are held in memory
