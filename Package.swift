@@ -21,6 +21,8 @@ let package = Package(
         .executable(name: "pricealert", targets: ["pricealert"]),
         .library(name: "AlertCore", targets: ["AlertCore"]),
         .library(name: "AlertSinks", targets: ["AlertSinks"]),
+        // Sinks for tests of code that delivers alerts: `InMemorySink`.
+        .library(name: "AlertSinksTesting", targets: ["AlertSinksTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -39,6 +41,8 @@ let package = Package(
     targets: [
         // Pure domain: ticks, markets, rules, alerts, the engine. No I/O, no clock, no Foundation.
         .target(name: "AlertCore", linkerSettings: [.linkedLibrary("m")]),
+        // The time of day in epoch milliseconds: the one system clock feeds, sinks and commands read.
+        .target(name: "Wallclock"),
         // SplitMix64, seeded: the one generator benchmarks, tests, the fuzzer and the demo use.
         .target(name: "SeededRandom", linkerSettings: [.linkedLibrary("m")]),
         // Rule files: a JSON reader that keeps line/column, and validation into AlertCore rules.
@@ -53,7 +57,7 @@ let package = Package(
         ]),
         // Where ticks and market lists come from: exchanges (REST + websocket), recorded tick files.
         .target(name: "AlertFeeds", dependencies: [
-            "AlertCore", "AlertHTTP",
+            "AlertCore", "AlertHTTP", "Wallclock",
             .product(name: "WSClient", package: "swift-websocket"),
             // The websocket connection is set up on SwiftNIO itself, so every attempt has a deadline,
             // can be cancelled and is closed on any failure (see FeedSocket.swift).
@@ -80,11 +84,13 @@ let package = Package(
         ]),
         // Where alerts go: one Sink protocol, one file per sink, and the dispatcher.
         .target(name: "AlertSinks", dependencies: [
-            "AlertCore", "AlertHTTP", "AlertStore",
+            "AlertCore", "AlertHTTP", "AlertStore", "Wallclock",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
+        // A sink that keeps what it receives and can be told to fail, for tests; not in the binary.
+        .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertSinks"]),
         // What a daemon needs beside the pipeline: systemd notifications (READY, WATCHDOG,
         // STOPPING), /metrics and /healthz on HTTP, journald-friendly logs.
         .target(name: "Daemon", dependencies: [
@@ -99,7 +105,7 @@ let package = Package(
         .target(name: "CMemory"),
         // The command line: one file per command, thin.
         .executableTarget(name: "pricealert", dependencies: [
-            "CMemory", "AlertCore", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon",
+            "CMemory", "AlertCore", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon", "Wallclock",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -158,7 +164,7 @@ let package = Package(
             .product(name: "WSClient", package: "swift-websocket"),
         ]),
         .testTarget(name: "AlertSinksTests", dependencies: [
-            "AlertSinks", "AlertCore", "AlertHTTP", "AlertStore", "AlertTestSupport",
+            "AlertSinks", "AlertSinksTesting", "AlertCore", "AlertHTTP", "AlertStore", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),

@@ -40,19 +40,19 @@ public final class DemoExchangeServer: Sendable {
         let catalog = MarketCatalog.embedded
         let symbols = catalog.spot.map(\.symbol)
         let board: MarketBoard
-        let source: any PriceSource
+        let generator: any PriceGenerator
         switch configuration.prices {
         case .randomWalk(let seed, let interval):
             let walk = RandomWalk(symbols: symbols, seed: seed, interval: interval)
             board = MarketBoard(symbols: symbols, startPrices: walk.publishedPrices, seed: seed)
-            source = walk
+            generator = walk
         case .replay(let ticks, let speed):
             // Markets the file does not mention still need a price in market_summary.
             let walk = RandomWalk(symbols: symbols, seed: 1, interval: .seconds(1))
             board = MarketBoard(symbols: symbols, startPrices: walk.publishedPrices, seed: 1)
-            source = TickReplay(ticks: ticks, speed: speed)
+            generator = TickReplay(ticks: ticks, speed: speed)
         }
-        feed = PriceFeed(source: source, board: board, hub: hub, stats: counters, faults: faults)
+        feed = PriceFeed(generator: generator, board: board, hub: hub, stats: counters, faults: faults)
     }
 
     /// For a random walk, each spot symbol's closing price in each of the `minutes` minutes
@@ -67,7 +67,7 @@ public final class DemoExchangeServer: Sendable {
     /// Binds 127.0.0.1:`configuration.port` and returns the bound port (the chosen one when
     /// the configured port is 0). Throws when the port cannot be bound, or on a second call.
     public func start() async throws -> Int {
-        // The price source is consumed by one run, so a server starts once; make a new one
+        // The price generator is consumed by one run, so a server starts once; make a new one
         // to start again.
         guard startedOnce.withLock({ started in defer { started = true }; return !started }) else {
             throw DemoExchangeError.alreadyStarted

@@ -5,6 +5,7 @@ import AlertRules
 import AlertSinks
 import AlertStore
 import ArgumentParser
+import Wallclock
 
 /// `pricealert check`: one evaluation for cron. Takes one snapshot of prices (a source's REST
 /// listing, or a tick file), evaluates it against the state saved by the previous run,

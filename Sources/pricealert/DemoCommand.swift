@@ -6,6 +6,7 @@ import AlertSinks
 import ArgumentParser
 import DemoExchange
 import Logging
+import Wallclock
 
 #if canImport(Glibc)
 import Glibc

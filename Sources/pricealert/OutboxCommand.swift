@@ -2,6 +2,7 @@ import AlertCore
 import AlertSinks
 import AlertStore
 import ArgumentParser
+import Wallclock
 
 /// `pricealert outbox list|flush|purge`: see and act on the durable outbox in the state folder.
 struct OutboxCommand: AsyncParsableCommand {
@@ -107,7 +108,7 @@ struct OutboxCommand: AsyncParsableCommand {
             let waiting: [String]
             do {
                 waiting = Array(Set(try store.outbox.pending().map(\.sink))).sorted()
-                try store.outbox.makeAllDue(now: ReliableDispatcher.wallclockMillis())
+                try store.outbox.makeAllDue(now: Wallclock.millis())
             } catch {
                 throw OutboxCommand.failed(store, error)
             }

@@ -1,6 +1,7 @@
 import AlertCore
 import AlertSinks
 import ArgumentParser
+import Wallclock
 
 #if canImport(Glibc)
 import Glibc
@@ -63,12 +64,9 @@ struct SinksTestCommand: AsyncParsableCommand {
 
     /// Rule `sinks-test`, BTC at a plausible price crossing a round threshold, now.
     static func sampleAlert(notify: [String]) -> Alert {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let time = Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-        return Alert(rule: "sinks-test", symbol: "BTC", time: time, price: 100_012.5,
-                     condition: "price crossesAbove 100000", threshold: .value(100_000), value: 100_012.5,
-                     message: "pricealert test alert", notify: notify)
+        Alert(rule: "sinks-test", symbol: "BTC", time: Wallclock.millis(), price: 100_012.5,
+              condition: "price crossesAbove 100000", threshold: .value(100_000), value: 100_012.5,
+              message: "pricealert test alert", notify: notify)
     }
 
     /// `12.3 ms` below a second, `5001 ms` above.

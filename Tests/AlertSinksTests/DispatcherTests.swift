@@ -3,6 +3,7 @@ import Logging
 import Testing
 import AlertTestSupport
 @testable import AlertSinks
+import AlertSinksTesting
 
 
 @Suite struct DispatcherTests {

@@ -1,5 +1,6 @@
 import AlertCore
 import AlertSinks
+import AlertSinksTesting
 import AlertStore
 import Testing
 

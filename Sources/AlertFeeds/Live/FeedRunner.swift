@@ -2,6 +2,7 @@ import AlertCore
 import AlertHTTP
 import Logging
 import Synchronization
+import Wallclock
 
 /// Runs a `PriceSource` until cancelled: loads the market list (and reloads it), keeps the
 /// live transport connected with backoff and jitter, watches for silence, and reports

@@ -1,12 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import AlertCore
 import AlertStore
 import Logging
 import Synchronization
+import Wallclock
 
 /// The delivery stage with an outbox: evaluate → outbox → fan out to sinks.
 ///
@@ -66,7 +62,7 @@ public actor ReliableDispatcher {
     public init(sinks: [String: any Sink], durable: Set<String>, outbox: Outbox,
                 configuration: Configuration = Configuration(),
                 logger: Logger = Logger(label: "pricealert.delivery"),
-                clock: @escaping @Sendable () -> Int64 = ReliableDispatcher.wallclockMillis) {
+                clock: @escaping @Sendable () -> Int64 = Wallclock.millis) {
         self.durable = durable
         self.outbox = outbox
         self.clock = clock
@@ -215,13 +211,6 @@ public actor ReliableDispatcher {
             alerts.remove(at: index)
             return alerts.isEmpty
         }
-    }
-
-    /// Epoch milliseconds from the system clock.
-    public static func wallclockMillis() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1_000 + Int64(now.tv_nsec) / 1_000_000
     }
 }
 

@@ -1,11 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import AlertCore
 import AlertHTTP
 import Logging
+import Wallclock
 
 /// Posts each alert to an HTTP endpoint (`method`, default POST) through a shared `HTTPClient`.
 ///
@@ -36,7 +32,7 @@ public struct WebhookSink: Sink {
     /// `now`: epoch milliseconds (signature timestamps, `Retry-After` dates).
     public init(name: String, spec: WebhookSpec, client: any HTTPClient,
                 environment: @escaping EnvironmentLookup = Secrets.processEnvironment,
-                now: @escaping @Sendable () -> Int64 = WebhookSink.systemNow,
+                now: @escaping @Sendable () -> Int64 = Wallclock.millis,
                 logger: Logger = Logger(label: "pricealert.sink.webhook")) throws(SinkError) {
         self.name = name
         var url = try Secrets.resolve(spec.url, sink: name, what: "url", environment: environment)
@@ -110,13 +106,6 @@ public struct WebhookSink: Sink {
             logger.debug("webhook delivery failed, permanent", metadata: ["sink": "\(name)", "reason": "\(reason)"])
             return .permanent(reason: "webhook sink '\(name)': \(reason)")
         }
-    }
-
-    /// Epoch milliseconds from the system clock.
-    public static let systemNow: @Sendable () -> Int64 = {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 
     /// `url` without the query parameter `key`, and its (percent-decoded) value; nil if absent.

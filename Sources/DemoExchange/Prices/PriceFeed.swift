@@ -1,11 +1,11 @@
 import Synchronization
 
-/// Drives the price source: on the first client interest it starts a loop that applies each
+/// Drives the price generator: on the first client interest it starts a loop that applies each
 /// step to the market board and broadcasts it as a coinIndex frame (or an invalid frame, or
 /// nothing while silenced). Starting lazily makes a fresh server deterministic per seed.
 final class PriceFeed: Sendable {
     private struct State {
-        var source: (any PriceSource)?
+        var generator: (any PriceGenerator)?
         var board: MarketBoard
         var task: Task<Void, Never>?
     }
@@ -15,9 +15,9 @@ final class PriceFeed: Sendable {
     private let stats: StatsCounter
     private let faults: FaultSettings
 
-    init(source: any PriceSource, board: MarketBoard, hub: ConnectionHub, stats: StatsCounter,
+    init(generator: any PriceGenerator, board: MarketBoard, hub: ConnectionHub, stats: StatsCounter,
          faults: FaultSettings) {
-        state = Mutex(State(source: source, board: board))
+        state = Mutex(State(generator: generator, board: board))
         self.hub = hub
         self.stats = stats
         self.faults = faults
@@ -29,11 +29,11 @@ final class PriceFeed: Sendable {
     /// returns, so a `market_summary` that triggers the start already shows it.
     func startIfNeeded() {
         state.withLock { state in
-            guard var source = state.source else { return }
-            state.source = nil
-            guard let first = source.next() else { return }
+            guard var generator = state.generator else { return }
+            state.generator = nil
+            guard let first = generator.next() else { return }
             state.board.apply(first)
-            let rest = source
+            let rest = generator
             state.task = Task { [self] in await self.run(first: first, rest: rest) }
         }
     }
@@ -44,8 +44,8 @@ final class PriceFeed: Sendable {
         await task?.value
     }
 
-    private func run(first: PriceStep, rest: any PriceSource) async {
-        var source = rest
+    private func run(first: PriceStep, rest: any PriceGenerator) async {
+        var generator = rest
         let clock = ContinuousClock()
         let start = clock.now
         var due = start
@@ -69,7 +69,7 @@ final class PriceFeed: Sendable {
             } else {
                 await Task.yield()
             }
-            guard let next = source.next() else { return }
+            guard let next = generator.next() else { return }
             state.withLock { $0.board.apply(next) }
             step = next
         }

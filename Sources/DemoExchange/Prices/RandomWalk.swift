@@ -9,7 +9,7 @@ import SeededRandom
 /// per minute (`volatility`), scaled to the step's interval: the walk moves as much per minute
 /// at any `interval`, and about as much as a real market does (a tenth of a percent a minute
 /// for BTC, a few tenths for small coins).
-struct RandomWalk: PriceSource {
+struct RandomWalk: PriceGenerator {
     let symbols: [String]
     let interval: Duration
     private(set) var prices: [Double]

@@ -4,7 +4,7 @@ import AlertFeeds
 /// Recorded ticks replayed as frames: consecutive ticks with the same time and distinct
 /// symbols share a frame (a coinIndex frame holds one price per symbol); the pause after a
 /// frame is the recorded gap to the next one divided by `speed` (0: no pause).
-struct TickReplay: PriceSource {
+struct TickReplay: PriceGenerator {
     private let ticks: [Tick]
     private let speed: Double
     private var position = 0

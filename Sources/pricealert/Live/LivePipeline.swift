@@ -7,6 +7,7 @@ import CMemory
 import Daemon
 import Logging
 import Synchronization
+import Wallclock
 
 /// The engine state loaded at start, handed over once (`take`). The engine must be the only
 /// owner of the minute histories it restores: while another reference to a snapshot lives, each

@@ -4,6 +4,7 @@ import AlertRules
 import AlertSinks
 import AlertStore
 import Logging
+import Wallclock
 
 /// How a command hands alerts on: straight to the sinks (`Dispatcher`), or, when a state folder
 /// is in use, through the durable outbox for webhook and exec sinks (`ReliableDispatcher`).

@@ -1,8 +1,10 @@
 import AlertCore
+import AlertSinks
 import Synchronization
 
-/// A sink that keeps what it receives, for tests of the engine and the dispatcher (shipped in
-/// the library, like swift-log's in-memory handler). It can be told to fail.
+/// A sink that keeps what it receives, for tests of the engine and the dispatcher. It lives in
+/// the `AlertSinksTesting` library, beside the production sinks rather than in them (as
+/// swift-log ships its in-memory handler in `InMemoryLogging`). It can be told to fail.
 public final class InMemorySink: Sink {
     public let name: String
 

@@ -10,7 +10,8 @@ struct PriceStep: Sendable, Equatable {
     }
 }
 
-/// Where prices come from: a random walk or a recorded file. `nil` means no more prices.
-protocol PriceSource: Sendable {
+/// What makes the demo exchange's prices, step by step: a random walk or a recorded file.
+/// `nil` means no more prices. (Exchanges the feed reads are `AlertFeeds.PriceSource`.)
+protocol PriceGenerator: Sendable {
     mutating func next() -> PriceStep?
 }
