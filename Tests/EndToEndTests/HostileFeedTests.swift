@@ -72,7 +72,7 @@ struct HostileFeedTests {
     static let failedHandshakes: [(HostileExchange.WebSocket, String)] = [
         (.reset, "the server reset the connection before answering the websocket upgrade"),
         (.close, "the server closed the connection before answering the websocket upgrade"),
-        (.hang, "no websocket upgrade within 2s"),
+        (.hang, "no websocket upgrade within 1s"),
         (.badAccept(chunk: 1024, every: .milliseconds(100)), "Sec-WebSocket-Accept that does not match the key sent"),
     ]
 

@@ -43,8 +43,13 @@ public struct FeedOptions: Sendable {
     public var backoffMaximum: Duration
     /// How often the market list is reloaded, so new and delisted markets are seen.
     public var marketsEvery: Duration
-    /// How long a websocket connection may take to connect and upgrade (at most `staleAfter`).
+    /// How long a websocket connection may take to connect and upgrade (see `handshakeLimit`).
     public var handshakeTimeout: Duration
+
+    /// The deadline an attempt really gets: `handshakeTimeout`, but at most half of
+    /// `staleAfter`, so an upgrade that never comes is reported as such before the silence
+    /// watch ends the attempt as "no prices".
+    public var handshakeLimit: Duration { min(handshakeTimeout, staleAfter / 2) }
 
     public init(staleAfter: Duration = .seconds(60), backoffBase: Duration = .milliseconds(500),
                 backoffMaximum: Duration = .seconds(60), marketsEvery: Duration = .seconds(3600),

@@ -48,7 +48,7 @@ extension FeedRunner {
     private func connectOnce(_ plan: WebSocketPlan, url: String, health: FeedHealth, delivered: Counter,
                              emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
         let socket = FeedSocket(url: plan.url, maxFrameSize: Self.maxFrameSize,
-                                handshakeTimeout: min(options.handshakeTimeout, options.staleAfter), logger: logger)
+                                handshakeTimeout: options.handshakeLimit, logger: logger)
         try await socket.run { inbound, outbound, _ in
             for message in plan.subscribe { try await outbound.write(.text(message)) }
             await emit(.connected(url: url))
