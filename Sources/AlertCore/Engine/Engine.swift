@@ -1,5 +1,6 @@
-/// The rule engine: ticks in, alerts out (Docs/rules.md#conditions, #ticks). Pure and deterministic: no clock, no
-/// I/O; time is the tick's. Not thread-safe: one engine is driven by one task.
+/// The rule engine: ticks in, alerts out (Docs/rules.md#conditions, #ticks). Pure and
+/// deterministic: no clock, no I/O; time is the tick's. Not thread-safe: one engine is driven by
+/// one task.
 ///
 /// Rules are indexed by symbol (and `match` rules are resolved against the market list once
 /// per symbol), then by threshold inside each symbol's `ConditionGroup`s, so a tick touches
