@@ -43,11 +43,12 @@ struct PriceAlertBinary {
         // The default state folder is a fresh one per run, never the user's: a test that wants
         // state kept between runs says --state.
         env["STATE_DIRECTORY"] = nil
-        env["XDG_STATE_HOME"] = FileManager.default.temporaryDirectory
+        let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("pricealert-xdg-\(UUID().uuidString)").path
+        env["XDG_STATE_HOME"] = scratch
         for (k, v) in environment { env[k] = v }
         process.environment = env
-        let running = Running(process: process)
+        let running = Running(process: process, scratch: scratch)
         process.standardOutput = running.out
         process.standardError = running.err
         process.standardInput = FileHandle.nullDevice
@@ -64,9 +65,12 @@ struct PriceAlertBinary {
         private let stdoutData = Mutex(Data())
         private let stderrData = Mutex(Data())
         private let group = DispatchGroup()
+        /// The per-run default state folder, removed once the process has ended.
+        private let scratch: String
 
-        init(process: Process) {
+        init(process: Process, scratch: String) {
             self.process = process
+            self.scratch = scratch
         }
 
         fileprivate func drain() {
@@ -120,9 +124,11 @@ struct PriceAlertBinary {
                 // SIGKILL, not SIGTERM: a binary that hangs may be ignoring SIGTERM.
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
+                try? FileManager.default.removeItem(atPath: scratch)
                 throw TimedOut(arguments: arguments)
             }
             process.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: scratch)
             // The pipes close when the process ends; wait for the readers without blocking a thread.
             while group.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(5)) }
             return Result(status: process.terminationStatus,
