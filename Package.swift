@@ -94,7 +94,7 @@ let package = Package(
         // What a daemon needs beside the pipeline: systemd notifications (READY, WATCHDOG,
         // STOPPING), /metrics and /healthz on HTTP, journald-friendly logs.
         .target(name: "Daemon", dependencies: [
-            "AlertCore", "AlertFeeds", "AlertSinks",
+            "AlertCore", "AlertFeeds", "AlertSinks", "Wallclock",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -31,10 +31,3 @@ public struct Backoff: Sendable {
         attempt = 0
     }
 }
-
-extension Duration {
-    /// Whole milliseconds.
-    public var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
-    }
-}

@@ -9,6 +9,7 @@ import NIOPosix
 import NIOSSL
 import NIOWebSocket
 import Synchronization
+import Wallclock
 @_spi(WSInternal) import WSCore
 
 /// One websocket connection of a feed. Guarantees: the TCP connection and the upgrade finish
@@ -300,11 +301,5 @@ private struct Target: Sendable {
         }
         guard !host.isEmpty else { return nil }
         self.port = port ?? (secure ? 443 : 80)
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
 }

@@ -156,8 +156,7 @@ public actor ReliableDispatcher {
     @discardableResult
     public func drain(timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        let (seconds, attoseconds) = timeout.components
-        let until = clock() + seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+        let until = clock() + timeout.milliseconds
         await outbox.commit()
         let workers = Array(self.workers.values)
         // Its own task: shutdown usually runs in a cancelled task, where sleeping returns at once.

@@ -5,6 +5,7 @@ import NIOCore
 import Prometheus
 import ServiceLifecycle
 import Synchronization
+import Wallclock
 
 /// `--listen HOST:PORT`: `/metrics` (Prometheus text format) and `/healthz` (200 `ok` while the
 /// feed is healthy, 503 and the reason otherwise) over plain HTTP. It binds exactly what it is
@@ -30,12 +31,6 @@ public final class StatusServer: Sendable {
         public init(maxConnections: Int = 32, idleTimeout: Duration = .seconds(10)) {
             self.maxConnections = max(maxConnections, 1)
             self.idleTimeout = idleTimeout
-        }
-
-        var idleTimeoutNanoseconds: Int64 {
-            let (seconds, attoseconds) = idleTimeout.components
-            return seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
-                ? .max : seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         }
     }
 
@@ -76,7 +71,7 @@ public final class StatusServer: Sendable {
         quiet.logLevel = max(logger.logLevel, .notice)
         let app = Application(
             router: makeRouter(),
-            server: .http1(configuration: .init(idleTimeout: .nanoseconds(limits.idleTimeoutNanoseconds))),
+            server: .http1(configuration: .init(idleTimeout: .nanoseconds(limits.idleTimeout.nanoseconds))),
             configuration: .init(address: .hostname(host, port: port), serverName: "pricealert",
                                  availableConnectionsDelegate: ConnectionLimit(max: limits.maxConnections,
                                                                                count: connections)),
