@@ -43,6 +43,13 @@ public final class SilenceStore: Sendable {
         }
     }
 
+    /// The folder's silences file if there is one (nil: no silence was ever added), for a
+    /// command that only reads them and must not create a state folder to do so.
+    public static func openIfPresent(_ folder: StateFolder) throws(StateError) -> SilenceStore? {
+        guard access(folder.path + "/silences.sqlite", F_OK) == 0 else { return nil }
+        return try open(folder)
+    }
+
     private init(path: String, database: DatabasePool) {
         self.path = path
         self.database = database

@@ -35,6 +35,27 @@ struct SilenceCommand: AsyncParsableCommand {
         }
     }
 
+    /// The silences of the state folder at `path` (nil: the default one) for evaluation; none
+    /// when the folder has no silences file. Exits 73 when it cannot be read.
+    static func load(_ path: String?) throws -> SilenceSet {
+        do {
+            guard let store = try SilenceStore.openIfPresent(StateOption.folder(path)) else { return SilenceSet() }
+            defer { store.close() }
+            do {
+                // Patterns were checked by `silence add`; a row that is not one silences nothing.
+                return SilenceSet(try store.all().compactMap { record in
+                    guard let rule = try? Glob(record.rule), let symbol = try? Glob(record.symbol) else { return nil }
+                    return Silence(id: record.id, rule: rule, symbol: symbol, from: record.from, until: record.until)
+                })
+            } catch {
+                throw failed(store, error)
+            }
+        } catch let error as StateError {
+            StandardError.write("pricealert: error: \(error)")
+            throw ExitCodes.stateUnusable
+        }
+    }
+
     static func failed(_ store: SilenceStore, _ error: any Error) -> ExitCode {
         StandardError.write("pricealert: error: \(store.path): \(StateStore.reason(error))")
         return ExitCodes.stateUnusable

@@ -104,3 +104,49 @@ struct SilenceCommandTests {
         #expect(expire.stderr == "pricealert: error: no silence \"0123456789ab\" in st/silences.sqlite (see pricealert silence list)\n")
     }
 }
+
+/// Silences in `replay` and `check`: a silenced event is listed with `"silenced": "ID"` and
+/// sent to no sink; the others are delivered as before.
+@Suite("end to end: silenced events")
+struct SilencedEventTests {
+    /// From the second tick on: of `DispatchTests`' two alerts (at …01000 and …03000), the second.
+    static let from = "2023-11-14T22:13:22Z"
+
+    func silence(in dir: URL) async throws -> String {
+        let add = try await PriceAlertBinary.run(["silence", "add", "--rule", "u?", "--symbol", "btc", "--from", Self.from,
+                                                  "--until", "2099-01-01T00:00:00Z", "--state", "st"], in: dir)
+        #expect(add.status == 0, "\(add.stderr)")
+        return add.stdout.trimmingCharacters(in: .newlines)
+    }
+
+    @Test func replayListsItMarkedAndDoesNotSendIt() async throws {
+        let dir = try DispatchTests().folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let id = try await silence(in: dir)
+        let replay = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json",
+                                                     "--dispatch", "--state", "st"], in: dir)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let listed = replay.stdout.split(separator: "\n").map(String.init)
+        #expect(listed.count == 2)
+        #expect(listed[0].hasPrefix(#"{"id":"up:BTC:1700000001000""#) && !listed[0].contains("silenced"))
+        #expect(listed[1].hasPrefix(#"{"id":"up:BTC:1700000003000""#) && listed[1].hasSuffix(#","silenced":"\#(id)"}"#))
+        let journal = try String(contentsOf: dir.appendingPathComponent("out/alerts.jsonl"), encoding: .utf8)
+        #expect(journal == listed[0] + "\n")
+    }
+
+    @Test func checkListsItMarkedAndDoesNotSendIt() async throws {
+        let dir = try DispatchTests().folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let id = try await silence(in: dir)
+        let check = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "text",
+                                                    "--state", "st"], in: dir)
+        #expect(check.status == 0, "\(check.stderr)")
+        let listed = check.stdout.split(separator: "\n").map(String.init)
+        #expect(listed.count == 2)
+        #expect(listed[1].hasSuffix(" (silenced: \(id))") && !listed[0].contains("silenced"))
+        let journal = try String(contentsOf: dir.appendingPathComponent("out/alerts.jsonl"), encoding: .utf8)
+        #expect(journal.split(separator: "\n").count == 1 && journal.hasPrefix(#"{"id":"up:BTC:1700000001000""#))
+    }
+}
