@@ -61,12 +61,8 @@ struct SilenceCommandTests {
     @Test func worksWhileAnotherPricealertHoldsTheStateLock() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let state = dir.appendingPathComponent("st")
-        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
-        let fd = open(state.path + "/pricealert.lock", O_RDWR | O_CREAT, 0o600)
-        #expect(fd >= 0)
-        defer { close(fd) }
-        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        let lock = try StateLockHolder(folder: dir.appendingPathComponent("st"))
+        defer { lock.release() }
 
         let add = try await PriceAlertBinary.run(["silence", "add", "--for", "10m", "--state", "st"], in: dir)
         #expect(add.status == 0, "\(add.stderr)")
@@ -74,6 +70,8 @@ struct SilenceCommandTests {
         let list = try await PriceAlertBinary.run(["silence", "list", "--state", "st", "--format", "json"], in: dir)
         #expect(lines(list.stdout).map { $0["id"] as? String } == [id])
         #expect(try await PriceAlertBinary.run(["silence", "expire", id, "--state", "st"], in: dir).status == 0)
+        // The folder was held all along.
+        #expect(try await PriceAlertBinary.run(["outbox", "purge", "--dead", "--state", "st"], in: dir).status == 75)
     }
 
     @Test(arguments: [

@@ -121,13 +121,4 @@ extension FileChecker {
         }
         return clean ? spec : nil
     }
-
-    private mutating func wholeNumber(_ node: JSONNode, _ name: String, in range: ClosedRange<Int>) -> Int? {
-        guard let value = number(node, name) else { return nil }
-        guard value == value.rounded(), value >= Double(range.lowerBound), value <= Double(range.upperBound) else {
-            error("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)", at: node.position)
-            return nil
-        }
-        return Int(value)
-    }
 }
