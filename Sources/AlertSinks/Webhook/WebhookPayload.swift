@@ -82,9 +82,9 @@ public enum WebhookPayload: Sendable, Equatable {
         alertmanager([alert], groupKey: "{}:{alertname=\(JSONString.quote(alert.rule))}")
     }
 
-    /// A `Message` with `alerts` (firing); `groupLabels` are the labels every alert shares with
-    /// the first (`alertname` when all are of one rule), `commonLabels` and `commonAnnotations`
-    /// those all of them share, as Alertmanager computes them.
+    /// A `Message` with `alerts` (firing): `commonLabels` and `commonAnnotations` are the pairs
+    /// all of them share, as Alertmanager computes them; `groupLabels` holds `alertname` when
+    /// they are all of one rule, and nothing otherwise.
     static func alertmanager(_ alerts: [Alert], groupKey: String) -> String {
         let labels = alerts.map { [("alertname", $0.rule), ("condition", $0.condition), ("symbol", $0.symbol)] }
         let annotations = alerts.map { [("summary", $0.message), ("threshold", thresholdText($0.threshold)),
