@@ -214,7 +214,7 @@ public final class StateStore: Sendable {
 }
 
 /// Creates an empty file readable and writable by its owner only (0600).
-private func createPrivateFile(_ path: String) -> Bool {
+func createPrivateFile(_ path: String) -> Bool {
     let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard fd >= 0 else { return false }
     close(fd)

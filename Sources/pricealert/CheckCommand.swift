@@ -1,6 +1,7 @@
 import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertPolicy
 import AlertRules
 import AlertSinks
 import AlertStore
@@ -92,7 +93,9 @@ struct CheckCommand: AsyncParsableCommand {
         let snapshot: [Tick]
         var marketsToSave: MarketsSave?
         var lines: [Int]?
+        let silences: SilenceSet
         do {
+            silences = try SilenceCommand.load(state.path)
             engine = Engine(rules: ruleSet.rules)
             let saved = try store.engineState.loadMarkets()
             let input = try await loadInput(saved: saved, needsMarkets: engine.hasMatchRules)
@@ -121,8 +124,9 @@ struct CheckCommand: AsyncParsableCommand {
         // With --format, standard output is the listing alone: the stdout sinks are left out.
         let printing = format == nil ? [] : AlertListing.printingSinks(of: ruleSet)
         for alert in alerts {
-            if let format { StandardOutput.shared.writeLine(StdoutSink.line(for: alert, format: format)) }
-            failures += await delivery.dispatch(AlertListing.dispatched(alert, skipping: printing))
+            let silence = silences.silence(for: alert)
+            if let format { StandardOutput.shared.writeLine(AlertListing.line(for: alert, format: format, silence: silence)) }
+            if silence == nil { failures += await delivery.dispatch(AlertListing.dispatched(alert, skipping: printing)) }
         }
         // Every alert is in the outbox (or delivered) before the state that produced it is saved:
         // a crash in between fires it again rather than losing it. An alert the outbox cannot

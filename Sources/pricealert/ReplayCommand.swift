@@ -59,7 +59,8 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         let reader = try Inputs.ticks(ticks)
 
-        let listing = AlertListing(format: format, dispatcher: dispatcher, printing: AlertListing.printingSinks(of: ruleSet))
+        let listing = AlertListing(format: format, dispatcher: dispatcher, printing: AlertListing.printingSinks(of: ruleSet),
+                                   silences: try SilenceCommand.load(state.path))
         let (stream, continuation) = AsyncStream.makeStream(of: Alert.self)
         let consumer = Task { await listing.consume(stream) }
         var alerts: [Alert] = []

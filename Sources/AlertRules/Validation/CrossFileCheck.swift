@@ -1,4 +1,5 @@
 import AlertCore
+import AlertPolicy
 
 /// The checks that need every file: one namespace for rule ids and sink names, and
 /// `notify` naming a sink that exists in any file (Docs/rules.md#file-structure, #errors).
@@ -6,6 +7,7 @@ enum CrossFileCheck {
     static func run(_ checkers: inout [FileChecker]) {
         checkNamespace(&checkers)
         checkSinkReferences(&checkers)
+        checkFallbacks(&checkers)
     }
 
     /// The first definition (by file order, then place in the file) owns a name; every later
@@ -47,6 +49,34 @@ enum CrossFileCheck {
                 checkers[index].error("unknown sink \(UserText.single(reference.name)) in 'notify'"
                                       + Suggestion.hint(for: reference.name, among: candidates), at: reference.position)
             }
+        }
+    }
+
+    /// `fallback` names a sink of any file, and no chain of fallbacks comes back to where it
+    /// started; each cycle is reported once, at the `fallback` of its first sink by name.
+    private static func checkFallbacks(_ checkers: inout [FileChecker]) {
+        var known = Set(checkers.flatMap { $0.sinkNames.map(\.name) })
+        known.insert("stdout")
+        let candidates = known.sorted()
+        var routes: [String: String] = [:]
+        var places: [String: (file: Int, position: SourceOffset)] = [:]
+        for index in checkers.indices {
+            for reference in checkers[index].fallbackReferences {
+                let target = reference.target
+                guard known.contains(target.name) else {
+                    checkers[index].error("unknown sink \(UserText.single(target.name)) in 'fallback'"
+                                          + Suggestion.hint(for: target.name, among: candidates), at: target.position)
+                    continue
+                }
+                routes[reference.sink] = target.name
+                places[reference.sink] = (index, target.position)
+            }
+        }
+        while let cycle = FallbackRoutes.cycle(in: routes) {
+            let place = places[cycle[0]]!
+            checkers[place.file].error("fallback cycle: " + cycle.map(UserText.single).joined(separator: " → "),
+                                       at: place.position)
+            for sink in cycle { routes[sink] = nil }
         }
     }
 }

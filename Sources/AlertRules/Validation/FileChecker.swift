@@ -14,6 +14,8 @@ struct FileChecker {
     var sinkNames: [NamedPlace] = []
     /// Sink names used in `notify`, checked once every file's sinks are known.
     var sinkReferences: [NamedPlace] = []
+    /// Each sink's `fallback`, checked once every file's sinks are known.
+    var fallbackReferences: [(sink: String, target: NamedPlace)] = []
     /// `symbol` scopes by symbol, shared (see `oneSymbol`).
     var singleSymbols: [String: [String]] = [:]
     /// The rules checked while the file was being read, if its `rules` were streamed.
