@@ -41,7 +41,8 @@ let package = Package(
     targets: [
         // Pure domain: ticks, markets, rules, alerts, the engine. No I/O, no clock, no Foundation.
         .target(name: "AlertCore", linkerSettings: [.linkedLibrary("m")]),
-        // The time of day in epoch milliseconds: the one system clock feeds, sinks and commands read.
+        // The time of day in epoch milliseconds and the monotonic clock: the one place feeds, sinks,
+        // commands, benchmarks and the fuzzer read a system clock.
         .target(name: "Wallclock"),
         // SplitMix64, seeded: the one generator benchmarks, tests, the fuzzer and the demo use.
         .target(name: "SeededRandom", linkerSettings: [.linkedLibrary("m")]),
@@ -112,7 +113,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: [.unsafeFlags(releaseLinkFlags, .when(platforms: [.linux], configuration: .release))]),
         // Benchmarks are executables, never tests: `swift run -c release replay-benchmark`.
-        .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds", "SeededRandom"],
+        .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds", "SeededRandom", "Wallclock"],
                           path: "Benchmarks/ReplayBenchmark"),
         .executableTarget(name: "delivery-benchmark", dependencies: [
             "AlertCore", "AlertHTTP", "AlertSinks", "AlertStore",
@@ -144,7 +145,7 @@ let package = Package(
         ], path: "Tests/AlertTestSupport"),
         // Seeded mutations of real inputs for every parser (Docs/fuzzing.md); `pricealert-fuzz`
         // runs them by the million, FuzzTests a few thousand.
-        .target(name: "ParserFuzzing", dependencies: ["AlertCore", "AlertRules", "AlertFeeds", "SeededRandom"],
+        .target(name: "ParserFuzzing", dependencies: ["AlertCore", "AlertRules", "AlertFeeds", "SeededRandom", "Wallclock"],
                 path: "Fuzz/ParserFuzzing"),
         .executableTarget(name: "pricealert-fuzz", dependencies: ["ParserFuzzing"], path: "Fuzz/Main"),
         .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing"]),
