@@ -45,7 +45,8 @@ let package = Package(
         // Between "a rule fired" and "a sink is handed it": silences, priority, quiet hours, groups,
         // rate and fallback, each a small stage of plain values (Docs/sinks.md#notification-policy).
         .target(name: "AlertPolicy", dependencies: ["AlertCore"]),
-        // The time of day in epoch milliseconds: the one system clock feeds, sinks and commands read.
+        // The time of day in epoch milliseconds and the monotonic clock: the one place feeds, sinks,
+        // commands, benchmarks and the fuzzer read a system clock.
         .target(name: "Wallclock"),
         // SplitMix64, seeded: the one generator benchmarks, tests, the fuzzer and the demo use.
         .target(name: "SeededRandom", linkerSettings: [.linkedLibrary("m")]),
@@ -116,7 +117,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: [.unsafeFlags(releaseLinkFlags, .when(platforms: [.linux], configuration: .release))]),
         // Benchmarks are executables, never tests: `swift run -c release replay-benchmark`.
-        .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds", "SeededRandom"],
+        .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds", "SeededRandom", "Wallclock"],
                           path: "Benchmarks/ReplayBenchmark"),
         .executableTarget(name: "delivery-benchmark", dependencies: [
             "AlertCore", "AlertHTTP", "AlertSinks", "AlertStore",
@@ -148,10 +149,10 @@ let package = Package(
         ], path: "Tests/AlertTestSupport"),
         // Seeded mutations of real inputs for every parser (Docs/fuzzing.md); `pricealert-fuzz`
         // runs them by the million, FuzzTests a few thousand.
-        .target(name: "ParserFuzzing", dependencies: ["AlertCore", "AlertRules", "AlertFeeds", "SeededRandom"],
+        .target(name: "ParserFuzzing", dependencies: ["AlertCore", "AlertRules", "AlertFeeds", "SeededRandom", "Wallclock"],
                 path: "Fuzz/ParserFuzzing"),
         .executableTarget(name: "pricealert-fuzz", dependencies: ["ParserFuzzing"], path: "Fuzz/Main"),
-        .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing"]),
+        .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing", "AlertTestSupport"]),
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore"]),
         .testTarget(name: "AlertPolicyTests", dependencies: ["AlertPolicy", "AlertCore", "SeededRandom"]),

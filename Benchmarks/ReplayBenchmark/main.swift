@@ -6,6 +6,7 @@
 import AlertCore
 import Glibc
 import SeededRandom
+import Wallclock
 
 struct Options {
     var rules = 100_000
@@ -34,12 +35,6 @@ struct Options {
             i += 2
         }
     }
-}
-
-func now() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
 func peakRSSMiB() -> Double {
@@ -100,17 +95,17 @@ let startPrice = symbols.map { _ in Double.random(in: 0.5...50_000, using: &rng)
     }
 }
 
-var t0 = now()
+var t0 = Monotonic.seconds()
 // Ticks first: the stream depends only on the seed, so every rule count and both mixes replay
 // the same ticks (and the first 100 rules are the same at every size).
 let ticks = makeTicks()
 let rules = makeRules()
-let generate = now() - t0
+let generate = Monotonic.seconds() - t0
 
 /// One fresh engine over the stream: a warm-up pass over the first 1 % builds every symbol's
 /// index (timed apart), then the rest is measured.
 func replayOnce() -> (rate: Double, alerts: Int, build: Double) {
-    var t0 = now()
+    var t0 = Monotonic.seconds()
     let engine = Engine(rules: rules)
     var alerts: [Alert] = []
     alerts.reserveCapacity(1024)
@@ -123,10 +118,10 @@ func replayOnce() -> (rate: Double, alerts: Int, build: Double) {
             alerts.removeAll(keepingCapacity: true)
         }
     }
-    let build = now() - t0
-    t0 = now()
+    let build = Monotonic.seconds() - t0
+    t0 = Monotonic.seconds()
     alertCount += measuredPass(engine, ticks[warm...])
-    return (Double(ticks.count - warm) / (now() - t0), alertCount, build)
+    return (Double(ticks.count - warm) / (Monotonic.seconds() - t0), alertCount, build)
 }
 
 /// The timed loop, out of line so a profiler shows it apart from setup.

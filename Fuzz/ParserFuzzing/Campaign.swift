@@ -1,4 +1,5 @@
 import SeededRandom
+import Wallclock
 
 /// A run of one parser over inputs `from..<from + count` of seed `seed`. Input `i` depends only
 /// on (parser, seed, i), so any one of them can be made again alone (`input(_:)`).
@@ -37,10 +38,10 @@ public struct FuzzCampaign: Sendable {
         var outcome = Outcome()
         for index in from..<(from + count) {
             let bytes = input(index)
-            let start = Watchdog.now()
+            let start = Monotonic.nanoseconds()
             watchdog?.begin(index, at: start)
             outcome.checksum &+= target.run(bytes)
-            let seconds = Double(Watchdog.now() - start) / 1e9
+            let seconds = Double(Monotonic.nanoseconds() - start) / 1e9
             watchdog?.end()
             outcome.inputs += 1
             outcome.largestInputBytes = max(outcome.largestInputBytes, bytes.count)

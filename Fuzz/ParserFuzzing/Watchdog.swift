@@ -1,4 +1,5 @@
 import Synchronization
+import Wallclock
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,8 +16,7 @@ public final class Watchdog: Sendable {
     private let onHang: @Sendable (_ index: Int, _ seconds: Double) -> Void
 
     public init(budget: Duration, onHang: @escaping @Sendable (Int, Double) -> Void) {
-        let (seconds, attoseconds) = budget.components
-        budgetNanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        budgetNanoseconds = budget.nanoseconds
         self.onHang = onHang
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
@@ -47,18 +47,11 @@ public final class Watchdog: Sendable {
             usleep(50_000)
             let start = startedAt.load(ordering: .acquiring)
             guard start != 0 else { continue }
-            let elapsed = Self.now() - start
+            let elapsed = Monotonic.nanoseconds() - start
             if elapsed > budgetNanoseconds, startedAt.load(ordering: .acquiring) == start {
                 onHang(index.load(ordering: .relaxed), Double(elapsed) / 1e9)
                 return
             }
         }
-    }
-
-    /// Monotonic nanoseconds.
-    static func now() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 }

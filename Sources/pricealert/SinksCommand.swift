@@ -45,9 +45,9 @@ struct SinksTestCommand: AsyncParsableCommand {
             StandardError.write("pricealert: error: \(error)")
             throw ExitCodes.cannotCreate
         }
-        let start = Self.monotonicNanoseconds()
+        let start = Monotonic.nanoseconds()
         let result = await sink.send(Self.sampleAlert(notify: [name]))
-        let elapsed = Double(Self.monotonicNanoseconds() - start) / 1_000_000
+        let elapsed = Double(Monotonic.nanoseconds() - start) / 1_000_000
         let label = "sink \(UserText.single(name)) (\(definition.kind.typeName))"
         switch result {
         case .delivered:
@@ -73,11 +73,5 @@ struct SinksTestCommand: AsyncParsableCommand {
     static func milliseconds(_ value: Double) -> String {
         if value >= 1000 { return "\(Int(value.rounded())) ms" }
         return "\((value * 10).rounded() / 10) ms"
-    }
-
-    private static func monotonicNanoseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 }

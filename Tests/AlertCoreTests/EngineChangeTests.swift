@@ -106,7 +106,7 @@ struct EngineChangeTests {
         #expect(fired([r], ticks).map(\.0) == [0, 4])
     }
 
-    @Test func historyKeepsEnoughForTheLongestWindowOverLongStreams() {
+    @Test(.computation) func historyKeepsEnoughForTheLongestWindowOverLongStreams() {
         // Three days of one tick per 10 s with a 1 h and a 24 h rule: compare with the reference.
         let rules = [rule("h", .change(window: 60 * minute, .above(0.5)), cooldown: 30 * minute),
                      rule("d", .change(window: 24 * 60 * minute, .below(-1)), cooldown: 60 * minute)]

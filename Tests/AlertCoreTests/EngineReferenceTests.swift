@@ -6,7 +6,7 @@ import SeededRandom
 /// The indexed engine against the naive reading of Docs/rules.md, on random streams and rule sets
 /// built to hit boundaries: integer thresholds that prices land on exactly, equal times,
 /// dropped ticks, cooldowns, `once`, hysteresis, several windows and source 24h figures.
-@Suite("engine agrees with the reference")
+@Suite("engine agrees with the reference", .computation)
 struct EngineReferenceTests {
     static func randomRules(_ rng: inout SeededRandom, count: Int) -> [Rule] {
         let symbols = ["AAA", "BBB", "CCC"]
@@ -99,7 +99,7 @@ struct EngineReferenceTests {
 
 /// Small moves, as real feeds make them: most ticks cross no level and take the engine's
 /// quiet path; the alerts must still be exactly the reference's.
-@Suite("engine agrees with the reference on quiet streams")
+@Suite("engine agrees with the reference on quiet streams", .computation)
 struct EngineQuietStreamTests {
     @Test(arguments: [5, 6, 7])
     func smallMovesLongStreams(seed: UInt64) {
@@ -147,7 +147,7 @@ struct EngineQuietStreamTests {
 /// before minute boundaries, gaps of several minutes, symbols that get their first tick late
 /// (so windows become covered mid-stream), and the source's 24 h figure on some ticks only,
 /// sometimes before the history covers 24 h.
-@Suite("engine agrees with the reference across minute boundaries and uncovered windows")
+@Suite("engine agrees with the reference across minute boundaries and uncovered windows", .computation)
 struct EngineMinuteBoundaryTests {
     @Test(arguments: [11, 12, 13, 14])
     func trendingPricesAcrossMinutes(seed: UInt64) {

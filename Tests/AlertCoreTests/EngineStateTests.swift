@@ -6,7 +6,7 @@ import SeededRandom
 /// Saving and restoring: a stream evaluated in pieces, each by a new engine that restores what
 /// the previous one saved (as `check` does across cron runs), gives exactly the alerts of one
 /// engine over the whole stream.
-@Suite("engine state across runs")
+@Suite("engine state across runs", .computation)
 struct EngineStateTests {
     /// Evaluates `ticks` cut at `cuts`, saving changed symbols after each piece into a store of
     /// encoded snapshots (only what `takeFinalChanges` returns is written, as `check` does).

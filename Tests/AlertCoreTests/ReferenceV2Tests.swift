@@ -345,7 +345,7 @@ struct ReferenceV2Tests {
 
 /// The v2 reference reads v1 files with v1's meaning: on the random v1 streams of
 /// `EngineReferenceTests` it gives the v1 reference's alerts, rule for rule.
-@Suite("reference v2 agrees with the v1 reference on v1 files")
+@Suite("reference v2 agrees with the v1 reference on v1 files", .computation)
 struct ReferenceV2AgainstV1Tests {
     /// `rules` as one `"version": 1` file.
     static func v1File(_ rules: [Rule]) -> String {
@@ -412,7 +412,7 @@ struct ReferenceV2AgainstV1Tests {
 
 /// Random v2 files beside random v1 files, with seeded history: every kind of event occurs,
 /// and the v1 file's alerts are the same with or without the v2 file next to it.
-@Suite("reference v2 on random streams")
+@Suite("reference v2 on random streams", .computation)
 struct ReferenceV2RandomTests {
     @Test(arguments: [21, 22, 23])
     func mixedFilesWithHistory(seed: UInt64) throws {

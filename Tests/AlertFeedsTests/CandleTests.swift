@@ -187,7 +187,7 @@ func candleFixture(_ name: String) throws -> [UInt8] {
 
 /// Each source's request sent with libcurl to a local server that answers only the documented
 /// path and query, with the source's fixture: what a backfill step will do.
-@Suite("candle requests through the HTTP client", .serialized)
+@Suite("candle requests through the HTTP client")
 struct CandleRequestTests {
     @Test func everySourceFetchesAndParses() async throws {
         let seen = Mutex<[String]>([])

@@ -10,22 +10,39 @@ import Testing
 
 /// The real feed client (`FeedRunner` + `BTSESource` + libcurl + websocket) against the real
 /// embedded exchange on 127.0.0.1, with the exchange's faults.
-@Suite("live feed against the embedded exchange", .serialized)
+@Suite("live feed against the embedded exchange", .programs)
 struct LiveFeedTests {
-    /// Events the runner emitted, readable while it runs.
+    /// Events the runner emitted, readable while it runs; each one counted in `appended`.
     final class Recorder: Sendable {
         let events = Mutex<[FeedEvent]>([])
-        func append(_ event: FeedEvent) { events.withLock { $0.append(event) } }
+        let appended = EventCounter()
+        func append(_ event: FeedEvent) {
+            events.withLock { $0.append(event) }
+            appended.record()
+        }
+
+        /// Suspends until the events so far satisfy `done` (looked at after each new event), giving
+        /// up after `timeout` without a new event; whether they did.
+        func wait(timeout: Duration = .seconds(60), until done: (Recorder) -> Bool) async -> Bool {
+            while true {
+                let counted = appended.count
+                if done(self) { return true }
+                do { try await appended.wait(for: counted + 1, timeout: timeout) } catch { return done(self) }
+            }
+        }
         var all: [FeedEvent] { events.withLock { $0 } }
         var ticks: [Tick] { all.flatMap { event -> [Tick] in if case .ticks(let t) = event { t } else { [] } } }
         func count(_ predicate: (FeedEvent) -> Bool) -> Int { all.filter(predicate).count }
     }
 
-    /// Starts an exchange with `faults`, runs the feed until `until` holds (or `timeout`), stops both.
+    /// Starts an exchange with `faults`, runs the feed until `until` holds (or `timeout` passes
+    /// without an event), stops both.
+    /// The feed is stale only after 30 s without prices (unless `options` says otherwise), so a
+    /// busy machine's pauses are not taken for an outage.
     func follow(faults: ExchangeFaults = ExchangeFaults(), interval: Duration = .milliseconds(100),
-                options: FeedOptions = FeedOptions(staleAfter: .seconds(2), backoffBase: .milliseconds(100),
+                options: FeedOptions = FeedOptions(staleAfter: .seconds(30), backoffBase: .milliseconds(100),
                                                    backoffMaximum: .milliseconds(400)),
-                timeout: Duration = .seconds(20), until: @escaping @Sendable (Recorder) -> Bool) async throws -> Recorder {
+                timeout: Duration = .seconds(60), until: @escaping @Sendable (Recorder) -> Bool) async throws -> Recorder {
         let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
             port: 0, prices: .randomWalk(seed: 7, interval: interval), faults: faults))
         let port = try await exchange.start()
@@ -37,9 +54,7 @@ struct LiveFeedTests {
             _ = try await runner.loadMarkets { recorder.append($0) }
             try await runner.run { recorder.append($0) }
         }
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while !until(recorder), clock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        _ = await recorder.wait(timeout: timeout, until: until)
         feed.cancel()
         _ = await feed.result
         await exchange.stop()
@@ -88,7 +103,9 @@ struct LiveFeedTests {
     }
 
     @Test func silenceIsDetectedReportedAndRecovered() async throws {
-        let recorder = try await follow(faults: ExchangeFaults(silenceAfter: .seconds(1), silenceFor: .seconds(4))) { r in
+        let recorder = try await follow(faults: ExchangeFaults(silenceAfter: .seconds(1), silenceFor: .seconds(4)),
+                                        options: FeedOptions(staleAfter: .seconds(2), backoffBase: .milliseconds(100),
+                                                             backoffMaximum: .milliseconds(400))) { r in
             r.count { if case .recovered = $0 { true } else { false } } >= 1
         }
         let stale = recorder.all.firstIndex { if case .stale = $0 { true } else { false } }
@@ -116,12 +133,12 @@ struct LiveFeedTests {
                 _ = try await runner.loadMarkets { recorder.append($0) }
                 try await runner.run { recorder.append($0) }
             }
-            let clock = ContinuousClock()
-            let deadline = clock.now + .seconds(15)
-            while clock.now < deadline, recorder.count({ if case .stale = $0 { true } else { false } }) == 0 {
-                try await Task.sleep(for: .milliseconds(50))
+            // Stale, and still retrying after it: two more failed connections.
+            _ = await recorder.wait { r in
+                let events = r.all
+                guard let stale = events.firstIndex(where: { if case .stale = $0 { true } else { false } }) else { return false }
+                return events[stale...].count { if case .disconnected = $0 { true } else { false } } >= 2
             }
-            try await Task.sleep(for: .seconds(1))
             feed.cancel()
             _ = await feed.result
         }

@@ -4,7 +4,7 @@ import Testing
 
 /// The libcurl client against replies no client should read whole: huge, endless, dripping,
 /// header floods, from a real server on 127.0.0.1.
-@Suite struct HostileReplyTests {
+@Suite(.programs) struct HostileReplyTests {
     let client = CurlHTTPClient()
 
     private func send(_ request: HTTPRequest) async -> Result<HTTPResponse, HTTPError> {

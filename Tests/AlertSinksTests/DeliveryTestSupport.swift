@@ -65,8 +65,9 @@ func startedDispatcher(_ hook: any Sink, _ store: StateStore,
     return dispatcher
 }
 
-/// Waits until `condition` holds, up to `timeout`; returns whether it did.
-func eventually(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
+/// Waits until `condition` holds, up to `timeout` (generous: tests run in parallel on busy
+/// cores); returns whether it did. Sleeping between looks suspends, holding no thread.
+func eventually(timeout: Duration = .seconds(60), _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while ContinuousClock.now < deadline {
         if await condition() { return true }

@@ -2,31 +2,23 @@ import AlertCore
 import AlertHTTP
 import AlertRules
 import AlertSinks
+import AlertTestSupport
 import Foundation
 import Testing
 
 /// The examples `Docs/sinks.md` points at actually work: the Python verifier accepts a real
 /// signed request captured by the receiver, and the exec scripts drive their notifier.
-@Suite("docs examples")
+@Suite("docs examples", .programs)
 struct DocsExamplesTests {
     static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Docs/examples").path
 
     /// Runs a program to the end; `input` on stdin. Returns (status, stdout).
-    func run(_ argv: [String], environment: [String: String] = [:], input: [UInt8] = []) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = argv
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let stdin = Pipe(), stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input))
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self))
+    func run(_ argv: [String], environment: [String: String] = [:], input: [UInt8] = []) async throws -> (Int32, String) {
+        let result = try await ObservedProcess.run(URL(fileURLWithPath: "/usr/bin/env"), argv,
+                                                   environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                                   input: input)
+        return (result.status, result.stdout)
     }
 
     @Test(arguments: ["plain-secret-value", "whsec_" + Data((1...32).map { UInt8($0) }).base64EncodedString()])
@@ -40,11 +32,11 @@ struct DocsExamplesTests {
         }
         let args = ["python3", Self.examples + "/verify_webhook.py", request.headers["webhook-id"] ?? "",
                     request.headers["webhook-timestamp"] ?? "", request.headers["webhook-signature"] ?? ""]
-        let valid = try run(args, environment: ["WEBHOOK_SECRET": secret], input: request.body)
+        let valid = try await run(args, environment: ["WEBHOOK_SECRET": secret], input: request.body)
         #expect(valid == (0, "valid\n"))
-        let tampered = try run(args, environment: ["WEBHOOK_SECRET": secret], input: request.body + [0x20])
+        let tampered = try await run(args, environment: ["WEBHOOK_SECRET": secret], input: request.body + [0x20])
         #expect(tampered == (1, "INVALID\n"))
-        let wrongKey = try run(args, environment: ["WEBHOOK_SECRET": "x" + secret], input: request.body)
+        let wrongKey = try await run(args, environment: ["WEBHOOK_SECRET": "x" + secret], input: request.body)
         #expect(wrongKey.0 == 1)
     }
 

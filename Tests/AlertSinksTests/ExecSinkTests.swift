@@ -57,15 +57,10 @@ struct ExecSinkTests {
     @Test func timeoutKillsTheProcessGroupAndIsRetried() async throws {
         let folder = try temporaryFolder()
         let path = try script("echo $$ > \"$1/pid\"\nsleep 30\n", in: folder)
-        let clock = ContinuousClock()
-        let start = clock.now
         let result = try await ExecSink(name: "hook", spec: ExecSpec(command: [path, folder], timeout: 300)).send(sampleAlert())
-        let elapsed = clock.now - start
-        #expect(result == .retry(reason: "timed out after 300 ms (process group killed)", after: nil))
-        // A generous bound: it shows only that the script's 30 s sleep was cut short (resuming
-        // this task can wait seconds for a cooperative thread on a busy machine); the pid check
+        // Had the script run its 30 s to the end, the send would be `.delivered`; the pid check
         // below shows the process is gone.
-        #expect(elapsed < .seconds(25))
+        #expect(result == .retry(reason: "timed out after 300 ms (process group killed)", after: nil))
         let pid = try #require(Int32(try read(folder + "/pid").trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(kill(pid, 0) == -1 && errno == ESRCH)
     }

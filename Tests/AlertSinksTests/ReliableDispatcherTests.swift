@@ -14,7 +14,7 @@ import Testing
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         try await dispatcher.commit()
         #expect(await eventually { (try? store.outbox.depth()) == 0 })
-        #expect(await dispatcher.drain(timeout: .seconds(1)))
+        #expect(await dispatcher.drain(timeout: .seconds(60)))
         #expect(hook.attempts == 3)
         #expect(hook.delivered == [sampleAlert(notify: ["hook"])])
         #expect(await dispatcher.counts()["hook"] == DeliveryCounts(delivered: 1, retried: 2, dead: 0))
@@ -30,7 +30,7 @@ import Testing
         let times = hook.attemptTimes
         #expect(times.count == 2)
         #expect(times[0].duration(to: times[1]) >= .milliseconds(295))
-        await dispatcher.drain(timeout: .seconds(1))
+        await dispatcher.drain(timeout: .seconds(60))
     }
 
     @Test func permanentFailureBecomesADeadLetterWithItsReason() async throws {
@@ -43,7 +43,7 @@ import Testing
         let dead = try store.outbox.dead()[0]
         #expect(dead.deadReason == "HTTP 404 Not Found" && dead.sink == "hook" && dead.alert == sampleAlert(notify: ["hook"]))
         #expect(try store.outbox.depth() == 0 && hook.attempts == 1)
-        await dispatcher.drain(timeout: .seconds(1))
+        await dispatcher.drain(timeout: .seconds(60))
     }
 
     @Test func tooOldGivesUp() async throws {
@@ -57,7 +57,7 @@ import Testing
         let attempts = hook.attempts
         #expect(reason == "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") over 300ms: connection refused")
         #expect(hook.delivered.isEmpty)
-        await dispatcher.drain(timeout: .seconds(1))
+        await dispatcher.drain(timeout: .seconds(60))
     }
 
     @Test func eachRulesAlertsArriveInOrderUnderConcurrency() async throws {
@@ -70,34 +70,34 @@ import Testing
         for time in 1...20 {
             for rule in rules { await dispatcher.dispatch(sampleAlert(rule, time: Int64(time), notify: ["hook"])) }
         }
-        #expect(await eventually(timeout: .seconds(30)) { hook.delivered.count == 120 })
+        #expect(await eventually { hook.delivered.count == 120 })
         for rule in rules {
             #expect(hook.delivered.filter { $0.rule == rule }.map(\.time) == (1...20).map { Int64($0) })
         }
         #expect(hook.maxInFlight <= 4)
         #expect(hook.maxInFlight > 1)
         #expect(Set(hook.delivered.map(\.id)).count == 120)
-        await dispatcher.drain(timeout: .seconds(1))
+        await dispatcher.drain(timeout: .seconds(60))
     }
 
-    @Test func aSlowSinkDoesNotDelayAnotherOrTheCaller() async throws {
+    /// The slow sink holds every alert for an hour. The caller's dispatches return, and the fast
+    /// sink gets all five, while the slow one has delivered nothing: neither waited for it.
+    @Test(.timeLimit(.minutes(1))) func aSlowSinkDoesNotDelayAnotherOrTheCaller() async throws {
         let store = try openStore()
         defer { store.close() }
-        let slow = ScriptedSink(name: "slow", delay: { .seconds(3) })
+        let slow = ScriptedSink(name: "slow", delay: { .seconds(3600) })
         let fast = ScriptedSink(name: "fast")
         let direct = InMemorySink(name: "stdout")
         let dispatcher = ReliableDispatcher(sinks: ["slow": slow, "fast": fast, "stdout": direct],
                                             durable: ["slow", "fast"], outbox: store.outbox,
                                             configuration: fastConfiguration())
         try await dispatcher.start()
-        let begin = ContinuousClock.now
         for time in 1...5 {
             let results = await dispatcher.dispatch(sampleAlert(time: Int64(time), notify: ["slow", "fast", "stdout"]))
             #expect(results.map(\.sink) == ["stdout"])
         }
-        #expect(begin.duration(to: .now) < .seconds(1))
-        #expect(await eventually(timeout: .seconds(2)) { fast.delivered.count == 5 })
-        #expect(begin.duration(to: .now) < .seconds(2))
+        #expect(await eventually { fast.delivered.count == 5 })
+        #expect(await eventually { slow.attempts >= 1 })
         #expect(slow.delivered.isEmpty && direct.alerts.count == 5)
         // Shutdown leaves what the slow sink has not finished in the outbox.
         #expect(await dispatcher.drain(timeout: .milliseconds(100)) == false)
@@ -124,7 +124,7 @@ import Testing
         let second = ReliableDispatcher(sinks: ["hook": up], durable: ["hook"], outbox: reopened.outbox,
                                         configuration: fastConfiguration())
         try await second.start()
-        #expect(await second.drain(timeout: .seconds(5)))
+        #expect(await second.drain(timeout: .seconds(60)))
         #expect(up.delivered.map(\.time) == [1, 2, 3])
         #expect(try reopened.outbox.depth() == 0)
     }
@@ -139,7 +139,7 @@ import Testing
         #expect(await eventually { hook.attempts == 1 })
         await dispatcher.dispatch(alert)
         #expect(await eventually { (try? store.outbox.depth()) == 0 })
-        #expect(await dispatcher.drain(timeout: .seconds(1)))
+        #expect(await dispatcher.drain(timeout: .seconds(60)))
         #expect(hook.delivered == [alert] && hook.attempts == 2)
     }
 

@@ -1,8 +1,9 @@
+import AlertTestSupport
 import Foundation
 import Testing
 
 /// `pricealert sinks test` run as the built binary against a real receiver.
-@Suite("end to end: pricealert sinks test")
+@Suite("end to end: pricealert sinks test", .programs)
 struct SinksTestCommandTests {
     /// `.build/<config>/pricealert`, beside the test bundle.
     static let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
@@ -25,33 +26,12 @@ struct SinksTestCommandTests {
         var stderr: String
     }
 
-    /// Runs the binary on a dispatch thread, so waiting for it never holds a cooperative thread
-    /// the receiver may need.
     func run(_ arguments: [String], environment: [String: String]) async throws -> Run {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(arguments, environment: environment) })
-            }
-        }
-    }
-
-    func runBlocking(_ arguments: [String], environment: [String: String]) throws -> Run {
         let folder = try temporaryFolder()
         try Self.rules.write(toFile: folder + "/rules.json", atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = arguments + ["--rules", folder + "/rules.json"]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: stderr, as: UTF8.self))
+        let result = try await ObservedProcess.run(URL(fileURLWithPath: Self.binary), arguments + ["--rules", folder + "/rules.json"],
+                                                   environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+        return Run(status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
 
     @Test func deliveredFailedAndUnknown() async throws {

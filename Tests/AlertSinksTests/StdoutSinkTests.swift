@@ -1,4 +1,5 @@
 import AlertCore
+import AlertTestSupport
 import Foundation
 import Testing
 @testable import AlertSinks
@@ -32,7 +33,8 @@ import Testing
         let output = StandardOutput(fileDescriptor: fds[1])
         let line = String(repeating: "x", count: 10_000)
         let readEnd = fds[0]
-        let reader = Task.detached { @Sendable in FileHandle(fileDescriptor: readEnd).readDataToEndOfFile() }
+        // Reads on a thread of its own: the writers below block while the pipe is full.
+        let reader = OwnThread { FileHandle(fileDescriptor: readEnd).readDataToEndOfFile() }
         await withTaskGroup(of: Void.self) { group in
             for i in 0..<8 {
                 group.addTask { for _ in 0..<20 { output.writeLine("\(i)" + line) } }

@@ -9,7 +9,7 @@ import SeededRandom
 /// `check` reads only the hours of minute history its ticks can look up. Runs over the pieces
 /// of a stream of several days, with gaps of hours in the prices, each restoring that much from
 /// the real database and saving, give exactly the alerts of one engine over the whole stream.
-@Suite struct PartialHistoryTests {
+@Suite(.computation) struct PartialHistoryTests {
     static let windows: [(String, Int64)] = [("5m", 5), ("1h", 60), ("90m", 90), ("24h", 1440)]
 
     static func rules() -> [Rule] {

@@ -1,4 +1,5 @@
 @testable import Daemon
+import Foundation
 import Logging
 import Testing
 
@@ -16,7 +17,7 @@ struct JournalLogHandlerTests {
     }
 
     @Test func standardErrorIsTheJournalOnlyWhenJournalStreamNamesItsFile() throws {
-        let path = "/tmp/pricealert-journal-\(getpid())"
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-journal-\(UUID().uuidString)").path
         let fd = open(path, O_CREAT | O_RDWR, 0o600)
         #expect(fd >= 0)
         defer { close(fd); unlink(path) }

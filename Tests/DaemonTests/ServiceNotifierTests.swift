@@ -16,7 +16,7 @@ struct ServiceNotifierTests {
         try notifier.ready(status: "following btse\nwith 2 rules")
         try notifier.watchdog()
         try notifier.stopping(status: "stopping")
-        _ = try await socket.waitFor(line: "STOPPING=1", timeout: 5)
+        _ = try await socket.waitFor(line: "STOPPING=1", timeout: 60)
         #expect(socket.messages == [
             "READY=1\nSTATUS=following btse with 2 rules",
             "WATCHDOG=1",

@@ -6,7 +6,7 @@ import Logging
 import Testing
 
 /// The status server under connection floods: idle and slow connections on a real server.
-@Suite("status server limits", .serialized)
+@Suite("status server limits", .programs)
 struct StatusServerLimitsTests {
     /// A TCP connection to 127.0.0.1:`port` that sends nothing (yet).
     private func connect(_ port: Int) throws -> Int32 {

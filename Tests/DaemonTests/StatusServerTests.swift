@@ -7,7 +7,7 @@ import Logging
 import Testing
 
 /// `/metrics` and `/healthz` over real HTTP on 127.0.0.1, fed by a monitor as the pipeline feeds it.
-@Suite("status server", .serialized)
+@Suite("status server")
 struct StatusServerTests {
     func get(_ url: String) async throws -> (status: Int, body: String) {
         let http = CurlHTTPClient()

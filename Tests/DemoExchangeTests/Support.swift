@@ -14,7 +14,7 @@ func withExchange<T: Sendable>(_ configuration: ExchangeConfiguration = Exchange
     let server = DemoExchangeServer(configuration: configuration)
     let port = try await server.start()
     do {
-        let result = try await withTimeout(.seconds(30)) { try await body(server, port) }
+        let result = try await withTimeout(.seconds(60)) { try await body(server, port) }
         await server.stop()
         return result
     } catch {

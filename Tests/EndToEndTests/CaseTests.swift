@@ -1,3 +1,4 @@
+import AlertTestSupport
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 /// `{repo}` is the repository root), run inside the folder, and the expected standard output,
 /// standard error and exit status. The expected files are written by hand from Docs/rules.md,
 /// never copied from the output.
-@Suite("end to end: cases")
+@Suite("end to end: cases", .programs)
 struct CaseTests {
     static let casesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Cases")
 

@@ -6,7 +6,7 @@ import Testing
 import SeededRandom
 
 /// `pricealert check` as cron runs it: the built binary, a state folder kept between runs.
-@Suite("end to end: check")
+@Suite("end to end: check", .programs)
 struct CheckCommandTests {
     /// Every condition kind, cooldowns, `once`, hysteresis, change windows (with and without the
     /// source's 24 h figure) and `match` rules; alerts go to a file sink so stdout is the listing.
@@ -208,7 +208,9 @@ struct CheckCommandTests {
                                                 "--format", "json"], in: dir)
         let lock = dir.appendingPathComponent("st/pricealert.lock").path
         let pid = "\(first.process.processIdentifier)"
-        for _ in 0..<500 where (try? String(contentsOfFile: lock, encoding: .utf8))?.hasPrefix(pid) != true {
+        var looks = 0
+        while (try? String(contentsOfFile: lock, encoding: .utf8))?.hasPrefix(pid) != true, looks < 3_000 {
+            looks += 1
             try await Task.sleep(for: .milliseconds(20))
         }
         let second = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "up.jsonl", "--state", "st",
@@ -221,7 +223,7 @@ struct CheckCommandTests {
         // when its last writer closes it before a reader opened it, and the first check would
         // then wait for a writer for good.
         var writer: Int32 = -1
-        for _ in 0..<500 {
+        for _ in 0..<3_000 {
             writer = open(fifo, O_WRONLY | O_NONBLOCK)
             if writer >= 0 || errno != ENXIO { break }
             try await Task.sleep(for: .milliseconds(20))
@@ -230,7 +232,7 @@ struct CheckCommandTests {
         let line = "{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 101.5}\n"
         _ = line.withCString { write(writer, $0, strlen($0)) }
         close(writer)
-        let done = try await first.wait(timeout: 30, arguments: [])
+        let done = try await first.wait(timeout: 30)
         #expect(done.status == 0, "\(done.stderr)")
         #expect(done.stdout.contains("\"id\":\"a-above:AAA:1000\""))
         // Nothing of the refused run reached the sinks or the state.

@@ -1,3 +1,4 @@
+import AlertTestSupport
 import ArgumentParser
 import Foundation
 @testable import pricealert
@@ -6,7 +7,7 @@ import Testing
 /// What every command's command line promises, through the built binary: `--version`, help
 /// texts that read as paragraphs, `--rules` in both forms, and standard output that is exactly
 /// the listing when a command lists alerts.
-@Suite("end to end: the command line")
+@Suite("end to end: the command line", .programs)
 struct CommandLineTests {
     func folder() throws -> URL {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-cli-\(UUID().uuidString)")

@@ -8,23 +8,38 @@ import Testing
 /// Nothing lost: `replay --dispatch` is killed with SIGKILL while its first webhook delivery is
 /// in flight (the receiver holds it); `outbox flush` in a new process then delivers every
 /// alert, each once by `webhook-id`, to a real receiver on 127.0.0.1.
-@Suite("end to end: kill -9 loses nothing", .serialized)
+@Suite("end to end: kill -9 loses nothing", .programs)
 struct CrashRecoveryTests {
-    /// A webhook receiver that answers `status` after `delay` and records the `webhook-id` of
+    /// A webhook receiver that answers, once `gate` is open (at once if it is nil) and after
+    /// `delay`, with the `status` set when the request arrived, and records the `webhook-id` of
     /// every 2xx it sends.
     final class Hook: Sendable {
         let status = Mutex(503)
-        let delay = Mutex(Duration.seconds(8))
+        let delay = Mutex(Duration.zero)
+        /// Holds every request until opened (a delivery in flight for as long as a test needs).
+        let gate = Mutex<Gate?>(nil)
         let received = Mutex<[String]>([])
         let attempts = Mutex(0)
+        /// One event per request received, before it is answered.
+        let arrivals = EventCounter()
+
+        /// Holds every request from now until `release`.
+        func hold() { gate.withLock { $0 = Gate() } }
+
+        /// Lets held requests be answered, and later ones at once.
+        func release() { gate.withLock { $0 }?.open() }
 
         func router() -> Router<BasicRequestContext> {
             let router = Router()
             router.post("hook") { request, _ -> Response in
                 _ = try await request.body.collect(upTo: 1 << 20)
                 self.attempts.withLock { $0 += 1 }
+                // The answer is decided on arrival: a request held across a change of `status`
+                // gets the status it arrived under.
                 let (status, delay) = (self.status.withLock { $0 }, self.delay.withLock { $0 })
-                try? await Task.sleep(for: delay)
+                self.arrivals.record()
+                await self.gate.withLock { $0 }?.pass()
+                if delay > .zero { try? await Task.sleep(for: delay) }
                 if (200..<300).contains(status), let id = request.headers[HTTPField.Name("webhook-id")!] {
                     self.received.withLock { $0.append(id) }
                 }
@@ -49,6 +64,7 @@ struct CrashRecoveryTests {
         }
         try (lines.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
         let hook = Hook()
+        hook.hold()
         try await withHook(hook) { port in
             let rules = """
                 {"version": 1,
@@ -66,12 +82,9 @@ struct CrashRecoveryTests {
             // The receiver holds the first delivery; the process is killed while it waits.
             let doomed = try PriceAlertBinary.start(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl",
                                                      "--dispatch", "--state", "state"], in: dir)
-            let clock = ContinuousClock()
-            let deadline = clock.now + .seconds(20)
-            while hook.attempts.withLock({ $0 }) < 1, clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-            #expect(hook.attempts.withLock { $0 } >= 1)
-            kill(doomed.process.processIdentifier, SIGKILL)
-            _ = try await doomed.wait(timeout: 20, arguments: ["replay"])
+            try await hook.arrivals.wait(for: 1)
+            kill(doomed.pid, SIGKILL)
+            _ = try await doomed.wait(timeout: 60)
             #expect(doomed.process.terminationReason == .uncaughtSignal)
             #expect(hook.received.withLock { $0.isEmpty })
 
@@ -81,7 +94,7 @@ struct CrashRecoveryTests {
 
             // The receiver is back; a new process delivers what the killed one left.
             hook.status.withLock { $0 = 200 }
-            hook.delay.withLock { $0 = .zero }
+            hook.release()
             let flushed = try await PriceAlertBinary.run(["outbox", "flush", "--rules", "rules.json", "--state", "state",
                                                           "--timeout", "30s"], in: dir)
             #expect(flushed.status == 0)

@@ -1,3 +1,4 @@
+import AlertTestSupport
 import DemoExchange
 import Foundation
 import Testing
@@ -5,7 +6,7 @@ import Testing
 /// `pricealert run` as a daemon keeps its state: a restart goes on where it stopped, SIGHUP
 /// swaps rule files (keeping the state of unchanged rules) or keeps the running rules when a
 /// file has errors, SIGTERM saves and exits 0.
-@Suite("end to end: daemon state and reload", .serialized)
+@Suite("end to end: daemon state and reload", .programs)
 struct DaemonStateTests {
     static func rules(_ extra: String = "") -> String {
         """
@@ -30,20 +31,21 @@ struct DaemonStateTests {
             let args = ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
                         "--state", "st"]
             let first = try PriceAlertBinary.start(args, in: dir)
-            _ = try await first.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 20)
+            _ = try await first.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 60)
             #expect(try await first.stop(signal: SIGTERM) == 0)
             #expect(count(first.stdout, "\"rule\":\"btc-listed\"") == 1)
 
             // BTC is still above 1: the restored pair is disarmed, so nothing fires again.
             let second = try PriceAlertBinary.start(args, in: dir)
-            _ = try await second.waitForStderrLine(containing: "restored the saved state of", timeout: 20)
+            _ = try await second.waitForStderrLine(containing: "restored the saved state of", timeout: 60)
             try await Task.sleep(for: .seconds(2))
             #expect(try await second.stop(signal: SIGTERM) == 0)
             #expect(second.stdout.isEmpty, "\(second.stdout)")
 
             // Without the state folder the same run fires again: the test can tell.
-            let fresh = try await PriceAlertBinary.run(Array(args.dropLast(2)) + ["--duration", "3s"], in: dir)
-            #expect(fresh.status == 0)
+            let fresh = try PriceAlertBinary.start(Array(args.dropLast(2)), in: dir)
+            _ = try await fresh.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 60)
+            #expect(try await fresh.stop(signal: SIGTERM) == 0)
             #expect(count(fresh.stdout, "\"rule\":\"btc-listed\"") == 1)
         }
     }
@@ -58,7 +60,7 @@ struct DaemonStateTests {
         try await LiveCommandTests().withExchange { port in
             let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse",
                                                       "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"], in: dir)
-            _ = try await running.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 20)
+            _ = try await running.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 60)
             try await body(running, file)
         }
     }
@@ -69,9 +71,9 @@ struct DaemonStateTests {
             try Self.rules(#", {"id": "eth", "symbol": "ETH", "when": {"price": {"abov": 1}}}"#)
                 .write(to: file, atomically: true, encoding: .utf8)
             kill(running.process.processIdentifier, SIGHUP)
-            let error = try await running.waitForStderrLine(containing: "rules.json:", timeout: 10)
+            let error = try await running.waitForStderrLine(containing: "rules.json:", timeout: 60)
             #expect(error.contains("rules.json:5:126: error: unknown operator 'abov' (did you mean 'above'?)"))
-            _ = try await running.waitForStderrLine(containing: "the running rules stay", timeout: 10)
+            _ = try await running.waitForStderrLine(containing: "the running rules stay", timeout: 60)
             #expect(running.process.isRunning)
 
             // A good file: swapped; the unchanged rule keeps its state (no second alert), the new
@@ -79,8 +81,8 @@ struct DaemonStateTests {
             try Self.rules(#", {"id": "eth-listed", "symbol": "ETH", "when": {"price": {"above": 1}}}"#)
                 .write(to: file, atomically: true, encoding: .utf8)
             kill(running.process.processIdentifier, SIGHUP)
-            _ = try await running.waitForStderrLine(containing: "rules reloaded: 2 rules", timeout: 10)
-            _ = try await running.waitForStdoutLine(containing: "\"rule\":\"eth-listed\"", timeout: 20)
+            _ = try await running.waitForStderrLine(containing: "rules reloaded: 2 rules", timeout: 60)
+            _ = try await running.waitForStdoutLine(containing: "\"rule\":\"eth-listed\"", timeout: 60)
             #expect(try await running.stop(signal: SIGTERM) == 0)
             #expect(count(running.stdout, "\"rule\":\"btc-listed\"") == 1)
             #expect(count(running.stdout, "\"rule\":\"eth-listed\"") == 1)
@@ -93,8 +95,8 @@ struct DaemonStateTests {
             try Self.rules(#", {"id": "eth", "symbol": "ETH", "when": {"price": {"above": 1}}, "notify": ["stdout"]}"#)
                 .write(to: file, atomically: true, encoding: .utf8)
             kill(running.process.processIdentifier, SIGHUP)
-            _ = try await running.waitForStderrLine(containing: "sink 'stdout' is new or changed", timeout: 10)
-            _ = try await running.waitForStderrLine(containing: "the running rules stay", timeout: 10)
+            _ = try await running.waitForStderrLine(containing: "sink 'stdout' is new or changed", timeout: 60)
+            _ = try await running.waitForStderrLine(containing: "the running rules stay", timeout: 60)
             #expect(try await running.stop(signal: SIGTERM) == 0)
             #expect(!running.stdout.contains("\"rule\":\"eth\""))
         }

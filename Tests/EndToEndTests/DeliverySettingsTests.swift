@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// A sink's own `retry` keys, as users write them, change what the binary does.
-@Suite("end to end: per-sink delivery settings")
+@Suite("end to end: per-sink delivery settings", .programs)
 struct DeliverySettingsTests {
     @Test func aSinksMaxAgeTurnsAFailingAlertIntoADeadLetterSoon() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-settings-\(UUID().uuidString)")
@@ -11,7 +11,6 @@ struct DeliverySettingsTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try DispatchTests.ticks.write(to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
         let hook = CrashRecoveryTests.Hook()
-        hook.delay.withLock { $0 = .zero }
         try await LoopbackServer.with(hook.router()) { port in
             let rules = """
                 {"version": 1,

@@ -1,10 +1,11 @@
+import AlertTestSupport
 import Foundation
 import Testing
 
 /// The README's first command, `pricealert demo --duration 60s`: every rule of the demo rules
 /// fires within the demo's minute (the minute is the binary's own `--duration`; the test only
 /// waits for the process to end).
-@Suite("end to end: the demo's minute")
+@Suite("end to end: the demo's minute", .programs)
 struct DemoMinuteTests {
     @Test func everyDemoRuleFiresWithinTheMinute() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-demo-\(UUID().uuidString)")

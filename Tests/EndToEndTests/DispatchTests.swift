@@ -1,8 +1,9 @@
+import AlertTestSupport
 import Foundation
 import Testing
 
 /// `replay --dispatch` with a real file sink in a temporary folder.
-@Suite("end to end: dispatch to sinks")
+@Suite("end to end: dispatch to sinks", .programs)
 struct DispatchTests {
     static let rules = """
         {

@@ -15,7 +15,7 @@ import Testing
 /// `--port 0`, and webhook sinks' URL variables point at a local receiver. Commands that run
 /// until stopped (`run`, `exchange`, `record`, `demo` without a `--duration` of at most a minute)
 /// are stopped with SIGTERM once they show they work, and must then exit 0 like the others.
-@Suite("end to end: the commands of the docs")
+@Suite("end to end: the commands of the docs", .programs)
 struct DocsCommandsTests {
     struct DocCommand: Sendable, CustomStringConvertible {
         var place: String
@@ -229,7 +229,7 @@ struct DocsCommandsTests {
     static func waitUntil(timeout: TimeInterval, _ command: DocCommand, _ condition: () -> Bool) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() {
-            guard Date() < deadline else { throw PriceAlertBinary.TimedOut(arguments: [command.text]) }
+            guard Date() < deadline else { throw PriceAlertBinary.TimedOut(waitingFor: "a non-empty output file", command: command.text) }
             try await Task.sleep(for: .milliseconds(20))
         }
     }

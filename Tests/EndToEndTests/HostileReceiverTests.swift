@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `sinks test` (the built binary) against webhook receivers that answer endlessly or slowly.
-@Suite("end to end: hostile webhook receivers")
+@Suite("end to end: hostile webhook receivers", .programs)
 struct HostileReceiverTests {
     /// Runs `sinks test ops` with a webhook sink at `path`; returns the result and the highest
     /// VmHWM (peak resident KiB) seen in /proc while it ran.
@@ -25,7 +25,7 @@ struct HostileReceiverTests {
                 peak = max(peak, Self.highWaterMarkKiB(of: running.process.processIdentifier) ?? 0)
                 try await Task.sleep(for: .milliseconds(10))
             }
-            return (try await running.wait(timeout: 60, arguments: arguments), peak)
+            return (try await running.wait(timeout: 60), peak)
         }
     }
 

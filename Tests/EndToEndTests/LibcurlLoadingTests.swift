@@ -1,10 +1,11 @@
+import AlertTestSupport
 import Foundation
 import Testing
 
 /// libcurl is loaded when pricealert first needs HTTP, not at start-up (`Sources/CCurl`). These
 /// runs put a `libcurl.so.4` that cannot be loaded first on the library path: a command without
 /// HTTP must not notice, and one that needs it must fail with a clear error and its usual code.
-@Suite("end to end: libcurl is loaded on first use")
+@Suite("end to end: libcurl is loaded on first use", .programs)
 struct LibcurlLoadingTests {
     /// A folder with an empty `libcurl.so.4` (the dynamic loader rejects it: "file too short").
     func brokenLibcurl() throws -> (dir: URL, environment: [String: String]) {

@@ -5,7 +5,7 @@ import Testing
 /// The built binary against values and inputs past every limit: huge durations, endless rule
 /// files, hostile keys, long tick lines on a pipe, notifiers that leave processes behind or
 /// look for secrets.
-@Suite("end to end: limits")
+@Suite("end to end: limits", .programs)
 struct LimitsTests {
     func folder() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-limits-\(UUID().uuidString)")
@@ -139,18 +139,11 @@ struct LimitsTests {
             + "\", \"price\": 101}\n"
         try write(long + "{\"time\": 1700000001000, \"symbol\": \"BTC\", \"price\": 99}\n"
                   + "{\"time\": 1700000002000, \"symbol\": \"BTC\", \"price\": 102}\n", to: "t.jsonl", in: dir)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "cat t.jsonl | \"$0\" replay --rules r.json --ticks - --format json", PriceAlertBinary.url.path]
-        process.currentDirectoryURL = dir
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = try await Task.detached { try out.fileHandleForReading.readToEnd() ?? Data() }.value
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let text = String(decoding: data, as: UTF8.self)
+        let result = try await ObservedProcess.run(URL(fileURLWithPath: "/bin/sh"),
+                                                   ["-c", "cat t.jsonl | \"$0\" replay --rules r.json --ticks - --format json", PriceAlertBinary.url.path],
+                                                   in: dir)
+        #expect(result.status == 0)
+        let text = result.stdout
         #expect(text.split(separator: "\n").count == 2)
         #expect(text.contains("\"id\":\"a:BTC:1700000000000\""))
         #expect(text.contains("\"id\":\"a:BTC:1700000002000\""))

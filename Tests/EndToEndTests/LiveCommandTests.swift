@@ -1,3 +1,4 @@
+import AlertTestSupport
 import AlertHTTP
 import DemoExchange
 import Foundation
@@ -5,7 +6,7 @@ import Testing
 
 /// `run`, `demo`, `markets`, `record` and `exchange` as users run them: the built binary
 /// against the real embedded exchange on 127.0.0.1.
-@Suite("end to end: live commands", .serialized)
+@Suite("end to end: live commands", .programs)
 struct LiveCommandTests {
     /// Runs `body` with an exchange on a free port, stopped afterwards.
     func withExchange<T>(faults: ExchangeFaults = ExchangeFaults(), interval: Duration = .milliseconds(200),
@@ -56,28 +57,49 @@ struct LiveCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         let result = try await withExchange { port in
+            let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse",
+                                                      "--endpoint", "http://127.0.0.1:\(port)"], in: dir)
+            // BTC fires at its first tick; the match rule joins BTC to the listed BTC-USD spot market.
+            _ = try await running.waitForStdoutLine(containing: #""rule":"btc-listed","symbol":"BTC""#, timeout: 60)
+            _ = try await running.waitForStdoutLine(containing: #""rule":"usd-spot","symbol":"BTC""#, timeout: 60)
+            return try await running.stop(signal: SIGTERM) == 0 ? running.stderr : nil
+        }
+        let stderr = try #require(result, "run did not exit 0 on SIGTERM")
+        #expect(stderr.contains("btse: 227 markets, 2 rules"))
+        #expect(stderr.contains("run: "))
+    }
+
+    /// `--duration` ends the run by itself, with its summary and exit 0.
+    @Test func durationEndsTheRun() async throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let result = try await withExchange { port in
             try await PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse",
-                                      "--endpoint", "http://127.0.0.1:\(port)", "--duration", "4s"], in: dir)
+                                            "--endpoint", "http://127.0.0.1:\(port)", "--duration", "1s"], in: dir)
         }
         #expect(result.status == 0)
-        let alerts = try jsonLines(result.stdout)
-        // BTC fires at its first tick; the match rule joins BTC to the listed BTC-USD spot market.
-        #expect(alerts.contains { $0["rule"] as? String == "btc-listed" && $0["symbol"] as? String == "BTC" })
-        #expect(alerts.contains { $0["rule"] as? String == "usd-spot" && $0["symbol"] as? String == "BTC" })
-        #expect(result.stderr.contains("btse: 227 markets, 2 rules"))
         #expect(result.stderr.contains("run: "))
     }
 
+    /// The exchange goes silent once prices flow, and speaks again once the feed is stale: one
+    /// stale-feed alert, then one recovery alert.
     @Test func silenceSendsAStaleFeedAlertAndThenARecoveryAlert() async throws {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
-        let result = try await withExchange(faults: ExchangeFaults(silenceAfter: .seconds(1), silenceFor: .seconds(4))) { port in
-            try await PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
-                                      "http://127.0.0.1:\(port)", "--stale-after", "1500ms", "--duration", "9s"], in: dir)
+        let (status, stdout) = try await withExchangeServer { exchange, port in
+            let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
+                                                      "http://127.0.0.1:\(port)", "--stale-after", "5s"], in: dir)
+            _ = try await running.waitForStdoutLine(containing: #""rule":"btc-listed""#, timeout: 60)
+            exchange.setFaults(ExchangeFaults(silenceAfter: .zero, silenceFor: .seconds(3600)))
+            _ = try await running.waitForStdoutLine(containing: #""rule":"@feed-stale""#, timeout: 60)
+            exchange.setFaults(ExchangeFaults())
+            _ = try await running.waitForStdoutLine(containing: #""rule":"@feed-recovered""#, timeout: 60)
+            return (try await running.stop(signal: SIGTERM), running.stdout)
         }
-        #expect(result.status == 0)
-        let rules = try jsonLines(result.stdout).compactMap { $0["rule"] as? String }
+        #expect(status == 0)
+        let rules = try jsonLines(stdout).compactMap { $0["rule"] as? String }
         let stale = try #require(rules.firstIndex(of: "@feed-stale"))
         let recovered = try #require(rules.firstIndex(of: "@feed-recovered"))
         #expect(stale < recovered)
@@ -88,22 +110,23 @@ struct LiveCommandTests {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
-        let result = try await withExchange { port in
-            try await PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
-                                      "http://127.0.0.1:\(port)"], in: dir, signalAfter: 3, signal: SIGTERM)
+        let (status, running) = try await withExchange { port in
+            let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
+                                                      "http://127.0.0.1:\(port)"], in: dir)
+            _ = try await running.waitForStdoutLine(containing: #""rule":"btc-listed""#, timeout: 60)
+            return (try await running.stop(signal: SIGTERM), running)
         }
-        #expect(result.status == 0)
-        #expect(result.stderr.contains("run: "))
-        #expect(try jsonLines(result.stdout).contains { $0["rule"] as? String == "btc-listed" })
+        #expect(status == 0)
+        #expect(running.stderr.contains("run: "))
     }
 
     @Test func demoRunsOfflineAndPrintsAlerts() async throws {
         let dir = try tempFolder()  // no Rules/ here: the built-in demo rules are used
         defer { try? FileManager.default.removeItem(at: dir) }
-        let result = try await PriceAlertBinary.run(["demo", "--duration", "5s", "--interval", "200ms"], in: dir)
-        #expect(result.status == 0)
-        #expect(result.stdout.contains("[demo-"))
-        #expect(result.stderr.contains("demo: exchange on http://127.0.0.1:"))
+        let running = try PriceAlertBinary.start(["demo", "--interval", "200ms"], in: dir)
+        _ = try await running.waitForStdoutLine(containing: "[demo-", timeout: 60)
+        #expect(try await running.stop(signal: SIGTERM) == 0)
+        #expect(running.stderr.contains("demo: exchange on http://127.0.0.1:"))
     }
 
     @Test func marketsListsSearchesAndSortsWithPrices() async throws {
@@ -127,9 +150,19 @@ struct LiveCommandTests {
     @Test func recordWritesTicksThatReplayReads() async throws {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("ticks.jsonl").path
         let recorded = try await withExchange { port in
-            try await PriceAlertBinary.run(["record", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
-                                      "--out", "ticks.jsonl", "--duration", "2s"], in: dir)
+            let running = try PriceAlertBinary.start(["record", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                                                      "--out", "ticks.jsonl"], in: dir)
+            // The file grows as frames arrive (each line whole); stopped once it holds 100 ticks.
+            let written = { (FileManager.default.contents(atPath: out) ?? Data()).count(where: { $0 == 0x0A }) }
+            var looks = 0
+            while written() <= 100, looks < 3_000 {
+                looks += 1
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            _ = try await running.stop(signal: SIGTERM)
+            return try await running.wait(timeout: 60)
         }
         #expect(recorded.status == 0)
         let lines = try String(contentsOf: dir.appendingPathComponent("ticks.jsonl"), encoding: .utf8).split(separator: "\n")
@@ -143,7 +176,7 @@ struct LiveCommandTests {
 
     @Test func exchangeCommandServesUntilSigterm() async throws {
         let server = try PriceAlertBinary.start(["exchange", "--port", "0"])
-        let ready = try await server.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 20)
+        let ready = try await server.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 60)
         let port = try #require(ready.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) })
         let http = CurlHTTPClient()
         let response = try await http.send(HTTPRequest(url: "http://127.0.0.1:\(port)/futures/api/inquire/initial/market"))

@@ -1,8 +1,9 @@
+import AlertTestSupport
 import Foundation
 import Testing
 
 /// `--state` and `pricealert outbox` as users run them: the built binary, a temporary folder.
-@Suite("end to end: state folder and outbox commands")
+@Suite("end to end: state folder and outbox commands", .programs)
 struct OutboxCommandTests {
     func folder() throws -> URL {
         let dir = try DispatchTests().folder()

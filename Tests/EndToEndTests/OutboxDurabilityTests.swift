@@ -12,7 +12,7 @@ import Testing
 /// dropped table, a damaged page, a file cut to 0 bytes), and a real webhook receiver on
 /// 127.0.0.1 that fails a fixed share of requests. No alert is sent that is not on disk, no state
 /// is saved past an alert that is not, and nothing transient makes a delivery give up early.
-@Suite("end to end: outbox durability")
+@Suite("end to end: outbox durability", .programs)
 struct OutboxDurabilityTests {
     /// A webhook receiver that answers by the request's number `n` (from 1): `pattern[(n - 1) %
     /// pattern.count]` (a status), and records the `webhook-id` of every 2xx it sends.
@@ -52,7 +52,7 @@ struct OutboxDurabilityTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try put("""
             {"version": 1,
-             "sinks": {"ops": {"type": "webhook", "urlEnv": "HOOK_URL",
+             "sinks": {"ops": {"type": "webhook", "urlEnv": "HOOK_URL", "timeout": "60s",
                                "retry": {"backoff": "20ms", "maxBackoff": "100ms"}}},
              "rules": [{"id": "up", "symbol": "AAA", "when": {"price": {"above": 101}}, "notify": ["ops"]}]}
             """, as: "rules.json", in: dir)
@@ -80,9 +80,11 @@ struct OutboxDurabilityTests {
     }
 
     /// `pricealert check --rules rules.json --ticks TICKS --state st --format json` with
-    /// `$HOOK_URL` at `port`.
+    /// `$HOOK_URL` at `port`, and a drain long enough for a busy machine (it ends once all is
+    /// delivered).
     func check(_ ticks: String, in dir: URL, port: Int) async throws -> PriceAlertBinary.Result {
-        try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", ticks, "--state", "st", "--format", "json"],
+        try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", ticks, "--state", "st", "--format", "json",
+                                        "--drain-timeout", "60s"],
                                        in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(port)/hook"])
     }
 
@@ -175,9 +177,9 @@ struct OutboxDurabilityTests {
         return (response.status, String(decoding: response.body, as: UTF8.self))
     }
 
-    /// Waits until `condition` holds, up to 30 s; returns whether it did.
+    /// Waits until `condition` holds, up to 60 s; returns whether it did.
     func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        for _ in 0..<1_500 {
+        for _ in 0..<3_000 {
             if try await condition() { return true }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -319,7 +321,7 @@ struct OutboxDurabilityTests {
         try await withFolder(hook) { dir, port in
             try put("""
                 {"version": 1,
-                 "sinks": {"ops": {"type": "webhook", "urlEnv": "HOOK_URL",
+                 "sinks": {"ops": {"type": "webhook", "urlEnv": "HOOK_URL", "timeout": "60s",
                                    "retry": {"backoff": "20ms", "maxBackoff": "100ms"}}},
                  "rules": [\(rules.joined(separator: ",\n"))]}
                 """, as: "rules.json", in: dir)

@@ -7,7 +7,7 @@ import Testing
 
 /// The README's sample replay (the demo rules over the bundled sample stream, with the BTSE
 /// market list) run by the built binary, checked alert by alert against the naive reference.
-@Suite("end to end: replay equals the reference")
+@Suite("end to end: replay equals the reference", .programs)
 struct ReplayAgainstReferenceTests {
     @Test func demoRulesOverTheSampleStream() async throws {
         let repo = PriceAlertBinary.repo

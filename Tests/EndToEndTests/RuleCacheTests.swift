@@ -1,3 +1,4 @@
+import AlertTestSupport
 import AlertCore
 import AlertStore
 import Foundation
@@ -5,7 +6,7 @@ import Testing
 
 /// `check` keeps the rules of its rule files in `rules.cache` in the state folder and takes
 /// them from there while the files (and the binary) stay byte for byte the same.
-@Suite("end to end: check's rules cache")
+@Suite("end to end: check's rules cache", .programs)
 struct RuleCacheTests {
     static func rules(above: Double) -> String {
         """

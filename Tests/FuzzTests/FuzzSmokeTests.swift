@@ -1,4 +1,5 @@
 import Foundation
+import AlertTestSupport
 import ParserFuzzing
 import Testing
 
@@ -6,7 +7,8 @@ import Testing
 /// hostile inputs, in process, one parser at a time. A crash fails the run; an input still
 /// running after the watchdog's generous budget (a hang, not a slow machine) stops it with the
 /// line that reproduces it.
-@Suite("fuzz: a few thousand inputs per parser", .serialized)
+/// Serialized: each parser's run checks the growth of the whole process's resident memory.
+@Suite("fuzz: a few thousand inputs per parser", .serialized, .computation)
 struct FuzzSmokeTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path

@@ -5,8 +5,8 @@ import Foundation
 /// (`{"code":1,"msg":"success","time":…,"data":[{…}],"success":true}`) or a bare array of its
 /// entries, decoded into `Market`s for `match` scopes (Docs/rules.md#scope).
 ///
-/// Loaded once at start-up, so Foundation's `JSONSerialization` is used. Unknown fields and
-/// `null`s are tolerated (the recorded payload has many); an entry without a string `symbol`
+/// Read with `FeedJSON`, like every other payload of the feeds. Unknown fields and `null`s are
+/// tolerated (the recorded payload has many); an entry without a string `symbol`
 /// cannot be joined to ticks, so it is skipped and counted.
 public enum BTSEMarketList {
     /// Entry fields, as BTSE names them.
@@ -21,23 +21,24 @@ public enum BTSEMarketList {
     }
 
     public static func decode(_ bytes: [UInt8], source: String) throws -> [Market] {
-        try decode(Data(bytes), source: source)
+        try decodeCounting(bytes, source: source).markets
     }
 
     /// The markets, and how many entries were skipped for lacking a string `symbol` (an
     /// entry that is not an object counts as skipped too).
     public static func decodeCounting(_ data: Data, source: String) throws -> (markets: [Market], skipped: Int) {
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch {
+        try decodeCounting(Array(data), source: source)
+    }
+
+    public static func decodeCounting(_ bytes: [UInt8], source: String) throws -> (markets: [Market], skipped: Int) {
+        guard case .success(let root) = FeedJSON.parse(bytes) else {
             throw BTSEMarketListError(source: source, reason: "not valid JSON")
         }
-        let entries: [Any]
-        if let array = root as? [Any] {
+        let entries: [FeedJSON]
+        if let array = root.array {
             entries = array
-        } else if let object = root as? [String: Any] {
-            guard let data = object["data"] as? [Any] else {
+        } else if root.members != nil {
+            guard let data = root["data"]?.array else {
                 throw BTSEMarketListError(source: source, reason: "not a BTSE market list: no \"data\" array")
             }
             entries = data
@@ -48,16 +49,16 @@ public enum BTSEMarketList {
         markets.reserveCapacity(entries.count)
         var skipped = 0
         for entry in entries {
-            guard let entry = entry as? [String: Any], let symbol = entry[Field.symbol] as? String else {
+            guard let symbol = entry[Field.symbol]?.string else {
                 skipped += 1
                 continue
             }
             markets.append(Market(symbol: symbol,
-                                  name: entry[Field.name] as? String ?? "",
-                                  base: entry[Field.base] as? String ?? "",
-                                  quote: entry[Field.quote] as? String ?? "",
-                                  future: entry[Field.future] as? Bool ?? false,
-                                  active: entry[Field.active] as? Bool ?? false))
+                                  name: entry[Field.name]?.string ?? "",
+                                  base: entry[Field.base]?.string ?? "",
+                                  quote: entry[Field.quote]?.string ?? "",
+                                  future: entry[Field.future]?.bool ?? false,
+                                  active: entry[Field.active]?.bool ?? false))
         }
         return (markets, skipped)
     }

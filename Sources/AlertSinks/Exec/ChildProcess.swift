@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
+import Wallclock
 
 /// Runs one program to completion with `posix_spawnp` (argv as given, never a shell), on a
 /// thread of its own so no cooperative thread waits for it.
@@ -105,14 +106,14 @@ enum ChildProcess {
             return Outcome(ending: spawned.map { .spawnFailed($0) } ?? .exiting, stderr: [])
         }
 
-        let (sum, overflow) = monotonicMilliseconds().addingReportingOverflow(timeout)
+        let (sum, overflow) = Monotonic.milliseconds().addingReportingOverflow(timeout)
         let deadline = overflow ? Int64.max : sum
         var input = Input(fd: inPipe[1], bytes: input)
         var stderr: [UInt8] = []
         var stderrOpen = true
         var ended = false
         while !ended {
-            let remaining = deadline - monotonicMilliseconds()
+            let remaining = deadline - Monotonic.milliseconds()
             if remaining <= 0 { break }
             // A child's end is no descriptor event: look again every 10 ms.
             let wait = Int32(min(remaining, 10))
@@ -133,8 +134,8 @@ enum ChildProcess {
         close(errPipe[0])
         if !ended {
             kill(-pid, SIGTERM)
-            let graceEnd = monotonicMilliseconds() + killGrace
-            while !hasEnded(pid), monotonicMilliseconds() < graceEnd { usleep(5_000) }
+            let graceEnd = Monotonic.milliseconds() + killGrace
+            while !hasEnded(pid), Monotonic.milliseconds() < graceEnd { usleep(5_000) }
         }
         let status = finish(pid)
         guard ended else { return Outcome(ending: .timedOut, stderr: stderr) }
@@ -177,9 +178,9 @@ enum ChildProcess {
             return running.count
         }
         guard running > 0 else { return }
-        let graceEnd = monotonicMilliseconds() + killGrace
+        let graceEnd = Monotonic.milliseconds() + killGrace
         // Each child's own thread sees it end and kills the rest of its group.
-        while monotonicMilliseconds() < graceEnd, !groups.withLock({ $0.isEmpty }) { usleep(5_000) }
+        while Monotonic.milliseconds() < graceEnd, !groups.withLock({ $0.isEmpty }) { usleep(5_000) }
         groups.withLock { running in
             for group in running { kill(-group, SIGKILL) }
         }
@@ -265,11 +266,5 @@ enum ChildProcess {
     private static func hasData(_ fd: Int32) -> Bool {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return poll(&poller, 1, 0) > 0
-    }
-
-    static func monotonicMilliseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 }

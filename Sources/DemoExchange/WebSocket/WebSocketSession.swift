@@ -59,6 +59,8 @@ struct WebSocketSession: Sendable {
             hub.send(.control(Frames.pong), to: id)
             return
         }
+        // JSONSerialization, not the feeds' own reader: FeedJSON is internal to AlertFeeds, and a
+        // client's control message is one small object.
         guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
               let op = object["op"] as? String else {
             hub.send(.control(Frames.error("not understood: expected ping or {\"op\":…,\"args\":[…]}")), to: id)
