@@ -71,8 +71,7 @@ struct ExchangeCommand: AsyncParsableCommand {
             StandardError.write("exchange: error: cannot listen on 127.0.0.1:\(self.port): \(error)")
             throw ExitCode.failure
         }
-        StandardError.write("exchange: listening on http://127.0.0.1:\(port) (ws://127.0.0.1:\(port)/ws/futures)")
-        let group = ServiceGroup(services: [ExchangeService(server: server)], gracefulShutdownSignals: [.sigterm, .sigint],
+        let group = ServiceGroup(services: [ExchangeService(server: server, port: port)], gracefulShutdownSignals: [.sigterm, .sigint],
                                  logger: Logger(label: "pricealert.exchange"))
         try await group.run()
         let stats = server.stats
@@ -107,8 +106,12 @@ struct ExchangeCommand: AsyncParsableCommand {
 /// (closing websocket connections first) so the process exits 0.
 struct ExchangeService: Service {
     let server: DemoExchangeServer
+    let port: Int
 
     func run() async throws {
+        // Said here, not before the group runs: the group traps the signals before it starts its
+        // services, so a SIGTERM sent as soon as this line appears is a graceful stop (exit 0).
+        StandardError.write("exchange: listening on http://127.0.0.1:\(port) (ws://127.0.0.1:\(port)/ws/futures)")
         try? await gracefulShutdown()
         await server.stop()
     }
