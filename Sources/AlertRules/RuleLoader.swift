@@ -45,8 +45,7 @@ public enum RuleLoader {
         guard diagnostics.isEmpty else { return .failure(RuleFileErrors(diagnostics: diagnostics)) }
         var byName = [SinkDefinition.builtinStdout.name: SinkDefinition.builtinStdout]
         for sink in withholdingSecrets(sinks) { byName[sink.name] = sink }
-        var ruleSet = RuleSet(rules: cachedRules ?? rules, sinks: byName, rulesEnds: ends)
-        ruleSet.portfolios = portfolios
+        var ruleSet = RuleSet(rules: cachedRules ?? rules, sinks: byName, rulesEnds: ends, portfolios: portfolios)
         ruleSet.expirations = checkers.flatMap(\.expirationPlaces)
         return .success(ruleSet)
     }

@@ -9,15 +9,16 @@ public struct RuleSet: Sendable {
     /// Per file (in the order given), the byte offset just past its `rules` array, when it has
     /// one: with the same bytes, `RuleLoader.load(_:cachedRules:rulesEnds:)` jumps there.
     public var rulesEnds: [Int?]
-    /// Every portfolio of the files (version 2), files in the order given, each in file order.
-    public var portfolios: [Portfolio] = []
+    /// Every file's portfolios (version 2), files in the order given, each file's in its order.
+    public var portfolios: [Portfolio]
     /// The rules with an `expires`, where it is written: `validate` warns about those past.
     public var expirations: [RuleExpiration] = []
 
-    public init(rules: [Rule], sinks: [String: SinkDefinition], rulesEnds: [Int?] = []) {
+    public init(rules: [Rule], sinks: [String: SinkDefinition], rulesEnds: [Int?] = [], portfolios: [Portfolio] = []) {
         self.rules = rules
         self.sinks = sinks
         self.rulesEnds = rulesEnds
+        self.portfolios = portfolios
     }
 }
 

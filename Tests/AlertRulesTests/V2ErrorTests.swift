@@ -109,7 +109,7 @@ import Testing
         // pnl outside a portfolio rule
         (#"{"id": "a", "symbol": "BTC", "when": {"pnl": {"below": -10}}}"#, [#"r.json:4:39: error: 'pnl' needs a portfolio rule ("portfolio": NAME): it compares a portfolio's value with its cost"#]),
         // pnl without a side
-        (#"{"id": "a", "portfolio": "pf", "when": {"pnl": {"window": "1h"}}}"#, [#"r.json:4:49: error: unknown key 'window'"#, #"r.json:4:48: error: 'pnl' needs one of 'above' or 'below'"#]),
+        (#"{"id": "a", "portfolio": "pf", "when": {"pnl": {"window": "1h"}}}"#, [#"r.json:4:48: error: 'pnl' needs one of 'above' or 'below'"#, #"r.json:4:49: error: unknown key 'window'"#]),
         // listed on a symbol rule
         (#"{"id": "a", "symbol": "BTC", "when": {"listed": true}}"#, [#"r.json:4:39: error: 'listed' needs a 'match' rule: it fires for each new market the market list adds"#]),
         // listed false
