@@ -28,11 +28,14 @@ public final class Engine {
     /// All state lives in one struct, so a tick is one exclusive access to it rather than a
     /// dynamically checked access per property.
     var core: EngineCore
+    /// The rules the threshold index does not serve, and the portfolios; nil when there are none.
+    let plain: PlainEvaluator?
 
     /// `rules` in evaluation order (files in the order given, rules in file order);
     /// `portfolios` in the order the files define them.
     public init(rules: [Rule], markets: MarketList? = nil, portfolios: [Portfolio] = []) {
         core = EngineCore(rules: rules, markets: markets)
+        plain = PlainEvaluator(rules: rules, markets: markets, portfolios: portfolios)
     }
 
     /// Evaluates one tick and appends the events it gives to `alerts`, in the order of
@@ -40,7 +43,26 @@ public final class Engine {
     /// the symbol. Returns why the tick was dropped, or nil when it was accepted.
     @discardableResult
     public func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
-        core.process(tick, into: &alerts)
+        guard let plain else { return core.process(tick, into: &alerts) }
+        var symbol = ""
+        if tick.price.isFinite, tick.price > 0, !tick.symbol.isEmpty {
+            symbol = Symbol.normalize(tick.symbol)
+            // Only a portfolio makes `@` ticks (Docs/rules.md#portfolios).
+            if plain.hasPortfolios, symbol.hasPrefix("@") {
+                core.stats.dropped[.portfolioSymbol, default: 0] += 1
+                return .portfolioSymbol
+            }
+            if plain.isOutOfOrder(symbol, time: tick.time) {
+                core.stats.dropped[.outOfOrder, default: 0] += 1
+                return .outOfOrder
+            }
+        }
+        let start = alerts.count
+        if let reason = core.process(tick, into: &alerts) { return reason }
+        let before = alerts.count
+        plain.process(symbol, tick, indexed: core.firedRules(count: before - start), start: start, into: &alerts)
+        core.stats.alerts += alerts.count - before
+        return nil
     }
 
     /// Seeded history (Docs/rules.md#seeded-history): the tick enters its symbol's history
@@ -50,6 +72,9 @@ public final class Engine {
     public func seed(_ tick: Tick) -> DropReason? {
         guard tick.price.isFinite, tick.price > 0 else { return .invalidPrice }
         guard !tick.symbol.isEmpty else { return .emptySymbol }
+        let symbol = Symbol.normalize(tick.symbol)
+        core.seed(symbol, time: tick.time, price: tick.price)
+        plain?.seed(symbol, time: tick.time, price: tick.price)
         return nil
     }
 
@@ -68,6 +93,7 @@ public final class Engine {
     /// Swaps in a reloaded market list; see `EngineCore.replaceMarkets`.
     public func replaceMarkets(_ markets: MarketList?) {
         core.replaceMarkets(markets)
+        plain?.replaceMarkets(markets)
     }
 
     /// Counts a tick that never reached the engine (a line or frame that could not be read).
@@ -216,6 +242,33 @@ struct EngineCore {
         }
         stats.alerts += fired.count
         return nil
+    }
+
+    /// The rule indices of the last `count` alerts `process` appended, in their order.
+    func firedRules(count: Int) -> ArraySlice<Int32> {
+        count == 0 ? [] : fired[...]
+    }
+
+    /// A seeded history tick (Docs/rules.md#seeded-history): the symbol's minute history and
+    /// coverage, nothing else. A tick older than the newest minute kept only widens coverage:
+    /// the minute history takes ticks in time order.
+    mutating func seed(_ symbol: String, time t: Int64, price p: Double) {
+        let s: Int
+        if let known = symbolIndex[symbol] {
+            s = known
+        } else if !unwatchedSymbols.contains(symbol), let state = makeState(symbol) {
+            s = symbols.count
+            symbols.append(state)
+            symbolIndex[symbol] = s
+        } else {
+            return
+        }
+        symbols[s].firstTime = min(symbols[s].firstTime ?? t, t)
+        symbols[s].changed = true
+        symbols[s].quiet = QuietWindow()
+        if keepMinutes > 0, symbols[s].keepsHistory {
+            symbols[s].history.record(minute: floorDivMod(t, 60_000).0, price: p, keepMinutes: keepMinutes)
+        }
     }
 
     /// What every accepted tick leaves behind: `prev`, the time order, the minute history.
