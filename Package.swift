@@ -154,7 +154,7 @@ let package = Package(
         .executableTarget(name: "pricealert-fuzz", dependencies: ["ParserFuzzing"], path: "Fuzz/Main"),
         .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing", "AlertTestSupport"]),
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport", "SeededRandom"]),
-        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore"]),
+        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertPolicyTests", dependencies: ["AlertPolicy", "AlertCore", "SeededRandom"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [
             "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport",
