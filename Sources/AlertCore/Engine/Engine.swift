@@ -29,16 +29,40 @@ public final class Engine {
     /// dynamically checked access per property.
     var core: EngineCore
 
-    /// `rules` in evaluation order (files in the order given, rules in file order).
-    public init(rules: [Rule], markets: MarketList? = nil) {
+    /// `rules` in evaluation order (files in the order given, rules in file order);
+    /// `portfolios` in the order the files define them.
+    public init(rules: [Rule], markets: MarketList? = nil, portfolios: [Portfolio] = []) {
         core = EngineCore(rules: rules, markets: markets)
     }
 
-    /// Evaluates one tick and appends the alerts it fires to `alerts`, in rule order.
-    /// Returns why the tick was dropped, or nil when it was accepted.
+    /// Evaluates one tick and appends the events it gives to `alerts`, in the order of
+    /// Docs/rules.md#event-order: the symbol's rules in rule order, then each portfolio holding
+    /// the symbol. Returns why the tick was dropped, or nil when it was accepted.
     @discardableResult
     public func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
         core.process(tick, into: &alerts)
+    }
+
+    /// Seeded history (Docs/rules.md#seeded-history): the tick enters its symbol's history
+    /// and highs and lows and counts for window coverage; it sets no `prev` and evaluates
+    /// nothing. Returns why it was dropped, or nil when it was taken.
+    @discardableResult
+    public func seed(_ tick: Tick) -> DropReason? {
+        guard tick.price.isFinite, tick.price > 0 else { return .invalidPrice }
+        guard !tick.symbol.isEmpty else { return .emptySymbol }
+        return nil
+    }
+
+    /// Milliseconds of history the longest window of `rules` needs (0: none), for a backfill.
+    public static func historyReach(of rules: [Rule]) -> Int64 {
+        func reach(_ condition: Condition) -> Int64 {
+            switch condition {
+            case .change(let w, _), .fromHigh(let w, _), .fromLow(let w, _): return w
+            case .all(let members), .any(let members): return members.map(reach).max() ?? 0
+            case .price, .pnl, .move, .listed: return 0
+            }
+        }
+        return rules.lazy.filter(\.enabled).map { reach($0.condition) }.max() ?? 0
     }
 
     /// Swaps in a reloaded market list; see `EngineCore.replaceMarkets`.
@@ -94,7 +118,7 @@ struct EngineCore {
         var bySymbol: [String: [Int32]] = [:]
         var match: [Int32] = []
         var windows: Set<Int64> = []
-        for i in rules.indices where rules[i].enabled {
+        for i in rules.indices where rules[i].enabled && rules[i].isIndexed {
             switch rules[i].scope {
             case .symbols(let list) where list.count == 1:
                 bySymbol[Symbol.normalize(list[0]), default: []].append(Int32(i))
@@ -106,6 +130,8 @@ struct EngineCore {
                 }
             case .match:
                 match.append(Int32(i))
+            case .portfolio:
+                continue
             }
             if case .change(let window, _) = rules[i].condition { windows.insert(window / 60_000) }
         }
@@ -484,5 +510,20 @@ struct SymbolState: Sendable {
         self.symbol = symbol
         self.groups = groups
         self.keepsHistory = keepsHistory
+    }
+}
+
+extension Rule {
+    /// Whether the threshold-indexed path (`ConditionGroup`) evaluates the rule: a `price` or
+    /// `change` condition with minute buckets, on symbols or a `match`, without `for`,
+    /// reminders, `expires` or `resolve`. Every other rule is evaluated pair by pair.
+    var isIndexed: Bool {
+        if case .portfolio = scope { return false }
+        if let e = extras, e.sustain != nil || e.remindEvery != nil || e.expires != nil || e.resolve { return false }
+        switch condition {
+        case .price: return true
+        case .change(let window, _): return fileVersion == 1 || window <= 86_400_000
+        case .fromHigh, .fromLow, .pnl, .move, .all, .any, .listed: return false
+        }
     }
 }
