@@ -85,6 +85,10 @@ public struct ReplayReport {
 
 extension ReportKind {
     init(_ alert: Alert) {
-        self = .alert
+        switch alert.kind {
+        case .alert: self = .alert
+        case .reminder: self = .reminder
+        case .resolved: self = .resolved
+        }
     }
 }

@@ -43,6 +43,34 @@ struct ReplayReportTests {
         #expect(page.contains("1 rule would have sent nothing: <code>silent</code>"))
     }
 
+    @Test("alerts, reminders and resolved events are counted apart, per rule and per day, and drawn in their colour")
+    func kinds() throws {
+        var report = ReplayReport(ruleIDs: ["r"], sources: [])
+        let day: Int64 = 86_400_000
+        report.add(Tick(time: Self.start, symbol: "BTC", price: 10))
+        var alert = Self.alert("r", "BTC", Self.start, 10)
+        report.add(alert)
+        alert.time += 600_000
+        alert.kind = .reminder
+        alert.reminder = 1
+        report.add(alert)
+        alert.time += 600_000
+        alert.reminder = 2
+        report.add(alert)
+        alert.time += day
+        alert.kind = .resolved
+        alert.reminder = nil
+        report.add(alert)
+        let page = report.html()
+        #expect(page.contains("<td class=\"n alert\">1</td><td class=\"n reminder\">2</td><td class=\"n resolved\">1</td>"))
+        #expect(page.contains("<tr data-day=\"2023-11-14\"><th scope=\"row\">2023-11-14</th><td class=\"n alert\">1</td><td class=\"n reminder\">2</td><td class=\"n resolved\">0</td></tr>"))
+        #expect(page.contains("<tr data-day=\"2023-11-15\"><th scope=\"row\">2023-11-15</th><td class=\"n alert\">0</td><td class=\"n reminder\">0</td><td class=\"n resolved\">1</td></tr>"))
+        let chart = page[try #require(page.firstRange(of: "<section class=\"symbol\"")).lowerBound...]
+        #expect(chart.matches(of: #/<circle class="ev alert"/#).count == 1)
+        #expect(chart.matches(of: #/<circle class="ev reminder"/#).count == 2)
+        #expect(chart.matches(of: #/<circle class="ev resolved"/#).count == 1)
+    }
+
     @Test("a long stream is cut to the slots, keeping the extremes and every drawn event's point")
     func downsampling() {
         var track = SymbolTrack(slotCount: 240, markersPerSlot: 2)
