@@ -153,7 +153,7 @@ let package = Package(
         .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing"]),
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertCore"]),
-        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore"]),
+        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [
             "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),

@@ -32,7 +32,7 @@ extension FileChecker {
         return Int(value)
     }
 
-    /// A duration longer than zero and at most `limit` (sink timeouts, retry settings).
+    /// A duration longer than zero and at most `limit` (sink timeouts, retry settings, `for`, `every`).
     mutating func positiveDuration(_ node: JSONNode, _ name: String, limit: Limits.DurationLimit) -> Int64? {
         guard let millis = duration(node, name, limit: limit) else { return nil }
         guard millis > 0 else {
