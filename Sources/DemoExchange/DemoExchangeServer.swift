@@ -142,13 +142,22 @@ public final class DemoExchangeServer: Sendable {
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.add(middleware: RateLimitFault(faults: faults, stats: counters))
         let markets = ByteBuffer(string: MarketCatalog.embedded.payload)
+        let withNewMarket = ByteBuffer(string: NewMarket.payload(adding: MarketCatalog.embedded.payload))
+        let listing = NewMarket.Listing(after: configuration.newMarketAfter)
         router.get("/futures/api/inquire/initial/market") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: markets))
+            let body = listing.serveList() ? withNewMarket : markets
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: body))
         }
         router.get("/spot/api/v3.2/market_summary") { [feed] request, _ in
             feed.startIfNeeded()
             let symbol = request.uri.queryParameters["symbol"].map(String.init)
-            let json = MarketSummary.json(markets: MarketCatalog.embedded.spot, board: feed.board, symbol: symbol)
+            var spot = MarketCatalog.embedded.spot
+            var board = feed.board
+            if listing.isListed {
+                spot.append(NewMarket.market)
+                board.list(NewMarket.market.symbol, price: NewMarket.price)
+            }
+            let json = MarketSummary.json(markets: spot, board: board, symbol: symbol)
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
         }
         return router
