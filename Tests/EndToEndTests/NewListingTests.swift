@@ -55,4 +55,35 @@ struct NewListingTests {
         #expect(third.status == 0, "\(third.stderr)")
         #expect(third.stdout.isEmpty, "a market is announced once")
     }
+
+    @Test("run: a market-list reload that adds a market fires its listed rules once, and the state folder keeps it announced")
+    func runSeesANewListing() async throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
+            port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200)), newMarketAfter: 1))
+        let port = try await exchange.start()
+        defer { Task { await exchange.stop() } }
+        let running = try PriceAlertBinary.start(
+            ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+             "--state", "st", "--markets-every", "1s"], in: dir)
+        let line = try await running.waitForStdoutLine(containing: "\"condition\":\"listed\"", timeout: 60)
+        #expect(line.contains("\"rule\":\"new-usd\",\"symbol\":\"NEWCOIN\""))
+        // Two more reloads (the list served 4 times): still one listing event.
+        _ = try await running.waitForStderrLine(containing: "market list reloaded", timeout: 60)
+        try await waitForReloads(running, count: 3)
+        let status = try await running.stop(signal: SIGTERM)
+        #expect(status == 0, "\(running.stderr)")
+        #expect(running.stdout.components(separatedBy: "\"condition\":\"listed\"").count - 1 == 1)
+        let saved = try String(contentsOf: dir.appendingPathComponent("st/listings.txt"), encoding: .utf8)
+        #expect(saved.contains("\nNEWCOIN\n"), "announced, no longer waiting: \(saved)")
+    }
+
+    private func waitForReloads(_ running: PriceAlertBinary.Running, count: Int) async throws {
+        for _ in 0..<600 {
+            if running.stderr.components(separatedBy: "market list reloaded").count - 1 >= count { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("fewer than \(count) market list reloads: \(running.stderr)")
+    }
 }

@@ -21,6 +21,21 @@ public struct NewListings: Sendable {
         }
     }
 
+    /// The same known and pending markets, watched for `rules` (reloaded rule files).
+    public func with(rules: [Rule]) -> NewListings {
+        var copy = NewListings(rules: rules)
+        copy.known = known
+        copy.pending = pending
+        copy.markets = markets
+        return copy
+    }
+
+    /// Whether something changed since the last call (or `restore`): there is something to save.
+    public mutating func takeChanged() -> Bool {
+        defer { changed = false }
+        return changed
+    }
+
     /// No `listed` rule: nothing to watch, nothing to save.
     public var isEmpty: Bool { rules.isEmpty }
 
