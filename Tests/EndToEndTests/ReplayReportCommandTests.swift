@@ -6,7 +6,10 @@ import Testing
 struct ReplayReportCommandTests {
     /// Three days of ticks every 10 minutes: BTC swings around 50 000 (a rule without cooldown
     /// fires on most swings, one with a cooldown far less), ETH drifts down through 2 000 once.
-    static func sample(in dir: URL) throws -> (rules: String, ticks: String) {
+    /// Writes the sample into a fresh temporary folder (the caller removes it).
+    static func sample() throws -> (dir: URL, rules: String, ticks: String) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-report-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let rules = """
             {"version": 1, "rules": [
               {"id": "btc-above-50k", "symbol": "BTC", "when": {"price": {"above": 50000}},
@@ -26,7 +29,7 @@ struct ReplayReportCommandTests {
         let rulesURL = dir.appendingPathComponent("rules.json"), ticksURL = dir.appendingPathComponent("ticks.jsonl")
         try rules.write(to: rulesURL, atomically: true, encoding: .utf8)
         try ticks.write(to: ticksURL, atomically: true, encoding: .utf8)
-        return (rulesURL.path, ticksURL.path)
+        return (dir, rulesURL.path, ticksURL.path)
     }
 
     struct Counts: Equatable, CustomStringConvertible {
@@ -63,10 +66,8 @@ struct ReplayReportCommandTests {
 
     @Test("per rule, per kind, per day, first and last: the page agrees with the JSON events")
     func countsMatchEvents() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-report-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let (dir, rules, ticks) = try Self.sample()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let (rules, ticks) = try Self.sample(in: dir)
         let page = dir.appendingPathComponent("report.html").path
 
         let result = try await PriceAlertBinary.run(["replay", "--rules", rules, "--ticks", ticks, "--format", "json", "--report", page])
@@ -143,10 +144,8 @@ struct ReplayReportCommandTests {
 
     @Test("a report file that cannot be created fails before the replay, naming it")
     func unwritableReport() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-report-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let (dir, rules, ticks) = try Self.sample()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let (rules, ticks) = try Self.sample(in: dir)
         let page = dir.appendingPathComponent("missing/report.html").path
         let result = try await PriceAlertBinary.run(["replay", "--rules", rules, "--ticks", ticks, "--report", page])
         #expect(result.status == 73)
