@@ -96,6 +96,8 @@ let package = Package(
         ]),
         // A sink that keeps what it receives and can be told to fail, for tests; not in the binary.
         .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertSinks"]),
+        // `replay --report`: what rules would have sent, as one self-contained HTML page.
+        .target(name: "AlertReport", dependencies: ["AlertCore"]),
         // What a daemon needs beside the pipeline: systemd notifications (READY, WATCHDOG,
         // STOPPING), /metrics and /healthz on HTTP, journald-friendly logs.
         .target(name: "Daemon", dependencies: [
@@ -111,6 +113,7 @@ let package = Package(
         // The command line: one file per command, thin.
         .executableTarget(name: "pricealert", dependencies: [
             "CMemory", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon", "Wallclock",
+            "AlertReport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -154,6 +157,7 @@ let package = Package(
         .executableTarget(name: "pricealert-fuzz", dependencies: ["ParserFuzzing"], path: "Fuzz/Main"),
         .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing", "AlertTestSupport"]),
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertCore"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertPolicyTests", dependencies: ["AlertPolicy", "AlertCore", "SeededRandom"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [

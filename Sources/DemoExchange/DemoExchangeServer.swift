@@ -21,6 +21,7 @@ public final class DemoExchangeServer: Sendable {
     private let counters = StatsCounter()
     private let faults: FaultSettings
     private let feed: PriceFeed
+    private let listing: NewMarket.Listing
     private let running = Mutex<Running?>(nil)
     private let startedOnce = Mutex(false)
 
@@ -52,7 +53,8 @@ public final class DemoExchangeServer: Sendable {
             board = MarketBoard(symbols: symbols, startPrices: walk.publishedPrices, seed: 1)
             generator = TickReplay(ticks: ticks, speed: speed)
         }
-        feed = PriceFeed(generator: generator, board: board, hub: hub, stats: counters, faults: faults)
+        listing = NewMarket.Listing(after: configuration.newMarketAfter)
+        feed = PriceFeed(generator: generator, board: board, hub: hub, stats: counters, faults: faults, listing: listing)
     }
 
     /// For a random walk, each spot symbol's closing price in each of the `minutes` minutes
@@ -142,13 +144,21 @@ public final class DemoExchangeServer: Sendable {
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.add(middleware: RateLimitFault(faults: faults, stats: counters))
         let markets = ByteBuffer(string: MarketCatalog.embedded.payload)
-        router.get("/futures/api/inquire/initial/market") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: markets))
+        let withNewMarket = ByteBuffer(string: NewMarket.payload(adding: MarketCatalog.embedded.payload))
+        router.get("/futures/api/inquire/initial/market") { [listing] _, _ in
+            let body = listing.serveList() ? withNewMarket : markets
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: body))
         }
-        router.get("/spot/api/v3.2/market_summary") { [feed] request, _ in
+        router.get("/spot/api/v3.2/market_summary") { [feed, listing] request, _ in
             feed.startIfNeeded()
             let symbol = request.uri.queryParameters["symbol"].map(String.init)
-            let json = MarketSummary.json(markets: MarketCatalog.embedded.spot, board: feed.board, symbol: symbol)
+            var spot = MarketCatalog.embedded.spot
+            var board = feed.board
+            if listing.isListed {
+                spot.append(NewMarket.market)
+                board.list(NewMarket.market.symbol, price: NewMarket.price)
+            }
+            let json = MarketSummary.json(markets: spot, board: board, symbol: symbol)
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
         }
         return router

@@ -94,13 +94,20 @@ struct CheckCommand: AsyncParsableCommand {
         var marketsToSave: MarketsSave?
         var lines: [Int]?
         let silences: SilenceSet
+        var listings = NewListings(rules: ruleSet.rules)
+        let listingStore = listings.isEmpty ? nil : ListingStore(folder: store.folder)
         do {
             silences = try SilenceCommand.load(state.path)
             engine = Engine(rules: ruleSet.rules)
             let saved = try store.engineState.loadMarkets()
-            let input = try await loadInput(saved: saved, needsMarkets: engine.hasMatchRules)
+            let input = try await loadInput(saved: saved, needsMarkets: engine.hasMatchRules || !listings.isEmpty)
             marketsToSave = input.markets.flatMap { $0 == saved ? nil : $0 }
             engine.replaceMarkets(input.markets.map { MarketList($0.markets) })
+            if let listingStore {
+                let (known, pending) = try listingStore.load()
+                listings.restore(known: known, pending: pending)
+                if let list = input.markets { listings.update(MarketList(list.markets)) }
+            }
             // Only the ticked symbols' state, and of their minute history what these ticks look up.
             engine.restore(try store.engineState.load(lookingUp: engine.historyLookups(for: input.ticks)))
             snapshot = input.ticks
@@ -116,7 +123,10 @@ struct CheckCommand: AsyncParsableCommand {
         }
         var alerts: [Alert] = []
         for (i, tick) in snapshot.enumerated() {
-            guard let reason = engine.process(tick, into: &alerts) else { continue }
+            guard let reason = engine.process(tick, into: &alerts) else {
+                listings.process(tick, into: &alerts)
+                continue
+            }
             let place = lines.map { "\(ticks ?? "-"):\($0[i])" } ?? "\(source ?? ""): \(tick.symbol)"
             StandardError.write("\(place): dropped: \(reason.explanation)")
         }
@@ -140,6 +150,7 @@ struct CheckCommand: AsyncParsableCommand {
         }
         do {
             try store.engineState.save(engine.takeFinalChanges(), markets: marketsToSave, now: Wallclock.millis())
+            if let listingStore, listings.changed { try listingStore.save(listings) }
         } catch {
             StandardError.write("pricealert: error: cannot save state in \(store.folder.path): \(error)")
             _ = await delivery.finish(timeout: drainTimeout.duration)

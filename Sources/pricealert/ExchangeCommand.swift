@@ -46,7 +46,11 @@ struct ExchangeCommand: AsyncParsableCommand {
     @Option(name: .customLong("status-429"), help: "Fault: answer the first N REST requests with 429 and Retry-After: 1.")
     var status429 = 0
 
+    @Option(name: .customLong("new-market-after"), help: "After serving the market list N times, list one more spot market, NEWCOIN (for 'listed' rules).")
+    var newMarketAfter: Int?
+
     func validate() throws {
+        if let newMarketAfter, newMarketAfter < 0 { throw ValidationError("--new-market-after must be 0 or more") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard interval > 0, interval.isFinite else { throw ValidationError("--interval must be greater than 0") }
         guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
@@ -86,7 +90,8 @@ struct ExchangeCommand: AsyncParsableCommand {
             silenceFor: silenceFor.map { .seconds($0) },
             status429: status429)
         guard let replay else {
-            return ExchangeConfiguration(port: port, prices: .randomWalk(seed: seed, interval: .seconds(interval)), faults: faults)
+            return ExchangeConfiguration(port: port, prices: .randomWalk(seed: seed, interval: .seconds(interval)), faults: faults,
+                                         newMarketAfter: newMarketAfter)
         }
         let loaded: (ticks: [Tick], skipped: Int)
         do {
@@ -98,7 +103,8 @@ struct ExchangeCommand: AsyncParsableCommand {
         if loaded.skipped > 0 {
             StandardError.write("exchange: note: \(loaded.skipped) lines of \(replay) are not ticks and are skipped")
         }
-        return ExchangeConfiguration(port: port, prices: .replay(ticks: loaded.ticks, speed: speed), faults: faults)
+        return ExchangeConfiguration(port: port, prices: .replay(ticks: loaded.ticks, speed: speed), faults: faults,
+                                     newMarketAfter: newMarketAfter)
     }
 }
 

@@ -14,13 +14,15 @@ final class PriceFeed: Sendable {
     private let hub: ConnectionHub
     private let stats: StatsCounter
     private let faults: FaultSettings
+    private let listing: NewMarket.Listing
 
     init(generator: any PriceGenerator, board: MarketBoard, hub: ConnectionHub, stats: StatsCounter,
-         faults: FaultSettings) {
+         faults: FaultSettings, listing: NewMarket.Listing) {
         state = Mutex(State(generator: generator, board: board))
         self.hub = hub
         self.stats = stats
         self.faults = faults
+        self.listing = listing
     }
 
     var board: MarketBoard { state.withLock { $0.board } }
@@ -60,7 +62,9 @@ final class PriceFeed: Sendable {
                     invalidSent += 1
                     hub.broadcast(.invalid(Frames.invalid(invalidSent)))
                 } else {
-                    hub.broadcast(.price(Frames.coinIndex(step.prices)))
+                    // A listed new market is priced in every frame from then on.
+                    let prices = listing.isListed ? step.prices + [(NewMarket.market.symbol, NewMarket.price)] : step.prices
+                    hub.broadcast(.price(Frames.coinIndex(prices)))
                 }
             }
             due += step.delay

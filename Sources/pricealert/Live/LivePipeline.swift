@@ -75,6 +75,8 @@ struct LivePipeline: Sendable {
     enum Output: Sendable {
         case alert(Alert)
         case save([SymbolSnapshot], markets: MarketsSave?)
+        /// The known markets of `listed` rules, saved behind the alerts before them.
+        case listings(NewListings)
     }
 
     /// What the evaluation loop reacts to.
@@ -118,6 +120,8 @@ struct LivePipeline: Sendable {
                     if !(await delivery.save(snapshots, markets: markets, logger: logger)) {
                         unsaved.keep(snapshots, markets: markets)
                     }
+                case .listings(let listings):
+                    await delivery.save(listings, logger: logger)
                 }
             }
             return failures
@@ -126,8 +130,9 @@ struct LivePipeline: Sendable {
         let watchdog = Task { await monitor.keepWatchdogFed() }
         var evaluation = Evaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
                                     logger: logger, monitor: monitor, output: output, gate: gate)
-        if self.delivery.store != nil {
+        if let store = self.delivery.store {
             evaluation.persist(restoring: saved.take(), every: saveEvery)
+            evaluation.restoreListings(from: ListingStore(folder: store.folder))
         } else {
             evaluation.restore(saved.take())
         }
@@ -197,6 +202,8 @@ struct Evaluation {
     private(set) var engine: Engine?
     private var dropped = 0
     private var alerts: [Alert] = []
+    /// `listed` rules: the known markets, and those waiting for their first tick.
+    private var listings: NewListings
     /// Saving: on when a state folder is in use.
     private var persists = false
     private var restoring: [SymbolSnapshot] = []
@@ -214,6 +221,22 @@ struct Evaluation {
         self.monitor = monitor
         self.output = output
         self.gate = gate
+        listings = NewListings(rules: ruleSet.rules)
+    }
+
+    /// The known markets a previous run saved; unreadable, the next list counts as the first.
+    mutating func restoreListings(from store: ListingStore) {
+        guard !listings.isEmpty else { return }
+        do {
+            let (known, pending) = try store.load()
+            listings.restore(known: known, pending: pending)
+        } catch {
+            logger.warning("cannot read \(store.path): \(error); the next market list is taken as the first")
+        }
+    }
+
+    private mutating func saveListings() {
+        if listings.takeChanged(), persists { output.yield(.listings(listings)) }
     }
 
     /// Restores `saved` into the engine when it is made, and saves changes every `every`.
@@ -239,6 +262,8 @@ struct Evaluation {
         if case .ticks = event {} else { monitor.feed(event) }
         switch event {
         case .markets(let markets):
+            listings.update(MarketList(markets))
+            saveListings()
             if let engine {
                 engine.replaceMarkets(MarketList(markets))
                 logger.info("\(source): market list reloaded: \(markets.count) markets")
@@ -265,7 +290,12 @@ struct Evaluation {
             guard let engine else { return }
             var accepted = 0
             for tick in ticks {
-                if let reason = engine.process(tick, into: &alerts) { monitor.dropped(reason) } else { accepted += 1 }
+                if let reason = engine.process(tick, into: &alerts) {
+                    monitor.dropped(reason)
+                } else {
+                    accepted += 1
+                    listings.process(tick, into: &alerts)
+                }
                 // Handed on tick by tick, in the same order: the buffer stays as small as one
                 // tick's alerts (a frame of 227 ticks over 100 000 rules can fire 20 000, and
                 // the buffer would keep that capacity for good).
@@ -274,6 +304,7 @@ struct Evaluation {
                 if gate.isFull { await gate.waitForRoom() }
             }
             monitor.prices(accepted: accepted)
+            saveListings()
             if persists, Wallclock.millis() - lastSave >= saveEvery { saveChanges() }
             if !settled {
                 // The first frame built its symbols' groups from the restored state, and those
@@ -323,6 +354,7 @@ struct Evaluation {
             self.engine = engine
         }
         ruleSet = rules
+        listings = listings.with(rules: rules.rules)
         logger.info("rules reloaded: \(rules.rules.count) rules")
     }
 
