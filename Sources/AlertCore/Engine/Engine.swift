@@ -62,7 +62,7 @@ struct EngineCore {
     /// Indices of enabled `match` rules.
     let matchRules: [Int32]
     /// The longest change window in whole minutes (0: no minute history is kept).
-    let keepMinutes: Int64
+    private let keepMinutes: Int64
     /// Every change window of an enabled rule, in whole minutes.
     let windowMinutes: Set<Int64>
 
@@ -355,7 +355,7 @@ struct EngineCore {
     /// Builds a new symbol's groups from the rules that apply to it, taking over its saved
     /// state when `restore` was given one. Nil when no rule applies and no saved pair waits for
     /// one: the engine keeps nothing for such a symbol.
-    mutating func makeState(_ symbol: String) -> SymbolState? {
+    private mutating func makeState(_ symbol: String) -> SymbolState? {
         var snapshot = restoring.removeValue(forKey: symbol)
         let applicable = applicableRules(symbol)
         if applicable.isEmpty, snapshot?.pairs.isEmpty ?? true { return nil }
