@@ -9,11 +9,14 @@ public struct RuleSet: Sendable {
     /// Per file (in the order given), the byte offset just past its `rules` array, when it has
     /// one: with the same bytes, `RuleLoader.load(_:cachedRules:rulesEnds:)` jumps there.
     public var rulesEnds: [Int?]
+    /// Every file's portfolios, files in the order given, each file's in its order.
+    public var portfolios: [Portfolio]
 
-    public init(rules: [Rule], sinks: [String: SinkDefinition], rulesEnds: [Int?] = []) {
+    public init(rules: [Rule], sinks: [String: SinkDefinition], rulesEnds: [Int?] = [], portfolios: [Portfolio] = []) {
         self.rules = rules
         self.sinks = sinks
         self.rulesEnds = rulesEnds
+        self.portfolios = portfolios
     }
 }
 

@@ -102,6 +102,7 @@ extension DropReason {
         case .invalidPrice: return "price is not a finite number greater than 0 (invalid-price)"
         case .emptySymbol: return "symbol is empty (empty-symbol)"
         case .outOfOrder: return "time is earlier than the previous tick of this symbol (out-of-order)"
+        case .portfolioSymbol: return "symbol starts with @, which only portfolios use (portfolio-symbol)"
         }
     }
 }
