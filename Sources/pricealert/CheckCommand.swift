@@ -114,7 +114,9 @@ struct CheckCommand: AsyncParsableCommand {
             throw StateOption.unusable(store, error)
         }
         var backfilled: [BackfillLedger.Entry] = []
-        if let filled { backfilled = await backfill(snapshot, source: filled.source, filled: filled.reaches, engine: engine) }
+        if let filled {
+            backfilled = await backfill(snapshot, source: filled.source, filled: filled.reaches, engine: engine, portfolios: ruleSet.portfolios)
+        }
         var alerts: [Alert] = []
         for (i, tick) in snapshot.enumerated() {
             guard let reason = engine.process(tick, into: &alerts) else { continue }
@@ -205,10 +207,11 @@ struct CheckCommand: AsyncParsableCommand {
     /// Fills the history of the snapshot's symbols that the rules need and the ledger
     /// (`filled`) does not list, from `source`'s candles ending before each symbol's first tick
     /// here (Docs/candles.md); returns the ledger entries to record once the state is saved.
-    private func backfill(_ snapshot: [Tick], source: String, filled: [String: Int64], engine: Engine) async -> [BackfillLedger.Entry] {
+    private func backfill(_ snapshot: [Tick], source: String, filled: [String: Int64], engine: Engine,
+                          portfolios: [Portfolio]) async -> [BackfillLedger.Entry] {
         // `validate()` checked the name: making the source cannot fail here.
         guard let feed = try? SourceRegistry.make(source, endpoint: endpoint) else { return [] }
-        let reaches = Backfill.reaches(rules: engine.rules, markets: engine.markets)
+        let reaches = Backfill.reaches(rules: engine.rules, markets: engine.markets, portfolios: portfolios)
         guard !reaches.isEmpty else { return [] }
         var firstTimes: [String: Int64] = [:]
         for tick in snapshot {

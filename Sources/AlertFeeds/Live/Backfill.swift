@@ -52,8 +52,9 @@ public struct Backfill: Sendable {
 
     /// Per upper-cased symbol, the history the enabled rules that apply to it need
     /// (`Engine.historyReach` of each rule); symbols that need none are left out. `match` rules
-    /// apply to the symbols of the entries of `markets` they match.
-    public static func reaches(rules: [Rule], markets: MarketList?) -> [String: Reach] {
+    /// apply to the symbols of the entries of `markets` they match, portfolio rules to the
+    /// symbols the portfolio holds (its synthetic series is made of theirs).
+    public static func reaches(rules: [Rule], markets: MarketList?, portfolios: [Portfolio] = []) -> [String: Reach] {
         var reaches: [String: Reach] = [:]
         for rule in rules where rule.enabled {
             let reach = Engine.historyReach(of: [rule])
@@ -62,6 +63,8 @@ public struct Backfill: Sendable {
             switch rule.scope {
             case .symbols(let list): symbols = list
             case .match(let filter): symbols = markets?.markets.filter(filter.matches).map(\.symbol) ?? []
+            case .portfolio(let name):
+                symbols = portfolios.first { Symbol.normalize($0.name) == Symbol.normalize(name) }?.holdings.map(\.symbol) ?? []
             }
             for symbol in symbols {
                 var known = reaches[Symbol.normalize(symbol), default: Reach(reach: 0)]

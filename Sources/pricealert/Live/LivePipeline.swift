@@ -339,7 +339,7 @@ struct Evaluation {
     /// list) that the ledger does not list, before any tick is evaluated; the seeded history
     /// is saved at once and the ledger records it after that save.
     private mutating func fillHistory(_ engine: Engine, from backfill: LiveBackfill) async {
-        let reaches = Backfill.reaches(rules: ruleSet.rules, markets: engine.markets)
+        let reaches = Backfill.reaches(rules: ruleSet.rules, markets: engine.markets, portfolios: ruleSet.portfolios)
         guard !reaches.isEmpty else { return }
         var filled: [String: Int64] = [:]
         if let ledger = backfill.ledger {
