@@ -121,7 +121,8 @@ struct CandleHistoryTests {
 
 @Suite struct BackfillPlanTests {
     /// Each symbol needs its longest window back, and its longest window up to a day at minute
-    /// detail; `match` rules reach the symbols of the markets they match; disabled rules none.
+    /// detail; `match` rules reach the symbols of the markets they match, portfolio rules the
+    /// portfolio's holdings; disabled rules none.
     @Test func reachesPerSymbol() {
         let day: Int64 = 86_400_000
         func change(_ window: Int64) -> Condition { .change(window: window, .above(1)) }
@@ -131,13 +132,16 @@ struct CandleHistoryTests {
             Rule(id: "c", scope: .match(MarketFilter(quote: "USD")), condition: change(day)),
             Rule(id: "d", scope: .symbols(["SOL"]), condition: .price(.above(1))),
             Rule(id: "e", scope: .symbols(["XRP"]), condition: change(30 * day), enabled: false),
+            Rule(id: "f", scope: .portfolio("Mine"), condition: change(2 * day)),
         ]
+        let portfolios = [Portfolio(name: "mine", holdings: [.init(symbol: "LTC", amount: 2), .init(symbol: "BTC", amount: 1)])]
         let markets = MarketList([Market(symbol: "ada", base: "ADA", quote: "USD", future: false, active: true),
                                   Market(symbol: "DOT", base: "DOT", quote: "EUR", future: false, active: true)])
-        #expect(Backfill.reaches(rules: rules, markets: markets) == [
+        #expect(Backfill.reaches(rules: rules, markets: markets, portfolios: portfolios) == [
             "BTC": Backfill.Reach(reach: 7 * day, detail: 300_000),
             "ETH": Backfill.Reach(reach: 7 * day, detail: 0),
             "ADA": Backfill.Reach(reach: day, detail: day),
+            "LTC": Backfill.Reach(reach: 2 * day, detail: 0),
         ])
     }
 

@@ -80,6 +80,29 @@ struct BackfillCommandTests {
         await exchange.stop()
     }
 
+    /// `run` fills the history before the first tick, so a 7-day rule fires at once; a restart
+    /// on the same state folder finds the symbol in the ledger and fetches no candle.
+    @Test func runFillsOncePerStateFolder() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try rules([Self.sevenDayRule], in: dir)
+        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200))))
+        let port = try await exchange.start()
+        let args = ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"]
+        let first = try PriceAlertBinary.start(args, in: dir)
+        _ = try await first.waitForStdoutLine(containing: "\"rule\":\"btc-7d\"", timeout: 60)
+        #expect(try await first.stop(signal: SIGTERM) == 0)
+        let fetched = exchange.requestLog.filter { $0.contains("/ohlcv?") }
+        #expect(!fetched.isEmpty)
+
+        let second = try PriceAlertBinary.start(args, in: dir)
+        _ = try await second.waitForStderrLine(containing: "markets, 1 rules", timeout: 60)
+        #expect(second.stderr.contains("restored the saved state"))
+        #expect(try await second.stop(signal: SIGTERM) == 0)
+        #expect(exchange.requestLog.filter { $0.contains("/ohlcv?") } == fetched)
+        await exchange.stop()
+    }
+
     /// An exchange without candles (the embedded one replaying a file): the run says so for the
     /// symbol, evaluates the rest, and does not ask again on the next run.
     @Test func aSourceWithoutCandlesIsNamedAndTheRunGoesOn() async throws {
