@@ -13,7 +13,8 @@ import Synchronization
 /// await server.stop()
 /// ```
 /// Routes: `GET /futures/api/inquire/initial/market`, `GET /spot/api/v3.2/market_summary`,
-/// `GET /spot/api/v3.2/ohlcv` and `/futures/api/v2.1/ohlcv` (candles), websockets `/ws/futures` and `/ws/spot`. See Docs/exchange.md.
+/// `GET /spot/api/v3.2/ohlcv` and `/futures/api/v2.1/ohlcv` (candles), websockets
+/// `/ws/futures` and `/ws/spot`. See Docs/exchange.md.
 public final class DemoExchangeServer: Sendable {
     public let configuration: ExchangeConfiguration
     private let logger: Logger

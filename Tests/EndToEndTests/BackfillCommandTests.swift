@@ -37,6 +37,12 @@ struct BackfillCommandTests {
     }
 
     static let sevenDayRule = #"{"id": "btc-7d", "symbol": "BTC", "when": {"change": {"window": "7d", "above": -100}}}"#
+    static let priceRule = #"{"id": "btc-price", "symbol": "BTC", "when": {"price": {"above": 0}}}"#
+
+    /// The candle requests the exchange received so far.
+    static func candleRequests(_ exchange: DemoExchangeServer) -> [String] {
+        exchange.requestLog.filter { $0.contains("/ohlcv?") }
+    }
 
     /// A 7-day change rule fires on the very first check (its window is covered by the candles),
     /// with the change against a price the exchange's candles hold at `t − 7d`. A second check,
@@ -49,13 +55,12 @@ struct BackfillCommandTests {
         let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 5, interval: .seconds(1))))
         let port = try await exchange.start()
         let endpoint = "http://127.0.0.1:\(port)"
-        let candleRequests = { exchange.requestLog.filter { $0.contains("/ohlcv?") } }
 
         let first = try await check(endpoint, in: dir)
         #expect(first.status == 0, "\(first.stderr)")
         let fired = alerts(first.stdout)
         #expect(fired.map { $0["rule"] as? String } == ["btc-7d"], "\(first.stdout)\n\(first.stderr)")
-        let fetched = candleRequests()
+        let fetched = Self.candleRequests(exchange)
         #expect(!fetched.isEmpty)
         #expect(fetched.allSatisfy { $0.hasPrefix("/spot/api/v3.2/ohlcv?symbol=BTC-USD&") })
 
@@ -71,12 +76,12 @@ struct BackfillCommandTests {
         let seeded = candles.flatMap { [$0.low, $0.high, $0.close] }
         #expect(seeded.contains { abs($0 - base) <= 1e-6 * base }, "base \(base) not among \(seeded)")
 
-        let before = candleRequests().count
+        let before = Self.candleRequests(exchange).count
         try rules([Self.sevenDayRule, #"{"id": "btc-7d-again", "symbol": "BTC", "when": {"change": {"window": "7d", "above": -100}}}"#], in: dir)
         let second = try await check(endpoint, in: dir)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(alerts(second.stdout).map { $0["rule"] as? String } == ["btc-7d-again"], "\(second.stdout)\n\(second.stderr)")
-        #expect(candleRequests().count == before)
+        #expect(Self.candleRequests(exchange).count == before)
         await exchange.stop()
     }
 
@@ -92,14 +97,14 @@ struct BackfillCommandTests {
         let first = try PriceAlertBinary.start(args, in: dir)
         _ = try await first.waitForStdoutLine(containing: "\"rule\":\"btc-7d\"", timeout: 60)
         #expect(try await first.stop(signal: SIGTERM) == 0)
-        let fetched = exchange.requestLog.filter { $0.contains("/ohlcv?") }
+        let fetched = Self.candleRequests(exchange)
         #expect(!fetched.isEmpty)
 
         let second = try PriceAlertBinary.start(args, in: dir)
         _ = try await second.waitForStderrLine(containing: "markets, 1 rules", timeout: 60)
         #expect(second.stderr.contains("restored the saved state"))
         #expect(try await second.stop(signal: SIGTERM) == 0)
-        #expect(exchange.requestLog.filter { $0.contains("/ohlcv?") } == fetched)
+        #expect(Self.candleRequests(exchange) == fetched)
         await exchange.stop()
     }
 
@@ -108,7 +113,7 @@ struct BackfillCommandTests {
     @Test func aSourceWithoutCandlesIsNamedAndTheRunGoesOn() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try rules([Self.sevenDayRule, #"{"id": "btc-price", "symbol": "BTC", "when": {"price": {"above": 0}}}"#], in: dir)
+        try rules([Self.sevenDayRule, Self.priceRule], in: dir)
         let ticks = [Tick(time: 1_700_000_000_000, symbol: "BTC", price: 43_000)]
         let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .replay(ticks: ticks, speed: 0)))
         let port = try await exchange.start()
@@ -117,14 +122,14 @@ struct BackfillCommandTests {
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("pricealert: note: btse: no candles for BTC: its windows wait until live prices cover them"), "\(first.stderr)")
         #expect(alerts(first.stdout).map { $0["rule"] as? String } == ["btc-price"])
-        let fetched = exchange.requestLog.filter { $0.contains("/ohlcv?") }
+        let fetched = Self.candleRequests(exchange)
         #expect(fetched.contains { $0.hasPrefix("/spot/api/v3.2/ohlcv?symbol=BTC-USD&") })
         #expect(fetched.contains { $0.hasPrefix("/futures/api/v2.1/ohlcv?symbol=BTCPFC&") })
 
         let second = try await check(endpoint, in: dir)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(!second.stderr.contains("no candles"))
-        #expect(exchange.requestLog.filter { $0.contains("/ohlcv?") } == fetched)
+        #expect(Self.candleRequests(exchange) == fetched)
         await exchange.stop()
     }
 
@@ -133,7 +138,7 @@ struct BackfillCommandTests {
     @Test func aFailingCandleEndpointIsNamedAndAskedAgainNextRun() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try rules([Self.sevenDayRule, #"{"id": "btc-price", "symbol": "BTC", "when": {"price": {"above": 0}}}"#], in: dir)
+        try rules([Self.sevenDayRule, Self.priceRule], in: dir)
         let asked = Mutex(0)
         let router = Router()
         router.get("/spot/api/v3.2/market_summary") { _, _ -> Response in

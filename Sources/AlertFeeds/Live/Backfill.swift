@@ -111,16 +111,10 @@ public struct Backfill: Sendable {
         return older.filter { $0.end <= start } + newer
     }
 
-    /// Seeds `candles` (oldest first) into `engine` as `symbol`'s history (`Candle.seededTicks`);
-    /// returns how many seeded ticks the engine refused (older than history it holds already).
-    @discardableResult
-    public static func seed(_ candles: [Candle], symbol: String, into engine: Engine) -> Int {
-        var refused = 0
+    /// Seeds `candles` (oldest first) into `engine` as `symbol`'s history (`Candle.seededTicks`).
+    public static func seed(_ candles: [Candle], symbol: String, into engine: Engine) {
         for candle in candles {
-            for tick in candle.seededTicks(symbol: symbol) where engine.seed(tick) != nil {
-                refused += 1
-            }
+            for tick in candle.seededTicks(symbol: symbol) { engine.seed(tick) }
         }
-        return refused
     }
 }
