@@ -75,7 +75,7 @@ let package = Package(
         ]),
         // The embedded BTSE-compatible exchange on 127.0.0.1, for the demo, tests and users.
         .target(name: "DemoExchange", dependencies: [
-            "AlertCore", "AlertFeeds", "SeededRandom",
+            "AlertCore", "AlertFeeds", "SeededRandom", "Wallclock",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -96,6 +96,7 @@ struct CheckCommand: AsyncParsableCommand {
         let silences: SilenceSet
         var listings = NewListings(rules: ruleSet.rules)
         let listingStore = listings.isEmpty ? nil : ListingStore(folder: store.folder)
+        var filled: (source: String, reaches: [String: Int64])?
         do {
             silences = try SilenceCommand.load(state.path)
             engine = Engine(rules: ruleSet.rules)
@@ -113,6 +114,7 @@ struct CheckCommand: AsyncParsableCommand {
             snapshot = input.ticks
             lines = input.lines
             for _ in 0..<input.malformed { engine.countDropped(.malformed) }
+            if let source { filled = (source, try store.backfill.reaches(source: source)) }
             delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         } catch let error as ExitCode {
             store.close()
@@ -120,6 +122,10 @@ struct CheckCommand: AsyncParsableCommand {
         } catch {
             // The saved state or market list cannot be read: say where, evaluate nothing.
             throw StateOption.unusable(store, error)
+        }
+        var backfilled: [BackfillLedger.Entry] = []
+        if let filled {
+            backfilled = await backfill(snapshot, source: filled.source, filled: filled.reaches, engine: engine, portfolios: ruleSet.portfolios)
         }
         var alerts: [Alert] = []
         for (i, tick) in snapshot.enumerated() {
@@ -155,6 +161,11 @@ struct CheckCommand: AsyncParsableCommand {
             StandardError.write("pricealert: error: cannot save state in \(store.folder.path): \(error)")
             _ = await delivery.finish(timeout: drainTimeout.duration)
             throw ExitCodes.stateUnusable
+        }
+        do {
+            try store.backfill.record(backfilled)
+        } catch {
+            StandardError.write("pricealert: warning: cannot record the filled history in \(store.folder.path): \(store.describe(error)); the next check fetches it again")
         }
         failures += await delivery.finish(timeout: drainTimeout.duration)
         if engine.stats.droppedTotal > 0 {
@@ -205,6 +216,33 @@ struct CheckCommand: AsyncParsableCommand {
         } catch {
             StandardError.write("pricealert: error: \(feed.name): \(error)")
             throw ExitCodes.unavailable
+        }
+    }
+
+    /// Fills the history of the snapshot's symbols that the rules need and the ledger
+    /// (`filled`) does not list, from `source`'s candles ending before each symbol's first tick
+    /// here (Docs/candles.md); returns the ledger entries to record once the state is saved.
+    private func backfill(_ snapshot: [Tick], source: String, filled: [String: Int64], engine: Engine,
+                          portfolios: [Portfolio]) async -> [BackfillLedger.Entry] {
+        // `validate()` checked the name: making the source cannot fail here.
+        guard let feed = try? SourceRegistry.make(source, endpoint: endpoint) else { return [] }
+        let reaches = Backfill.reaches(rules: engine.rules, markets: engine.markets, portfolios: portfolios)
+        guard !reaches.isEmpty else { return [] }
+        var firstTimes: [String: Int64] = [:]
+        for tick in snapshot {
+            let symbol = Symbol.normalize(tick.symbol)
+            firstTimes[symbol] = min(firstTimes[symbol] ?? .max, tick.time)
+        }
+        let needs = firstTimes.compactMap { symbol, until in
+            reaches[symbol].map { Backfill.Need(symbol: symbol, reach: $0.reach, detail: $0.detail, until: until) }
+        }
+        return await HistoryBackfill.fill(needs, source: feed, http: CurlHTTPClient.shared,
+                                          engine: engine, filled: filled, now: Wallclock.millis()) { line in
+            switch line {
+            case .info: break
+            case .notice(let text): StandardError.write("pricealert: note: \(text)")
+            case .warning(let text): StandardError.write("pricealert: warning: \(text)")
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import AlertCore
 import AlertFeeds
+import AlertHTTP
 import AlertRules
 import AlertSinks
 import AlertStore
@@ -77,6 +78,8 @@ struct LivePipeline: Sendable {
         case save([SymbolSnapshot], markets: MarketsSave?)
         /// The known markets of `listed` rules, saved behind the alerts before them.
         case listings(NewListings)
+        /// Symbols filled from candles, recorded in the ledger once the save before them is written.
+        case backfilled([BackfillLedger.Entry])
     }
 
     /// What the evaluation loop reacts to.
@@ -103,6 +106,7 @@ struct LivePipeline: Sendable {
             var failures = 0
             var sinceCommit = 0
             var unsaved = UnsavedState()
+            var unrecorded: [BackfillLedger.Entry] = []
             for await item in outputs {
                 switch item {
                 case .alert(let alert):
@@ -120,6 +124,9 @@ struct LivePipeline: Sendable {
                     if !(await delivery.save(snapshots, markets: markets, logger: logger)) {
                         unsaved.keep(snapshots, markets: markets)
                     }
+                    unrecorded = Self.record(unrecorded, unless: unsaved, in: delivery, logger: logger)
+                case .backfilled(let entries):
+                    unrecorded = Self.record(unrecorded + entries, unless: unsaved, in: delivery, logger: logger)
                 case .listings(let listings):
                     await delivery.save(listings, logger: logger)
                 }
@@ -130,6 +137,7 @@ struct LivePipeline: Sendable {
         let watchdog = Task { await monitor.keepWatchdogFed() }
         var evaluation = Evaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
                                     logger: logger, monitor: monitor, output: output, gate: gate)
+        evaluation.backfill = LiveBackfill(source: runner.source, http: runner.http, ledger: delivery.store?.backfill)
         if let store = self.delivery.store {
             evaluation.persist(restoring: saved.take(), every: saveEvery)
             evaluation.restoreListings(from: ListingStore(folder: store.folder))
@@ -163,6 +171,30 @@ struct LivePipeline: Sendable {
     }
 }
 
+extension LivePipeline {
+    /// Records `entries` in the ledger when every save handed over so far is written (`unsaved`
+    /// is empty); otherwise returns them to record after a later save.
+    static func record(_ entries: [BackfillLedger.Entry], unless unsaved: UnsavedState, in delivery: AlertDelivery,
+                       logger: Logger) -> [BackfillLedger.Entry] {
+        guard !entries.isEmpty, let store = delivery.store else { return [] }
+        guard unsaved.isEmpty else { return entries }
+        do {
+            try store.backfill.record(entries)
+        } catch {
+            logger.warning("cannot record the filled history in \(store.folder.path): \(store.describe(error)); the next start fetches it again")
+        }
+        return []
+    }
+}
+
+/// `run`'s backfill (Docs/candles.md): where candles come from, and the ledger of the symbols
+/// filled before (nil without a state folder: every start fills again).
+struct LiveBackfill: Sendable {
+    let source: any PriceSource
+    let http: any HTTPClient
+    let ledger: BackfillLedger?
+}
+
 /// Engine state a save could not write (an alert before it was not in the outbox yet, or the
 /// save failed), written with the next save: the newest snapshot of each symbol, the newest
 /// market list.
@@ -181,6 +213,9 @@ struct UnsavedState {
         snapshots = [:]
         return (all, allMarkets)
     }
+
+    /// Nothing is waiting to be written.
+    var isEmpty: Bool { snapshots.isEmpty && markets == nil }
 
     /// Keeps what a save could not write.
     mutating func keep(_ unsaved: [SymbolSnapshot], markets unsavedMarkets: MarketsSave?) {
@@ -211,6 +246,8 @@ struct Evaluation {
     private var lastSave: Int64 = 0
     /// The first frame after the engine was made has been evaluated (see `handle`).
     private var settled = false
+    /// Where the history of the rules' symbols is filled from, before their first tick.
+    var backfill: LiveBackfill?
 
     init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
          output: AsyncStream<LivePipeline.Output>.Continuation, gate: AlertGate) {
@@ -275,6 +312,7 @@ struct Evaluation {
                     restoring = []
                 }
                 self.engine = engine
+                if let backfill { await fillHistory(engine, from: backfill) }
                 // Fetching and decoding the market list left freed buffers: give their pages back
                 // before the first frame builds the symbols' groups.
                 _ = pa_release_free_memory()
@@ -326,6 +364,36 @@ struct Evaluation {
             emit(FeedAlert.recovered(source: source, silentFor: silence, at: Wallclock.millis(),
                                      notify: feedAlertSinks))
         }
+    }
+
+    /// Fills the history of the symbols the rules need (`match` rules: under this first market
+    /// list) that the ledger does not list, before any tick is evaluated; the seeded history
+    /// is saved at once and the ledger records it after that save.
+    private mutating func fillHistory(_ engine: Engine, from backfill: LiveBackfill) async {
+        let reaches = Backfill.reaches(rules: ruleSet.rules, markets: engine.markets, portfolios: ruleSet.portfolios)
+        guard !reaches.isEmpty else { return }
+        var filled: [String: Int64] = [:]
+        if let ledger = backfill.ledger {
+            do {
+                filled = try ledger.reaches(source: source)
+            } catch {
+                logger.warning("\(source): the ledger of filled history cannot be read: \(error); filling every symbol again")
+            }
+        }
+        let now = Wallclock.millis()
+        let needs = reaches.map { Backfill.Need(symbol: $0.key, reach: $0.value.reach, detail: $0.value.detail, until: now) }
+        let logger = self.logger
+        let entries = await HistoryBackfill.fill(needs, source: backfill.source, http: backfill.http, engine: engine,
+                                                 filled: filled, now: now) { line in
+            switch line {
+            case .info(let text): logger.info("\(text)")
+            case .notice(let text): logger.notice("\(text)")
+            case .warning(let text): logger.warning("\(text)")
+            }
+        }
+        guard persists, !entries.isEmpty else { return }
+        saveChanges()
+        output.yield(.backfilled(entries))
     }
 
     private func emit(_ alert: Alert) {
