@@ -37,7 +37,7 @@ public final class StateLock: Sendable {
             let code = errno
             let holder = Self.readPid(opened)
             let inAChildOfOurs = code == EWOULDBLOCK && holder == getpid()
-                && !Self.heldHere.withLock { $0.contains(path) }
+                && !Self.heldHere.withLock { $0.contains(folder.lockPath) }
             if inAChildOfOurs && clock.now < deadline {
                 usleep(pause)
                 pause = min(pause * 2, 50_000)
@@ -49,7 +49,7 @@ public final class StateLock: Sendable {
             }
             throw StateError(path: folder.path, reason: "cannot lock \(path): \(StateFolder.describe(code))")
         }
-        Self.heldHere.withLock { _ = $0.insert(path) }
+        Self.heldHere.withLock { _ = $0.insert(folder.lockPath) }
         let pid = "\(getpid())\n"
         _ = ftruncate(opened, 0)
         _ = pid.withCString { pwrite(opened, $0, strlen($0), 0) }

@@ -14,13 +14,13 @@ import Testing
         try #require(copy >= 0 && flock(copy, LOCK_EX | LOCK_NB) == 0)
         _ = "\(getpid())\n".withCString { pwrite(copy, $0, strlen($0), 0) }
         let (started, continuation) = AsyncStream.makeStream(of: Void.self)
-        let taken = Task.detached { () -> Result<StateLock, StateError> in
+        let taken = Task.detached {
             continuation.yield()
-            do { return .success(try StateLock(folder: folder)) } catch { return .failure(error) }
+            return try StateLock(folder: folder)
         }
         for await _ in started { break }
         close(copy)
-        let lock = try await taken.value.get()
+        let lock = try await taken.value
         lock.release()
     }
 
