@@ -11,13 +11,13 @@ func diagnostics(_ files: [(String, String)]) -> [String] {
 
 /// Diagnostics of `r.json` holding `rule` as its only rule, on line 4, so a column in the
 /// expectation is the column in `rule` itself.
-func ruleDiagnostics(_ rule: String, sinks: String = "{}") -> [String] {
-    diagnostics([("r.json", ruleFile(rule, sinks: sinks))])
+func ruleDiagnostics(_ rule: String, sinks: String = "{}", version: Int = 1) -> [String] {
+    diagnostics([("r.json", ruleFile(rule, sinks: sinks, version: version))])
 }
 
 /// A file whose one rule sits on line 4 from column 1. `sinks` goes on line 2.
-func ruleFile(_ rule: String, sinks: String = "{}") -> String {
-    "{\"version\": 1,\n\"sinks\": \(sinks),\n\"rules\": [\n\(rule)\n]}"
+func ruleFile(_ rule: String, sinks: String = "{}", version: Int = 1) -> String {
+    "{\"version\": \(version),\n\"sinks\": \(sinks),\n\"rules\": [\n\(rule)\n]}"
 }
 
 /// The rule set of valid `files`, or nil (and the diagnostics recorded) when they are not valid.

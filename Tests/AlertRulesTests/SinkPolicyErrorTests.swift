@@ -53,7 +53,7 @@ import Testing
     @Test(arguments: cases)
     func reportsTheMistakeAtItsPlace(sinks: String, expected: [String]) {
         let rule = #"{"id": "r1", "symbol": "BTC", "when": {"price": {"above": 1}}}"#
-        #expect(ruleDiagnostics(rule, sinks: sinks) == expected)
+        #expect(ruleDiagnostics(rule, sinks: sinks, version: 2) == expected)
     }
 
     @Test func aSinkWithEveryPolicyKeyIsRead() throws {
@@ -65,7 +65,7 @@ import Testing
              "mail": {"type": "file", "path": "dead.jsonl", "group": {"window": "10m"}}}
             """#
         let rule = #"{"id": "r1", "symbol": "BTC", "when": {"price": {"above": 1}}, "notify": ["tg"]}"#
-        let set = try #require(ruleSet([("r.json", ruleFile(rule, sinks: sinks))]))
+        let set = try #require(ruleSet([("r.json", ruleFile(rule, sinks: sinks, version: 2))]))
         let policy = try #require(set.sinks["tg"]).policy
         #expect(policy == SinkPolicy(
             quiet: [QuietWindowSpec(days: [.fri, .sat], from: 22 * 60 + 30, to: 7 * 60, zone: "Europe/Berlin"),
@@ -76,8 +76,19 @@ import Testing
     }
 
     @Test func aFallbackMayNameASinkOfAnotherFile() {
-        let first = "{\"version\": 1, \"sinks\": {\"ops\": {\"type\": \"exec\", \"command\": [\"page\"], \"fallback\": \"log\"}}, \"rules\": []}"
+        let first = "{\"version\": 2, \"sinks\": {\"ops\": {\"type\": \"exec\", \"command\": [\"page\"], \"fallback\": \"log\"}}, \"rules\": []}"
         let second = "{\"version\": 1, \"sinks\": {\"log\": {\"type\": \"file\", \"path\": \"a.jsonl\"}}, \"rules\": []}"
         #expect(diagnostics([("a.json", first), ("b.json", second)]) == [])
+    }
+
+    /// The policy keys are keys of version 2 files: in a version 1 file each is an error at the
+    /// key that names the version, as every other version 2 key is.
+    @Test func policyKeysNeedVersionTwo() {
+        let sinks = #"{"tg": {"type": "webhook", "urlEnv": "TG", "preset": "telegram", "quietAction": "drop", "rate": {"count": 1, "per": "1s"}}}"#
+        let rule = #"{"id": "r1", "symbol": "BTC", "when": {"price": {"above": 1}}}"#
+        #expect(ruleDiagnostics(rule, sinks: sinks, version: 1) == [
+            #"r.json:2:67: error: 'quietAction' needs "version": 2"#,
+            #"r.json:2:90: error: 'rate' needs "version": 2"#,
+        ])
     }
 }

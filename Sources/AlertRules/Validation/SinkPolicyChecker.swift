@@ -14,8 +14,15 @@ extension FileChecker {
     static let groupWindowLimit = Limits.DurationLimit("1d")
     static let ratePerLimit = Limits.DurationLimit("1d")
 
+    /// `members` holds only the policy keys the sink's type allows; in a version 1 file each is
+    /// an error naming the version (the policy is a version 2 feature) and the policy stays empty.
     mutating func policy(sink name: String, _ members: [JSONMember]) -> SinkPolicy {
         var policy = SinkPolicy()
+        var allowed = true
+        for member in members where Self.policyKeys.contains(member.key) || Self.deliveryPolicyKeys.contains(member.key) {
+            allowed = allowsVersion2(member) && allowed
+        }
+        guard allowed else { return policy }
         if let member = members["quiet"], let windows = array(member.value, "'quiet'") {
             for window in windows {
                 if let spec = quietWindow(window) { policy.quiet.append(spec) }
