@@ -87,8 +87,8 @@ import Testing
         let sinks = #"{"tg": {"type": "webhook", "urlEnv": "TG", "preset": "telegram", "quietAction": "drop", "rate": {"count": 1, "per": "1s"}}}"#
         let rule = #"{"id": "r1", "symbol": "BTC", "when": {"price": {"above": 1}}}"#
         #expect(ruleDiagnostics(rule, sinks: sinks, version: 1) == [
-            #"r.json:2:67: error: 'quietAction' needs "version": 2"#,
-            #"r.json:2:90: error: 'rate' needs "version": 2"#,
+            #"r.json:2:75: error: 'quietAction' needs "version": 2"#,
+            #"r.json:2:98: error: 'rate' needs "version": 2"#,
         ])
     }
 }
