@@ -148,7 +148,7 @@ let package = Package(
                 path: "Fuzz/ParserFuzzing"),
         .executableTarget(name: "pricealert-fuzz", dependencies: ["ParserFuzzing"], path: "Fuzz/Main"),
         .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing"]),
-        .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertRules", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [
             "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport",

@@ -42,6 +42,9 @@ struct CheckCommand: AsyncParsableCommand {
     @Option(help: "Take prices from this tick file (JSON Lines, - for standard input) instead of a source.")
     var ticks: String?
 
+    @Option(help: "History ticks, JSON Lines like --ticks: they fill windows, highs and lows before the ticks and fire nothing.")
+    var history: String?
+
     @Option(help: "A BTSE initial/market payload for 'match' rules (default: the source's list, else the saved one).")
     var markets: String?
 
@@ -92,8 +95,10 @@ struct CheckCommand: AsyncParsableCommand {
         let snapshot: [Tick]
         var marketsToSave: MarketsSave?
         var lines: [Int]?
+        var historyRead = 0
+        var malformedTicks = 0
         do {
-            engine = Engine(rules: ruleSet.rules)
+            engine = Engine(rules: ruleSet.rules, portfolios: ruleSet.portfolios)
             let saved = try store.engineState.loadMarkets()
             let input = try await loadInput(saved: saved, needsMarkets: engine.hasMatchRules)
             marketsToSave = input.markets.flatMap { $0 == saved ? nil : $0 }
@@ -103,6 +108,8 @@ struct CheckCommand: AsyncParsableCommand {
             snapshot = input.ticks
             lines = input.lines
             for _ in 0..<input.malformed { engine.countDropped(.malformed) }
+            malformedTicks = input.malformed
+            historyRead = try history.map { try Inputs.seedHistory($0, into: engine) } ?? 0
             delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         } catch let error as ExitCode {
             store.close()
@@ -143,7 +150,7 @@ struct CheckCommand: AsyncParsableCommand {
         }
         failures += await delivery.finish(timeout: drainTimeout.duration)
         if engine.stats.droppedTotal > 0 {
-            let read = snapshot.count + engine.stats.dropped[.malformed, default: 0]
+            let read = historyRead + snapshot.count + malformedTicks
             StandardError.write("check: \(Summary.line(read: read, stats: engine.stats))")
         }
         if failures > 0 {

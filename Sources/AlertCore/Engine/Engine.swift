@@ -30,6 +30,8 @@ public final class Engine {
     var core: EngineCore
     /// The rules the threshold index does not serve, and the portfolios; nil when there are none.
     let plain: PlainEvaluator?
+    /// Symbols whose plain series a save in progress carries (see `takeChanges`).
+    var changedSeries: [String] = []
 
     /// `rules` in evaluation order (files in the order given, rules in file order);
     /// `portfolios` in the order the files define them.
@@ -68,10 +70,11 @@ public final class Engine {
     /// Seeded history (Docs/rules.md#seeded-history): the tick enters its symbol's history
     /// and highs and lows and counts for window coverage; it sets no `prev` and evaluates
     /// nothing. Returns why it was dropped, or nil when it was taken.
+    /// A dropped seeded tick is counted in `stats` like a dropped live one.
     @discardableResult
     public func seed(_ tick: Tick) -> DropReason? {
-        guard tick.price.isFinite, tick.price > 0 else { return .invalidPrice }
-        guard !tick.symbol.isEmpty else { return .emptySymbol }
+        guard tick.price.isFinite, tick.price > 0 else { return core.drop(.invalidPrice) }
+        guard !tick.symbol.isEmpty else { return core.drop(.emptySymbol) }
         let symbol = Symbol.normalize(tick.symbol)
         core.seed(symbol, time: tick.time, price: tick.price)
         plain?.seed(symbol, time: tick.time, price: tick.price)
@@ -366,7 +369,7 @@ struct EngineCore {
                      notify: rules[rule].notify)
     }
 
-    private mutating func drop(_ reason: DropReason) -> DropReason {
+    mutating func drop(_ reason: DropReason) -> DropReason {
         stats.dropped[reason, default: 0] += 1
         return reason
     }

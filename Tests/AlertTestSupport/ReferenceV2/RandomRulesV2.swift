@@ -4,7 +4,7 @@ public import SeededRandom
 /// Random version 2 rule files, tick streams and candles for comparing an implementation with
 /// `ReferenceEngineV2`. Every rule is valid by the rules' text: `for` never on a crossing or a
 /// `move`, no `repeat` or `resolve` on a `move`, no `resolve` with `once`, no hysteresis on a
-/// percent move, windows over 24 h in whole hours.
+/// percent move or on a range that is the whole `when`, windows over 24 h in whole hours.
 public enum RandomRulesV2 {
     /// The symbols the streams use; the portfolio `pf` holds the first two.
     public static let symbols = ["AAA", "BBB", "CCC"]
@@ -51,7 +51,9 @@ public enum RandomRulesV2 {
             }
             crossingOrMove = crossingOrMove || move
             keys.append(#""cooldown": "\#(["0s", "0s", "30s", "2m"].randomElement(using: &rng)!)""#)
-            if !percentMove { keys.append(#""hysteresis": \#([0, 0, 0.5, 1].randomElement(using: &rng)!)"#) }
+            // Hysteresis on a range that is the whole `when` is an error (as in version 1).
+            let bareRange = when.hasPrefix(#"{"price": {"inside""#) || when.hasPrefix(#"{"price": {"outside""#)
+            if !percentMove, !bareRange { keys.append(#""hysteresis": \#([0, 0, 0.5, 1].randomElement(using: &rng)!)"#) }
             if !crossingOrMove, Int.random(in: 0..<3, using: &rng) == 0 {
                 keys.append(#""for": "\#(["20s", "1m", "3m"].randomElement(using: &rng)!)""#)
             }
