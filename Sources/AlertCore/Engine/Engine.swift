@@ -174,14 +174,7 @@ struct EngineCore {
         guard tick.price.isFinite, tick.price > 0 else { return drop(.invalidPrice) }
         guard !tick.symbol.isEmpty else { return drop(.emptySymbol) }
         let symbol = Symbol.normalize(tick.symbol)
-        let s: Int
-        if let known = symbolIndex[symbol] {
-            s = known
-        } else if !unwatchedSymbols.contains(symbol), let state = makeState(symbol) {
-            s = symbols.count
-            symbols.append(state)
-            symbolIndex[symbol] = s
-        } else {
+        guard let s = stateIndex(symbol) else {
             // No rule applies: keeping state for it would let a feed grow the engine (and the
             // saved state) without bound, one symbol at a time. If a market-list reload makes a
             // rule apply later, the symbol starts then, as if first seen (Docs/rules.md).
@@ -247,6 +240,16 @@ struct EngineCore {
         return nil
     }
 
+    /// The index of `symbol`'s state, made on its first tick; nil when no rule applies to it.
+    @inline(__always)
+    private mutating func stateIndex(_ symbol: String) -> Int? {
+        if let known = symbolIndex[symbol] { return known }
+        guard !unwatchedSymbols.contains(symbol), let state = makeState(symbol) else { return nil }
+        symbols.append(state)
+        symbolIndex[symbol] = symbols.count - 1
+        return symbols.count - 1
+    }
+
     /// The rule indices of the last `count` alerts `process` appended, in their order.
     func firedRules(count: Int) -> ArraySlice<Int32> {
         count == 0 ? [] : fired[...]
@@ -256,16 +259,7 @@ struct EngineCore {
     /// coverage, nothing else. A tick older than the newest minute kept only widens coverage:
     /// the minute history takes ticks in time order.
     mutating func seed(_ symbol: String, time t: Int64, price p: Double) {
-        let s: Int
-        if let known = symbolIndex[symbol] {
-            s = known
-        } else if !unwatchedSymbols.contains(symbol), let state = makeState(symbol) {
-            s = symbols.count
-            symbols.append(state)
-            symbolIndex[symbol] = s
-        } else {
-            return
-        }
+        guard let s = stateIndex(symbol) else { return }
         symbols[s].firstTime = min(symbols[s].firstTime ?? t, t)
         symbols[s].changed = true
         symbols[s].quiet = QuietWindow()
@@ -420,18 +414,9 @@ struct EngineCore {
 
     /// Indices of the enabled rules that apply to `symbol`, in rule order (Docs/rules.md#scope).
     private func applicableRules(_ symbol: String) -> [Int32] {
-        var applicable = rulesBySymbol[symbol] ?? []
-        if !matchRules.isEmpty, let markets {
-            let joined = markets.entries(for: symbol)
-            if !joined.isEmpty {
-                for r in matchRules {
-                    guard case .match(let filter) = rules[Int(r)].scope else { continue }
-                    if joined.contains(where: filter.matches) { applicable.append(r) }
-                }
-                applicable.sort()
-            }
-        }
-        return applicable
+        let applicable = rulesBySymbol[symbol] ?? []
+        guard !matchRules.isEmpty, let markets else { return applicable }
+        return markets.adding(matchRules, of: rules, to: applicable, for: symbol)
     }
 
     /// Builds a new symbol's groups from the rules that apply to it, taking over its saved
@@ -581,5 +566,21 @@ extension Rule {
         case .change(let window, _): return fileVersion == 1 || window <= 86_400_000
         case .fromHigh, .fromLow, .pnl, .move, .all, .any, .listed: return false
         }
+    }
+}
+
+extension MarketList {
+    /// `applicable` (rule indices, ascending) with those of `matchRules` whose filter holds for
+    /// one of `symbol`'s market entries added, in rule order (Docs/rules.md#scope).
+    func adding(_ matchRules: [Int32], of rules: [Rule], to applicable: [Int32], for symbol: String) -> [Int32] {
+        let joined = entries(for: symbol)
+        guard !joined.isEmpty else { return applicable }
+        var result = applicable
+        for r in matchRules {
+            guard case .match(let filter) = rules[Int(r)].scope else { continue }
+            if joined.contains(where: filter.matches) { result.append(r) }
+        }
+        result.sort()
+        return result
     }
 }

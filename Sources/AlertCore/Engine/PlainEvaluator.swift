@@ -179,18 +179,9 @@ final class PlainEvaluator {
     /// Indices of the enabled plain rules that apply to `symbol`, in rule order.
     private func applicableRules(_ symbol: String) -> [Int32] {
         if symbol.hasPrefix("@") { return byPortfolio[symbol] ?? [] }
-        var applicable = bySymbol[symbol] ?? []
-        if !matchRules.isEmpty, let markets {
-            let joined = markets.entries(for: symbol)
-            if !joined.isEmpty {
-                for r in matchRules {
-                    guard case .match(let filter) = rules[Int(r)].scope else { continue }
-                    if joined.contains(where: filter.matches) { applicable.append(r) }
-                }
-                applicable.sort()
-            }
-        }
-        return applicable
+        let applicable = bySymbol[symbol] ?? []
+        guard !matchRules.isEmpty, let markets else { return applicable }
+        return markets.adding(matchRules, of: rules, to: applicable, for: symbol)
     }
 
     /// A new market list: every known symbol's `match` rules are resolved again; pairs keep
