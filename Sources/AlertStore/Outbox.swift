@@ -159,13 +159,14 @@ public final class Outbox: Sendable {
         let statement = try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO outbox (alert_id, rule, symbol, sink, time, price, condition,
               threshold_low, threshold_high, value, message, notify, payload, created_at, attempts,
-              next_attempt_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+              next_attempt_at, kind, reminder, threshold_null)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
             """)
         for sink in sinks {
             try statement.execute(arguments: [alert.id, alert.rule, alert.symbol, sink, alert.time, alert.price,
                                               alert.condition, low, high, alert.value, alert.message,
-                                              alert.notify.joined(separator: "\n"), payload, now, now])
+                                              alert.notify.joined(separator: "\n"), payload, now, now,
+                                              alert.kind.rawValue, alert.reminder, alert.threshold == .none ? 1 : 0])
             if db.changesCount > 0 {
                 rows.append(OutboxEntry(id: db.lastInsertedRowID, alert: alert, sink: sink, payload: payload,
                                         createdAt: now, attempts: 0, nextAttemptAt: now, lastError: nil,
@@ -187,9 +188,11 @@ public final class Outbox: Sendable {
         case .dead(let reason, let lastError, let at):
             try db.execute(sql: """
                 INSERT INTO dead_letters (alert_id, rule, symbol, sink, time, price, condition, threshold_low,
-                  threshold_high, value, message, notify, payload, created_at, attempts, last_error, reason, died_at)
+                  threshold_high, value, message, notify, payload, created_at, attempts, last_error, reason, died_at,
+                  kind, reminder, threshold_null)
                 SELECT alert_id, rule, symbol, sink, time, price, condition, threshold_low, threshold_high, value,
-                  message, notify, payload, created_at, attempts + 1, ?, ?, ? FROM outbox WHERE id = ?
+                  message, notify, payload, created_at, attempts + 1, ?, ?, ?, kind, reminder, threshold_null
+                  FROM outbox WHERE id = ?
                 """, arguments: [lastError, reason, at, id])
             try delete.execute(arguments: [id])
         }
@@ -207,7 +210,7 @@ public final class Outbox: Sendable {
         switch threshold {
         case .value(let x): return (x, nil)
         case .range(let low, let high): return (low, high)
-        case .none: return (.nan, nil)
+        case .none: return (0, nil)  // with threshold_null = 1
         }
     }
 
@@ -215,13 +218,16 @@ public final class Outbox: Sendable {
         let high: Double? = row["threshold_high"]
         let low: Double = row["threshold_low"]
         let notify: String = row["notify"]
-        let threshold: Threshold = if let high { .range(low, high) } else { .value(low) }
+        let isNull: Bool = row["threshold_null"]
+        let threshold: Threshold = if isNull { .none } else if let high { .range(low, high) } else { .value(low) }
+        let kind: String = row["kind"]
         let next: Int64 = dead ? row["died_at"] : row["next_attempt_at"]
         let reason: String? = dead ? row["reason"] : nil
         let alert = Alert(rule: row["rule"], symbol: row["symbol"], time: row["time"], price: row["price"],
                           condition: row["condition"], threshold: threshold,
                           value: row["value"], message: row["message"],
-                          notify: notify.isEmpty ? [] : notify.split(separator: "\n").map(String.init))
+                          notify: notify.isEmpty ? [] : notify.split(separator: "\n").map(String.init),
+                          kind: AlertKind(rawValue: kind) ?? .alert, reminder: row["reminder"])
         return OutboxEntry(id: row["id"], alert: alert, sink: row["sink"], payload: row["payload"],
                            createdAt: row["created_at"], attempts: row["attempts"],
                            nextAttemptAt: next, lastError: row["last_error"], deadReason: reason)

@@ -16,7 +16,7 @@ import Synchronization
 /// (0 bytes) or damaged file is an error naming it, never a fresh start.
 public final class StateStore: Sendable {
     /// The schema version this binary writes (`PRAGMA user_version`).
-    public static let schemaVersion = 5
+    public static let schemaVersion = 6
 
     public let folder: StateFolder
     public let outbox: Outbox
@@ -212,6 +212,18 @@ public final class StateStore: Sendable {
         }
         migrator.registerMigration("v4-history-chunks", migrate: EngineStateStore.migrateHistory)
         migrator.registerMigration("v5-history-by-hour", migrate: EngineStateStore.migrateHistoryByHour)
+        migrator.registerMigration("v6-event-kinds") { db in
+            // The event's kind and reminder number, and a null threshold (combinations), so a row
+            // rebuilds the event it was made from. Rows written before are alerts with a threshold.
+            for table in ["outbox", "dead_letters"] {
+                try db.execute(sql: """
+                    ALTER TABLE \(table) ADD COLUMN kind TEXT NOT NULL DEFAULT 'alert';
+                    ALTER TABLE \(table) ADD COLUMN reminder INTEGER;
+                    ALTER TABLE \(table) ADD COLUMN threshold_null INTEGER NOT NULL DEFAULT 0;
+                    """)
+            }
+            try db.execute(sql: "PRAGMA user_version = 6")
+        }
         return migrator
     }
 }

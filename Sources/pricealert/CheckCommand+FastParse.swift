@@ -57,6 +57,7 @@ extension CheckCommand {
         command.source = values["source"]
         command.endpoint = values["endpoint"]
         command.ticks = values["ticks"]
+        command.history = values["history"]
         command.markets = values["markets"]
         command.exitCode = exitCode
         guard let marketsEvery = values["markets-every"].map(DurationArgument.init(argument:)) ?? defaultMarketsEvery,
@@ -81,6 +82,6 @@ extension CheckCommand {
 
     /// The options that take one value (besides `--rules`, which may be repeated).
     private static let valueOptions: Set<String> = [
-        "source", "endpoint", "ticks", "markets", "markets-every", "format", "drain-timeout", "state",
+        "source", "endpoint", "ticks", "history", "markets", "markets-every", "format", "drain-timeout", "state",
     ]
 }

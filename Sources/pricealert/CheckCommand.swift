@@ -43,6 +43,9 @@ struct CheckCommand: AsyncParsableCommand {
     @Option(help: "Take prices from this tick file (JSON Lines, - for standard input) instead of a source.")
     var ticks: String?
 
+    @Option(help: "History ticks, JSON Lines like --ticks: they fill windows, highs and lows before the ticks and fire nothing.")
+    var history: String?
+
     @Option(help: "A BTSE initial/market payload for 'match' rules (default: the source's list, else the saved one).")
     var markets: String?
 
@@ -97,9 +100,11 @@ struct CheckCommand: AsyncParsableCommand {
         var listings = NewListings(rules: ruleSet.rules)
         let listingStore = listings.isEmpty ? nil : ListingStore(folder: store.folder)
         var filled: (source: String, reaches: [String: Int64])?
+        var historyRead = 0
+        var malformedTicks = 0
         do {
             silences = try SilenceCommand.load(state.path)
-            engine = Engine(rules: ruleSet.rules)
+            engine = Engine(rules: ruleSet.rules, portfolios: ruleSet.portfolios)
             let saved = try store.engineState.loadMarkets()
             let input = try await loadInput(saved: saved, needsMarkets: engine.hasMatchRules || !listings.isEmpty)
             marketsToSave = input.markets.flatMap { $0 == saved ? nil : $0 }
@@ -115,6 +120,8 @@ struct CheckCommand: AsyncParsableCommand {
             lines = input.lines
             for _ in 0..<input.malformed { engine.countDropped(.malformed) }
             if let source { filled = (source, try store.backfill.reaches(source: source)) }
+            malformedTicks = input.malformed
+            historyRead = try history.map { try Inputs.seedHistory($0, into: engine) } ?? 0
             delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         } catch let error as ExitCode {
             store.close()
@@ -169,7 +176,7 @@ struct CheckCommand: AsyncParsableCommand {
         }
         failures += await delivery.finish(timeout: drainTimeout.duration)
         if engine.stats.droppedTotal > 0 {
-            let read = snapshot.count + engine.stats.dropped[.malformed, default: 0]
+            let read = historyRead + snapshot.count + malformedTicks
             StandardError.write("check: \(Summary.line(read: read, stats: engine.stats))")
         }
         if failures > 0 {

@@ -31,6 +31,9 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "The recorded ticks, JSON Lines (- for standard input).")
     var ticks: String
 
+    @Option(help: "History ticks, JSON Lines like --ticks: they fill windows, highs and lows before the first tick and fire nothing.")
+    var history: String?
+
     @Option(help: "A BTSE initial/market payload, for 'match' rules.")
     var markets: String?
 
@@ -54,7 +57,7 @@ struct ReplayCommand: AsyncParsableCommand {
         StandardOutput.ignoreBrokenPipeSignal()
         let ruleSet = try rules.load()
         let marketList = try markets.map(Inputs.markets)
-        let engine = Engine(rules: ruleSet.rules, markets: marketList)
+        let engine = Engine(rules: ruleSet.rules, markets: marketList, portfolios: ruleSet.portfolios)
         if engine.hasMatchRules, marketList == nil {
             StandardError.write("pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
         }
@@ -63,6 +66,7 @@ struct ReplayCommand: AsyncParsableCommand {
         } else {
             nil
         }
+        var read = try history.map { try Inputs.seedHistory($0, into: engine) } ?? 0
         let reader = try Inputs.ticks(ticks)
         var reportOutput = try report.map { try ReportOutput(path: $0, rules: ruleSet.rules, ruleFiles: rules.files, ticks: ticks) }
 
@@ -71,7 +75,6 @@ struct ReplayCommand: AsyncParsableCommand {
         let (stream, continuation) = AsyncStream.makeStream(of: Alert.self)
         let consumer = Task { await listing.consume(stream) }
         var alerts: [Alert] = []
-        var read = 0
         let source = ticks
         try reader.forEachLine { line, result in
             read += 1

@@ -1,11 +1,13 @@
 import Testing
 @testable import AlertCore
+import AlertRules
 import AlertTestSupport
 import SeededRandom
 
 /// The engine against the naive reading of rules v1 + v2 (`ReferenceEngineV2`): random version 2
-/// files (every feature) beside random version 1 files, seeded history from candles, live
-/// streams with dropped ticks; the events must be the same, in the same order.
+/// files (every feature) beside random version 1 files, read by `RuleLoader` for the engine and
+/// by the reference's own reader for it, seeded history from candles, live streams with dropped
+/// ticks; the events must be the same, in the same order.
 @Suite("engine v2 agrees with the reference")
 struct EngineReferenceV2Tests {
     /// A `"version": 1` file of `count` random rules over the streams' symbols, with windows
@@ -37,10 +39,10 @@ struct EngineReferenceV2Tests {
 
     /// The same files, history and live ticks through both; returns (engine, reference) events.
     static func run(files: [String], candles: [(String, Candle)], ticks: [Tick]) throws -> ([RefEvent], [RefEvent]) {
-        let set = try RefRuleSet(files: files)
-        let reference = ReferenceEngineV2(set)
-        let (rules, portfolios) = TestOnlyRuleConversion.rules(set)
-        let engine = Engine(rules: rules, portfolios: portfolios)
+        let reference = try ReferenceEngineV2(files: files)
+        let sources = files.enumerated().map { RuleSource(path: "r\($0.offset).json", bytes: Array($0.element.utf8)) }
+        let loaded = try RuleLoader.load(sources).get()
+        let engine = Engine(rules: loaded.rules, portfolios: loaded.portfolios)
         for (symbol, candle) in candles {
             reference.seed(symbol: symbol, start: candle.start, end: candle.end, high: candle.high, low: candle.low, close: candle.close)
             for tick in candle.seededTicks(symbol: symbol) { #expect(engine.seed(tick) == nil) }
@@ -105,5 +107,53 @@ extension String {
             rest = rest[r.upperBound...]
         }
         return out + rest
+    }
+}
+
+/// Version 2 state saved and restored: evaluating a stream in pieces, each piece by a new engine
+/// that restores what the previous one saved (through the byte encoding the state folder
+/// stores), gives the events of one engine over the whole stream.
+@Suite("engine v2 state across runs")
+struct EngineStateV2Tests {
+    @Test(arguments: [3, 8, 13] as [UInt64])
+    func piecesEqualOneRun(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        let ticks = RandomRulesV2.ticks(&rng, count: 2000, start: EngineReferenceV2Tests.start)
+        let files = [RandomRulesV2.file(&rng, count: 40, expiresAt: ticks[1000].time),
+                     EngineReferenceV2Tests.versionOneFile(&rng, count: 10, prefix: "w")]
+        let candles = RandomRulesV2.candles(&rng, hours: 60, before: EngineReferenceV2Tests.start)
+        let sources = files.enumerated().map { RuleSource(path: "r\($0.offset).json", bytes: Array($0.element.utf8)) }
+        let loaded = try RuleLoader.load(sources).get()
+        func engine() -> Engine { Engine(rules: loaded.rules, portfolios: loaded.portfolios) }
+        func events(_ engine: Engine, _ ticks: ArraySlice<Tick>) -> [RefEvent] {
+            var alerts: [Alert] = []
+            for tick in ticks { engine.process(tick, into: &alerts) }
+            return alerts.map(RefEvent.init)
+        }
+        let whole = engine()
+        for (symbol, candle) in candles { for tick in candle.seededTicks(symbol: symbol) { whole.seed(tick) } }
+        let expected = events(whole, ticks[...])
+
+        var saved: [String: [UInt8]] = [:]
+        var got: [RefEvent] = []
+        var start = 0
+        var first = true
+        while start < ticks.count {
+            let end = min(ticks.count, start + Int.random(in: 1...300, using: &rng))
+            let piece = engine()
+            piece.restore(try saved.values.map { try SymbolSnapshot(decoding: $0) })
+            if first { for (symbol, candle) in candles { for tick in candle.seededTicks(symbol: symbol) { piece.seed(tick) } } }
+            first = false
+            got += events(piece, ticks[start..<end])
+            for snapshot in Bool.random(using: &rng) ? piece.takeFinalChanges() : piece.snapshotAll() {
+                saved[snapshot.symbol] = snapshot.encoded()
+            }
+            start = end
+        }
+        #expect(expected.count > 100)
+        #expect(got.count == expected.count)
+        if let k = zip(got, expected).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+            Issue.record("first difference at \(k): pieces \(got[k]) vs one run \(expected[k])")
+        }
     }
 }

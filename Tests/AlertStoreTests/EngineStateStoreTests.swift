@@ -1,5 +1,5 @@
 import AlertCore
-import AlertStore
+@testable import AlertStore
 import Foundation
 import GRDB
 import Testing
@@ -62,19 +62,17 @@ import Testing
     /// keeps its pending alerts.
     @Test func versionOneFolderIsMigrated() throws {
         let folder = temporaryFolder()
-        let store = try StateStore.open(folder)
-        try store.outbox.enqueue(alert(), sinks: ["hook"], now: 1)
-        store.close()
-        try DatabaseQueue(path: folder.databasePath).write { db in
+        try folder.create()
+        let queue = try DatabaseQueue(path: folder.databasePath)
+        try StateStore.migrator.migrate(queue, upTo: "v1-outbox")
+        try queue.write { db in
             try db.execute(sql: """
-                DROP TABLE symbol_state; DROP TABLE market_list; DROP TABLE market_list_meta;
-                DROP TABLE symbol_history;
-                CREATE INDEX outbox_order ON outbox (sink, rule, id);
-                CREATE INDEX outbox_due ON outbox (sink, next_attempt_at);
-                DELETE FROM grdb_migrations WHERE identifier IN ('v2-state', 'v3-outbox-lean', 'v4-history-chunks', 'v5-history-by-hour');
-                PRAGMA user_version = 1;
+                INSERT INTO outbox (alert_id, rule, symbol, sink, time, price, condition, threshold_low,
+                  threshold_high, value, message, notify, payload, created_at, attempts, next_attempt_at)
+                VALUES ('r:BTC:1', 'r', 'BTC', 'hook', 1, 99, 'price above 90', 90, NULL, 99, 'm', 'hook', '{}', 1, 0, 1)
                 """)
         }
+        try queue.close()
         let reopened = try StateStore.open(folder)
         defer { reopened.close() }
         #expect(try reopened.outbox.depth() == 1)

@@ -30,6 +30,8 @@ public final class Engine {
     var core: EngineCore
     /// The rules the threshold index does not serve, and the portfolios; nil when there are none.
     let plain: PlainEvaluator?
+    /// Symbols whose plain series a save in progress carries (see `takeChanges`).
+    var changedSeries: [String] = []
 
     /// `rules` in evaluation order (files in the order given, rules in file order);
     /// `portfolios` in the order the files define them.
@@ -68,10 +70,11 @@ public final class Engine {
     /// Seeded history (Docs/rules.md#seeded-history): the tick enters its symbol's history
     /// and highs and lows and counts for window coverage; it sets no `prev` and evaluates
     /// nothing. Returns why it was dropped, or nil when it was taken.
+    /// A dropped seeded tick is counted in `stats` like a dropped live one.
     @discardableResult
     public func seed(_ tick: Tick) -> DropReason? {
-        guard tick.price.isFinite, tick.price > 0 else { return .invalidPrice }
-        guard !tick.symbol.isEmpty else { return .emptySymbol }
+        guard tick.price.isFinite, tick.price > 0 else { return core.drop(.invalidPrice) }
+        guard !tick.symbol.isEmpty else { return core.drop(.emptySymbol) }
         let symbol = Symbol.normalize(tick.symbol)
         core.seed(symbol, time: tick.time, price: tick.price)
         plain?.seed(symbol, time: tick.time, price: tick.price)
@@ -171,14 +174,7 @@ struct EngineCore {
         guard tick.price.isFinite, tick.price > 0 else { return drop(.invalidPrice) }
         guard !tick.symbol.isEmpty else { return drop(.emptySymbol) }
         let symbol = Symbol.normalize(tick.symbol)
-        let s: Int
-        if let known = symbolIndex[symbol] {
-            s = known
-        } else if !unwatchedSymbols.contains(symbol), let state = makeState(symbol) {
-            s = symbols.count
-            symbols.append(state)
-            symbolIndex[symbol] = s
-        } else {
+        guard let s = stateIndex(symbol) else {
             // No rule applies: keeping state for it would let a feed grow the engine (and the
             // saved state) without bound, one symbol at a time. If a market-list reload makes a
             // rule apply later, the symbol starts then, as if first seen (Docs/rules.md).
@@ -244,6 +240,16 @@ struct EngineCore {
         return nil
     }
 
+    /// The index of `symbol`'s state, made on its first tick; nil when no rule applies to it.
+    @inline(__always)
+    private mutating func stateIndex(_ symbol: String) -> Int? {
+        if let known = symbolIndex[symbol] { return known }
+        guard !unwatchedSymbols.contains(symbol), let state = makeState(symbol) else { return nil }
+        symbols.append(state)
+        symbolIndex[symbol] = symbols.count - 1
+        return symbols.count - 1
+    }
+
     /// The rule indices of the last `count` alerts `process` appended, in their order.
     func firedRules(count: Int) -> ArraySlice<Int32> {
         count == 0 ? [] : fired[...]
@@ -253,16 +259,7 @@ struct EngineCore {
     /// coverage, nothing else. A tick older than the newest minute kept only widens coverage:
     /// the minute history takes ticks in time order.
     mutating func seed(_ symbol: String, time t: Int64, price p: Double) {
-        let s: Int
-        if let known = symbolIndex[symbol] {
-            s = known
-        } else if !unwatchedSymbols.contains(symbol), let state = makeState(symbol) {
-            s = symbols.count
-            symbols.append(state)
-            symbolIndex[symbol] = s
-        } else {
-            return
-        }
+        guard let s = stateIndex(symbol) else { return }
         symbols[s].firstTime = min(symbols[s].firstTime ?? t, t)
         symbols[s].changed = true
         symbols[s].quiet = QuietWindow()
@@ -366,7 +363,7 @@ struct EngineCore {
                      notify: rules[rule].notify)
     }
 
-    private mutating func drop(_ reason: DropReason) -> DropReason {
+    mutating func drop(_ reason: DropReason) -> DropReason {
         stats.dropped[reason, default: 0] += 1
         return reason
     }
@@ -417,18 +414,9 @@ struct EngineCore {
 
     /// Indices of the enabled rules that apply to `symbol`, in rule order (Docs/rules.md#scope).
     private func applicableRules(_ symbol: String) -> [Int32] {
-        var applicable = rulesBySymbol[symbol] ?? []
-        if !matchRules.isEmpty, let markets {
-            let joined = markets.entries(for: symbol)
-            if !joined.isEmpty {
-                for r in matchRules {
-                    guard case .match(let filter) = rules[Int(r)].scope else { continue }
-                    if joined.contains(where: filter.matches) { applicable.append(r) }
-                }
-                applicable.sort()
-            }
-        }
-        return applicable
+        let applicable = rulesBySymbol[symbol] ?? []
+        guard !matchRules.isEmpty, let markets else { return applicable }
+        return markets.adding(matchRules, of: rules, to: applicable, for: symbol)
     }
 
     /// Builds a new symbol's groups from the rules that apply to it, taking over its saved
@@ -578,5 +566,21 @@ extension Rule {
         case .change(let window, _): return fileVersion == 1 || window <= 86_400_000
         case .fromHigh, .fromLow, .pnl, .move, .all, .any, .listed: return false
         }
+    }
+}
+
+extension MarketList {
+    /// `applicable` (rule indices, ascending) with those of `matchRules` whose filter holds for
+    /// one of `symbol`'s market entries added, in rule order (Docs/rules.md#scope).
+    func adding(_ matchRules: [Int32], of rules: [Rule], to applicable: [Int32], for symbol: String) -> [Int32] {
+        let joined = entries(for: symbol)
+        guard !joined.isEmpty else { return applicable }
+        var result = applicable
+        for r in matchRules {
+            guard case .match(let filter) = rules[Int(r)].scope else { continue }
+            if joined.contains(where: filter.matches) { result.append(r) }
+        }
+        result.sort()
+        return result
     }
 }

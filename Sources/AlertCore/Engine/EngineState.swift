@@ -5,6 +5,12 @@ extension Engine {
     /// whose fingerprint changed start fresh. Call before the first tick.
     public func restore(_ snapshots: some Sequence<SymbolSnapshot>) {
         core.restore(snapshots)
+        guard let plain else { return }
+        for snapshot in snapshots {
+            guard let series = snapshot.series else { continue }
+            let symbol = Symbol.normalize(snapshot.symbol)
+            if plain.restoring[symbol] == nil, plain.series[symbol] == nil { plain.restoring[symbol] = series }
+        }
     }
 
     /// The minutes whose saved price evaluating `ticks` can look up, by upper-cased symbol: the
@@ -19,28 +25,62 @@ extension Engine {
             minutes[symbol] = minutes[symbol].map { min($0.lowerBound, minute)...max($0.upperBound, minute) } ?? minute...minute
         }
         let windows = core.windowMinutes.sorted()
-        return minutes.mapValues { span in
+        var lookups = minutes.mapValues { span in
             windows.map { (span.lowerBound &- $0)...(span.upperBound &- $0) }
         }
+        // A portfolio's value reads the last price of every holding, and its own saved series.
+        if let plain {
+            for symbol in minutes.keys {
+                for other in plain.related(to: symbol) where lookups[other] == nil { lookups[other] = [] }
+            }
+        }
+        return lookups
     }
 
     /// Snapshots of the symbols that accepted a tick since the last call (or since the start),
     /// which are then counted as saved: what a periodic or final save writes.
     public func takeChanges() -> [SymbolSnapshot] {
-        core.takeSnapshots(all: false)
+        withSeries(core.takeSnapshots(all: false, including: plainChanged(all: false)), all: false)
     }
 
     /// `takeChanges` for the last save of the engine's life (a `check` run's end): each minute
     /// history is moved into its snapshot instead of copied, so the engine must not take
     /// ticks afterwards (its histories are empty).
     public func takeFinalChanges() -> [SymbolSnapshot] {
-        core.takeSnapshots(all: false, moving: true)
+        withSeries(core.takeSnapshots(all: false, moving: true, including: plainChanged(all: false)), all: false)
     }
 
     /// Every symbol's state, including restored snapshots not used yet: what a new engine
     /// built from reloaded rules takes over.
     public func snapshotAll() -> [SymbolSnapshot] {
-        core.takeSnapshots(all: true)
+        withSeries(core.takeSnapshots(all: true), all: true)
+    }
+
+    /// The symbols whose plain series changed, which the saved state must carry.
+    private func plainChanged(all: Bool) -> Set<String> {
+        guard let plain else { return [] }
+        changedSeries = plain.takeChanged(all: all)
+        return Set(changedSeries)
+    }
+
+    /// `snapshots` with each symbol's plain series attached, plus the symbols only the plain
+    /// evaluator knows (portfolios, symbols with only version 2 rules).
+    private func withSeries(_ snapshots: [SymbolSnapshot], all: Bool) -> [SymbolSnapshot] {
+        guard let plain else { return snapshots }
+        if all { changedSeries = plain.takeChanged(all: true) }
+        var out = snapshots
+        var seen = Set<String>()
+        for i in out.indices {
+            out[i].series = plain.snapshot(out[i].symbol)
+            seen.insert(out[i].symbol)
+        }
+        for symbol in changedSeries where !seen.contains(symbol) {
+            var snapshot = SymbolSnapshot(symbol: symbol)
+            snapshot.series = plain.snapshot(symbol)
+            out.append(snapshot)
+        }
+        changedSeries = []
+        return out
     }
 }
 
@@ -54,9 +94,10 @@ extension EngineCore {
         }
     }
 
-    mutating func takeSnapshots(all: Bool, moving: Bool = false) -> [SymbolSnapshot] {
+    /// `including`: symbols saved whether or not they changed (their plain series did).
+    mutating func takeSnapshots(all: Bool, moving: Bool = false, including: Set<String> = []) -> [SymbolSnapshot] {
         var out: [SymbolSnapshot] = []
-        for s in symbols.indices where all || symbols[s].changed {
+        for s in symbols.indices where all || symbols[s].changed || including.contains(symbols[s].symbol) {
             var history: (minutes: [Int64], prices: [Double]) = ([], [])
             if symbols[s].keepsHistory { history = moving ? symbols[s].history.takeEntries() : symbols[s].history.entries }
             out.append(snapshot(of: s, history: history))

@@ -24,6 +24,12 @@ final class PlainEvaluator {
     private var ignored: Set<String> = []
     /// Synthetic ticks dropped for being earlier than their portfolio's previous one.
     private(set) var droppedSynthetic = 0
+    /// Saved state of symbols not seen yet in this run (see `Engine.restore`).
+    var restoring: [String: SeriesSnapshot] = [:]
+    /// Each rule's `RuleFingerprint` once needed (nil: not computed yet).
+    private var fingerprints: [Int32: UInt64] = [:]
+    /// Rule ids to indices, built on the first restore.
+    private var ruleIndexByID: [String: Int32]?
 
     /// Nil when no rule needs it and there is no portfolio: the engine then runs as before.
     init?(rules: [Rule], markets: MarketList?, portfolios: [Portfolio]) {
@@ -90,6 +96,14 @@ final class PlainEvaluator {
 
     var hasPortfolios: Bool { !portfolios.isEmpty }
 
+    /// The other symbols a tick of `symbol` reads: the holdings and the portfolio symbol of
+    /// every portfolio holding it.
+    func related(to symbol: String) -> [String] {
+        (holders[symbol] ?? []).flatMap { k in
+            portfolios[k].holdings.map { Symbol.normalize($0.symbol) } + [portfolios[k].symbol]
+        }
+    }
+
     /// Whether a live tick of `symbol` at `time` comes before the symbol's previous valid one.
     func isOutOfOrder(_ symbol: String, time: Int64) -> Bool {
         guard let last = series[symbol]?.lastTime else { return false }
@@ -131,7 +145,9 @@ final class PlainEvaluator {
             var value = 0.0
             var defined = true
             for holding in portfolio.holdings {
-                guard let p = series[Symbol.normalize(holding.symbol)]?.prev else { defined = false; break }
+                // A holding not ticked yet in this run has its saved `prev`.
+                let held = Symbol.normalize(holding.symbol)
+                guard let p = series[held]?.prev ?? restoring[held]?.prev else { defined = false; break }
                 value += holding.amount * p
             }
             guard defined, let ps = seriesIndex(portfolio.symbol) else { continue }
@@ -150,8 +166,9 @@ final class PlainEvaluator {
         if series[symbol] != nil { return symbol }
         if ignored.contains(symbol) { return nil }
         let applicable = applicableRules(symbol)
-        let made = PlainSeries(rules: applicable)
-        if applicable.isEmpty, holders[symbol] == nil {
+        var made = PlainSeries(rules: applicable)
+        if let snapshot = restoring.removeValue(forKey: symbol) { restore(&made, from: snapshot) }
+        if applicable.isEmpty, holders[symbol] == nil, made.pairs.isEmpty {
             if ignored.count < EngineCore.unwatchedLimit { ignored.insert(symbol) }
             return nil
         }
@@ -162,18 +179,9 @@ final class PlainEvaluator {
     /// Indices of the enabled plain rules that apply to `symbol`, in rule order.
     private func applicableRules(_ symbol: String) -> [Int32] {
         if symbol.hasPrefix("@") { return byPortfolio[symbol] ?? [] }
-        var applicable = bySymbol[symbol] ?? []
-        if !matchRules.isEmpty, let markets {
-            let joined = markets.entries(for: symbol)
-            if !joined.isEmpty {
-                for r in matchRules {
-                    guard case .match(let filter) = rules[Int(r)].scope else { continue }
-                    if joined.contains(where: filter.matches) { applicable.append(r) }
-                }
-                applicable.sort()
-            }
-        }
-        return applicable
+        let applicable = bySymbol[symbol] ?? []
+        guard !matchRules.isEmpty, let markets else { return applicable }
+        return markets.adding(matchRules, of: rules, to: applicable, for: symbol)
     }
 
     /// A new market list: every known symbol's `match` rules are resolved again; pairs keep
@@ -185,6 +193,57 @@ final class PlainEvaluator {
         for symbol in series.keys where !symbol.hasPrefix("@") {
             series[symbol]!.rules = applicableRules(symbol)
         }
+    }
+
+    // MARK: Saved state
+
+    /// Takes over a saved series: its history and `prev`, and the pairs of rules whose id and
+    /// fingerprint are unchanged (an edited rule starts over, Docs/rules.md#state).
+    private func restore(_ series: inout PlainSeries, from snapshot: SeriesSnapshot) {
+        series.firstTime = snapshot.firstTime
+        series.prev = snapshot.prev
+        series.lastTime = snapshot.lastTime
+        series.newest = snapshot.newest
+        series.minutes = snapshot.minutes
+        series.hours = snapshot.hours
+        if ruleIndexByID == nil {
+            var byID: [String: Int32] = [:]
+            for i in rules.indices { byID[rules[i].id] = Int32(i) }
+            ruleIndexByID = byID
+        }
+        for saved in snapshot.pairs {
+            guard let r = ruleIndexByID?[saved.rule], fingerprint(r) == saved.fingerprint else { continue }
+            series.pairs[r] = saved.pair
+        }
+    }
+
+    private func fingerprint(_ r: Int32) -> UInt64 {
+        if let known = fingerprints[r] { return known }
+        let value = RuleFingerprint.of(rules[Int(r)])
+        fingerprints[r] = value
+        return value
+    }
+
+    /// The saved form of a symbol's series (fresh pairs, armed and never fired, are left out).
+    func snapshot(_ symbol: String) -> SeriesSnapshot? {
+        guard let s = series[symbol] else { return restoring[symbol] }
+        let pairs = s.pairs.filter { $0.value != PlainPair() }.sorted { $0.key < $1.key }.map {
+            SeriesPairSnapshot(rule: rules[Int($0.key)].id, fingerprint: fingerprint($0.key), pair: $0.value)
+        }
+        return SeriesSnapshot(firstTime: s.firstTime, prev: s.prev, lastTime: s.lastTime, newest: s.newest,
+                              minutes: s.minutes, hours: s.hours, pairs: pairs)
+    }
+
+    /// The symbols whose series took a tick since the last call (all known ones with `all`,
+    /// including saved ones not used yet); they count as saved afterwards.
+    func takeChanged(all: Bool) -> [String] {
+        var out: [String] = []
+        for (symbol, s) in series where all || s.changed {
+            out.append(symbol)
+            series[symbol]!.changed = false
+        }
+        if all { out += restoring.keys }
+        return out.sorted()
     }
 
     // MARK: Evaluation

@@ -16,6 +16,8 @@ public struct SymbolSnapshot: Sendable, Equatable {
     public var minutes: [Int64]
     public var prices: [Double]
     public var pairs: [PairSnapshot]
+    /// The plain evaluator's state of the symbol (version 2 rules, portfolios), when it has one.
+    public var series: SeriesSnapshot?
 
     public init(symbol: String, firstTime: Int64? = nil, lastTime: Int64? = nil, lastPrice: Double? = nil,
                 minutes: [Int64] = [], prices: [Double] = [], pairs: [PairSnapshot] = []) {
@@ -55,13 +57,15 @@ public struct SnapshotError: Error, Sendable, CustomStringConvertible {
 }
 
 extension SymbolSnapshot {
-    /// The format tag of `encoded()`; a reader refuses other tags.
+    /// The format tag of `encoded()`: 1 without `series` (what every version writes for
+    /// version 1 rules), 2 with it appended; a reader refuses other tags.
     static let formatVersion: UInt8 = 1
+    static let seriesFormatVersion: UInt8 = 2
 
     /// A compact little-endian encoding, for the state database.
     public func encoded() -> [UInt8] {
         var w = ByteWriter()
-        w.byte(Self.formatVersion)
+        w.byte(series == nil ? Self.formatVersion : Self.seriesFormatVersion)
         w.string(symbol)
         w.optional(firstTime)
         w.optional(lastTime)
@@ -79,13 +83,14 @@ extension SymbolSnapshot {
             w.byte((pair.armed ? 1 : 0) | (pair.spent ? 2 : 0))
             w.optional(pair.lastFired)
         }
+        if let series { w.series(series) }
         return w.bytes
     }
 
     public init(decoding bytes: [UInt8]) throws(SnapshotError) {
         var r = ByteReader(bytes)
         let version = try r.byte()
-        guard version == Self.formatVersion else {
+        guard version == Self.formatVersion || version == Self.seriesFormatVersion else {
             throw SnapshotError(reason: "unknown symbol state format \(version)")
         }
         symbol = try r.string()
@@ -112,6 +117,7 @@ extension SymbolSnapshot {
             pairs.append(PairSnapshot(rule: rule, fingerprint: fingerprint, armed: flags & 1 != 0,
                                       spent: flags & 2 != 0, lastFired: lastFired))
         }
+        series = version == Self.seriesFormatVersion ? try r.series() : nil
         guard r.isAtEnd else { throw SnapshotError(reason: "symbol state has \(r.remaining) bytes too many") }
     }
 }
@@ -171,5 +177,97 @@ extension SymbolSnapshot {
             minutes.append(minute)
             prices.append(Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 13 + 16 * i, as: UInt64.self))))
         }
+    }
+}
+
+/// What the plain evaluator keeps of one symbol or portfolio between runs (Docs/rules.md,
+/// "How version 2 is evaluated"): coverage, `prev`, the minute and hour buckets with their
+/// highs and lows, and each pair's state (since, reminders, move reference).
+public struct SeriesSnapshot: Sendable, Equatable {
+    var firstTime: Int64?
+    var prev: Double?
+    var lastTime: Int64?
+    var newest: Int64?
+    var minutes: Buckets
+    var hours: Buckets
+    var pairs: [SeriesPairSnapshot]
+}
+
+/// One plain pair's state; `fingerprint` as in `PairSnapshot`.
+struct SeriesPairSnapshot: Sendable, Equatable {
+    var rule: String
+    var fingerprint: UInt64
+    var pair: PlainPair
+}
+
+extension ByteWriter {
+    mutating func series(_ s: SeriesSnapshot) {
+        optional(s.firstTime)
+        optional(s.prev)
+        optional(s.lastTime)
+        optional(s.newest)
+        buckets(s.minutes)
+        buckets(s.hours)
+        count(s.pairs.count)
+        for p in s.pairs {
+            string(p.rule)
+            uint64(p.fingerprint)
+            byte(p.pair.armed ? 1 : 0)
+            optional(p.pair.lastFired)
+            optional(p.pair.since)
+            int64(Int64(p.pair.reminders))
+            optional(p.pair.reference)
+        }
+    }
+
+    private mutating func buckets(_ b: Buckets) {
+        count(b.keys.count)
+        reserve(b.keys.count * 32)
+        for i in b.keys.indices {
+            int64(b.keys[i])
+            double(b.last[i])
+            double(b.high[i])
+            double(b.low[i])
+        }
+    }
+}
+
+extension ByteReader {
+    mutating func series() throws(SnapshotError) -> SeriesSnapshot {
+        let firstTime = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+        let prev = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.double() }
+        let lastTime = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+        let newest = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+        let minutes = try buckets()
+        let hours = try buckets()
+        var pairs: [SeriesPairSnapshot] = []
+        for _ in 0..<(try count(itemSize: 17)) {
+            let rule = try string()
+            let fingerprint = try uint64()
+            var pair = PlainPair()
+            pair.armed = try byte() & 1 != 0
+            pair.lastFired = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+            pair.since = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+            pair.reminders = Int(try int64())
+            pair.reference = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.double() }
+            pairs.append(SeriesPairSnapshot(rule: rule, fingerprint: fingerprint, pair: pair))
+        }
+        return SeriesSnapshot(firstTime: firstTime, prev: prev, lastTime: lastTime, newest: newest,
+                              minutes: minutes, hours: hours, pairs: pairs)
+    }
+
+    private mutating func buckets() throws(SnapshotError) -> Buckets {
+        let n = try count(itemSize: 32)
+        var keys: [Int64] = [], last: [Double] = [], high: [Double] = [], low: [Double] = []
+        keys.reserveCapacity(n); last.reserveCapacity(n); high.reserveCapacity(n); low.reserveCapacity(n)
+        for _ in 0..<n {
+            let key = try int64()
+            guard keys.last.map({ key > $0 }) ?? true else { throw SnapshotError(reason: "buckets out of order at \(key)") }
+            keys.append(key)
+            last.append(try double())
+            high.append(try double())
+            low.append(try double())
+        }
+        return Buckets(keys: keys, last: last, high: high, low: low)
     }
 }

@@ -305,7 +305,7 @@ struct Evaluation {
                 engine.replaceMarkets(MarketList(markets))
                 logger.info("\(source): market list reloaded: \(markets.count) markets")
             } else {
-                let engine = Engine(rules: ruleSet.rules, markets: MarketList(markets))
+                let engine = Engine(rules: ruleSet.rules, markets: MarketList(markets), portfolios: ruleSet.portfolios)
                 if !restoring.isEmpty {
                     engine.restore(restoring)
                     logger.info("\(source): restored the saved state of \(restoring.count) symbols")
@@ -417,7 +417,7 @@ struct Evaluation {
     mutating func reload(_ rules: RuleSet) {
         saveChanges()
         if let old = engine {
-            let engine = Engine(rules: rules.rules, markets: old.markets)
+            let engine = Engine(rules: rules.rules, markets: old.markets, portfolios: rules.portfolios)
             engine.restore(old.snapshotAll())
             self.engine = engine
         }

@@ -70,6 +70,27 @@ enum Inputs {
         }
     }
 
+    /// `--history FILE` (Docs/rules.md#seeded-history): its tick lines go to `engine.seed`
+    /// before any live tick. A line that is not a tick, and a tick the engine drops, is reported
+    /// at FILE:LINE and counted like a bad `--ticks` line. Returns the number of lines read.
+    static func seedHistory(_ path: String, into engine: Engine) throws -> Int {
+        let reader = try ticks(path)
+        var read = 0
+        try reader.forEachLine { line, parsed in
+            read += 1
+            switch parsed {
+            case .failure(let error):
+                engine.countDropped(.malformed)
+                reportBadLine(path, line, error)
+            case .success(let tick):
+                if let reason = engine.seed(tick) {
+                    StandardError.write("\(path):\(line): dropped: \(reason.explanation)")
+                }
+            }
+        }
+        return read
+    }
+
     /// Reports a tick-file line that is not a tick; the run goes on without it.
     static func reportBadLine(_ path: String, _ line: Int, _ error: TickLineError) {
         StandardError.write("\(path):\(line): error: \(error.message); line skipped")
