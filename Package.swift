@@ -2,18 +2,6 @@
 // pricealert: Feed ──ticks──▶ Engine ──alerts──▶ Dispatcher ──▶ Sinks
 import PackageDescription
 
-// How the release `pricealert` is linked on Linux (Docs/performance.md): with lld, the functions
-// its commands run first and together (Build/link-order.txt, made by scripts/link-order), so a
-// `check` maps a few megabytes of code instead of pages spread over all of it; and without
-// exporting every Swift symbol of the executable (the static stdlib's -export-dynamic), so the
-// dynamic loader does not read the executable's whole symbol table at every start.
-let releaseLinkFlags = [
-    "-use-ld=lld",
-    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Build/link-order.txt",
-    "-Xlinker", "--no-warn-symbol-ordering",
-    "-Xlinker", "--no-export-dynamic",
-]
-
 let package = Package(
     name: "pricealert",
     platforms: [.macOS(.v14)],
@@ -84,6 +72,7 @@ let package = Package(
         // State that outlives a process: the durable outbox, engine state and market list, in SQLite.
         .target(name: "AlertStore", dependencies: [
             "AlertCore",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -108,7 +97,8 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // glibc's malloc_trim, which Swift's Glibc module does not export.
+        // glibc's malloc settings, malloc_trim and the relocation table's release: how pricealert
+        // keeps its resident memory down (see include/pa_memory.h for what they buy).
         .target(name: "CMemory"),
         // The command line: one file per command, thin.
         .executableTarget(name: "pricealert", dependencies: [
@@ -118,7 +108,7 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: [.unsafeFlags(releaseLinkFlags, .when(platforms: [.linux], configuration: .release))]),
+        ]),
         // Benchmarks are executables, never tests: `swift run -c release replay-benchmark`.
         .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds", "SeededRandom", "Wallclock"],
                           path: "Benchmarks/ReplayBenchmark"),

@@ -81,24 +81,22 @@ public final class EngineStateStore: Sendable {
     /// symbol reads a few runs of pages, not a few pages for each symbol).
     public func load(lookingUp lookups: [String: [ClosedRange<Int64>]]) throws -> [SymbolSnapshot] {
         try database.write { db in
-            let state = try RawStatement(db, "SELECT snapshot FROM symbol_state WHERE symbol = ?")
+            let state = try db.cachedStatement(sql: "SELECT snapshot FROM symbol_state WHERE symbol = ?")
             // A symbol's hours on disk, from the index on (symbol, hour) alone.
-            let hours = try RawStatement(db, "SELECT hour FROM symbol_history WHERE symbol = ? ORDER BY hour")
+            let hours = try db.cachedStatement(sql: "SELECT hour FROM symbol_history WHERE symbol = ? ORDER BY hour")
             var snapshots: [SymbolSnapshot] = []
             // Per hour, the snapshots (indices into `snapshots`) that read it.
             var wanted: [Int64: [Int]] = [:]
             // Per snapshot with a history on disk: whether its oldest hour there is read.
             var readsOldest: [Int: Bool] = [:]
             for (symbol, ranges) in lookups.sorted(by: { $0.key < $1.key }) {
-                var saved: SymbolSnapshot?
-                try state.run([.text(symbol)]) { row in saved = try Self.snapshot(symbol, row.blob(0)) }
-                guard let snapshot = saved else { continue }
+                guard let row = try Row.fetchOne(state, arguments: [symbol]) else { continue }
+                let snapshot = try row.withUnsafeData(atIndex: 0) { blob in try Self.bytes(of: blob) { try Self.snapshot(symbol, $0) } }
                 let index = snapshots.count
                 snapshots.append(snapshot)
                 // A snapshot saved by schema 3 or older holds its history itself (see `load()`).
                 guard snapshot.minutes.isEmpty else { continue }
-                var stored: [Int64] = []
-                try hours.run([.text(symbol)]) { row in stored.append(row.int64(0)) }
+                let stored = try Int64.fetchAll(hours, arguments: [symbol])
                 guard let oldest = stored.first, let newest = stored.last else { continue }
                 let hour = SymbolSnapshot.hour(ofMinute:)
                 var spans: [ClosedRange<Int64>] = [newest...newest]
@@ -134,21 +132,21 @@ public final class EngineStateStore: Sendable {
     /// Appends to `snapshots` the chunks of the hours in `wanted` (hour: indices of the snapshots
     /// that read it), oldest hour first, with one query per hour for up to 500 symbols.
     private static func readHours(_ wanted: [Int64: [Int]], into snapshots: inout [SymbolSnapshot], db: Database) throws {
-        var statements: [Int: RawStatement] = [:]
         for hour in wanted.keys.sorted() {
             let indices = wanted[hour]!
             for start in stride(from: 0, to: indices.count, by: 500) {
                 let batch = indices[start..<min(start + 500, indices.count)]
-                let statement = try statements[batch.count] ?? RawStatement(db, """
+                let statement = try db.cachedStatement(sql: """
                     SELECT symbol, entries FROM symbol_history
                     WHERE hour = ? AND symbol IN (\(Array(repeating: "?", count: batch.count).joined(separator: ", ")))
                     """)
-                statements[batch.count] = statement
                 let positions = Dictionary(batch.map { (snapshots[$0].symbol, $0) }, uniquingKeysWith: { a, _ in a })
-                try statement.run([.integer(hour)] + batch.map { .text(snapshots[$0].symbol) }) { row in
-                    let symbol = row.text(0)
-                    guard let i = positions[symbol] else { return }
-                    try Self.append(row.blob(1), of: symbol, to: &snapshots[i])
+                let arguments: [any DatabaseValueConvertible] = [hour] + batch.map { snapshots[$0].symbol }
+                let rows = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
+                while let row = try rows.next() {
+                    let symbol: String = row[0]
+                    guard let i = positions[symbol] else { continue }
+                    try row.withUnsafeData(atIndex: 1) { blob in try Self.bytes(of: blob) { try Self.append($0, of: symbol, to: &snapshots[i]) } }
                 }
             }
         }
@@ -200,25 +198,25 @@ public final class EngineStateStore: Sendable {
         let floors = partialFloors.withLock { $0 }
         var extents: [String: (first: Int64, last: Int64)?] = [:]
         try database.write { db in
-            let statement = try RawStatement(db, """
+            let statement = try db.makeStatement(sql: """
                 INSERT OR REPLACE INTO symbol_state (symbol, snapshot, saved_at) VALUES (?, ?, ?)
                 """)
             // An hour already on disk is updated in place: its index entry stays as it is.
-            let chunk = try RawStatement(db, """
+            let chunk = try db.makeStatement(sql: """
                 INSERT INTO symbol_history (hour, symbol, entries) VALUES (?, ?, ?)
                 ON CONFLICT (hour, symbol) DO UPDATE SET entries = excluded.entries
                 """)
             // Hours outside the history go: two ranges of the index on (symbol, hour), each
             // sought directly (`hour < ? OR hour > ?` in one statement reads all of the symbol's).
-            let trimBefore = try RawStatement(db, "DELETE FROM symbol_history WHERE symbol = ? AND hour < ?")
-            let trimAfter = try RawStatement(db, "DELETE FROM symbol_history WHERE symbol = ? AND hour > ?")
+            let trimBefore = try db.makeStatement(sql: "DELETE FROM symbol_history WHERE symbol = ? AND hour < ?")
+            let trimAfter = try db.makeStatement(sql: "DELETE FROM symbol_history WHERE symbol = ? AND hour > ?")
             for snapshot in snapshots {
                 var bare = snapshot
                 bare.minutes = []
                 bare.prices = []
-                try statement.run([.text(snapshot.symbol), .blob(bare.encoded()), .integer(now)])
+                try statement.execute(arguments: [snapshot.symbol, Data(bare.encoded()), now])
                 guard let first = snapshot.minutes.first, let last = snapshot.minutes.last else {
-                    try trimBefore.run([.text(snapshot.symbol), .integer(.max)])
+                    try trimBefore.execute(arguments: [snapshot.symbol, Int64.max])
                     extents[snapshot.symbol] = .some(nil)
                     continue
                 }
@@ -232,14 +230,14 @@ public final class EngineStateStore: Sendable {
                 // lies outside the history, there is nothing to look for.
                 let disk = known[snapshot.symbol]
                 if dropBefore != .min, disk.map({ $0.first == .min || hour($0.first) < dropBefore }) ?? true {
-                    try trimBefore.run([.text(snapshot.symbol), .integer(dropBefore)])
+                    try trimBefore.execute(arguments: [snapshot.symbol, dropBefore])
                 }
                 if disk.map({ hour($0.last) > hour(last) }) ?? true {
-                    try trimAfter.run([.text(snapshot.symbol), .integer(hour(last))])
+                    try trimAfter.execute(arguments: [snapshot.symbol, hour(last)])
                 }
                 for range in Self.changedHours(snapshot, since: disk) {
-                    try chunk.run([.integer(hour(snapshot.minutes[range.lowerBound])), .text(snapshot.symbol),
-                                   .blob(snapshot.encodedHistory(range))])
+                    try chunk.execute(arguments: [hour(snapshot.minutes[range.lowerBound]), snapshot.symbol,
+                                                  Data(snapshot.encodedHistory(range))])
                 }
                 extents[snapshot.symbol] = (first, last)
             }
@@ -275,17 +273,12 @@ public final class EngineStateStore: Sendable {
     /// second connection (with its own page cache).
     public func loadMarkets() throws -> MarketsSave? {
         try database.write { db in
-            var meta: (source: String, fetchedAt: Int64)?
-            try RawStatement(db, "SELECT source, fetched_at FROM market_list_meta").run([]) { row in
-                meta = (row.text(0), row.int64(1))
-            }
-            guard let meta else { return nil }
-            var markets: [Market] = []
-            try RawStatement(db, "SELECT symbol, name, base, quote, future, active FROM market_list ORDER BY position").run([]) { row in
-                markets.append(Market(symbol: row.text(0), name: row.text(1), base: row.text(2), quote: row.text(3),
-                                      future: row.int64(4) != 0, active: row.int64(5) != 0))
-            }
-            return MarketsSave(markets: markets, source: meta.source, fetchedAt: meta.fetchedAt)
+            guard let meta = try Row.fetchOne(db, sql: "SELECT source, fetched_at FROM market_list_meta") else { return nil }
+            let markets = try Row.fetchAll(db, sql: "SELECT symbol, name, base, quote, future, active FROM market_list ORDER BY position")
+                .map { row in
+                    Market(symbol: row[0], name: row[1], base: row[2], quote: row[3], future: row[4], active: row[5])
+                }
+            return MarketsSave(markets: markets, source: meta[0], fetchedAt: meta[1])
         }
     }
 

@@ -1,4 +1,5 @@
 import AlertCore
+import Crypto
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -25,17 +26,19 @@ public struct RuleCache: Sendable {
 
     /// What the cache is valid for: this binary's identity (size, inode and modification time of
     /// `/proc/self/exe`: a rebuild or upgrade may check differently) and each file's length and
-    /// XXH64 of its bytes, in order. Nil when the binary cannot be identified (no caching).
+    /// SHA-256 of its bytes, in order (the same in every process). Nil when the binary cannot be
+    /// identified (no caching).
     public static func key(files: [[UInt8]], executable: String = "/proc/self/exe") -> [UInt8]? {
         var info = stat()
         guard stat(executable, &info) == 0 else { return nil }
         var values = [Int64(info.st_size), Int64(info.st_ino), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec),
                       Int64(files.count)]
+        var digests: [UInt8] = []
         for bytes in files {
             values.append(Int64(bytes.count))
-            values.append(Int64(bitPattern: XXH64.hash(bytes)))
+            digests += SHA256.hash(data: bytes)
         }
-        return littleEndian(values)
+        return littleEndian(values) + digests
     }
 
     /// `values` as 8 little-endian bytes each (the key, the rules' ends).

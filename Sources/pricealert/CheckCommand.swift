@@ -182,9 +182,8 @@ struct CheckCommand: AsyncParsableCommand {
         if failures > 0 {
             StandardError.write("check: \(failures) deliveries failed or wait in the outbox")
         }
-        // The run is over and everything is written: the process ends here, without first
-        // freeing the rules, the engine and the alerts one object at a time.
-        ExitCodes.end(failures > 0 ? ExitCodes.deliveryFailed : exitCode && !alerts.isEmpty ? ExitCode(1) : .success)
+        if failures > 0 { throw ExitCodes.deliveryFailed }
+        if exitCode && !alerts.isEmpty { throw ExitCode(1) }
     }
 
     /// The ticks to evaluate and the market list to use (nil: none).

@@ -69,19 +69,15 @@ struct CommandLineTests {
     }
 
     /// `--rules A B`, `--rules A --rules B` and `--rules=A B` load both files in every command
-    /// that takes rules; `check` through its fast parse and through ArgumentParser (a repeated
-    /// `--state` is a form only ArgumentParser reads).
+    /// that takes rules.
     @Test(arguments: [["--rules", "a.json", "b.json"], ["--rules", "a.json", "--rules", "b.json"], ["--rules=a.json", "b.json"]])
     func severalRuleFilesInEitherForm(rules: [String]) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        #expect(CheckCommand.fastParse(rules + ["--ticks", "t.jsonl", "--state", "st"])?.rules.files == ["a.json", "b.json"])
         let checks = [
-            ["check"] + rules + ["--ticks", "t.jsonl", "--format", "json", "--state", "fast"],
-            ["check", "--state", "ignored"] + rules + ["--ticks", "t.jsonl", "--format", "json", "--state", "parsed"],
+            ["check"] + rules + ["--ticks", "t.jsonl", "--format", "json", "--state", "st"],
             ["replay"] + rules + ["--ticks", "t.jsonl", "--format", "json"],
         ]
-        #expect(CheckCommand.fastParse(Array(checks[1].dropFirst())) == nil)
         for arguments in checks {
             let result = try await PriceAlertBinary.run(arguments, in: dir)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
@@ -93,7 +89,7 @@ struct CommandLineTests {
         #expect(sinkLines.count == 2, "\(sink.stdout)")
         #expect(try self.rules(inJSONLines: sinkLines.first ?? "") == ["sinks-test"])
         #expect(sinkLines.last?.hasPrefix("sink 'console' (") == true, "\(sink.stdout)")
-        let flush = try await PriceAlertBinary.run(["outbox", "flush"] + rules + ["--state", "fast"], in: dir)
+        let flush = try await PriceAlertBinary.run(["outbox", "flush"] + rules + ["--state", "st"], in: dir)
         #expect(flush.status == 0, "\(flush.stderr)")
         let demo = try await PriceAlertBinary.run(["demo"] + rules + ["--duration", "1s"], in: dir)
         #expect(demo.status == 0, "\(demo.stderr)")

@@ -28,10 +28,6 @@ struct DocsCommandsTests {
     static let skipped: [String: String] = [
         // Runs for its whole minute; DemoMinuteTests runs exactly this and checks every rule fires.
         "pricealert demo --duration 60s": "DemoMinuteTests",
-        // A step of Benchmarks/run-check.sh, on the rule and snapshot files that script generates.
-        "pricealert check --rules rules.json --ticks snapshotN.jsonl --state st": "benchmark",
-        // A step of Benchmarks/run-daemon-memory.sh, with the rules and state it generates.
-        "pricealert run --source btse": "benchmark",
         // deploy.md's installed rule files, outside the repository.
         "pricealert validate /etc/pricealert/*.json": "system folder",
     ]

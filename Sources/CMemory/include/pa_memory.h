@@ -3,6 +3,13 @@
 
 #include <stddef.h>
 
+// How pricealert keeps its resident memory down; the only process-level tuning it does. The
+// three work together: one heap for all threads, freed heap pages given back at the points
+// where a daemon has just dropped what it read (rule files, saved state, the market list, the
+// first frame), and the executable's relocation table dropped at start. Together they take
+// 12-14 % off the daemon's peak RSS with 100 000 rules and about 4 % off a cron `check`'s
+// (`Benchmarks/Check/compare.py daemon`); any one of them alone less than 4 %.
+
 /// Gives freed heap pages back to the kernel (glibc `malloc_trim(0)`; a no-op elsewhere).
 /// Returns 1 when memory was released.
 int pa_release_free_memory(void);

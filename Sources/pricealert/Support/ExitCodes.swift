@@ -1,9 +1,5 @@
 import ArgumentParser
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The exit codes pricealert documents (Docs/cli.md), after sysexits(3) so scripts and
 /// systemd can tell a bad rule file from a missing input or a failed delivery.
 enum ExitCodes {
@@ -26,10 +22,4 @@ enum ExitCodes {
     static let stateUnusable = ExitCode(73)
     /// The state folder is locked by another running pricealert (EX_TEMPFAIL: try later).
     static let stateLocked = ExitCode(75)
-
-    /// Ends the process with `code` now, without unwinding: for a command that is done and has
-    /// written everything, which would otherwise free its objects one by one first.
-    static func end(_ code: ExitCode) -> Never {
-        exit(code.rawValue)
-    }
 }
