@@ -39,10 +39,13 @@ public final class StateLock: Sendable {
         release()
     }
 
-    /// Gives the lock up (idempotent).
+    /// Gives the lock up (idempotent). Unlocks before closing: a child being spawned by another
+    /// thread holds a copy of the descriptor until its exec, and closing alone would leave the
+    /// lock held until then.
     public func release() {
         fd.withLock { fd in
             guard fd >= 0 else { return }
+            flock(fd, LOCK_UN)
             close(fd)
             fd = -1
         }
