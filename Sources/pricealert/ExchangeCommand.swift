@@ -71,8 +71,9 @@ struct ExchangeCommand: AsyncParsableCommand {
             StandardError.write("exchange: error: cannot listen on 127.0.0.1:\(self.port): \(error)")
             throw ExitCode.failure
         }
-        StandardError.write("exchange: listening on http://127.0.0.1:\(port) (ws://127.0.0.1:\(port)/ws/futures)")
-        let group = ServiceGroup(services: [ExchangeService(server: server)], gracefulShutdownSignals: [.sigterm, .sigint],
+        let listening = "exchange: listening on http://127.0.0.1:\(port) (ws://127.0.0.1:\(port)/ws/futures)"
+        let group = ServiceGroup(services: [ExchangeService(server: server, listening: listening)],
+                                 gracefulShutdownSignals: [.sigterm, .sigint],
                                  logger: Logger(label: "pricealert.exchange"))
         try await group.run()
         let stats = server.stats
@@ -104,11 +105,15 @@ struct ExchangeCommand: AsyncParsableCommand {
 }
 
 /// Keeps the exchange up until SIGINT or SIGTERM starts a graceful shutdown, then stops it
-/// (closing websocket connections first) so the process exits 0.
+/// (closing websocket connections first) so the process exits 0. Says `listening` only once
+/// running in the service group, whose signal handlers are then in place: a SIGTERM sent as soon
+/// as the line is seen stops it cleanly.
 struct ExchangeService: Service {
     let server: DemoExchangeServer
+    let listening: String
 
     func run() async throws {
+        StandardError.write(listening)
         try? await gracefulShutdown()
         await server.stop()
     }
