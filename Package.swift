@@ -20,6 +20,7 @@ let package = Package(
     products: [
         .executable(name: "pricealert", targets: ["pricealert"]),
         .library(name: "AlertCore", targets: ["AlertCore"]),
+        .library(name: "AlertPolicy", targets: ["AlertPolicy"]),
         .library(name: "AlertSinks", targets: ["AlertSinks"]),
         // Sinks for tests of code that delivers alerts: `InMemorySink`.
         .library(name: "AlertSinksTesting", targets: ["AlertSinksTesting"]),
@@ -41,13 +42,16 @@ let package = Package(
     targets: [
         // Pure domain: ticks, markets, rules, alerts, the engine. No I/O, no clock, no Foundation.
         .target(name: "AlertCore", linkerSettings: [.linkedLibrary("m")]),
+        // Between "a rule fired" and "a sink is handed it": silences, priority, quiet hours, groups,
+        // rate and fallback, each a small stage of plain values (Docs/sinks.md#notification-policy).
+        .target(name: "AlertPolicy", dependencies: ["AlertCore"]),
         // The time of day in epoch milliseconds and the monotonic clock: the one place feeds, sinks,
         // commands, benchmarks and the fuzzer read a system clock.
         .target(name: "Wallclock"),
         // SplitMix64, seeded: the one generator benchmarks, tests, the fuzzer and the demo use.
         .target(name: "SeededRandom", linkerSettings: [.linkedLibrary("m")]),
         // Rule files: a JSON reader that keeps line/column, and validation into AlertCore rules.
-        .target(name: "AlertRules", dependencies: ["AlertCore"]),
+        .target(name: "AlertRules", dependencies: ["AlertCore", "AlertPolicy"]),
         // libcurl, loaded on first use (dlopen), through non-variadic wrappers (Swift cannot call
         // curl_easy_setopt). Builds against libcurl4-openssl-dev's headers; links only libdl.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
@@ -71,7 +75,7 @@ let package = Package(
         ]),
         // The embedded BTSE-compatible exchange on 127.0.0.1, for the demo, tests and users.
         .target(name: "DemoExchange", dependencies: [
-            "AlertCore", "AlertFeeds", "SeededRandom",
+            "AlertCore", "AlertFeeds", "SeededRandom", "Wallclock",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -85,13 +89,15 @@ let package = Package(
         ]),
         // Where alerts go: one Sink protocol, one file per sink, and the dispatcher.
         .target(name: "AlertSinks", dependencies: [
-            "AlertCore", "AlertHTTP", "AlertStore", "Wallclock",
+            "AlertCore", "AlertPolicy", "AlertHTTP", "AlertStore", "Wallclock",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
         // A sink that keeps what it receives and can be told to fail, for tests; not in the binary.
         .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertSinks"]),
+        // `replay --report`: what rules would have sent, as one self-contained HTML page.
+        .target(name: "AlertReport", dependencies: ["AlertCore"]),
         // What a daemon needs beside the pipeline: systemd notifications (READY, WATCHDOG,
         // STOPPING), /metrics and /healthz on HTTP, journald-friendly logs.
         .target(name: "Daemon", dependencies: [
@@ -106,7 +112,8 @@ let package = Package(
         .target(name: "CMemory"),
         // The command line: one file per command, thin.
         .executableTarget(name: "pricealert", dependencies: [
-            "CMemory", "AlertCore", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon", "Wallclock",
+            "CMemory", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon", "Wallclock",
+            "AlertReport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -150,7 +157,9 @@ let package = Package(
         .executableTarget(name: "pricealert-fuzz", dependencies: ["ParserFuzzing"], path: "Fuzz/Main"),
         .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing", "AlertTestSupport"]),
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertTestSupport", "SeededRandom"]),
-        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore"]),
+        .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertCore"]),
+        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "AlertPolicyTests", dependencies: ["AlertPolicy", "AlertCore", "SeededRandom"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [
             "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
@@ -165,7 +174,7 @@ let package = Package(
             .product(name: "WSClient", package: "swift-websocket"),
         ]),
         .testTarget(name: "AlertSinksTests", dependencies: [
-            "AlertSinks", "AlertSinksTesting", "AlertCore", "AlertHTTP", "AlertStore", "AlertTestSupport",
+            "AlertSinks", "AlertSinksTesting", "AlertCore", "AlertPolicy", "AlertRules", "AlertHTTP", "AlertStore", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),

@@ -7,13 +7,15 @@ public enum RuleLoader {
     /// given), then line, then column. Any error means no `RuleSet`.
     ///
     /// With `cachedRules` (what the rules cache holds for these very bytes) the files' rules are
-    /// passed over, not read: only versions, sinks and defaults are, and the rules are those.
+    /// passed over, not read: only versions, sinks, portfolios and defaults are, and the rules
+    /// are those (and `expirations` is empty).
     /// `rulesEnds` (the `RuleSet.rulesEnds` of a read of the same bytes) says where each file's
     /// rules end, so they are not even walked over.
     public static func load(_ files: [RuleSource], cachedRules: [Rule]? = nil, rulesEnds: [Int?] = []) -> Result<RuleSet, RuleFileErrors> {
         var checkers: [FileChecker] = []
         var rules: [Rule] = []
         var sinks: [SinkDefinition] = []
+        var portfolios: [Portfolio] = []
         var ends: [Int?] = []
         for (i, file) in files.enumerated() {
             var checker = FileChecker(file: file.path, bytes: file.bytes)
@@ -30,6 +32,7 @@ public enum RuleLoader {
                 // would copy them while both live, doubling the rules' memory at the peak.
                 if rules.isEmpty { rules = contents.rules } else { rules += contents.rules }
                 sinks += contents.sinks
+                portfolios += contents.portfolios
             } else {
                 // A syntax error stops reading; what was checked before it is not reported.
                 checker = FileChecker(file: file.path, bytes: file.bytes)
@@ -42,7 +45,9 @@ public enum RuleLoader {
         guard diagnostics.isEmpty else { return .failure(RuleFileErrors(diagnostics: diagnostics)) }
         var byName = [SinkDefinition.builtinStdout.name: SinkDefinition.builtinStdout]
         for sink in withholdingSecrets(sinks) { byName[sink.name] = sink }
-        return .success(RuleSet(rules: cachedRules ?? rules, sinks: byName, rulesEnds: ends))
+        var ruleSet = RuleSet(rules: cachedRules ?? rules, sinks: byName, rulesEnds: ends, portfolios: portfolios)
+        ruleSet.expirations = checkers.flatMap(\.expirationPlaces)
+        return .success(ruleSet)
     }
 
     /// `sinks` with every exec sink told to withhold the variables that any webhook of any file

@@ -9,30 +9,60 @@ public struct RuleSet: Sendable {
     /// Per file (in the order given), the byte offset just past its `rules` array, when it has
     /// one: with the same bytes, `RuleLoader.load(_:cachedRules:rulesEnds:)` jumps there.
     public var rulesEnds: [Int?]
+    /// Every file's portfolios (version 2), files in the order given, each file's in its order.
+    public var portfolios: [Portfolio]
+    /// The rules with an `expires`, where it is written: `validate` warns about those past.
+    public var expirations: [RuleExpiration] = []
 
-    public init(rules: [Rule], sinks: [String: SinkDefinition], rulesEnds: [Int?] = []) {
+    public init(rules: [Rule], sinks: [String: SinkDefinition], rulesEnds: [Int?] = [], portfolios: [Portfolio] = []) {
         self.rules = rules
         self.sinks = sinks
         self.rulesEnds = rulesEnds
+        self.portfolios = portfolios
     }
 }
 
-/// One problem in a rule file, with its place: prints as `FILE:LINE:COLUMN: error: MESSAGE`.
-/// `file` is the path as the user gave it; line and column are 1-based, columns count characters.
+/// One problem in a rule file, with its place: prints as `FILE:LINE:COLUMN: error: MESSAGE`
+/// (or `warning:`). `file` is the path as the user gave it; line and column are 1-based,
+/// columns count characters.
 public struct Diagnostic: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Severity: String, Sendable {
+        case error, warning
+    }
+
     public var file: String
     public var line: Int
     public var column: Int
     public var message: String
+    public var severity: Severity
 
-    public init(file: String, line: Int, column: Int, message: String) {
+    public init(file: String, line: Int, column: Int, message: String, severity: Severity = .error) {
         self.file = file
         self.line = line
         self.column = column
         self.message = message
+        self.severity = severity
     }
 
-    public var description: String { "\(file):\(line):\(column): error: \(message)" }
+    public var description: String { "\(file):\(line):\(column): \(severity.rawValue): \(message)" }
+}
+
+/// A rule's `expires` instant and where it is written.
+public struct RuleExpiration: Sendable, Equatable {
+    public var rule: String
+    /// Epoch milliseconds.
+    public var expires: Int64
+    public var file: String
+    public var line: Int
+    public var column: Int
+
+    public init(rule: String, expires: Int64, file: String, line: Int, column: Int) {
+        self.rule = rule
+        self.expires = expires
+        self.file = file
+        self.line = line
+        self.column = column
+    }
 }
 
 /// Every problem found in a set of rule files, sorted by file (in the order given), line and
@@ -49,6 +79,15 @@ public struct RuleFileErrors: Error, Sendable, Equatable, CustomStringConvertibl
 }
 
 extension RuleSet {
+    /// A warning for each rule already expired at `now` (epoch ms): it will never fire.
+    public func expiryWarnings(now: Int64) -> [Diagnostic] {
+        expirations.filter { $0.expires <= now }.map { expired in
+            Diagnostic(file: expired.file, line: expired.line, column: expired.column,
+                       message: "rule '\(expired.rule)' expired at \(Timestamp.format(expired.expires)); it will never fire",
+                       severity: .warning)
+        }
+    }
+
     /// The sinks that enabled rules notify, in first-use order: the ones a process opens.
     public var usedSinks: [String] {
         var used: [String] = []

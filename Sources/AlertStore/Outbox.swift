@@ -207,6 +207,7 @@ public final class Outbox: Sendable {
         switch threshold {
         case .value(let x): return (x, nil)
         case .range(let low, let high): return (low, high)
+        case .none: return (.nan, nil)
         }
     }
 

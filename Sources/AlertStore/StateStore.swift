@@ -22,6 +22,8 @@ public final class StateStore: Sendable {
     public let outbox: Outbox
     /// The engine's saved state and the last market list.
     public let engineState: EngineStateStore
+    /// The symbols whose history was filled from candles.
+    public let backfill: BackfillLedger
     /// Nil when opened for reading only, without the lock (`openForReading`).
     private let lock: StateLock?
     private let database: DatabasePool
@@ -134,6 +136,7 @@ public final class StateStore: Sendable {
         self.database = database
         self.outbox = Outbox(database: database)
         self.engineState = EngineStateStore(database: database)
+        self.backfill = BackfillLedger(database: database)
     }
 
     /// The writer connection's `PRAGMA synchronous` (2 = FULL), for tests.
@@ -214,7 +217,7 @@ public final class StateStore: Sendable {
 }
 
 /// Creates an empty file readable and writable by its owner only (0600).
-private func createPrivateFile(_ path: String) -> Bool {
+func createPrivateFile(_ path: String) -> Bool {
     let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard fd >= 0 else { return false }
     close(fd)

@@ -13,14 +13,17 @@ import Synchronization
 /// await server.stop()
 /// ```
 /// Routes: `GET /futures/api/inquire/initial/market`, `GET /spot/api/v3.2/market_summary`,
-/// websockets `/ws/futures` and `/ws/spot`. See Docs/exchange.md.
+/// `GET /spot/api/v3.2/ohlcv` and `/futures/api/v2.1/ohlcv` (candles), websockets
+/// `/ws/futures` and `/ws/spot`. See Docs/exchange.md.
 public final class DemoExchangeServer: Sendable {
     public let configuration: ExchangeConfiguration
     private let logger: Logger
     private let hub = ConnectionHub()
     private let counters = StatsCounter()
+    private let requests = RequestLog()
     private let faults: FaultSettings
     private let feed: PriceFeed
+    private let listing: NewMarket.Listing
     private let running = Mutex<Running?>(nil)
     private let startedOnce = Mutex(false)
 
@@ -52,16 +55,8 @@ public final class DemoExchangeServer: Sendable {
             board = MarketBoard(symbols: symbols, startPrices: walk.publishedPrices, seed: 1)
             generator = TickReplay(ticks: ticks, speed: speed)
         }
-        feed = PriceFeed(generator: generator, board: board, hub: hub, stats: counters, faults: faults)
-    }
-
-    /// For a random walk, each spot symbol's closing price in each of the `minutes` minutes
-    /// before the first price step, oldest first (the last is the start price); empty for a
-    /// replay. The demo hands it to its engine, so change rules have a past from the first tick.
-    public func history(minutes: Int) -> [(symbol: String, closes: [Double])] {
-        guard case .randomWalk(let seed, let interval) = configuration.prices else { return [] }
-        let symbols = MarketCatalog.embedded.spot.map(\.symbol)
-        return RandomWalk(symbols: symbols, seed: seed, interval: interval).history(minutes: minutes)
+        listing = NewMarket.Listing(after: configuration.newMarketAfter)
+        feed = PriceFeed(generator: generator, board: board, hub: hub, stats: counters, faults: faults, listing: listing)
     }
 
     /// Binds 127.0.0.1:`configuration.port` and returns the bound port (the chosen one when
@@ -125,6 +120,9 @@ public final class DemoExchangeServer: Sendable {
     /// Counters so far.
     public var stats: ExchangeStats { counters.snapshot }
 
+    /// The REST requests received so far (path and query, oldest first; the last 10 000).
+    public var requestLog: [String] { requests.entries }
+
     /// The faults in force now; `setFaults` changes them while running.
     public var currentFaults: ExchangeFaults { faults.current }
 
@@ -140,18 +138,51 @@ public final class DemoExchangeServer: Sendable {
 
     private func makeRouter() -> Router<BasicWebSocketRequestContext> {
         let router = Router(context: BasicWebSocketRequestContext.self)
+        router.add(middleware: RequestLogging(log: requests))
         router.add(middleware: RateLimitFault(faults: faults, stats: counters))
         let markets = ByteBuffer(string: MarketCatalog.embedded.payload)
-        router.get("/futures/api/inquire/initial/market") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: markets))
+        let withNewMarket = ByteBuffer(string: NewMarket.payload(adding: MarketCatalog.embedded.payload))
+        router.get("/futures/api/inquire/initial/market") { [listing] _, _ in
+            let body = listing.serveList() ? withNewMarket : markets
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: body))
         }
-        router.get("/spot/api/v3.2/market_summary") { [feed] request, _ in
+        for path in ["/spot/api/v3.2/ohlcv", "/futures/api/v2.1/ohlcv"] {
+            router.get(RouterPath(path)) { [feed, configuration] request, _ in
+                feed.startIfNeeded()
+                let json = Self.candles(request.uri.queryParameters, futures: path.hasPrefix("/futures"),
+                                        prices: configuration.prices, startedAt: feed.startedAt)
+                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
+            }
+        }
+        router.get("/spot/api/v3.2/market_summary") { [feed, listing] request, _ in
             feed.startIfNeeded()
             let symbol = request.uri.queryParameters["symbol"].map(String.init)
-            let json = MarketSummary.json(markets: MarketCatalog.embedded.spot, board: feed.board, symbol: symbol)
+            var spot = MarketCatalog.embedded.spot
+            var board = feed.board
+            if listing.isListed {
+                spot.append(NewMarket.market)
+                board.list(NewMarket.market.symbol, price: NewMarket.price)
+            }
+            let json = MarketSummary.json(markets: spot, board: board, symbol: symbol)
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
         }
         return router
+    }
+
+    /// An `ohlcv` answer (Docs/exchange.md): the random walk's candles of the spot market
+    /// `symbol` (`BTC-USD`); an empty list for futures, unknown markets, a replay, or a request
+    /// without `resolution`, `start` and `end`.
+    private static func candles(_ query: Parameters, futures: Bool, prices: PriceMode, startedAt: Int64?) -> String {
+        guard !futures, case .randomWalk(let seed, let interval) = prices, let startedAt,
+              let name = query["symbol"].map(String.init),
+              let symbol = MarketCatalog.embedded.spot.first(where: { $0.name == name })?.symbol,
+              let resolution = query["resolution"].flatMap({ Int64(String($0)) }), resolution > 0,
+              let start = query["start"].flatMap({ Int64(String($0)) }),
+              let end = query["end"].flatMap({ Int64(String($0)) }) else { return "[]" }
+        let symbols = MarketCatalog.embedded.spot.map(\.symbol)
+        let book = DemoCandles(walk: RandomWalk(symbols: symbols, seed: seed, interval: interval),
+                               startMinute: startedAt / 60_000)
+        return DemoCandles.json(book.rows(symbol: symbol, resolution: resolution, start: start, end: end))
     }
 
     private func makeWebSocketRouter() -> Router<BasicWebSocketRequestContext> {

@@ -10,12 +10,17 @@ public struct ExchangeConfiguration: Sendable {
     public var prices: PriceMode
     /// Faults to inject, all off by default.
     public var faults: ExchangeFaults
+    /// After the market list has been served this many times, it lists one more spot market,
+    /// `NEWCOIN` (`NEWCOIN-USD`), which `market_summary` prices from then on: a new listing for
+    /// `listed` rules (Docs/exchange.md). Nil: the list never changes.
+    public var newMarketAfter: Int?
 
     public init(port: Int = 8765, prices: PriceMode = .randomWalk(seed: 1, interval: .seconds(1)),
-                faults: ExchangeFaults = ExchangeFaults()) {
+                faults: ExchangeFaults = ExchangeFaults(), newMarketAfter: Int? = nil) {
         self.port = port
         self.prices = prices
         self.faults = faults
+        self.newMarketAfter = newMarketAfter
     }
 }
 

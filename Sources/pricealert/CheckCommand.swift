@@ -1,6 +1,7 @@
 import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertPolicy
 import AlertRules
 import AlertSinks
 import AlertStore
@@ -92,17 +93,28 @@ struct CheckCommand: AsyncParsableCommand {
         let snapshot: [Tick]
         var marketsToSave: MarketsSave?
         var lines: [Int]?
+        let silences: SilenceSet
+        var listings = NewListings(rules: ruleSet.rules)
+        let listingStore = listings.isEmpty ? nil : ListingStore(folder: store.folder)
+        var filled: (source: String, reaches: [String: Int64])?
         do {
+            silences = try SilenceCommand.load(state.path)
             engine = Engine(rules: ruleSet.rules)
             let saved = try store.engineState.loadMarkets()
-            let input = try await loadInput(saved: saved, needsMarkets: engine.hasMatchRules)
+            let input = try await loadInput(saved: saved, needsMarkets: engine.hasMatchRules || !listings.isEmpty)
             marketsToSave = input.markets.flatMap { $0 == saved ? nil : $0 }
             engine.replaceMarkets(input.markets.map { MarketList($0.markets) })
+            if let listingStore {
+                let (known, pending) = try listingStore.load()
+                listings.restore(known: known, pending: pending)
+                if let list = input.markets { listings.update(MarketList(list.markets)) }
+            }
             // Only the ticked symbols' state, and of their minute history what these ticks look up.
             engine.restore(try store.engineState.load(lookingUp: engine.historyLookups(for: input.ticks)))
             snapshot = input.ticks
             lines = input.lines
             for _ in 0..<input.malformed { engine.countDropped(.malformed) }
+            if let source { filled = (source, try store.backfill.reaches(source: source)) }
             delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         } catch let error as ExitCode {
             store.close()
@@ -111,9 +123,16 @@ struct CheckCommand: AsyncParsableCommand {
             // The saved state or market list cannot be read: say where, evaluate nothing.
             throw StateOption.unusable(store, error)
         }
+        var backfilled: [BackfillLedger.Entry] = []
+        if let filled {
+            backfilled = await backfill(snapshot, source: filled.source, filled: filled.reaches, engine: engine, portfolios: ruleSet.portfolios)
+        }
         var alerts: [Alert] = []
         for (i, tick) in snapshot.enumerated() {
-            guard let reason = engine.process(tick, into: &alerts) else { continue }
+            guard let reason = engine.process(tick, into: &alerts) else {
+                listings.process(tick, into: &alerts)
+                continue
+            }
             let place = lines.map { "\(ticks ?? "-"):\($0[i])" } ?? "\(source ?? ""): \(tick.symbol)"
             StandardError.write("\(place): dropped: \(reason.explanation)")
         }
@@ -121,8 +140,9 @@ struct CheckCommand: AsyncParsableCommand {
         // With --format, standard output is the listing alone: the stdout sinks are left out.
         let printing = format == nil ? [] : AlertListing.printingSinks(of: ruleSet)
         for alert in alerts {
-            if let format { StandardOutput.shared.writeLine(StdoutSink.line(for: alert, format: format)) }
-            failures += await delivery.dispatch(AlertListing.dispatched(alert, skipping: printing))
+            let silence = silences.silence(for: alert)
+            if let format { StandardOutput.shared.writeLine(AlertListing.line(for: alert, format: format, silence: silence)) }
+            if silence == nil { failures += await delivery.dispatch(AlertListing.dispatched(alert, skipping: printing)) }
         }
         // Every alert is in the outbox (or delivered) before the state that produced it is saved:
         // a crash in between fires it again rather than losing it. An alert the outbox cannot
@@ -136,10 +156,16 @@ struct CheckCommand: AsyncParsableCommand {
         }
         do {
             try store.engineState.save(engine.takeFinalChanges(), markets: marketsToSave, now: Wallclock.millis())
+            if let listingStore, listings.changed { try listingStore.save(listings) }
         } catch {
             StandardError.write("pricealert: error: cannot save state in \(store.folder.path): \(error)")
             _ = await delivery.finish(timeout: drainTimeout.duration)
             throw ExitCodes.stateUnusable
+        }
+        do {
+            try store.backfill.record(backfilled)
+        } catch {
+            StandardError.write("pricealert: warning: cannot record the filled history in \(store.folder.path): \(store.describe(error)); the next check fetches it again")
         }
         failures += await delivery.finish(timeout: drainTimeout.duration)
         if engine.stats.droppedTotal > 0 {
@@ -190,6 +216,33 @@ struct CheckCommand: AsyncParsableCommand {
         } catch {
             StandardError.write("pricealert: error: \(feed.name): \(error)")
             throw ExitCodes.unavailable
+        }
+    }
+
+    /// Fills the history of the snapshot's symbols that the rules need and the ledger
+    /// (`filled`) does not list, from `source`'s candles ending before each symbol's first tick
+    /// here (Docs/candles.md); returns the ledger entries to record once the state is saved.
+    private func backfill(_ snapshot: [Tick], source: String, filled: [String: Int64], engine: Engine,
+                          portfolios: [Portfolio]) async -> [BackfillLedger.Entry] {
+        // `validate()` checked the name: making the source cannot fail here.
+        guard let feed = try? SourceRegistry.make(source, endpoint: endpoint) else { return [] }
+        let reaches = Backfill.reaches(rules: engine.rules, markets: engine.markets, portfolios: portfolios)
+        guard !reaches.isEmpty else { return [] }
+        var firstTimes: [String: Int64] = [:]
+        for tick in snapshot {
+            let symbol = Symbol.normalize(tick.symbol)
+            firstTimes[symbol] = min(firstTimes[symbol] ?? .max, tick.time)
+        }
+        let needs = firstTimes.compactMap { symbol, until in
+            reaches[symbol].map { Backfill.Need(symbol: symbol, reach: $0.reach, detail: $0.detail, until: until) }
+        }
+        return await HistoryBackfill.fill(needs, source: feed, http: CurlHTTPClient.shared,
+                                          engine: engine, filled: filled, now: Wallclock.millis()) { line in
+            switch line {
+            case .info: break
+            case .notice(let text): StandardError.write("pricealert: note: \(text)")
+            case .warning(let text): StandardError.write("pricealert: warning: \(text)")
+            }
         }
     }
 

@@ -6,7 +6,6 @@ import AlertSinks
 import ArgumentParser
 import DemoExchange
 import Logging
-import Wallclock
 
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +17,7 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Run the demo rules against the embedded exchange, offline, alerts on standard output.",
-        discussion: "Uses Rules/demo.json from the current folder when present, else the built-in copy. Runs until Ctrl-C or --duration. Without saved state (--state), the engine starts with the simulated market's minutes before the first price, so change rules can fire at once; with the default seed every demo rule fires within the first minute.")
+        discussion: "Uses Rules/demo.json from the current folder when present, else the built-in copy. Runs until Ctrl-C or --duration. The change rules' history is filled from the exchange's candles (the simulated market's past, as `run` fills it from a real exchange), so they can fire at once; with the default seed every demo rule fires within the first minute.")
 
     @Option(name: .customLong("rules"), parsing: .upToNextOption,
             help: ArgumentHelp("Rule files instead of the demo rules (--rules A B, or --rules A --rules B).", valueName: "file"))
@@ -49,10 +48,9 @@ struct DemoCommand: AsyncParsableCommand {
         let logger = Logger(label: "pricealert")
         let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
             port: 0, prices: .randomWalk(seed: seed, interval: interval.duration)))
-        // State saved in a state folder wins; otherwise the engine starts with the simulated
-        // market's last minutes, so change rules have a past to compare with from the first tick.
-        let past = loaded.isEmpty ? Self.past(exchange, rules: ruleSet, now: Wallclock.millis()) : []
-        let saved = SavedState(loaded.isEmpty ? past : loaded)
+        // The history the change rules need comes from the exchange's candles, as for `run`:
+        // the simulated market's past, so they have a past to compare with from the first tick.
+        let saved = SavedState(loaded)
         let port: Int
         do {
             port = try await exchange.start()
@@ -61,9 +59,6 @@ struct DemoCommand: AsyncParsableCommand {
             throw ExitCodes.unavailable
         }
         StandardError.write("demo: exchange on http://127.0.0.1:\(port); \(ruleSet.rules.count) rules; Ctrl-C stops")
-        if let minutes = past.first?.minutes.count {
-            StandardError.write("demo: the engine starts with the simulated market's last \(minutes) minutes, for the change rules")
-        }
         let outcome: LivePipeline.Outcome
         do {
             outcome = try await LiveDaemon.run(
@@ -80,24 +75,6 @@ struct DemoCommand: AsyncParsableCommand {
         StandardError.write("demo: \(outcome.stats.accepted) ticks, \(outcome.stats.alerts) alerts")
         if outcome.unwritten { throw ExitCodes.stateUnusable }
         if outcome.deliveryFailures > 0 { throw ExitCodes.deliveryFailed }
-    }
-
-    /// The exchange's minutes before its first step as saved engine state, as long as the
-    /// rules' longest change window: each symbol's minute history up to the minute before `now`,
-    /// and its start price as the previous price.
-    static func past(_ exchange: DemoExchangeServer, rules: RuleSet, now: Int64) -> [SymbolSnapshot] {
-        let windows = rules.rules.compactMap { rule -> Int64? in
-            if case .change(let window, _) = rule.condition { return window / 60_000 }
-            return nil
-        }
-        guard let longest = windows.max() else { return [] }
-        let count = Int(min(longest, 1440)) + 1
-        let minute = now / 60_000
-        let minutes = Array((minute - Int64(count))..<minute)
-        return exchange.history(minutes: count).map { symbol, closes in
-            SymbolSnapshot(symbol: symbol, firstTime: minutes[0] * 60_000, lastTime: minute * 60_000 - 1,
-                           lastPrice: closes.last, minutes: minutes, prices: closes)
-        }
     }
 
     /// The files SIGHUP re-reads: the ones in use, if any.

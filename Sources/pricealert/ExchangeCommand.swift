@@ -46,7 +46,11 @@ struct ExchangeCommand: AsyncParsableCommand {
     @Option(name: .customLong("status-429"), help: "Fault: answer the first N REST requests with 429 and Retry-After: 1.")
     var status429 = 0
 
+    @Option(name: .customLong("new-market-after"), help: "After serving the market list N times, list one more spot market, NEWCOIN (for 'listed' rules).")
+    var newMarketAfter: Int?
+
     func validate() throws {
+        if let newMarketAfter, newMarketAfter < 0 { throw ValidationError("--new-market-after must be 0 or more") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard interval > 0, interval.isFinite else { throw ValidationError("--interval must be greater than 0") }
         guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
@@ -71,9 +75,7 @@ struct ExchangeCommand: AsyncParsableCommand {
             StandardError.write("exchange: error: cannot listen on 127.0.0.1:\(self.port): \(error)")
             throw ExitCode.failure
         }
-        let listening = "exchange: listening on http://127.0.0.1:\(port) (ws://127.0.0.1:\(port)/ws/futures)"
-        let group = ServiceGroup(services: [ExchangeService(server: server, listening: listening)],
-                                 gracefulShutdownSignals: [.sigterm, .sigint],
+        let group = ServiceGroup(services: [ExchangeService(server: server, port: port)], gracefulShutdownSignals: [.sigterm, .sigint],
                                  logger: Logger(label: "pricealert.exchange"))
         try await group.run()
         let stats = server.stats
@@ -88,7 +90,8 @@ struct ExchangeCommand: AsyncParsableCommand {
             silenceFor: silenceFor.map { .seconds($0) },
             status429: status429)
         guard let replay else {
-            return ExchangeConfiguration(port: port, prices: .randomWalk(seed: seed, interval: .seconds(interval)), faults: faults)
+            return ExchangeConfiguration(port: port, prices: .randomWalk(seed: seed, interval: .seconds(interval)), faults: faults,
+                                         newMarketAfter: newMarketAfter)
         }
         let loaded: (ticks: [Tick], skipped: Int)
         do {
@@ -100,20 +103,21 @@ struct ExchangeCommand: AsyncParsableCommand {
         if loaded.skipped > 0 {
             StandardError.write("exchange: note: \(loaded.skipped) lines of \(replay) are not ticks and are skipped")
         }
-        return ExchangeConfiguration(port: port, prices: .replay(ticks: loaded.ticks, speed: speed), faults: faults)
+        return ExchangeConfiguration(port: port, prices: .replay(ticks: loaded.ticks, speed: speed), faults: faults,
+                                     newMarketAfter: newMarketAfter)
     }
 }
 
 /// Keeps the exchange up until SIGINT or SIGTERM starts a graceful shutdown, then stops it
-/// (closing websocket connections first) so the process exits 0. Says `listening` only once
-/// running in the service group, whose signal handlers are then in place: a SIGTERM sent as soon
-/// as the line is seen stops it cleanly.
+/// (closing websocket connections first) so the process exits 0.
 struct ExchangeService: Service {
     let server: DemoExchangeServer
-    let listening: String
+    let port: Int
 
     func run() async throws {
-        StandardError.write(listening)
+        // Said here, not before the group runs: the group traps the signals before it starts its
+        // services, so a SIGTERM sent as soon as this line appears is a graceful stop (exit 0).
+        StandardError.write("exchange: listening on http://127.0.0.1:\(port) (ws://127.0.0.1:\(port)/ws/futures)")
         try? await gracefulShutdown()
         await server.stop()
     }

@@ -3,16 +3,39 @@ import AlertFeeds
 import AlertHTTP
 import AlertSinks
 import ArgumentParser
+import Wallclock
 
 /// `pricealert markets`: the source's market list joined to its current prices.
 struct MarketsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "markets",
         abstract: "List a source's markets with their current prices.",
-        discussion: "Exit codes: 0 listed, 69 the source could not be reached or answered something unusable.")
+        discussion: """
+            With --changes, one column per window: the last price against the source's candle \
+            close at now − W (hour candles; aggregators' sampled prices), "—" where the source has \
+            none that far back.
 
-    enum Sort: String, ExpressibleByArgument, CaseIterable {
+            Exit codes: 0 listed, 69 the source could not be reached or answered something unusable.
+            """)
+
+    /// `symbol`, `price`, `change24h`, or `change:W` for a window of `--changes`.
+    enum Sort: ExpressibleByArgument, Equatable {
         case symbol, price, change24h
+        /// A `--changes` window, as written.
+        case change(String)
+
+        init?(argument: String) {
+            switch argument {
+            case "symbol": self = .symbol
+            case "price": self = .price
+            case "change24h": self = .change24h
+            default:
+                guard argument.hasPrefix("change:"), DurationText.parse(String(argument.dropFirst(7))) != nil else { return nil }
+                self = .change(String(argument.dropFirst(7)))
+            }
+        }
+
+        static var allValueStrings: [String] { ["symbol", "price", "change24h", "change:W"] }
     }
 
     @OptionGroup var source: SourceOptions
@@ -20,11 +43,20 @@ struct MarketsCommand: AsyncParsableCommand {
     @Option(help: "Only markets whose symbol, name or base contains this text (case-insensitive).")
     var search: String?
 
-    @Option(help: "symbol (A→Z), price (highest first) or change24h (best 24 h performance first).")
+    @Option(help: "symbol (A→Z), price (highest first), change24h (best 24 h performance first) or change:W for a --changes window (e.g. change:7d, best first).")
     var sort: Sort = .symbol
+
+    @Option(help: ArgumentHelp("Change columns from the source's candles for these windows (e.g. 24h,7d,30d,365d).", valueName: "W,W…"))
+    var changes: ChangeWindows?
 
     @Option(help: "text (a table) or json (one object per line).")
     var format: AlertOutputFormat = .text
+
+    func validate() throws {
+        if case .change(let window) = sort, !(changes?.windows.contains { $0.label == window } ?? false) {
+            throw ValidationError("--sort change:\(window) needs \(window) among --changes")
+        }
+    }
 
     func run() async throws {
         Logs.bootstrap()
@@ -42,10 +74,11 @@ struct MarketsCommand: AsyncParsableCommand {
         }
         var rows = MarketRow.join(markets, ticks)
         if let search { rows = rows.filter { $0.matches(search) } }
+        let windows = changes?.windows ?? []
+        if !windows.isEmpty { await MarketChanges.fill(&rows, windows: windows, source: feed, http: http, now: Wallclock.millis()) }
         rows.sort(by: sort)
-        for line in format == .json ? rows.map(\.json) : MarketRow.table(rows) {
-            StandardOutput.shared.writeLine(line)
-        }
+        let lines = format == .json ? rows.map { $0.json(windows: windows) } : MarketRow.table(rows, windows: windows)
+        for line in lines { StandardOutput.shared.writeLine(line) }
     }
 }
 
@@ -54,6 +87,8 @@ struct MarketRow {
     var market: Market
     var price: Double?
     var change24h: Double?
+    /// Percent change per `--changes` window label; absent: no candle that far back.
+    var changes: [String: Double] = [:]
 
     static func join(_ markets: [Market], _ ticks: [Tick]) -> [MarketRow] {
         var latest: [String: Tick] = [:]
@@ -73,21 +108,26 @@ struct MarketRow {
         return [market.symbol, market.name, market.base].contains { $0.lowercased().contains(needle) }
     }
 
-    var json: String {
-        "{\"symbol\":\(JSONString.quote(market.symbol)),\"name\":\(JSONString.quote(market.name)),"
+    func json(windows: [ChangeWindows.Window]) -> String {
+        let changes = windows.isEmpty ? "" : ",\"changes\":{" + windows.map { window in
+            "\(JSONString.quote(window.label)):\(self.changes[window.label].map(JSONNumber.format) ?? "null")"
+        }.joined(separator: ",") + "}"
+        return "{\"symbol\":\(JSONString.quote(market.symbol)),\"name\":\(JSONString.quote(market.name)),"
             + "\"base\":\(JSONString.quote(market.base)),\"quote\":\(JSONString.quote(market.quote)),"
             + "\"future\":\(market.future),\"active\":\(market.active),"
-            + "\"price\":\(price.map(JSONNumber.format) ?? "null"),\"change24h\":\(change24h.map(JSONNumber.format) ?? "null")}"
+            + "\"price\":\(price.map(JSONNumber.format) ?? "null"),\"change24h\":\(change24h.map(JSONNumber.format) ?? "null")\(changes)}"
     }
 
-    /// Aligned columns: SYMBOL NAME PAIR TYPE PRICE 24H%.
-    static func table(_ rows: [MarketRow]) -> [String] {
-        let header = ["SYMBOL", "NAME", "PAIR", "TYPE", "PRICE", "24H%"]
+    /// Aligned columns: SYMBOL NAME PAIR TYPE PRICE 24H%, then one per `--changes` window
+    /// (`7D%`: "—" where the source had no candle that far back).
+    static func table(_ rows: [MarketRow], windows: [ChangeWindows.Window] = []) -> [String] {
+        let header = ["SYMBOL", "NAME", "PAIR", "TYPE", "PRICE", "24H%"] + windows.map { $0.label.uppercased() + "%" }
         let cells = rows.map { row in
             [row.market.symbol, row.market.name, "\(row.market.base)/\(row.market.quote)",
              row.market.future ? "future" : "spot" + (row.market.active ? "" : " (inactive)"),
              row.price.map(JSONNumber.format) ?? "-",
              row.change24h.map { MessageTemplate.percent($0) } ?? "-"]
+                + windows.map { window in row.changes[window.label].map { MessageTemplate.percent($0) } ?? "—" }
         }
         let widths = header.indices.map { i in ([header] + cells).map { $0[i].count }.max() ?? 0 }
         return ([header] + cells).map { line in
@@ -105,6 +145,8 @@ extension Array where Element == MarketRow {
         case .symbol: sort { $0.market.symbol < $1.market.symbol }
         case .price: sort { ($0.price ?? -.infinity, $1.market.symbol) > ($1.price ?? -.infinity, $0.market.symbol) }
         case .change24h: sort { ($0.change24h ?? -.infinity, $1.market.symbol) > ($1.change24h ?? -.infinity, $0.market.symbol) }
+        case .change(let window):
+            sort { ($0.changes[window] ?? -.infinity, $1.market.symbol) > ($1.changes[window] ?? -.infinity, $0.market.symbol) }
         }
     }
 }

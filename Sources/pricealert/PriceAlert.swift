@@ -9,7 +9,7 @@ struct PriceAlert: AsyncParsableCommand {
         version: Version.current,
         subcommands: [
             ValidateCommand.self, ReplayCommand.self, CheckCommand.self, RunCommand.self, DemoCommand.self, MarketsCommand.self,
-            RecordCommand.self, ExchangeCommand.self, SinksCommand.self, OutboxCommand.self,
+            RecordCommand.self, ExchangeCommand.self, SinksCommand.self, OutboxCommand.self, SilenceCommand.self,
         ]
     )
 

@@ -17,8 +17,11 @@ struct ReplayCommand: AsyncParsableCommand {
             sinks go through the durable outbox in the state folder (--state, or the default one), \
             and replay waits up to 30 s for them before exiting.
 
-            Exit codes: 0 done, 65 rule file errors, 66 an input cannot be read, 73 a sink or the \
-            state folder cannot be set up, or an alert cannot be written to its outbox, 74 some \
+            With --report, an HTML page (no external assets) shows what each rule would have sent \
+            and a price chart per symbol with its events (Docs/rules.md).
+
+            Exit codes: 0 done, 65 rule file errors, 66 an input cannot be read, 73 a sink, the report \
+            file or the state folder cannot be set up, or an alert cannot be written to its outbox, 74 some \
             deliveries failed or still wait in the outbox \
             (with --dispatch), 75 the state folder is in use by another pricealert.
             """)
@@ -33,6 +36,9 @@ struct ReplayCommand: AsyncParsableCommand {
 
     @Option(help: "How alerts are listed: text (one readable line each) or json (one object per line).")
     var format: AlertOutputFormat = .text
+
+    @Option(help: "Also write an HTML page of what the rules would have sent: events per rule, kind and day, and a price chart per symbol.")
+    var report: String?
 
     @Flag(help: "Also deliver alerts to the sinks the rules name.")
     var dispatch = false
@@ -58,8 +64,10 @@ struct ReplayCommand: AsyncParsableCommand {
             nil
         }
         let reader = try Inputs.ticks(ticks)
+        var reportOutput = try report.map { try ReportOutput(path: $0, rules: ruleSet.rules, ruleFiles: rules.files, ticks: ticks) }
 
-        let listing = AlertListing(format: format, dispatcher: dispatcher, printing: AlertListing.printingSinks(of: ruleSet))
+        let listing = AlertListing(format: format, dispatcher: dispatcher, printing: AlertListing.printingSinks(of: ruleSet),
+                                   silences: try SilenceCommand.load(state.path))
         let (stream, continuation) = AsyncStream.makeStream(of: Alert.self)
         let consumer = Task { await listing.consume(stream) }
         var alerts: [Alert] = []
@@ -74,8 +82,13 @@ struct ReplayCommand: AsyncParsableCommand {
             case .success(let tick):
                 if let reason = engine.process(tick, into: &alerts) {
                     StandardError.write("\(source):\(line): dropped: \(reason.explanation)")
+                } else {
+                    reportOutput?.report.add(tick)
                 }
-                for alert in alerts { continuation.yield(alert) }
+                for alert in alerts {
+                    continuation.yield(alert)
+                    reportOutput?.report.add(alert)
+                }
                 alerts.removeAll(keepingCapacity: true)
             }
         }
@@ -84,6 +97,7 @@ struct ReplayCommand: AsyncParsableCommand {
         failures += await dispatcher?.finish(timeout: .seconds(30)) ?? 0
 
         StandardError.write("replay: \(Summary.line(read: read, stats: engine.stats))")
+        try reportOutput?.write()
         if dispatcher?.unwritten != nil { throw ExitCodes.stateUnusable }
         if failures > 0 {
             StandardError.write("replay: \(failures) deliveries failed (see the errors above)")
@@ -102,6 +116,7 @@ extension DropReason {
         case .invalidPrice: return "price is not a finite number greater than 0 (invalid-price)"
         case .emptySymbol: return "symbol is empty (empty-symbol)"
         case .outOfOrder: return "time is earlier than the previous tick of this symbol (out-of-order)"
+        case .portfolioSymbol: return "symbol starts with @, which only portfolios use (portfolio-symbol)"
         }
     }
 }

@@ -1,14 +1,16 @@
 import AlertSinks
 import ArgumentParser
+import Wallclock
 
 /// `pricealert validate FILE...`: checks rule files together, as `run` would load them.
-/// Exit 0 when valid, 65 (EX_DATAERR) for errors in the files, 66 (EX_NOINPUT) when a file
-/// cannot be read.
+/// Exit 0 when valid (rules already past their `expires` are warned about on stderr, and do
+/// not change the exit code), 65 (EX_DATAERR) for errors in the files, 66 (EX_NOINPUT) when a
+/// file cannot be read.
 struct ValidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check rule files.",
-        discussion: "Prints every error as FILE:LINE:COLUMN: error: MESSAGE. Exit codes: 0 valid, 65 errors in the files, 66 a file cannot be read.")
+        discussion: "Prints every error as FILE:LINE:COLUMN: error: MESSAGE, and a rule already expired as FILE:LINE:COLUMN: warning: MESSAGE. Exit codes: 0 valid (warnings or not), 65 errors in the files, 66 a file cannot be read.")
 
     @Argument(help: "Rule files, checked together (ids and sink names share one namespace).")
     var files: [String]
@@ -19,6 +21,7 @@ struct ValidateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let ruleSet = try Inputs.rules(files)
+        StandardError.write(lines: ruleSet.expiryWarnings(now: Wallclock.millis()).map(\.description))
         StandardOutput.shared.writeLine("ok: \(count(files.count, "file")), \(count(ruleSet.rules.count, "rule")), \(count(ruleSet.sinks.count, "sink"))")
     }
 

@@ -84,7 +84,7 @@ struct EngineFiringTests {
         #expect(a.threshold == .value(100_000))
         #expect(a.value == 100_012.5)
         #expect(a.message == "btc-100k BTC 100012.5 100012.5 100000 price crossesAbove 100000 2023-11-14T22:13:20.000Z")
-        #expect(AlertFormat.json(a) == #"{"id":"btc-100k:BTC:1700000000000","rule":"btc-100k","symbol":"BTC","time":"2023-11-14T22:13:20.000Z","price":100012.5,"condition":"price crossesAbove 100000","threshold":100000,"value":100012.5,"message":"btc-100k BTC 100012.5 100012.5 100000 price crossesAbove 100000 2023-11-14T22:13:20.000Z"}"#)
+        #expect(AlertFormat.json(a) == #"{"id":"btc-100k:BTC:1700000000000","kind":"alert","rule":"btc-100k","symbol":"BTC","time":"2023-11-14T22:13:20.000Z","price":100012.5,"condition":"price crossesAbove 100000","threshold":100000,"value":100012.5,"message":"btc-100k BTC 100012.5 100012.5 100000 price crossesAbove 100000 2023-11-14T22:13:20.000Z"}"#)
     }
 
     @Test func rangeThresholdIsAPairInJSON() {

@@ -202,7 +202,7 @@ struct EngineOnceAcrossReloadsTests {
 /// A daemon may hold 100 000 rules: their inline size is budgeted (Docs/performance.md).
 @Suite struct RuleSizeTests {
     @Test func aRuleStaysSmallInline() {
-        #expect(MemoryLayout<Rule>.stride <= 88)
+        #expect(MemoryLayout<Rule>.stride <= 80)
         #expect(MemoryLayout<Scope>.size <= 9)
     }
 

@@ -361,6 +361,7 @@ struct ReferenceV2AgainstV1Tests {
                 if let v = f.base { keys.append(#""base": "\#(v)""#) }
                 if let v = f.active { keys.append(#""active": \#(v)"#) }
                 scope = #""match": {\#(keys.joined(separator: ", "))}"#
+            case .portfolio: preconditionFailure("version 1 rules only")
             }
             let when: String
             switch rule.condition {
@@ -372,6 +373,7 @@ struct ReferenceV2AgainstV1Tests {
             case .price(.outside(let l, let h)): when = #"{"price": {"outside": [\#(n(l)), \#(n(h))]}}"#
             case .change(let w, .above(let c)): when = #"{"change": {"window": "\#(w / 60_000)m", "above": \#(n(c))}}"#
             case .change(let w, .below(let c)): when = #"{"change": {"window": "\#(w / 60_000)m", "below": \#(n(c))}}"#
+            default: preconditionFailure("version 1 rules only")
             }
             return #"{"id": "\#(rule.id)", \#(scope), "when": \#(when), "repeat": "\#(rule.repeatMode.rawValue)", "#
                 + #""cooldown": "\#(rule.cooldown)ms", "hysteresis": \#(n(rule.hysteresis)), "enabled": \#(rule.enabled)}"#

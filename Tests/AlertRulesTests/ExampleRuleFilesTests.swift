@@ -1,3 +1,4 @@
+import AlertCore
 import Foundation
 import Testing
 @testable import AlertRules
@@ -20,7 +21,42 @@ import Testing
     @Test func folderHoldsTheDocumentedExamples() {
         let names = Set(Self.paths.map { $0.split(separator: "/").last.map(String.init) ?? "" })
         #expect(names.isSuperset(of: ["starter.json", "thresholds.json", "moves-24h.json", "market-wide.json",
-                                      "demo.json", "sinks.json"]))
+                                      "demo.json", "sinks.json", "v2-combined.json", "v2-moves.json",
+                                      "v2-portfolio.json", "v2-long-windows.json"]))
+    }
+
+    /// The version 2 examples together show every key version 2 adds.
+    @Test func versionTwoExamplesShowEveryNewKey() throws {
+        let paths = Self.paths.filter { $0.split(separator: "/").last?.hasPrefix("v2-") == true }
+        let set = try RuleLoader.loadFiles(paths: paths).get()
+        #expect(set.rules.allSatisfy { $0.fileVersion == 2 })
+        var shown: Set<String> = []
+        func visit(_ condition: Condition) {
+            switch condition {
+            case .all(let members): shown.insert("all"); members.forEach(visit)
+            case .any(let members): shown.insert("any"); members.forEach(visit)
+            case .fromHigh(let window, _): shown.insert("fromHigh"); if window > 86_400_000 { shown.insert("long window") }
+            case .fromLow(let window, _): shown.insert("fromLow"); if window > 86_400_000 { shown.insert("long window") }
+            case .change(let window, _): if window > 86_400_000 { shown.insert("long window") }
+            case .move(.percent): shown.insert("percent")
+            case .move(.step): shown.insert("step")
+            case .pnl: shown.insert("pnl")
+            case .listed: shown.insert("listed")
+            default: break
+            }
+        }
+        for rule in set.rules {
+            visit(rule.condition)
+            if case .portfolio = rule.scope { shown.insert("portfolio") }
+            if rule.extras?.sustain != nil { shown.insert("for") }
+            if rule.extras?.remindEvery != nil { shown.insert("every") }
+            if rule.extras?.expires != nil { shown.insert("expires") }
+            if rule.extras?.resolve == true { shown.insert("resolve") }
+            if rule.extras?.highPriority == true { shown.insert("priority") }
+        }
+        #expect(shown == ["all", "any", "fromHigh", "fromLow", "long window", "percent", "step", "pnl", "listed",
+                          "portfolio", "for", "every", "expires", "resolve", "priority"])
+        #expect(!set.portfolios.isEmpty)
     }
 
     @Test(arguments: paths)

@@ -7,10 +7,10 @@ import Testing
         #expect(diagnostics([("r.json", "\n  {\"rules\": []}")]) == ["r.json:2:3: error: missing required key 'version'"])
     }
 
-    @Test func versionMustBeTheNumberOne() {
-        #expect(diagnostics([("r.json", #"{"version": 2, "rules": []}"#)]) == ["r.json:1:13: error: 'version' must be 1, found 2"])
+    @Test func versionMustBeTheNumberOneOrTwo() {
+        #expect(diagnostics([("r.json", #"{"version": 1.5, "rules": []}"#)]) == ["r.json:1:13: error: 'version' must be 1 or 2, found 1.5"])
         #expect(diagnostics([("r.json", #"{"version": "1", "rules": []}"#)])
-                == ["r.json:1:13: error: 'version' must be the number 1, found string"])
+                == ["r.json:1:13: error: 'version' must be the number 1 or 2, found string"])
         #expect(diagnostics([("r.json", #"{"version": 1.0, "rules": []}"#)]) == [])
     }
 

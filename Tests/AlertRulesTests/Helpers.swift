@@ -29,3 +29,21 @@ func ruleSet(_ files: [(String, String)]) -> RuleSet? {
 func onlyRule(_ rule: String, sinks: String = "{}") -> Rule? {
     ruleSet([("r.json", ruleFile(rule, sinks: sinks))])?.rules.first
 }
+
+/// The portfolio `ruleFileV2` defines unless told otherwise.
+let defaultPortfolios = #"{"pf": {"holdings": {"BTC": 0.5, "eth": 4}, "cost": 40000}}"#
+
+/// A `"version": 2` file whose one rule sits on line 4 from column 1. `portfolios` goes on line 2.
+func ruleFileV2(_ rule: String, portfolios: String = defaultPortfolios) -> String {
+    "{\"version\": 2,\n\"portfolios\": \(portfolios),\n\"rules\": [\n\(rule)\n]}"
+}
+
+/// Diagnostics of `r.json` built by `ruleFileV2`.
+func ruleDiagnosticsV2(_ rule: String, portfolios: String = defaultPortfolios) -> [String] {
+    diagnostics([("r.json", ruleFileV2(rule, portfolios: portfolios))])
+}
+
+/// The one rule of a valid file built by `ruleFileV2`.
+func onlyRuleV2(_ rule: String, portfolios: String = defaultPortfolios) -> Rule? {
+    ruleSet([("r.json", ruleFileV2(rule, portfolios: portfolios))])?.rules.first
+}

@@ -1,5 +1,6 @@
 import AlertCore
 import AlertHTTP
+import AlertRules
 import AlertSinks
 import AlertTestSupport
 import Foundation
@@ -74,5 +75,31 @@ struct DocsExamplesTests {
         #expect(mail.hasPrefix("To: oncall@example.com\nSubject: [pricealert] btc-100k BTC\n"))
         #expect(mail.contains(alert.message))
         #expect(mail.hasSuffix(AlertFormat.json(alert) + "\n"))
+    }
+}
+
+/// The "Staying calm on a crash day" sink of Docs/sinks.md is `Rules/crash-day.json` word for
+/// word, and it validates into the policy the text describes.
+@Suite("docs examples: crash day", .programs)
+struct CrashDayExampleTests {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    @Test func theDocumentedSinkIsTheShippedFileAndValidates() throws {
+        let doc = try String(contentsOf: Self.repo.appendingPathComponent("Docs/sinks.md"), encoding: .utf8)
+        let section = try #require(doc.range(of: "## Staying calm on a crash day")).upperBound
+        let start = try #require(doc.range(of: "```json\n", range: section..<doc.endIndex)).upperBound
+        let end = try #require(doc.range(of: "```", range: start..<doc.endIndex)).lowerBound
+        let path = Self.repo.appendingPathComponent("Rules/crash-day.json").path
+        #expect(String(doc[start..<end]) == (try String(contentsOfFile: path, encoding: .utf8)))
+
+        let set = try RuleLoader.loadFiles(paths: [path]).get()
+        let sink = try #require(set.sinks["calm-telegram"])
+        #expect(sink.policy.group == GroupSpec(window: 120_000, by: [.symbol], max: 50))
+        #expect(sink.policy.rate == RateSpec(count: 1, per: 1_000))
+        #expect(sink.policy.quiet == [QuietWindowSpec(from: 23 * 60, to: 7 * 60, zone: "Europe/Berlin")])
+        #expect(sink.policy.quietAction == .hold)
+        #expect(sink.policy.fallback == "calm-journal")
+        #expect(set.rules.allSatisfy { $0.notify == ["calm-telegram"] })
     }
 }

@@ -40,6 +40,9 @@ public final class ReferenceEngine {
                     guard let base = s.ticks.last(where: { $0.0 < boundary })?.1 else { continue }
                     value = (p - base) / base * 100
                 }
+            default:
+                // Version 2 conditions: `ReferenceEngineV2`.
+                continue
             }
             let key = rule.id + "|" + symbol
             var pair = pairs[key] ?? Pair()
@@ -68,6 +71,7 @@ public final class ReferenceEngine {
         case .match(let filter):
             guard let markets else { return false }
             return markets.markets.contains { $0.symbol.uppercased() == symbol && filter.matches($0) }
+        case .portfolio: return false
         }
     }
 
@@ -81,6 +85,7 @@ public final class ReferenceEngine {
         case .price(.outside(let l, let h)): return v < l || v > h
         case .change(_, .above(let c)): return v > c
         case .change(_, .below(let c)): return v < c
+        default: return false
         }
     }
 
@@ -93,6 +98,7 @@ public final class ReferenceEngine {
         case .price(.outside(let l, let hi)): return l <= v && v <= hi
         case .change(_, .above(let c)): return v <= c - h
         case .change(_, .below(let c)): return v >= c + h
+        default: return false
         }
     }
 

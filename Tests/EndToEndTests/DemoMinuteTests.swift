@@ -31,5 +31,8 @@ struct DemoMinuteTests {
         })
         #expect(kinds == ["price above", "price below", "price crossesAbove", "price crossesBelow", "price inside",
                           "price outside", "change above", "change below"])
+        // A 7-day window among them: its history comes from the exchange's candles.
+        let windows = Set(rules!.compactMap { (($0["when"] as? [String: [String: Any]])?["change"]?["window"] as? String) })
+        #expect(windows.contains("7d"))
     }
 }

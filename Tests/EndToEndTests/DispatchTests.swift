@@ -41,7 +41,7 @@ struct DispatchTests {
         #expect(first.status == 0)
         let listed = first.stdout.split(separator: "\n").map(String.init)
         #expect(listed.count == 2)
-        #expect(listed.first?.hasPrefix(#"{"id":"up:BTC:1700000001000","rule":"up""#) == true)
+        #expect(listed.first?.hasPrefix(#"{"id":"up:BTC:1700000001000","kind":"alert","rule":"up""#) == true)
 
         let journal = dir.appendingPathComponent("out/alerts.jsonl")
         #expect(try String(contentsOf: journal, encoding: .utf8) == listed.map { $0 + "\n" }.joined())

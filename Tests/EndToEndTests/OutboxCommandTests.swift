@@ -42,14 +42,8 @@ struct OutboxCommandTests {
     @Test func aLockedFolderIsRefusedNamingTheHolder() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let state = dir.appendingPathComponent("st")
-        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
-        let fd = open(state.path + "/pricealert.lock", O_RDWR | O_CREAT, 0o600)
-        #expect(fd >= 0)
-        defer { close(fd) }
-        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
-        let pid = "\(getpid())\n"
-        _ = pid.withCString { write(fd, $0, strlen($0)) }
+        let lock = try StateLockHolder(folder: dir.appendingPathComponent("st"))
+        defer { lock.release() }
 
         let purge = try await PriceAlertBinary.run(["outbox", "purge", "--state", "st", "--dead"], in: dir)
         #expect(purge.status == 75)

@@ -92,6 +92,14 @@ struct OutboxDurabilityTests {
         dir.appendingPathComponent("st/pricealert.sqlite").path
     }
 
+    /// The test's own connection to a state database that a running daemon may be writing: it
+    /// waits for the daemon's transaction to end instead of failing with "database is locked".
+    func openDatabase(_ path: String) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(60)
+        return try DatabaseQueue(path: path, configuration: configuration)
+    }
+
     /// An insert into the outbox refused (a trigger raising SQLite's "database or disk is full"):
     /// the alert is listed but not sent, the state is not saved, exit 73 naming the file; once
     /// the outbox takes writes again, the same prices fire the same alert, delivered once.
@@ -121,13 +129,13 @@ struct OutboxDurabilityTests {
 
     /// The outbox refuses inserts (a trigger raising SQLite's "database or disk is full").
     func refuseInserts(_ dir: URL) async throws {
-        try await DatabaseQueue(path: database(dir)).write { db in
+        try await openDatabase(database(dir)).write { db in
             try db.execute(sql: "CREATE TRIGGER full BEFORE INSERT ON outbox BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END")
         }
     }
 
     func acceptInserts(_ dir: URL) async throws {
-        try await DatabaseQueue(path: database(dir)).write { db in try db.execute(sql: "DROP TRIGGER full") }
+        try await openDatabase(database(dir)).write { db in try db.execute(sql: "DROP TRIGGER full") }
     }
 
     /// `replay --dispatch`: the alert is listed, not sent, and the run exits 73 naming it.
@@ -255,7 +263,7 @@ struct OutboxDurabilityTests {
         let hook = Hook()
         try await withFolder(hook) { dir, port in
             #expect(try await check("calm.jsonl", in: dir, port: port).status == 0)
-            try await DatabaseQueue(path: database(dir)).write { db in try db.execute(sql: "DROP TABLE outbox") }
+            try await openDatabase(database(dir)).write { db in try db.execute(sql: "DROP TABLE outbox") }
             let broken = try await check("up.jsonl", in: dir, port: port)
             #expect(broken.status == 73)
             #expect(broken.stdout.isEmpty)
@@ -272,7 +280,7 @@ struct OutboxDurabilityTests {
         try await withFolder(hook) { dir, port in
             #expect(try await check("calm.jsonl", in: dir, port: port).status == 0)
             let path = database(dir)
-            let (pageSize, outboxPage) = try await DatabaseQueue(path: path).read { db in
+            let (pageSize, outboxPage) = try await openDatabase(path).read { db in
                 (try Int.fetchOne(db, sql: "PRAGMA page_size")!,
                  try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'outbox'")!)
             }
@@ -372,6 +380,6 @@ struct OutboxDurabilityTests {
         #expect(flush.status == 75)
         #expect(try await PriceAlertBinary.run(["outbox", "purge", "--state", "st", "--all"], in: dir).status == 75)
         // The read-only listing left the folder as it was.
-        #expect(try await DatabaseQueue(path: database(dir)).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox") } == 1)
+        #expect(try await openDatabase(database(dir)).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox") } == 1)
     }
 }

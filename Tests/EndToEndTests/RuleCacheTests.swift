@@ -1,5 +1,6 @@
 import AlertTestSupport
 import AlertCore
+import AlertRules
 import AlertStore
 import Foundation
 import Testing
@@ -63,5 +64,29 @@ struct RuleCacheTests {
         #expect(third.status == 0, "\(third.stderr)")
         #expect(third.stdout.contains("\"threshold\":101"))
         #expect(cache.entry(for: key)?.rules == [Rule(id: "r", scope: .symbols(["AAA"]), condition: .price(.above(101)))])
+    }
+
+    /// A version 2 file goes through the cache like a version 1 file: what the cache holds is
+    /// the file's parse, version 2 keys included, and the next run over the same bytes uses it.
+    @Test func versionTwoRulesAreCachedWhole() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let text = """
+            {"version": 2, "portfolios": {"pf": {"holdings": {"AAA": 2}, "cost": 300}},
+             "rules": [{"id": "r", "symbol": "AAA", "when": {"all": [{"price": {"above": 101}}, {"fromHigh": {"window": "48h", "below": 5}}]},
+                        "priority": "high", "expires": "2999-01-01T00:00:00Z", "for": "1m", "resolve": true},
+                       {"id": "p", "portfolio": "pf", "when": {"pnl": {"below": -50}}, "repeat": {"every": "1h"}}]}
+            """
+        try text.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let parsed = try RuleLoader.load([RuleSource(path: "rules.json", bytes: Array(text.utf8))]).get()
+        #expect(parsed.rules.allSatisfy { $0.fileVersion == 2 && $0.extras != nil })
+        let first = try await check(dir, time: 1_000, price: 100)
+        #expect(first.status == 0, "\(first.stderr)")
+        let cache = RuleCache(folder: StateFolder(path: dir.appendingPathComponent("st").path))
+        let key = try #require(RuleCache.key(files: [Array(text.utf8)], executable: PriceAlertBinary.url.path))
+        #expect(cache.entry(for: key)?.rules == parsed.rules)
+        let second = try await check(dir, time: 2_000, price: 100)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(cache.entry(for: key)?.rules == parsed.rules)
     }
 }

@@ -28,22 +28,72 @@ public final class Engine {
     /// All state lives in one struct, so a tick is one exclusive access to it rather than a
     /// dynamically checked access per property.
     var core: EngineCore
+    /// The rules the threshold index does not serve, and the portfolios; nil when there are none.
+    let plain: PlainEvaluator?
 
-    /// `rules` in evaluation order (files in the order given, rules in file order).
-    public init(rules: [Rule], markets: MarketList? = nil) {
+    /// `rules` in evaluation order (files in the order given, rules in file order);
+    /// `portfolios` in the order the files define them.
+    public init(rules: [Rule], markets: MarketList? = nil, portfolios: [Portfolio] = []) {
         core = EngineCore(rules: rules, markets: markets)
+        plain = PlainEvaluator(rules: rules, markets: markets, portfolios: portfolios)
     }
 
-    /// Evaluates one tick and appends the alerts it fires to `alerts`, in rule order.
-    /// Returns why the tick was dropped, or nil when it was accepted.
+    /// Evaluates one tick and appends the events it gives to `alerts`, in the order of
+    /// Docs/rules.md#event-order: the symbol's rules in rule order, then each portfolio holding
+    /// the symbol. Returns why the tick was dropped, or nil when it was accepted.
     @discardableResult
     public func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
-        core.process(tick, into: &alerts)
+        guard let plain else { return core.process(tick, into: &alerts) }
+        var symbol = ""
+        if tick.price.isFinite, tick.price > 0, !tick.symbol.isEmpty {
+            symbol = Symbol.normalize(tick.symbol)
+            // Only a portfolio makes `@` ticks (Docs/rules.md#portfolios).
+            if plain.hasPortfolios, symbol.hasPrefix("@") {
+                core.stats.dropped[.portfolioSymbol, default: 0] += 1
+                return .portfolioSymbol
+            }
+            if plain.isOutOfOrder(symbol, time: tick.time) {
+                core.stats.dropped[.outOfOrder, default: 0] += 1
+                return .outOfOrder
+            }
+        }
+        let start = alerts.count
+        if let reason = core.process(tick, into: &alerts) { return reason }
+        let before = alerts.count
+        plain.process(symbol, tick, indexed: core.firedRules(count: before - start), start: start, into: &alerts)
+        core.stats.alerts += alerts.count - before
+        return nil
+    }
+
+    /// Seeded history (Docs/rules.md#seeded-history): the tick enters its symbol's history
+    /// and highs and lows and counts for window coverage; it sets no `prev` and evaluates
+    /// nothing. Returns why it was dropped, or nil when it was taken.
+    @discardableResult
+    public func seed(_ tick: Tick) -> DropReason? {
+        guard tick.price.isFinite, tick.price > 0 else { return .invalidPrice }
+        guard !tick.symbol.isEmpty else { return .emptySymbol }
+        let symbol = Symbol.normalize(tick.symbol)
+        core.seed(symbol, time: tick.time, price: tick.price)
+        plain?.seed(symbol, time: tick.time, price: tick.price)
+        return nil
+    }
+
+    /// Milliseconds of history the longest window of `rules` needs (0: none), for a backfill.
+    public static func historyReach(of rules: [Rule]) -> Int64 {
+        func reach(_ condition: Condition) -> Int64 {
+            switch condition {
+            case .change(let w, _), .fromHigh(let w, _), .fromLow(let w, _): return w
+            case .all(let members), .any(let members): return members.map(reach).max() ?? 0
+            case .price, .pnl, .move, .listed: return 0
+            }
+        }
+        return rules.lazy.filter(\.enabled).map { reach($0.condition) }.max() ?? 0
     }
 
     /// Swaps in a reloaded market list; see `EngineCore.replaceMarkets`.
     public func replaceMarkets(_ markets: MarketList?) {
         core.replaceMarkets(markets)
+        plain?.replaceMarkets(markets)
     }
 
     /// Counts a tick that never reached the engine (a line or frame that could not be read).
@@ -94,7 +144,7 @@ struct EngineCore {
         var bySymbol: [String: [Int32]] = [:]
         var match: [Int32] = []
         var windows: Set<Int64> = []
-        for i in rules.indices where rules[i].enabled {
+        for i in rules.indices where rules[i].enabled && rules[i].isIndexed {
             switch rules[i].scope {
             case .symbols(let list) where list.count == 1:
                 bySymbol[Symbol.normalize(list[0]), default: []].append(Int32(i))
@@ -106,6 +156,8 @@ struct EngineCore {
                 }
             case .match:
                 match.append(Int32(i))
+            case .portfolio:
+                continue
             }
             if case .change(let window, _) = rules[i].condition { windows.insert(window / 60_000) }
         }
@@ -190,6 +242,33 @@ struct EngineCore {
         }
         stats.alerts += fired.count
         return nil
+    }
+
+    /// The rule indices of the last `count` alerts `process` appended, in their order.
+    func firedRules(count: Int) -> ArraySlice<Int32> {
+        count == 0 ? [] : fired[...]
+    }
+
+    /// A seeded history tick (Docs/rules.md#seeded-history): the symbol's minute history and
+    /// coverage, nothing else. A tick older than the newest minute kept only widens coverage:
+    /// the minute history takes ticks in time order.
+    mutating func seed(_ symbol: String, time t: Int64, price p: Double) {
+        let s: Int
+        if let known = symbolIndex[symbol] {
+            s = known
+        } else if !unwatchedSymbols.contains(symbol), let state = makeState(symbol) {
+            s = symbols.count
+            symbols.append(state)
+            symbolIndex[symbol] = s
+        } else {
+            return
+        }
+        symbols[s].firstTime = min(symbols[s].firstTime ?? t, t)
+        symbols[s].changed = true
+        symbols[s].quiet = QuietWindow()
+        if keepMinutes > 0, symbols[s].keepsHistory {
+            symbols[s].history.record(minute: floorDivMod(t, 60_000).0, price: p, keepMinutes: keepMinutes)
+        }
     }
 
     /// What every accepted tick leaves behind: `prev`, the time order, the minute history.
@@ -484,5 +563,20 @@ struct SymbolState: Sendable {
         self.symbol = symbol
         self.groups = groups
         self.keepsHistory = keepsHistory
+    }
+}
+
+extension Rule {
+    /// Whether the threshold-indexed path (`ConditionGroup`) evaluates the rule: a `price` or
+    /// `change` condition with minute buckets, on symbols or a `match`, without `for`,
+    /// reminders, `expires` or `resolve`. Every other rule is evaluated pair by pair.
+    var isIndexed: Bool {
+        if case .portfolio = scope { return false }
+        if let e = extras, e.sustain != nil || e.remindEvery != nil || e.expires != nil || e.resolve { return false }
+        switch condition {
+        case .price: return true
+        case .change(let window, _): return fileVersion == 1 || window <= 86_400_000
+        case .fromHigh, .fromLow, .pnl, .move, .all, .any, .listed: return false
+        }
     }
 }

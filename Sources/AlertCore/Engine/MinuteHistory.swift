@@ -63,6 +63,9 @@ struct MinuteHistory: Sendable {
     /// can ask for any more is trimmed.
     @inline(never)
     private mutating func begin(minute: Int64, price: Double, keepMinutes: Int64) {
+        // Only seeded history can be older than the newest minute (Docs/rules.md#seeded-history):
+        // the minutes kept stay in time order.
+        if currentMinute != .min, minute < currentMinute { return }
         if currentMinute != .min {
             minutes.append(currentMinute)
             prices.append(currentPrice)

@@ -1,7 +1,7 @@
 /// The two renderings of an alert: the alert event's JSON object (one line,
 /// Docs/rules.md#the-alert-event) and a readable text line.
 public enum AlertFormat {
-    /// `{"id":…,"rule":…,"symbol":…,"time":…,"price":…,"condition":…,"threshold":…,"value":…,"message":…}`
+    /// `{"id":…,"kind":…[,"reminder":n],"rule":…,"symbol":…,"time":…,"price":…,"condition":…,"threshold":…,"value":…,"message":…}`
     /// with keys in the order Docs/rules.md#the-alert-event shows, no trailing newline.
     public static func json(_ alert: Alert) -> String {
         let message = alert.message
@@ -10,6 +10,13 @@ public enum AlertFormat {
         out.reserveCapacity(192 + alert.id.utf8.count + alert.condition.utf8.count + message.utf8.count)
         out += "{\"id\":"
         out += JSONString.quote(alert.id)
+        out += ",\"kind\":\""
+        out += alert.kind.rawValue
+        out += "\""
+        if let n = alert.reminder {
+            out += ",\"reminder\":"
+            out += String(n)
+        }
         out += ",\"rule\":"
         out += JSONString.quote(alert.rule)
         out += ",\"symbol\":"
@@ -40,6 +47,7 @@ public enum AlertFormat {
         switch threshold {
         case .value(let x): return JSONNumber.format(x)
         case .range(let l, let h): return "[\(JSONNumber.format(l)), \(JSONNumber.format(h))]"
+        case .none: return "null"
         }
     }
 }
@@ -55,8 +63,17 @@ public enum MessageTemplate {
     public static let defaultChangeTemplate = "{{symbol}} {{condition}}: {{value}}% (price {{price}})"
 
     public static func defaultTemplate(for condition: Condition) -> String {
-        if case .change = condition { return defaultChangeTemplate }
-        return defaultTemplate
+        switch condition {
+        case .change, .fromHigh, .fromLow, .pnl, .move(.percent): return defaultChangeTemplate
+        default: return defaultTemplate
+        }
+    }
+
+    /// Whether an alert's `value` is a percentage, judged by its condition text (see
+    /// `Condition.summary`): change, fromHigh, fromLow, pnl and percent moves.
+    static func isPercent(condition: String) -> Bool {
+        condition.hasPrefix("change ") || condition.hasPrefix("fromHigh ") || condition.hasPrefix("fromLow ")
+            || condition.hasPrefix("pnl ") || condition.hasPrefix("move percent ")
     }
 
     /// Names used in `template` that are not placeholders, with their offsets in characters,
@@ -101,7 +118,7 @@ public enum MessageTemplate {
                 } else if name.elementsEqual("price".utf8) {
                     out.append(contentsOf: JSONNumber.format(price).utf8)
                 } else if name.elementsEqual("value".utf8) {
-                    out.append(contentsOf: (condition.hasPrefix("change ") ? percent(value) : JSONNumber.format(value)).utf8)
+                    out.append(contentsOf: (isPercent(condition: condition) ? percent(value) : JSONNumber.format(value)).utf8)
                 } else if name.elementsEqual("threshold".utf8) {
                     if case .value(let x) = threshold {
                         out.append(contentsOf: JSONNumber.format(x).utf8)
@@ -124,8 +141,7 @@ public enum MessageTemplate {
     }
 
     /// Change values read as percent with two decimals in messages (`-5.23`); the event's
-    /// `value` field keeps every digit. Alerts of change conditions are the ones whose
-    /// condition text starts with `change ` (see `Condition.summary`).
+    /// `value` field keeps every digit (see `isPercent`).
     public static func percent(_ value: Double) -> String {
         guard value.isFinite, abs(value) < 1e13 else { return JSONNumber.format(value) }
         return JSONNumber.format((value * 100).rounded() / 100)

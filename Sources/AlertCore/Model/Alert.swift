@@ -15,9 +15,13 @@ public struct Alert: Sendable, Equatable {
     private var messageSource: MessageSource
     /// Sink names the rule notifies. Not part of the event's JSON.
     public var notify: [String]
+    public var kind: AlertKind
+    /// The n-th reminder since the pair last fired normally; nil unless `kind` is `.reminder`.
+    public var reminder: Int?
 
     public init(rule: String, symbol: String, time: Int64, price: Double, condition: String,
-                threshold: Threshold, value: Double, message: String, notify: [String]) {
+                threshold: Threshold, value: Double, message: String, notify: [String],
+                kind: AlertKind = .alert, reminder: Int? = nil) {
         self.rule = rule
         self.symbol = symbol
         self.time = time
@@ -27,13 +31,16 @@ public struct Alert: Sendable, Equatable {
         self.value = value
         self.messageSource = .text(message)
         self.notify = notify
+        self.kind = kind
+        self.reminder = reminder
     }
 
     /// An alert whose message is `template` filled with its own fields (Docs/rules.md#messages).
     public init(rule: String, symbol: String, time: Int64, price: Double, condition: String,
-                threshold: Threshold, value: Double, template: String, notify: [String]) {
+                threshold: Threshold, value: Double, template: String, notify: [String],
+                kind: AlertKind = .alert, reminder: Int? = nil) {
         self.init(rule: rule, symbol: symbol, time: time, price: price, condition: condition,
-                  threshold: threshold, value: value, message: "", notify: notify)
+                  threshold: threshold, value: value, message: "", notify: notify, kind: kind, reminder: reminder)
         self.messageSource = .template(template)
     }
 
@@ -57,9 +64,20 @@ public struct Alert: Sendable, Equatable {
     public static func == (a: Alert, b: Alert) -> Bool {
         a.rule == b.rule && a.symbol == b.symbol && a.time == b.time && a.price == b.price
             && a.condition == b.condition && a.threshold == b.threshold && a.value == b.value
-            && a.message == b.message && a.notify == b.notify
+            && a.message == b.message && a.notify == b.notify && a.kind == b.kind && a.reminder == b.reminder
     }
 
-    /// `rule:SYMBOL:epochMillis` — stable, so receivers can de-duplicate retried deliveries.
-    public var id: String { "\(rule):\(symbol):\(time)" }
+    /// `rule:SYMBOL:epochMillis`, plus `:resolved` for a resolved event — stable, so receivers
+    /// can de-duplicate retried deliveries.
+    public var id: String {
+        kind == .resolved ? "\(rule):\(symbol):\(time):resolved" : "\(rule):\(symbol):\(time)"
+    }
+}
+
+/// What an event says (Docs/rules.md#the-alert-event): the rule fired, reminds that its
+/// condition still holds, or its condition is over.
+public enum AlertKind: String, Sendable {
+    case alert
+    case reminder
+    case resolved
 }

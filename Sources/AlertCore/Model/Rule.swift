@@ -1,11 +1,10 @@
 /// A validated alert rule (Docs/rules.md#rules). Built by `AlertRules` from a rule file; the
 /// engine trusts it.
 public struct Rule: Sendable, Equatable {
-    // Stored in an order that packs (a daemon may hold 100 000 rules): 88 bytes, not 112 (the
-    // two one-byte fields sit in the condition's tail, before the 8-byte-aligned scope).
+    // Stored in an order that packs (a daemon may hold 100 000 rules): 80 bytes (the three
+    // one-byte fields sit in the condition's tail, before the 8-byte-aligned scope; `message`
+    // and the version 2 keys, which most rules lack, share one boxed pointer).
     public var id: String
-    /// The `message` template as written, or nil for the default message.
-    public var message: String?
     /// Sink names, in the order given.
     public var notify: [String]
     /// Milliseconds.
@@ -15,11 +14,46 @@ public struct Rule: Sendable, Equatable {
     public var condition: Condition
     public var repeatMode: RepeatMode
     public var enabled: Bool
+    /// 1 or 2: the `version` of the file the rule came from. In a version 2 file a window over
+    /// 24 h uses hour buckets (Docs/rules.md#change-windows); in a version 1 file it keeps
+    /// minute buckets.
+    public var fileVersion: UInt8
     public var scope: Scope
+    /// `message` and `extras`; nil when the rule has neither.
+    private var rare: Rare?
+
+    /// The `message` template as written, or nil for the default message.
+    public var message: String? {
+        get { rare?.message }
+        set { rare = Rare.make(message: newValue, extras: extras) }
+    }
+
+    /// The version 2 rule keys; nil when the rule uses none of them.
+    public var extras: RuleExtras? {
+        get { rare?.extras }
+        set { rare = Rare.make(message: message, extras: newValue) }
+    }
+
+    /// Immutable, so copies of a rule share it safely.
+    private final class Rare: Sendable, Equatable {
+        let message: String?
+        let extras: RuleExtras?
+
+        private init(message: String?, extras: RuleExtras?) {
+            self.message = message
+            self.extras = extras
+        }
+
+        static func make(message: String?, extras: RuleExtras?) -> Rare? {
+            message == nil && extras == nil ? nil : Rare(message: message, extras: extras)
+        }
+
+        static func == (a: Rare, b: Rare) -> Bool { a.message == b.message && a.extras == b.extras }
+    }
 
     public init(id: String, scope: Scope, condition: Condition, notify: [String] = ["stdout"],
                 repeatMode: RepeatMode = .rearm, cooldown: Int64 = 0, hysteresis: Double = 0,
-                message: String? = nil, enabled: Bool = true) {
+                message: String? = nil, enabled: Bool = true, fileVersion: UInt8 = 1, extras: RuleExtras? = nil) {
         self.id = id
         self.scope = scope
         self.condition = condition
@@ -27,8 +61,33 @@ public struct Rule: Sendable, Equatable {
         self.repeatMode = repeatMode
         self.cooldown = cooldown
         self.hysteresis = hysteresis
-        self.message = message
         self.enabled = enabled
+        self.fileVersion = fileVersion
+        self.rare = Rare.make(message: message, extras: extras)
+    }
+}
+
+/// The version 2 keys of a rule (Docs/rules.md): `for`, `repeat: {"every": D}`, `expires`,
+/// `resolve`, `priority`.
+public struct RuleExtras: Sendable, Equatable {
+    /// `for`: milliseconds the condition must hold before the pair fires.
+    public var sustain: Int64?
+    /// `repeat: {"every": D}`: reminder interval in milliseconds (the pair otherwise re-arms as `rearm`).
+    public var remindEvery: Int64?
+    /// `expires`: epoch milliseconds; the rule applies only to ticks with time before it.
+    public var expires: Int64?
+    /// `resolve: true`.
+    public var resolve: Bool
+    /// `priority: "high"`; false for "normal" and when absent.
+    public var highPriority: Bool
+
+    public init(sustain: Int64? = nil, remindEvery: Int64? = nil, expires: Int64? = nil,
+                resolve: Bool = false, highPriority: Bool = false) {
+        self.sustain = sustain
+        self.remindEvery = remindEvery
+        self.expires = expires
+        self.resolve = resolve
+        self.highPriority = highPriority
     }
 }
 
@@ -37,6 +96,9 @@ public enum Scope: Sendable, Equatable {
     case symbols([String])
     /// Boxed: it is rare, and would make every rule 40 bytes bigger inline.
     indirect case match(MarketFilter)
+    /// `portfolio: NAME` (the name as written; its ticks have the symbol `@` + NAME upper-cased).
+    /// Boxed for the same reason as `match`.
+    indirect case portfolio(String)
 }
 
 public enum RepeatMode: String, Sendable {
@@ -48,6 +110,24 @@ public enum Condition: Sendable, Equatable {
     case price(PriceCondition)
     /// `window` in milliseconds.
     case change(window: Int64, ChangeCondition)
+    /// `fromHigh`: percent from the window's highest price (window in milliseconds).
+    case fromHigh(window: Int64, ChangeCondition)
+    /// `fromLow`: percent from the window's lowest price (window in milliseconds).
+    case fromLow(window: Int64, ChangeCondition)
+    /// `pnl`: percent of the portfolio's value against its cost (portfolio rules only).
+    case pnl(ChangeCondition)
+    /// `move`: never inside `all`/`any`.
+    case move(MoveCondition)
+    /// 2...8 members, at most 3 levels of `all`/`any`.
+    case all([Condition])
+    case any([Condition])
+    /// `{"listed": true}` on a `match` rule: fires once for each market a fresh market list adds.
+    case listed
+}
+
+public enum MoveCondition: Sendable, Equatable {
+    case percent(Double)
+    case step(Double)
 }
 
 public enum PriceCondition: Sendable, Equatable {
@@ -73,8 +153,14 @@ extension Condition {
             return .value(x)
         case .price(.inside(let l, let h)), .price(.outside(let l, let h)):
             return .range(l, h)
-        case .change(_, .above(let c)), .change(_, .below(let c)):
+        case .change(_, .above(let c)), .change(_, .below(let c)),
+             .fromHigh(_, .above(let c)), .fromHigh(_, .below(let c)),
+             .fromLow(_, .above(let c)), .fromLow(_, .below(let c)),
+             .pnl(.above(let c)), .pnl(.below(let c)):
             return .value(c)
+        case .move, .all, .any, .listed:
+            // A move's threshold depends on the tick (the engine gives it per event).
+            return .none
         }
     }
 
@@ -90,6 +176,24 @@ extension Condition {
         case .price(.outside(let l, let h)): return "price outside [\(JSONNumber.format(l)), \(JSONNumber.format(h))]"
         case .change(let w, .above(let c)): return "change \(DurationText.format(w)) above \(JSONNumber.format(c))"
         case .change(let w, .below(let c)): return "change \(DurationText.format(w)) below \(JSONNumber.format(c))"
+        case .fromHigh(let w, let side): return "fromHigh \(DurationText.format(w)) \(side.summary)"
+        case .fromLow(let w, let side): return "fromLow \(DurationText.format(w)) \(side.summary)"
+        case .pnl(let side): return "pnl \(side.summary)"
+        case .move(.percent(let p)): return "move percent \(JSONNumber.format(p))"
+        case .move(.step(let s)): return "move step \(JSONNumber.format(s))"
+        case .all(let members): return "all(\(members.map(\.summary).joined(separator: ", ")))"
+        case .any(let members): return "any(\(members.map(\.summary).joined(separator: ", ")))"
+        case .listed: return "listed"
+        }
+    }
+}
+
+extension ChangeCondition {
+    /// `above 5`, `below -10`.
+    var summary: String {
+        switch self {
+        case .above(let c): return "above \(JSONNumber.format(c))"
+        case .below(let c): return "below \(JSONNumber.format(c))"
         }
     }
 }
@@ -97,4 +201,33 @@ extension Condition {
 public enum Threshold: Sendable, Equatable {
     case value(Double)
     case range(Double, Double)
+    /// JSON null: combinations (`all`/`any`), and the event kinds that carry no threshold.
+    case none
+}
+
+/// A portfolio (Docs/rules.md#portfolios); holdings keep their file order.
+public struct Portfolio: Sendable, Equatable {
+    public var name: String
+    public var holdings: [Holding]
+    public var cost: Double?
+
+    public struct Holding: Sendable, Equatable {
+        /// Upper-cased.
+        public var symbol: String
+        public var amount: Double
+
+        public init(symbol: String, amount: Double) {
+            self.symbol = symbol
+            self.amount = amount
+        }
+    }
+
+    public init(name: String, holdings: [Holding], cost: Double? = nil) {
+        self.name = name
+        self.holdings = holdings
+        self.cost = cost
+    }
+
+    /// The symbol of the portfolio's ticks: `@` + the name upper-cased.
+    public var symbol: String { "@" + Symbol.normalize(name) }
 }

@@ -5,11 +5,15 @@ public struct SinkDefinition: Sendable, Equatable {
     public var kind: SinkKind
     /// How the outbox delivers to it (webhook and exec sinks only).
     public var delivery: DeliverySettings
+    /// Quiet hours, groups, rate and fallback (Docs/sinks.md#notification-policy).
+    public var policy: SinkPolicy
 
-    public init(name: String, kind: SinkKind, delivery: DeliverySettings = DeliverySettings()) {
+    public init(name: String, kind: SinkKind, delivery: DeliverySettings = DeliverySettings(),
+                policy: SinkPolicy = SinkPolicy()) {
         self.name = name
         self.kind = kind
         self.delivery = delivery
+        self.policy = policy
     }
 
     /// The sink named `stdout` that exists unless a file defines that name (Docs/rules.md#sinks).

@@ -27,6 +27,8 @@ public enum DropReason: String, Sendable, CaseIterable, Comparable {
     case emptySymbol = "empty-symbol"
     /// `time` is earlier than the previous valid tick of the same symbol.
     case outOfOrder = "out-of-order"
+    /// The symbol starts with `@`, which only a portfolio's own ticks do (when rules define portfolios).
+    case portfolioSymbol = "portfolio-symbol"
 
     public static func < (a: DropReason, b: DropReason) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

@@ -4,7 +4,7 @@
 /// them, in the file and in memory after decoding.
 extension Rule {
     /// The format tag of `encode`; a reader refuses other tags.
-    static let codingVersion: UInt8 = 1
+    static let codingVersion: UInt8 = 2
 
     public static func encode(_ rules: [Rule]) -> [UInt8] {
         var lists: [[String]] = []
@@ -33,8 +33,13 @@ extension Rule {
                 body.optionalString(filter.quote)
                 body.optionalString(filter.base)
                 body.optionalBool(filter.active)
+            case .portfolio(let name):
+                body.byte(2)
+                body.string(name)
             }
             body.byte((rule.repeatMode == .once ? 1 : 0) | (rule.enabled ? 2 : 0))
+            body.byte(rule.fileVersion)
+            body.extras(rule.extras)
         }
         var w = ByteWriter()
         w.byte(codingVersion)
@@ -77,12 +82,16 @@ extension Rule {
             case 1:
                 scope = .match(MarketFilter(future: try r.optionalBool(), quote: try r.optionalString(),
                                             base: try r.optionalString(), active: try r.optionalBool()))
+            case 2: scope = .portfolio(try r.string())
             case let other: throw SnapshotError(reason: "unknown scope tag \(other)")
             }
             let flags = try r.byte()
+            let fileVersion = try r.byte()
+            let extras = try r.extras()
             rules.append(Rule(id: id, scope: scope, condition: condition, notify: notify,
                               repeatMode: flags & 1 != 0 ? .once : .rearm, cooldown: cooldown,
-                              hysteresis: hysteresis, message: message, enabled: flags & 2 != 0))
+                              hysteresis: hysteresis, message: message, enabled: flags & 2 != 0,
+                              fileVersion: fileVersion, extras: extras))
         }
         guard r.isAtEnd else { throw SnapshotError(reason: "rule encoding has \(r.remaining) bytes too many") }
         return rules
@@ -106,11 +115,46 @@ extension ByteWriter {
         case .change(let window, let change):
             byte(1)
             int64(window)
-            switch change {
-            case .above(let c): byte(0); double(c)
-            case .below(let c): byte(1); double(c)
-            }
+            side(change)
+        case .fromHigh(let window, let change):
+            byte(2)
+            int64(window)
+            side(change)
+        case .fromLow(let window, let change):
+            byte(3)
+            int64(window)
+            side(change)
+        case .pnl(let change):
+            byte(4)
+            side(change)
+        case .move(.percent(let p)):
+            byte(5); byte(0); double(p)
+        case .move(.step(let s)):
+            byte(5); byte(1); double(s)
+        case .all(let members), .any(let members):
+            if case .all = condition { byte(6) } else { byte(7) }
+            count(members.count)
+            for member in members { self.condition(member) }
+        case .listed:
+            byte(8)
         }
+    }
+
+    private mutating func side(_ change: ChangeCondition) {
+        switch change {
+        case .above(let c): byte(0); double(c)
+        case .below(let c): byte(1); double(c)
+        }
+    }
+
+    /// The version 2 keys: a 0 byte when there are none.
+    mutating func extras(_ extras: RuleExtras?) {
+        guard let extras else { return byte(0) }
+        byte(1)
+        optional(extras.sustain)
+        optional(extras.remindEvery)
+        optional(extras.expires)
+        byte((extras.resolve ? 1 : 0) | (extras.highPriority ? 2 : 0))
     }
 
     mutating func optionalString(_ value: String?) {
@@ -139,13 +183,47 @@ extension ByteReader {
             }
         case 1:
             let window = try int64()
+            return .change(window: window, try side())
+        case 2:
+            let window = try int64()
+            return .fromHigh(window: window, try side())
+        case 3:
+            let window = try int64()
+            return .fromLow(window: window, try side())
+        case 4:
+            return .pnl(try side())
+        case 5:
             switch try byte() {
-            case 0: return .change(window: window, .above(try double()))
-            case 1: return .change(window: window, .below(try double()))
-            case let other: throw SnapshotError(reason: "unknown change operator \(other)")
+            case 0: return .move(.percent(try double()))
+            case 1: return .move(.step(try double()))
+            case let other: throw SnapshotError(reason: "unknown move kind \(other)")
             }
+        case let tag where tag == 6 || tag == 7:
+            var members: [Condition] = []
+            for _ in 0..<(try count(itemSize: 2)) { members.append(try condition()) }
+            return tag == 6 ? .all(members) : .any(members)
+        case 8:
+            return .listed
         case let other: throw SnapshotError(reason: "unknown condition \(other)")
         }
+    }
+
+    private mutating func side() throws(SnapshotError) -> ChangeCondition {
+        switch try byte() {
+        case 0: return .above(try double())
+        case 1: return .below(try double())
+        case let other: throw SnapshotError(reason: "unknown change operator \(other)")
+        }
+    }
+
+    mutating func extras() throws(SnapshotError) -> RuleExtras? {
+        guard try byte() == 1 else { return nil }
+        let sustain = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+        let every = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+        let expires = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+        let flags = try byte()
+        return RuleExtras(sustain: sustain, remindEvery: every, expires: expires,
+                          resolve: flags & 1 != 0, highPriority: flags & 2 != 0)
     }
 
     mutating func optionalString() throws(SnapshotError) -> String? {

@@ -1,7 +1,9 @@
 /// A stable 64-bit digest (FNV-1a) of what decides how a rule's pairs fire: the condition with
-/// its thresholds and window, hysteresis, cooldown and repeat. Saved state is kept only for a
+/// its thresholds and window, hysteresis, cooldown and repeat, and for version 2 rules the file's
+/// version (it decides window buckets), `for`, the reminder interval, `expires` and `resolve`
+/// (left out of a rule without them, so a version 1 rule's fingerprint stays what it is). Saved state is kept only for a
 /// rule whose id and fingerprint are unchanged, so editing a rule resets that rule alone.
-/// Scope, `notify`, `message` and `enabled` are left out: changing them keeps the state of the
+/// Scope, `notify`, `message`, `priority` and `enabled` are left out: changing them keeps the state of the
 /// pairs that still apply.
 public enum RuleFingerprint {
     public static func of(_ rule: Rule) -> UInt64 {
@@ -16,6 +18,12 @@ public enum RuleFingerprint {
         w.double(rule.hysteresis)
         w.int64(rule.cooldown)
         w.byte(rule.repeatMode == .once ? 1 : 0)
+        if rule.fileVersion != 1 || rule.extras != nil {
+            w.byte(rule.fileVersion)
+            var extras = rule.extras ?? RuleExtras()
+            extras.highPriority = false
+            w.extras(extras)
+        }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in w.bytes {
             hash ^= UInt64(b)

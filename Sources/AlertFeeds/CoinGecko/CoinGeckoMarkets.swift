@@ -35,6 +35,12 @@ public enum CoinGeckoMarkets {
         entries(body).map { CoinList.markets($0, quote: vsCurrency) }
     }
 
+    /// Upper-cased symbol → CoinGecko coin id (`id`: `bitcoin`), the best ranked coin of each
+    /// symbol, for `CoinGeckoMarketChart`.
+    public static func coinIDs(_ body: [UInt8]) -> Result<[String: String], FeedPayloadError> {
+        entries(body).map { CoinList.ids($0, idKey: "id") }
+    }
+
     private static func entries(_ body: [UInt8]) -> Result<[FeedJSON], FeedPayloadError> {
         FeedJSON.parse(body, context: "CoinGecko coins/markets").flatMap { json in
             if let entries = json.array { return .success(entries) }

@@ -28,6 +28,12 @@ public enum CoinRankingCoins {
         coins(body).map { CoinList.markets($0, quote: quote) }
     }
 
+    /// Upper-cased symbol → Coinranking coin id (`uuid`: `Qwsogvtv82FCd`), the best ranked
+    /// coin of each symbol, for `CoinRankingHistory`.
+    public static func coinIDs(_ body: [UInt8]) -> Result<[String: String], FeedPayloadError> {
+        coins(body).map { CoinList.ids($0, idKey: "uuid") }
+    }
+
     private static func coins(_ body: [UInt8]) -> Result<[FeedJSON], FeedPayloadError> {
         FeedJSON.parse(body, context: "Coinranking coins").flatMap { json in
             if let coins = json.array { return .success(coins) }

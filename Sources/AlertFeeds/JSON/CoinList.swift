@@ -30,6 +30,19 @@ enum CoinList {
                           quote: quote.uppercased(), future: false, active: true)
         }
     }
+
+    /// Upper-cased symbol → the aggregator's own coin id (`idKey`), for its history endpoint.
+    /// Symbols are not unique there: the first entry of a symbol (the best ranked) wins, as
+    /// its tick is the first of that symbol in a listing.
+    static func ids(_ entries: [FeedJSON], idKey: String) -> [String: String] {
+        var ids: [String: String] = [:]
+        for entry in entries {
+            guard let symbol = entry["symbol"]?.string?.uppercased(), !symbol.isEmpty,
+                  let id = entry[idKey]?.string, !id.isEmpty, ids[symbol] == nil else { continue }
+            ids[symbol] = id
+        }
+        return ids
+    }
 }
 
 extension FeedJSON {

@@ -1,11 +1,15 @@
 import AlertCore
+import AlertPolicy
 
-/// The checks that need every file: one namespace for rule ids and sink names, and
-/// `notify` naming a sink that exists in any file (Docs/rules.md#file-structure, #errors).
+/// The checks that need every file: one namespace for rule ids, sink names and portfolio
+/// names, `notify` naming a sink that exists in any file, and `portfolio` naming a portfolio
+/// of any file (Docs/rules.md#file-structure, #portfolios, #errors).
 enum CrossFileCheck {
     static func run(_ checkers: inout [FileChecker]) {
         checkNamespace(&checkers)
         checkSinkReferences(&checkers)
+        checkFallbacks(&checkers)
+        checkPortfolioReferences(&checkers)
     }
 
     /// The first definition (by file order, then place in the file) owns a name; every later
@@ -17,7 +21,8 @@ enum CrossFileCheck {
         owners.reserveCapacity(checkers.reduce(0) { $0 + $1.ruleIDs.count + $1.sinkNames.count })
         var duplicates: [(file: Int, name: NamedPlace, owner: (file: Int, position: SourceOffset))] = []
         for index in checkers.indices {
-            let names = (checkers[index].ruleIDs + checkers[index].sinkNames).sorted { $0.position < $1.position }
+            let names = (checkers[index].ruleIDs + checkers[index].sinkNames + checkers[index].portfolioNames)
+                .sorted { $0.position < $1.position }
             for name in names {
                 if let owner = owners[name.name] {
                     duplicates.append((index, name, owner))
@@ -36,6 +41,27 @@ enum CrossFileCheck {
             checkers[duplicate.file].error("duplicate id \(UserText.single(duplicate.name.name)) (first defined at \(first))",
                                            at: duplicate.name.position)
         }
+        checkPortfolioSymbols(&checkers)
+    }
+
+    /// Two portfolio names that differ only in case would share one `@NAME` symbol.
+    private static func checkPortfolioSymbols(_ checkers: inout [FileChecker]) {
+        var owners: [String: (name: String, file: Int, position: SourceOffset)] = [:]
+        for index in checkers.indices {
+            for name in checkers[index].portfolioNames {
+                let symbol = "@" + Symbol.normalize(name.name)
+                guard let owner = owners[symbol] else {
+                    owners[symbol] = (name.name, index, name.position)
+                    continue
+                }
+                // Equal names are already duplicate ids.
+                guard owner.name != name.name else { continue }
+                let first = "\(checkers[owner.file].file):\(checkers[owner.file].lines.position(of: owner.position))"
+                checkers[index].error("portfolio \(UserText.single(name.name)) has the same symbol \(UserText.single(symbol)) "
+                                      + "as portfolio \(UserText.single(owner.name)) (first defined at \(first))",
+                                      at: name.position)
+            }
+        }
     }
 
     private static func checkSinkReferences(_ checkers: inout [FileChecker]) {
@@ -46,6 +72,53 @@ enum CrossFileCheck {
             for reference in checkers[index].sinkReferences where !known.contains(reference.name) {
                 checkers[index].error("unknown sink \(UserText.single(reference.name)) in 'notify'"
                                       + Suggestion.hint(for: reference.name, among: candidates), at: reference.position)
+            }
+        }
+    }
+
+    /// `fallback` names a sink of any file, and no chain of fallbacks comes back to where it
+    /// started; each cycle is reported once, at the `fallback` of its first sink by name.
+    private static func checkFallbacks(_ checkers: inout [FileChecker]) {
+        var known = Set(checkers.flatMap { $0.sinkNames.map(\.name) })
+        known.insert("stdout")
+        let candidates = known.sorted()
+        var routes: [String: String] = [:]
+        var places: [String: (file: Int, position: SourceOffset)] = [:]
+        for index in checkers.indices {
+            for reference in checkers[index].fallbackReferences {
+                let target = reference.target
+                guard known.contains(target.name) else {
+                    checkers[index].error("unknown sink \(UserText.single(target.name)) in 'fallback'"
+                                          + Suggestion.hint(for: target.name, among: candidates), at: target.position)
+                    continue
+                }
+                routes[reference.sink] = target.name
+                places[reference.sink] = (index, target.position)
+            }
+        }
+        while let cycle = FallbackRoutes.cycle(in: routes) {
+            let place = places[cycle[0]]!
+            checkers[place.file].error("fallback cycle: " + cycle.map(UserText.single).joined(separator: " → "),
+                                       at: place.position)
+            for sink in cycle { routes[sink] = nil }
+        }
+    }
+
+    /// `portfolio: NAME` must name a portfolio of any file, and a `pnl` leaf needs that
+    /// portfolio to have a `cost`.
+    private static func checkPortfolioReferences(_ checkers: inout [FileChecker]) {
+        var costs: [String: Bool] = [:]
+        for checker in checkers { costs.merge(checker.portfolioCosts) { first, _ in first } }
+        let candidates = checkers.flatMap { $0.portfolioNames.map(\.name) }
+        for index in checkers.indices {
+            for reference in checkers[index].portfolioReferences where costs[reference.name] == nil {
+                let hint = Suggestion.hint(for: reference.name, among: candidates)
+                let known = candidates.isEmpty ? " (no file defines 'portfolios')" : hint
+                checkers[index].error("unknown portfolio \(UserText.single(reference.name))\(known)", at: reference.position)
+            }
+            for reference in checkers[index].pnlReferences where costs[reference.name] == false {
+                checkers[index].error("'pnl' needs portfolio \(UserText.single(reference.name)) to have a 'cost'",
+                                      at: reference.position)
             }
         }
     }

@@ -10,7 +10,9 @@ extension FileChecker {
 
     mutating func delivery(_ members: [JSONMember]) -> DeliverySettings {
         var settings = DeliverySettings()
-        if let member = members["concurrency"] { settings.concurrency = concurrency(member.value) }
+        if let member = members["concurrency"] {
+            settings.concurrency = wholeNumber(member.value, "'concurrency'", in: 1...Self.maxConcurrency)
+        }
         guard let retry = members["retry"], let keys = object(retry.value, "'retry'") else { return settings }
         checkKeys(keys, allowed: Self.retryKeys)
         settings.backoff = keys["backoff"].flatMap { positiveDuration($0.value, "'backoff'", limit: Limits.backoff) }
@@ -23,16 +25,7 @@ extension FileChecker {
         return settings
     }
 
-    private mutating func concurrency(_ node: JSONNode) -> Int? {
-        guard let value = number(node, "'concurrency'") else { return nil }
-        guard value == value.rounded(), value >= 1, value <= Double(Self.maxConcurrency) else {
-            error("'concurrency' must be a whole number from 1 to \(Self.maxConcurrency)", at: node.position)
-            return nil
-        }
-        return Int(value)
-    }
-
-    /// A duration longer than zero and at most `limit` (sink timeouts, retry settings).
+    /// A duration longer than zero and at most `limit` (sink timeouts, retry settings, `for`, `every`).
     mutating func positiveDuration(_ node: JSONNode, _ name: String, limit: Limits.DurationLimit) -> Int64? {
         guard let millis = duration(node, name, limit: limit) else { return nil }
         guard millis > 0 else {

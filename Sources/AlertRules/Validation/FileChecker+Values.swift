@@ -59,6 +59,30 @@ extension FileChecker {
         return value
     }
 
+    /// A whole number in `range`.
+    mutating func wholeNumber(_ node: JSONNode, _ name: String, in range: ClosedRange<Int>) -> Int? {
+        guard let value = number(node, name) else { return nil }
+        guard value == value.rounded(), value >= Double(range.lowerBound), value <= Double(range.upperBound) else {
+            error("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)", at: node.position)
+            return nil
+        }
+        return Int(value)
+    }
+
+    /// A number greater than 0 and at most `limit`.
+    mutating func positive(_ node: JSONNode, _ name: String, limit: Limits.NumberLimit) -> Double? {
+        guard let value = number(node, name), case .number(let text) = node.value else { return nil }
+        guard value > 0 else {
+            error("\(name) must be more than 0, found \(UserText.escaped(text))", at: node.position)
+            return nil
+        }
+        guard value <= limit.value else {
+            error("\(name) must be at most \(limit.text), found \(UserText.escaped(text))", at: node.position)
+            return nil
+        }
+        return value
+    }
+
     /// A duration string (Docs/rules.md) in milliseconds, at most `limit`.
     mutating func duration(_ node: JSONNode, _ name: String, limit: Limits.DurationLimit) -> Int64? {
         guard case .string(let text) = node.value else {

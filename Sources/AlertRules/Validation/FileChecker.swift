@@ -14,10 +14,25 @@ struct FileChecker {
     var sinkNames: [NamedPlace] = []
     /// Sink names used in `notify`, checked once every file's sinks are known.
     var sinkReferences: [NamedPlace] = []
+    /// Each sink's `fallback`, checked once every file's sinks are known.
+    var fallbackReferences: [(sink: String, target: NamedPlace)] = []
     /// `symbol` scopes by symbol, shared (see `oneSymbol`).
     var singleSymbols: [String: [String]] = [:]
     /// The rules checked while the file was being read, if its `rules` were streamed.
     var streamed: StreamedRules?
+    /// The file's `version`: 1 or 2 (2 while it is missing or invalid, so that one wrong
+    /// `version` is one error, not one per version 2 key).
+    var version: UInt8 = 2
+    /// Portfolio names with their places (they share the namespace), and whether each one,
+    /// valid or not, is written with a `cost`.
+    var portfolioNames: [NamedPlace] = []
+    var portfolioCosts: [String: Bool] = [:]
+    /// `portfolio: NAME` scopes, and the `pnl` leaves of such rules (name and place of the
+    /// `pnl` key), checked once every file's portfolios are known.
+    var portfolioReferences: [NamedPlace] = []
+    var pnlReferences: [NamedPlace] = []
+    /// `expires` of the valid rules, for `validate`'s warning about rules already expired.
+    var expirations: [Expiration] = []
 
     struct Problem {
         var position: SourceOffset
@@ -35,6 +50,14 @@ struct FileChecker {
         problems.append(Problem(position: position, message: message, first: first))
     }
 
+    /// Whether a version 2 key may be used here; in a version 1 file it is an error at the key
+    /// naming the version it needs (`'all' needs "version": 2`).
+    mutating func allowsVersion2(_ member: JSONMember, name: String? = nil) -> Bool {
+        guard version == 1 else { return true }
+        error("\(name ?? UserText.single(member.key)) needs \"version\": 2", at: member.keyPosition)
+        return false
+    }
+
     /// The problems as diagnostics, by place (two at one place in the order found); every
     /// line and column is found in one pass over the file.
     var diagnostics: [Diagnostic] {
@@ -46,6 +69,16 @@ struct FileChecker {
                 let first = problem.first.map { JSONSyntaxError.mention(first: places[$0]!) } ?? ""
                 return Diagnostic(file: file, line: place.line, column: place.column, message: problem.message + first)
             }
+    }
+
+    /// `expirations` with their lines and columns, found in one pass over the file.
+    var expirationPlaces: [RuleExpiration] {
+        let places = lines.positions(of: expirations.map(\.position))
+        return expirations.map { expiration in
+            let place = places[expiration.position]!
+            return RuleExpiration(rule: expiration.rule, expires: expiration.millis, file: file,
+                                  line: place.line, column: place.column)
+        }
     }
 
     /// Runs `body` and tells whether it reported nothing, so a value is built only from a
@@ -79,6 +112,13 @@ struct FileChecker {
         if !suggested.contains(key) { error("missing required key '\(key)'", at: object.position) }
         return nil
     }
+}
+
+/// A rule's `expires` instant (epoch ms), its id and the place of the value.
+struct Expiration {
+    var rule: String
+    var millis: Int64
+    var position: SourceOffset
 }
 
 /// A name and where it is written.

@@ -1,93 +1,141 @@
 import AlertCore
 
-/// The top level of a rule file: `version`, `rules`, `sinks`, `defaults` (Docs/rules.md#file-structure).
+/// The top level of a rule file: `version`, `rules`, `sinks`, `defaults`, and in version 2
+/// `portfolios` (Docs/rules.md#file-structure).
 extension FileChecker {
-    static let topLevelKeys = ["version", "rules", "sinks", "defaults"]
+    static let topLevelKeys = ["version", "rules", "sinks", "defaults", "portfolios"]
 
-    /// The file's valid rules and sinks; what is invalid is reported and left out. The rules
-    /// come from `streamed` when the reader handed them over one by one.
-    mutating func ruleFile(_ root: JSONNode) -> (rules: [Rule], sinks: [SinkDefinition]) {
-        guard let members = object(root, "a rule file") else { return ([], []) }
+    /// What one file holds once checked.
+    struct Contents {
+        var rules: [Rule] = []
+        var sinks: [SinkDefinition] = []
+        var portfolios: [Portfolio] = []
+    }
+
+    /// The file's valid rules, sinks and portfolios; what is invalid is reported and left out.
+    /// The rules come from `streamed` when the reader handed them over one by one.
+    mutating func ruleFile(_ root: JSONNode) -> Contents {
+        guard let members = object(root, "a rule file") else { return Contents() }
         let suggested = checkKeys(members, allowed: Self.topLevelKeys)
-        if let version = requireKey("version", in: root, members, suggested: suggested) { checkVersion(version.value) }
-        let fileSinks = members["sinks"].map { self.sinks($0.value) } ?? []
+        if let version = requireKey("version", in: root, members, suggested: suggested) {
+            self.version = checkVersion(version.value) ?? 2
+        }
+        var contents = Contents()
+        if let member = members["portfolios"], allowsVersion2(member) { contents.portfolios = portfolios(member.value) }
+        contents.sinks = members["sinks"].map { self.sinks($0.value) } ?? []
         let defaultsNode = members["defaults"]?.value
         let fileDefaults: RuleDefaults
-        if let streamed, let defaultsNode, streamed.defaultsAt == defaultsNode.position {
+        if let streamed, let defaultsNode, streamed.defaultsAt == defaultsNode.position, streamed.version == version {
             fileDefaults = streamed.defaults
         } else {
             fileDefaults = defaultsNode.map { self.defaults($0) } ?? RuleDefaults()
         }
         guard let list = requireKey("rules", in: root, members, suggested: suggested),
-              let elements = array(list.value, "'rules'") else { return ([], fileSinks) }
-        guard let streamed else { return (elements.compactMap { rule($0, defaults: fileDefaults) }, fileSinks) }
-        if streamed.defaultsAt == defaultsNode?.position { return (streamed.rules, fileSinks) }
-        // `defaults` is written after `rules`: check the rules again, with it.
+              let elements = array(list.value, "'rules'") else { return contents }
+        guard let streamed else {
+            contents.rules = elements.compactMap { rule($0, defaults: fileDefaults) }
+            return contents
+        }
+        if streamed.defaultsAt == defaultsNode?.position, streamed.version == version {
+            contents.rules = streamed.rules
+            return contents
+        }
+        // `defaults` or `version` is written after `rules`: check the rules again, with them.
         forgetStreamedRules(streamed)
-        let rules = streamed.offsets.compactMap { offset in
+        contents.rules = streamed.offsets.compactMap { offset in
             JSONReader.value(in: lines.bytes, at: offset).flatMap { rule($0, defaults: fileDefaults) }
         }
-        return (rules, fileSinks)
+        return contents
     }
 
     /// Checks and builds one element of the top-level `rules` as the reader hands it over;
     /// `before` are the top-level members read before `rules` (where `defaults` usually is).
     mutating func streamedRule(_ node: JSONNode, before: [JSONMember]) {
         if streamed == nil {
+            // The version as written, unchecked (`ruleFile` checks it, and checks the rules
+            // again if they were read as another version).
+            if case .number(let text)? = before["version"]?.value.value, Double(text) == 1 { version = 1 }
+            // Marked before `defaults` is checked: if the rules are checked again, so is it.
+            let start = marks
             let defaultsNode = before["defaults"]?.value
             let defaults = defaultsNode.map { self.defaults($0) } ?? RuleDefaults()
-            streamed = StreamedRules(defaultsAt: defaultsNode?.position, defaults: defaults,
-                                     problems: problems.count, ids: ruleIDs.count, references: sinkReferences.count)
+            streamed = StreamedRules(defaultsAt: defaultsNode?.position, defaults: defaults, version: version,
+                                     marks: start)
         }
         let rule = rule(node, defaults: streamed!.defaults)
-        streamed!.add(rule, at: node.position, problems: problems.count, ids: ruleIDs.count,
-                      references: sinkReferences.count)
+        streamed!.add(rule, at: node.position, marks: marks)
+    }
+
+    /// How much each record of the checker holds, to take back what checking some rules added.
+    var marks: RecordMarks {
+        RecordMarks(problems: problems.count, ids: ruleIDs.count, references: sinkReferences.count,
+                    portfolios: portfolioReferences.count, pnl: pnlReferences.count, expirations: expirations.count)
     }
 
     /// Takes back what checking the streamed rules reported and recorded.
     private mutating func forgetStreamedRules(_ streamed: StreamedRules) {
-        problems.removeSubrange(streamed.problems)
-        ruleIDs.removeSubrange(streamed.ids)
-        sinkReferences.removeSubrange(streamed.references)
+        let (from, to) = (streamed.start, streamed.end)
+        problems.removeSubrange(from.problems..<to.problems)
+        ruleIDs.removeSubrange(from.ids..<to.ids)
+        sinkReferences.removeSubrange(from.references..<to.references)
+        portfolioReferences.removeSubrange(from.portfolios..<to.portfolios)
+        pnlReferences.removeSubrange(from.pnl..<to.pnl)
+        expirations.removeSubrange(from.expirations..<to.expirations)
     }
 
-    private mutating func checkVersion(_ node: JSONNode) {
+    /// 1 or 2 (`1.0` and `2.0` too), or nil after reporting anything else.
+    private mutating func checkVersion(_ node: JSONNode) -> UInt8? {
         guard case .number(let text) = node.value else {
-            error("'version' must be the number 1, found \(node.value.typeName)", at: node.position)
-            return
+            error("'version' must be the number 1 or 2, found \(node.value.typeName)", at: node.position)
+            return nil
         }
-        if Double(text) != 1 { error("'version' must be 1, found \(UserText.escaped(text))", at: node.position) }
+        switch Double(text) {
+        case 1: return 1
+        case 2: return 2
+        default:
+            error("'version' must be 1 or 2, found \(UserText.escaped(text))", at: node.position)
+            return nil
+        }
     }
 }
 
+/// How many entries each record of a `FileChecker` held at one moment.
+struct RecordMarks {
+    var problems: Int
+    var ids: Int
+    var references: Int
+    var portfolios: Int
+    var pnl: Int
+    var expirations: Int
+}
+
 /// The rules of a file checked while it was read (`FileChecker.streamedRule`), with what
-/// checking them added to the checker, so they can be checked again if `defaults` turns out
-/// to come after them.
+/// checking them added to the checker, so they can be checked again if `defaults` or
+/// `version` turns out to come after them.
 struct StreamedRules {
     /// Where the `defaults` used starts (nil: the file had none before `rules`), and its value.
     var defaultsAt: SourceOffset?
     var defaults: RuleDefaults
+    /// The version the rules were checked as.
+    var version: UInt8
     var rules: [Rule] = []
     /// Where each element of `rules` starts, valid or not.
     var offsets: [SourceOffset] = []
-    /// The checker's problems, rule ids and sink references that the rules added.
-    var problems: Range<Int>
-    var ids: Range<Int>
-    var references: Range<Int>
+    /// The checker's records before the first rule and after the last one.
+    var start: RecordMarks
+    var end: RecordMarks
 
-    init(defaultsAt: SourceOffset?, defaults: RuleDefaults, problems: Int, ids: Int, references: Int) {
+    init(defaultsAt: SourceOffset?, defaults: RuleDefaults, version: UInt8, marks: RecordMarks) {
         self.defaultsAt = defaultsAt
         self.defaults = defaults
-        self.problems = problems..<problems
-        self.ids = ids..<ids
-        self.references = references..<references
+        self.version = version
+        start = marks
+        end = marks
     }
 
-    mutating func add(_ rule: Rule?, at offset: SourceOffset, problems: Int, ids: Int, references: Int) {
+    mutating func add(_ rule: Rule?, at offset: SourceOffset, marks: RecordMarks) {
         if let rule { rules.append(rule) }
         offsets.append(offset)
-        self.problems = self.problems.lowerBound..<problems
-        self.ids = self.ids.lowerBound..<ids
-        self.references = self.references.lowerBound..<references
+        end = marks
     }
 }

@@ -18,6 +18,10 @@ enum Limits {
     static let cooldown = DurationLimit("365d")
     /// A change window's minute history is kept per symbol: 30 days is 43 200 minutes.
     static let window = DurationLimit("30d")
+    /// A window in a version 2 file: over 24 hours it keeps one price per hour, 9 600 at most.
+    static let longWindow = DurationLimit("400d")
+    /// `for` and `repeat.every`, like `cooldown`.
+    static let sustain = DurationLimit("365d")
     /// Webhook and exec `timeout`.
     static let sinkTimeout = DurationLimit("1h")
     static let backoff = DurationLimit("1h")

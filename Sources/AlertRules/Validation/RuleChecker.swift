@@ -1,9 +1,9 @@
 import AlertCore
 
-/// One rule object (Docs/rules.md#rules).
+/// One rule object (Docs/rules.md#rules, #version-2).
 extension FileChecker {
-    static let ruleKeys = ["id", "symbol", "symbols", "match", "when", "notify", "repeat", "cooldown",
-                           "hysteresis", "message", "enabled"]
+    static let ruleKeys = ["id", "symbol", "symbols", "match", "portfolio", "when", "notify", "repeat", "cooldown",
+                           "hysteresis", "message", "enabled", "for", "expires", "resolve", "priority"]
 
     /// `MessageTemplate.placeholders` in the order Docs/rules.md#messages lists them, for messages.
     static let placeholdersInSpecOrder = ["rule", "symbol", "price", "value", "threshold", "condition", "time"]
@@ -16,9 +16,13 @@ extension FileChecker {
             let suggested = checker.checkKeys(members, allowed: Self.ruleKeys)
             let id = checker.requireKey("id", in: node, members, suggested: suggested).flatMap { checker.ruleID($0.value) }
             let scope = checker.scope(of: node, members, suggested: suggested)
+            let place = ConditionPlace(scope: Self.scopeKind(members))
             let condition = checker.requireKey("when", in: node, members, suggested: suggested)
-                .flatMap { checker.condition($0.value) }
-            var settings = checker.settings(members, defaults: defaults)
+                .flatMap { checker.condition($0.value, place) }
+            // What kind of condition the file writes, read from the file so that a rule whose
+            // condition has another error still gets every error of its other keys.
+            let written = Self.writtenCondition(members["when"]?.value)
+            var settings = checker.settings(members, defaults: Self.applicable(defaults, to: written))
             // Read the operator from the file, so a range with another error (L ≥ H) still
             // gets its hysteresis reported in the same run.
             if let range = condition.flatMap(Self.rangeName) ?? members["when"].flatMap({ Self.rangeOperator($0.value) }) {
@@ -26,28 +30,40 @@ extension FileChecker {
                 checker.rejectHysteresis(members["hysteresis"], range: range)
                 settings.hysteresis = 0
             }
+            let extras = checker.extras(members, condition: condition, written: written, settings: settings)
             let message = members["message"].flatMap { checker.message($0.value) }
             let enabled = members["enabled"].flatMap { checker.bool($0.value, "'enabled'") } ?? true
             if let id, let scope, let condition {
-                built = Rule(id: id, scope: scope, condition: condition, notify: settings.notify ?? ["stdout"],
-                             repeatMode: settings.repeatMode ?? .rearm, cooldown: settings.cooldown ?? 0,
-                             hysteresis: settings.hysteresis ?? 0, message: message, enabled: enabled)
+                var rule = Rule(id: id, scope: scope, condition: condition, notify: settings.notify ?? ["stdout"],
+                                repeatMode: settings.repeatSetting?.mode ?? .rearm, cooldown: settings.cooldown ?? 0,
+                                hysteresis: settings.hysteresis ?? 0, message: message, enabled: enabled)
+                rule.fileVersion = checker.version
+                rule.extras = extras
+                if let expires = extras?.expires, let member = members["expires"] {
+                    checker.expirations.append(Expiration(rule: id, millis: expires, position: member.value.position))
+                }
+                built = rule
             }
         }
         return clean ? built : nil
     }
 
-    /// `[A-Za-z0-9._-]{1,64}`; a valid id joins the namespace shared with sink names.
-    private mutating func ruleID(_ node: JSONNode) -> String? {
-        guard let id = string(node, "'id'") else { return nil }
-        let allowed = id.utf8.allSatisfy { byte in
+    /// `[A-Za-z0-9._-]{1,64}`: rule ids and portfolio names.
+    static func isName(_ text: String) -> Bool {
+        let allowed = text.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                  UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
             default: false
             }
         }
-        guard allowed, (1...64).contains(id.utf8.count) else {
+        return allowed && (1...64).contains(text.utf8.count)
+    }
+
+    /// `[A-Za-z0-9._-]{1,64}`; a valid id joins the namespace shared with sink names.
+    private mutating func ruleID(_ node: JSONNode) -> String? {
+        guard let id = string(node, "'id'") else { return nil }
+        guard Self.isName(id) else {
             error("'id' must be 1 to 64 letters, digits, '.', '_' or '-', found \(UserText.double(id))", at: node.position)
             return nil
         }

@@ -7,8 +7,20 @@ struct RuleDefaults {
 
     var notify: [String]?
     var cooldown: Int64?
-    var repeatMode: RepeatMode?
+    var repeatSetting: RepeatSetting?
     var hysteresis: Double?
+}
+
+/// `repeat`: `"rearm"`, `"once"`, or in version 2 `{"every": D}` (rearm, with reminders every D ms).
+enum RepeatSetting: Equatable {
+    case mode(RepeatMode)
+    case every(Int64)
+
+    /// The model's `repeatMode`: reminders re-arm like `rearm`.
+    var mode: RepeatMode {
+        if case .mode(let mode) = self { return mode }
+        return .rearm
+    }
 }
 
 extension FileChecker {
@@ -24,9 +36,7 @@ extension FileChecker {
         var result = defaults
         if let member = members["notify"] { result.notify = notify(member.value) }
         if let member = members["cooldown"] { result.cooldown = duration(member.value, "'cooldown'", limit: Limits.cooldown) }
-        if let member = members["repeat"] {
-            result.repeatMode = choice(member.value, "'repeat'", ["rearm", "once"]).flatMap(RepeatMode.init(rawValue:))
-        }
+        if let member = members["repeat"] { result.repeatSetting = repeatSetting(member) }
         if let member = members["hysteresis"], let value = number(member.value, "'hysteresis'") {
             if value < 0 {
                 error("'hysteresis' must be 0 or more, found \(JSONNumber.format(value))", at: member.value.position)
@@ -38,6 +48,25 @@ extension FileChecker {
             }
         }
         return result
+    }
+
+    private mutating func repeatSetting(_ member: JSONMember) -> RepeatSetting? {
+        let node = member.value
+        if case .object(let members) = node.value {
+            guard allowsVersion2(member, name: #"'repeat' {"every": …}"#) else { return nil }
+            let suggested = checkKeys(members, allowed: ["every"])
+            return requireKey("every", in: node, members, suggested: suggested)
+                .flatMap { positiveDuration($0.value, "'every'", limit: Limits.sustain) }
+                .map(RepeatSetting.every)
+        }
+        var isString = false
+        if case .string = node.value { isString = true }
+        guard isString || version == 1 else {
+            error(#"'repeat' must be "rearm", "once" or an object {"every": D}, found \#(node.value.typeName)"#,
+                  at: node.position)
+            return nil
+        }
+        return choice(node, "'repeat'", ["rearm", "once"]).flatMap(RepeatMode.init(rawValue:)).map(RepeatSetting.mode)
     }
 
     /// Sink names in order, duplicates dropped (sending one alert twice to a sink is never

@@ -1,15 +1,17 @@
 import AlertCore
 
-/// A rule's scope: exactly one of `symbol`, `symbols`, `match` (Docs/rules.md#scope).
+/// A rule's scope: exactly one of `symbol`, `symbols`, `match`, or in version 2 `portfolio`
+/// (Docs/rules.md#scope, #portfolios).
 extension FileChecker {
-    static let scopeKeys = ["symbol", "symbols", "match"]
+    static let scopeKeys = ["symbol", "symbols", "match", "portfolio"]
     static let matchKeys = ["future", "quote", "base", "active"]
 
     mutating func scope(of rule: JSONNode, _ members: [JSONMember], suggested: Set<String>) -> Scope? {
         let given = members.filter { Self.scopeKeys.contains($0.key) }
         guard let chosen = given.first else {
             if suggested.isDisjoint(with: Self.scopeKeys) {
-                error("rule needs a scope: one of 'symbol', 'symbols' or 'match'", at: rule.position)
+                let known = version == 1 ? "'symbol', 'symbols' or 'match'" : "'symbol', 'symbols', 'match' or 'portfolio'"
+                error("rule needs a scope: one of \(known)", at: rule.position)
             }
             return nil
         }
@@ -23,11 +25,42 @@ extension FileChecker {
     private mutating func scopeValue(_ member: JSONMember) -> Scope? {
         switch member.key {
         case "symbol":
-            return nonEmptyString(member.value, "'symbol'").map { .symbols(oneSymbol(Symbol.normalize($0))) }
+            guard let symbol = nonEmptyString(member.value, "'symbol'"), notPortfolioSymbol(symbol, member.value) else {
+                return nil
+            }
+            return .symbols(oneSymbol(Symbol.normalize(symbol)))
         case "symbols":
             return symbolList(member.value)
-        default:
+        case "match":
             return marketFilter(member.value).map(Scope.match)
+        default:
+            guard allowsVersion2(member) else { return nil }
+            // Whether a portfolio of that name exists is checked once every file is read.
+            guard let name = nonEmptyString(member.value, "'portfolio'") else { return nil }
+            portfolioReferences.append(NamedPlace(name: name, position: member.value.position))
+            return .portfolio(name)
+        }
+    }
+
+    /// In a version 2 file, `@NAME` is a portfolio's symbol, which only `portfolio` rules see:
+    /// a `symbol` rule on it could never fire. Version 1 files keep their meaning.
+    private mutating func notPortfolioSymbol(_ symbol: String, _ node: JSONNode) -> Bool {
+        guard version == 2, symbol.hasPrefix("@") else { return true }
+        error("symbol \(UserText.double(symbol)) is a portfolio's value: only a rule with \"portfolio\": NAME sees it",
+              at: node.position)
+        return false
+    }
+
+    /// The scope key the rule is written with, for the conditions that depend on it.
+    static func scopeKind(_ members: [JSONMember]) -> ScopeKind {
+        let given = members.filter { scopeKeys.contains($0.key) }
+        guard given.count == 1 else { return .unknown }
+        switch given[0].key {
+        case "match": return .match
+        case "portfolio":
+            if case .string(let name) = given[0].value.value { return .portfolio(name) }
+            return .unknown
+        default: return .symbols
         }
     }
 
@@ -49,7 +82,9 @@ extension FileChecker {
             error("'symbols' must not be empty", at: node.position)
             return nil
         }
-        let symbols = elements.map { nonEmptyString($0, "each symbol in 'symbols'").map(Symbol.normalize) }
+        let symbols = elements.map { element in
+            nonEmptyString(element, "each symbol in 'symbols'").flatMap { notPortfolioSymbol($0, element) ? Symbol.normalize($0) : nil }
+        }
         guard symbols.allSatisfy({ $0 != nil }) else { return nil }
         // `["BTC", "btc"]` names one symbol; keep it once, in first-written order.
         var unique: [String] = []

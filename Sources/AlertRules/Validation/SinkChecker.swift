@@ -3,11 +3,11 @@ import AlertCore
 /// The `sinks` object: name → sink configuration (Docs/rules.md#sinks).
 extension FileChecker {
     static let sinkKeys: [(type: String, keys: [String])] = [
-        ("stdout", ["type", "format"]),
-        ("file", ["type", "path"]),
+        ("stdout", ["type", "format"] + policyKeys),
+        ("file", ["type", "path"] + policyKeys),
         ("webhook", ["type", "url", "urlEnv", "urlFile", "method", "headers", "timeout", "preset", "template",
-                     "secretEnv", "secretFile", "caFile"] + deliveryKeys),
-        ("exec", ["type", "command", "timeout"] + deliveryKeys),
+                     "secretEnv", "secretFile", "caFile"] + deliveryKeys + policyKeys + deliveryPolicyKeys),
+        ("exec", ["type", "command", "timeout"] + deliveryKeys + policyKeys + deliveryPolicyKeys),
     ]
 
     /// The file's valid sinks; every name, valid or not, joins the namespace so that `notify`
@@ -18,14 +18,14 @@ extension FileChecker {
         for member in members {
             sinkNames.append(NamedPlace(name: member.key, position: member.keyPosition))
             if member.key.isEmpty { error("sink name must not be empty", at: member.keyPosition) }
-            if let (kind, delivery) = sink(member.key, member.value), !member.key.isEmpty {
-                sinks.append(SinkDefinition(name: member.key, kind: kind, delivery: delivery))
+            if let (kind, delivery, policy) = sink(member.key, member.value), !member.key.isEmpty {
+                sinks.append(SinkDefinition(name: member.key, kind: kind, delivery: delivery, policy: policy))
             }
         }
         return sinks
     }
 
-    private mutating func sink(_ name: String, _ node: JSONNode) -> (SinkKind, DeliverySettings)? {
+    private mutating func sink(_ name: String, _ node: JSONNode) -> (SinkKind, DeliverySettings, SinkPolicy)? {
         guard let members = object(node, "sink \(UserText.single(name))") else { return nil }
         let typeMember: JSONMember? = members["type"]
         var typeName: String?
@@ -41,8 +41,10 @@ extension FileChecker {
         }
         var kind: SinkKind?
         var delivery = DeliverySettings()
+        var policy = SinkPolicy()
         let clean = isClean { checker in
             checker.checkKeys(members, allowed: keys)
+            policy = checker.policy(sink: name, members.filter { keys.contains($0.key) })
             switch typeName {
             case "stdout":
                 let format = members["format"].map { checker.choice($0.value, "'format'", ["text", "json"]) } ?? "text"
@@ -59,7 +61,7 @@ extension FileChecker {
             }
         }
         guard clean, let kind else { return nil }
-        return (kind, delivery)
+        return (kind, delivery, policy)
     }
 
     private mutating func exec(_ node: JSONNode, _ members: [JSONMember]) -> ExecSpec? {

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import AlertCore
+import AlertPolicy
 
 /// The plug-in sink: runs a program for each alert, so any notifier can be added without
 /// recompiling pricealert.
@@ -56,8 +57,21 @@ public struct ExecSink: Sink {
     }
 
     public func send(_ alert: Alert) async -> SinkResult {
-        let outcome = await ChildProcess.run(command, environment: environment(for: alert),
-                                             stdin: Array((AlertFormat.json(alert) + "\n").utf8), timeout: timeout)
+        await run(environment: environment(for: alert), stdin: AlertFormat.json(alert))
+    }
+
+    /// Runs the program once for a digest: the digest's JSON (`DigestFormat.json`) and a newline
+    /// on stdin; `PRICEALERT_ID` is the digest's id, `PRICEALERT_COUNT` its number of events,
+    /// and the other `PRICEALERT_*` variables describe its first event.
+    public func send(_ digest: AlertPolicy.Digest) async -> SinkResult {
+        var environment = environment(for: digest.events[0]).filter { !$0.hasPrefix("PRICEALERT_ID=") }
+        environment += ["PRICEALERT_ID=\(digest.id)", "PRICEALERT_COUNT=\(digest.events.count)"]
+        return await run(environment: environment, stdin: DigestFormat.json(digest))
+    }
+
+    private func run(environment: [String], stdin: String) async -> SinkResult {
+        let outcome = await ChildProcess.run(command, environment: environment,
+                                             stdin: Array((stdin + "\n").utf8), timeout: timeout)
         let detail = Self.firstLine(outcome.stderr)
         switch outcome.ending {
         case .exited(0):

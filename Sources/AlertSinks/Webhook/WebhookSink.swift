@@ -1,4 +1,5 @@
 import AlertCore
+import AlertPolicy
 import AlertHTTP
 import Logging
 import Wallclock
@@ -79,10 +80,19 @@ public struct WebhookSink: Sink {
     /// The request `send` makes for `alert` (also used by tests and `sinks test`).
     public func request(for alert: Alert) -> HTTPRequest {
         let (body, defaults) = payload.render(alert)
+        return request(id: alert.id, body: body, defaults: defaults)
+    }
+
+    /// The request for a digest: its preset's digest body, `webhook-id` the digest's id.
+    public func request(for digest: AlertPolicy.Digest) -> HTTPRequest {
+        let (body, defaults) = payload.render(digest)
+        return request(id: digest.id, body: body, defaults: defaults)
+    }
+
+    private func request(id: String, body: String, defaults: [(name: String, value: String)]) -> HTTPRequest {
         let bytes = Array(body.utf8)
         var all = defaults.filter { header in !headers.contains { $0.name.lowercased() == header.name.lowercased() } }
         all += headers
-        let id = alert.id
         all.append((name: "webhook-id", value: id))
         if let signer {
             let timestamp = now() / 1000
@@ -94,8 +104,17 @@ public struct WebhookSink: Sink {
     }
 
     public func send(_ alert: Alert) async -> SinkResult {
+        await send(request(for: alert))
+    }
+
+    /// Sends a digest as one request (Docs/sinks.md#digests).
+    public func send(_ digest: AlertPolicy.Digest) async -> SinkResult {
+        await send(request(for: digest))
+    }
+
+    private func send(_ request: HTTPRequest) async -> SinkResult {
         let result: Result<HTTPResponse, HTTPError>
-        do { result = .success(try await client.send(request(for: alert))) } catch { result = .failure(error) }
+        do { result = .success(try await client.send(request)) } catch { result = .failure(error) }
         switch HTTPOutcome.classify(result, now: now()) {
         case .success:
             return .delivered

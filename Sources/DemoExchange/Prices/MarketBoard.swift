@@ -30,6 +30,11 @@ struct MarketBoard: Sendable {
         }
     }
 
+    /// Adds `symbol` at `price` unless it is on the board already.
+    mutating func list(_ symbol: String, price: Double) {
+        if entries[symbol] == nil { entries[symbol] = Entry(last: price, open: price, high: price, low: price, volume: 0) }
+    }
+
     /// Records a step. Symbols not on the board (a replay may name any) are added.
     mutating func apply(_ step: PriceStep) {
         for (symbol, price) in step.prices {

@@ -1,4 +1,5 @@
 import Synchronization
+import Wallclock
 
 /// Drives the price generator: on the first client interest it starts a loop that applies each
 /// step to the market board and broadcasts it as a coinIndex frame (or an invalid frame, or
@@ -8,22 +9,29 @@ final class PriceFeed: Sendable {
         var generator: (any PriceGenerator)?
         var board: MarketBoard
         var task: Task<Void, Never>?
+        /// Epoch ms of the first step, once started.
+        var startedAt: Int64?
     }
 
     private let state: Mutex<State>
     private let hub: ConnectionHub
     private let stats: StatsCounter
     private let faults: FaultSettings
+    private let listing: NewMarket.Listing
 
     init(generator: any PriceGenerator, board: MarketBoard, hub: ConnectionHub, stats: StatsCounter,
-         faults: FaultSettings) {
+         faults: FaultSettings, listing: NewMarket.Listing) {
         state = Mutex(State(generator: generator, board: board))
         self.hub = hub
         self.stats = stats
         self.faults = faults
+        self.listing = listing
     }
 
     var board: MarketBoard { state.withLock { $0.board } }
+
+    /// Epoch ms of the first step; nil before the feed started.
+    var startedAt: Int64? { state.withLock { $0.startedAt } }
 
     /// Starts the loop once; later calls do nothing. The first step is applied before this
     /// returns, so a `market_summary` that triggers the start already shows it.
@@ -32,6 +40,7 @@ final class PriceFeed: Sendable {
             guard var generator = state.generator else { return }
             state.generator = nil
             guard let first = generator.next() else { return }
+            state.startedAt = Wallclock.millis()
             state.board.apply(first)
             let rest = generator
             state.task = Task { [self] in await self.run(first: first, rest: rest) }
@@ -60,7 +69,9 @@ final class PriceFeed: Sendable {
                     invalidSent += 1
                     hub.broadcast(.invalid(Frames.invalid(invalidSent)))
                 } else {
-                    hub.broadcast(.price(Frames.coinIndex(step.prices)))
+                    // A listed new market is priced in every frame from then on.
+                    let prices = listing.isListed ? step.prices + [(NewMarket.market.symbol, NewMarket.price)] : step.prices
+                    hub.broadcast(.price(Frames.coinIndex(prices)))
                 }
             }
             due += step.delay

@@ -73,16 +73,25 @@ struct RandomWalk: PriceGenerator {
     /// from a generator of its own (so the walk forward is the same with or without it).
     func history(minutes count: Int) -> [(symbol: String, closes: [Double])] {
         guard count > 0 else { return [] }
-        return symbols.indices.map { i in
-            var generator = SeededRandom(seed: Self.symbolSeed(seed, symbols[i]) ^ 0x4849_5354_4F52_5921)
-            var price = prices[i]
-            var closes = [Self.published(price)]
-            for _ in 1..<count {
-                price *= exp(-generator.normal() * Self.volatility(symbols[i]))
-                closes.append(Self.published(price))
-            }
-            return (symbols[i], closes.reversed())
+        return symbols.indices.map { i in (symbols[i], closes(ofSymbolAt: i, minutes: count)) }
+    }
+
+    /// `history(minutes:)` of one symbol; nil for a symbol the walk does not price.
+    func history(of symbol: String, minutes count: Int) -> [Double]? {
+        guard count > 0, let i = symbols.firstIndex(of: symbol) else { return nil }
+        return closes(ofSymbolAt: i, minutes: count)
+    }
+
+    private func closes(ofSymbolAt i: Int, minutes count: Int) -> [Double] {
+        var generator = SeededRandom(seed: Self.symbolSeed(seed, symbols[i]) ^ 0x4849_5354_4F52_5921)
+        var price = prices[i]
+        var closes = [Self.published(price)]
+        closes.reserveCapacity(count)
+        for _ in 1..<count {
+            price *= exp(-generator.normal() * Self.volatility(symbols[i]))
+            closes.append(Self.published(price))
         }
+        return closes.reversed()
     }
 
     /// A symbol's generator seed: `seed` mixed with the FNV-1a hash of the symbol's bytes.

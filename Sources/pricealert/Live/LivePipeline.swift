@@ -1,5 +1,6 @@
 import AlertCore
 import AlertFeeds
+import AlertHTTP
 import AlertRules
 import AlertSinks
 import AlertStore
@@ -75,6 +76,10 @@ struct LivePipeline: Sendable {
     enum Output: Sendable {
         case alert(Alert)
         case save([SymbolSnapshot], markets: MarketsSave?)
+        /// The known markets of `listed` rules, saved behind the alerts before them.
+        case listings(NewListings)
+        /// Symbols filled from candles, recorded in the ledger once the save before them is written.
+        case backfilled([BackfillLedger.Entry])
     }
 
     /// What the evaluation loop reacts to.
@@ -101,6 +106,7 @@ struct LivePipeline: Sendable {
             var failures = 0
             var sinceCommit = 0
             var unsaved = UnsavedState()
+            var unrecorded: [BackfillLedger.Entry] = []
             for await item in outputs {
                 switch item {
                 case .alert(let alert):
@@ -118,6 +124,11 @@ struct LivePipeline: Sendable {
                     if !(await delivery.save(snapshots, markets: markets, logger: logger)) {
                         unsaved.keep(snapshots, markets: markets)
                     }
+                    unrecorded = Self.record(unrecorded, unless: unsaved, in: delivery, logger: logger)
+                case .backfilled(let entries):
+                    unrecorded = Self.record(unrecorded + entries, unless: unsaved, in: delivery, logger: logger)
+                case .listings(let listings):
+                    await delivery.save(listings, logger: logger)
                 }
             }
             return failures
@@ -126,8 +137,10 @@ struct LivePipeline: Sendable {
         let watchdog = Task { await monitor.keepWatchdogFed() }
         var evaluation = Evaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
                                     logger: logger, monitor: monitor, output: output, gate: gate)
-        if self.delivery.store != nil {
+        evaluation.backfill = LiveBackfill(source: runner.source, http: runner.http, ledger: delivery.store?.backfill)
+        if let store = self.delivery.store {
             evaluation.persist(restoring: saved.take(), every: saveEvery)
+            evaluation.restoreListings(from: ListingStore(folder: store.folder))
         } else {
             evaluation.restore(saved.take())
         }
@@ -158,6 +171,30 @@ struct LivePipeline: Sendable {
     }
 }
 
+extension LivePipeline {
+    /// Records `entries` in the ledger when every save handed over so far is written (`unsaved`
+    /// is empty); otherwise returns them to record after a later save.
+    static func record(_ entries: [BackfillLedger.Entry], unless unsaved: UnsavedState, in delivery: AlertDelivery,
+                       logger: Logger) -> [BackfillLedger.Entry] {
+        guard !entries.isEmpty, let store = delivery.store else { return [] }
+        guard unsaved.isEmpty else { return entries }
+        do {
+            try store.backfill.record(entries)
+        } catch {
+            logger.warning("cannot record the filled history in \(store.folder.path): \(store.describe(error)); the next start fetches it again")
+        }
+        return []
+    }
+}
+
+/// `run`'s backfill (Docs/candles.md): where candles come from, and the ledger of the symbols
+/// filled before (nil without a state folder: every start fills again).
+struct LiveBackfill: Sendable {
+    let source: any PriceSource
+    let http: any HTTPClient
+    let ledger: BackfillLedger?
+}
+
 /// Engine state a save could not write (an alert before it was not in the outbox yet, or the
 /// save failed), written with the next save: the newest snapshot of each symbol, the newest
 /// market list.
@@ -176,6 +213,9 @@ struct UnsavedState {
         snapshots = [:]
         return (all, allMarkets)
     }
+
+    /// Nothing is waiting to be written.
+    var isEmpty: Bool { snapshots.isEmpty && markets == nil }
 
     /// Keeps what a save could not write.
     mutating func keep(_ unsaved: [SymbolSnapshot], markets unsavedMarkets: MarketsSave?) {
@@ -197,6 +237,8 @@ struct Evaluation {
     private(set) var engine: Engine?
     private var dropped = 0
     private var alerts: [Alert] = []
+    /// `listed` rules: the known markets, and those waiting for their first tick.
+    private var listings: NewListings
     /// Saving: on when a state folder is in use.
     private var persists = false
     private var restoring: [SymbolSnapshot] = []
@@ -204,6 +246,8 @@ struct Evaluation {
     private var lastSave: Int64 = 0
     /// The first frame after the engine was made has been evaluated (see `handle`).
     private var settled = false
+    /// Where the history of the rules' symbols is filled from, before their first tick.
+    var backfill: LiveBackfill?
 
     init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
          output: AsyncStream<LivePipeline.Output>.Continuation, gate: AlertGate) {
@@ -214,6 +258,22 @@ struct Evaluation {
         self.monitor = monitor
         self.output = output
         self.gate = gate
+        listings = NewListings(rules: ruleSet.rules)
+    }
+
+    /// The known markets a previous run saved; unreadable, the next list counts as the first.
+    mutating func restoreListings(from store: ListingStore) {
+        guard !listings.isEmpty else { return }
+        do {
+            let (known, pending) = try store.load()
+            listings.restore(known: known, pending: pending)
+        } catch {
+            logger.warning("cannot read \(store.path): \(error); the next market list is taken as the first")
+        }
+    }
+
+    private mutating func saveListings() {
+        if listings.takeChanged(), persists { output.yield(.listings(listings)) }
     }
 
     /// Restores `saved` into the engine when it is made, and saves changes every `every`.
@@ -239,6 +299,8 @@ struct Evaluation {
         if case .ticks = event {} else { monitor.feed(event) }
         switch event {
         case .markets(let markets):
+            listings.update(MarketList(markets))
+            saveListings()
             if let engine {
                 engine.replaceMarkets(MarketList(markets))
                 logger.info("\(source): market list reloaded: \(markets.count) markets")
@@ -250,6 +312,7 @@ struct Evaluation {
                     restoring = []
                 }
                 self.engine = engine
+                if let backfill { await fillHistory(engine, from: backfill) }
                 // Fetching and decoding the market list left freed buffers: give their pages back
                 // before the first frame builds the symbols' groups.
                 _ = pa_release_free_memory()
@@ -265,7 +328,12 @@ struct Evaluation {
             guard let engine else { return }
             var accepted = 0
             for tick in ticks {
-                if let reason = engine.process(tick, into: &alerts) { monitor.dropped(reason) } else { accepted += 1 }
+                if let reason = engine.process(tick, into: &alerts) {
+                    monitor.dropped(reason)
+                } else {
+                    accepted += 1
+                    listings.process(tick, into: &alerts)
+                }
                 // Handed on tick by tick, in the same order: the buffer stays as small as one
                 // tick's alerts (a frame of 227 ticks over 100 000 rules can fire 20 000, and
                 // the buffer would keep that capacity for good).
@@ -274,6 +342,7 @@ struct Evaluation {
                 if gate.isFull { await gate.waitForRoom() }
             }
             monitor.prices(accepted: accepted)
+            saveListings()
             if persists, Wallclock.millis() - lastSave >= saveEvery { saveChanges() }
             if !settled {
                 // The first frame built its symbols' groups from the restored state, and those
@@ -295,6 +364,36 @@ struct Evaluation {
             emit(FeedAlert.recovered(source: source, silentFor: silence, at: Wallclock.millis(),
                                      notify: feedAlertSinks))
         }
+    }
+
+    /// Fills the history of the symbols the rules need (`match` rules: under this first market
+    /// list) that the ledger does not list, before any tick is evaluated; the seeded history
+    /// is saved at once and the ledger records it after that save.
+    private mutating func fillHistory(_ engine: Engine, from backfill: LiveBackfill) async {
+        let reaches = Backfill.reaches(rules: ruleSet.rules, markets: engine.markets, portfolios: ruleSet.portfolios)
+        guard !reaches.isEmpty else { return }
+        var filled: [String: Int64] = [:]
+        if let ledger = backfill.ledger {
+            do {
+                filled = try ledger.reaches(source: source)
+            } catch {
+                logger.warning("\(source): the ledger of filled history cannot be read: \(error); filling every symbol again")
+            }
+        }
+        let now = Wallclock.millis()
+        let needs = reaches.map { Backfill.Need(symbol: $0.key, reach: $0.value.reach, detail: $0.value.detail, until: now) }
+        let logger = self.logger
+        let entries = await HistoryBackfill.fill(needs, source: backfill.source, http: backfill.http, engine: engine,
+                                                 filled: filled, now: now) { line in
+            switch line {
+            case .info(let text): logger.info("\(text)")
+            case .notice(let text): logger.notice("\(text)")
+            case .warning(let text): logger.warning("\(text)")
+            }
+        }
+        guard persists, !entries.isEmpty else { return }
+        saveChanges()
+        output.yield(.backfilled(entries))
     }
 
     private func emit(_ alert: Alert) {
@@ -323,6 +422,7 @@ struct Evaluation {
             self.engine = engine
         }
         ruleSet = rules
+        listings = listings.with(rules: rules.rules)
         logger.info("rules reloaded: \(rules.rules.count) rules")
     }
 

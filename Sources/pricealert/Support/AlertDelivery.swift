@@ -71,6 +71,17 @@ enum AlertDelivery: Sendable {
         }
     }
 
+    /// Saves the known markets of `listed` rules once every alert before is in the outbox.
+    func save(_ listings: NewListings, logger: Logger) async {
+        guard let store else { return }
+        do {
+            try await commit()
+            try ListingStore(folder: store.folder).save(listings)
+        } catch {
+            logger.error("cannot save the known markets in \(store.folder.path): \(error)")
+        }
+    }
+
     /// Returns when every alert dispatched so far is on disk in the outbox: state that says an
     /// alert fired is saved only after it. Throws when some could not be written.
     func commit() async throws(UnwrittenAlerts) {

@@ -1,4 +1,5 @@
 import AlertCore
+import AlertPolicy
 import AlertRules
 import AlertSinks
 
@@ -11,6 +12,19 @@ struct AlertListing: Sendable {
     let dispatcher: AlertDelivery?
     /// The rule set's stdout sinks (see `printingSinks(of:)`).
     var printing: Set<String> = []
+    /// Alerts these silence are listed, marked, and sent nowhere (Docs/sinks.md#silences).
+    var silences = SilenceSet()
+
+    /// The listing's line for `alert`: with `"silenced": "ID"` (json) or `(silenced: ID)` (text)
+    /// when `silence` keeps it from the sinks.
+    static func line(for alert: Alert, format: AlertOutputFormat, silence: Silence?) -> String {
+        let line = StdoutSink.line(for: alert, format: format)
+        guard let silence else { return line }
+        switch format {
+        case .json: return String(line.dropLast()) + ",\"silenced\":" + JSONString.quote(silence.id) + "}"
+        case .text: return line + " (silenced: \(silence.id))"
+        }
+    }
 
     /// The sinks of `ruleSet` that write to standard output: the built-in `stdout` and every
     /// sink of type `stdout`. Where a command lists the alerts on standard output (`replay`,
@@ -35,8 +49,9 @@ struct AlertListing: Sendable {
         var failures = 0
         var batch = ""
         for await alert in alerts {
-            batch += StdoutSink.line(for: alert, format: format)
-            if let dispatcher {
+            let silence = silences.silence(for: alert)
+            batch += Self.line(for: alert, format: format, silence: silence)
+            if let dispatcher, silence == nil {
                 StandardOutput.shared.writeLine(batch)
                 batch = ""
                 failures += await dispatcher.dispatch(Self.dispatched(alert, skipping: printing))

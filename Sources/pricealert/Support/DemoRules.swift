@@ -16,6 +16,7 @@ enum DemoRules {
     { "id": "demo-sol-above-60.15", "symbol": "SOL", "when": { "price": { "above": 60.15 } }, "hysteresis": 0.1 },
     { "id": "demo-sol-crosses-below-60.035", "symbol": "SOL", "when": { "price": { "crossesBelow": 60.035 } } },
     { "id": "demo-sol-up-0.6pct-5m", "symbol": "SOL", "when": { "change": { "window": "5m", "above": 0.6 } } },
+    { "id": "demo-btc-up-8pct-7d", "symbol": "BTC", "when": { "change": { "window": "7d", "above": 8 } } },
     { "id": "demo-majors-down-0.1pct-5m", "symbols": ["BTC", "ETH", "SOL"],
       "when": { "change": { "window": "5m", "below": -0.1 } } },
     { "id": "demo-usd-spot-up-1.2pct-5m", "match": { "future": false, "quote": "USD" },

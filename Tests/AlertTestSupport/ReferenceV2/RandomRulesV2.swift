@@ -4,7 +4,7 @@ public import SeededRandom
 /// Random version 2 rule files, tick streams and candles for comparing an implementation with
 /// `ReferenceEngineV2`. Every rule is valid by the rules' text: `for` never on a crossing or a
 /// `move`, no `repeat` or `resolve` on a `move`, no `resolve` with `once`, no hysteresis on a
-/// percent move, windows over 24 h in whole hours.
+/// percent move or on a range that is the whole condition, windows over 24 h in whole hours.
 public enum RandomRulesV2 {
     /// The symbols the streams use; the portfolio `pf` holds the first two.
     public static let symbols = ["AAA", "BBB", "CCC"]
@@ -51,7 +51,13 @@ public enum RandomRulesV2 {
             }
             crossingOrMove = crossingOrMove || move
             keys.append(#""cooldown": "\#(["0s", "0s", "30s", "2m"].randomElement(using: &rng)!)""#)
-            if !percentMove { keys.append(#""hysteresis": \#([0, 0, 0.5, 1].randomElement(using: &rng)!)"#) }
+            // A range that is the whole condition takes no hysteresis (an error in both versions);
+            // the value is still drawn, so every seed gives the streams it always gave.
+            let loneRange = !when.hasPrefix(#"{"all""#) && !when.hasPrefix(#"{"any""#) && (when.contains(#""inside""#) || when.contains(#""outside""#))
+            if !percentMove {
+                let h = [0, 0, 0.5, 1].randomElement(using: &rng)!
+                if !loneRange { keys.append(#""hysteresis": \#(h)"#) }
+            }
             if !crossingOrMove, Int.random(in: 0..<3, using: &rng) == 0 {
                 keys.append(#""for": "\#(["20s", "1m", "3m"].randomElement(using: &rng)!)""#)
             }

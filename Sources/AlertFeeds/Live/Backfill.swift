@@ -1,0 +1,120 @@
+import AlertCore
+import AlertHTTP
+
+/// Filling symbols' history from a source's candles before their first live tick
+/// (Docs/candles.md): which symbols need how much, the fetch, and the seeding. `run` and
+/// `check --source` decide which symbols are still to fill (their state folder's ledger) and
+/// when the fill counts as kept (after the state holding it is saved).
+public struct Backfill: Sendable {
+    /// One symbol to fill: how far back, how far back at minute detail (the longest of its
+    /// windows up to 24 hours; 0: none), and the time its candles must end by (its first live tick).
+    public struct Need: Sendable, Equatable {
+        public var symbol: String
+        public var reach: Int64
+        public var detail: Int64
+        public var until: Int64
+
+        public init(symbol: String, reach: Int64, detail: Int64 = 0, until: Int64) {
+            self.symbol = symbol
+            self.reach = reach
+            self.detail = detail
+            self.until = until
+        }
+    }
+
+    /// The history a symbol's rules need: `reach` back in all, `detail` of it at minute detail.
+    public struct Reach: Sendable, Equatable {
+        public var reach: Int64
+        public var detail: Int64
+
+        public init(reach: Int64, detail: Int64 = 0) {
+            self.reach = reach
+            self.detail = detail
+        }
+    }
+
+    public enum Outcome: Sendable {
+        /// The candles, oldest first (at least one).
+        case candles([Candle])
+        /// The source has no candles for the symbol (or none that far back and closed yet).
+        case none
+        /// A request failed: the error names its URL (without query, so without secrets).
+        case failed(String)
+    }
+
+    public let history: any CandleHistory
+    public let http: any HTTPClient
+
+    public init(history: any CandleHistory, http: any HTTPClient) {
+        self.history = history
+        self.http = http
+    }
+
+    /// Per upper-cased symbol, the history the enabled rules that apply to it need
+    /// (`Engine.historyReach` of each rule); symbols that need none are left out. `match` rules
+    /// apply to the symbols of the entries of `markets` they match, portfolio rules to the
+    /// symbols the portfolio holds (its synthetic series is made of theirs).
+    public static func reaches(rules: [Rule], markets: MarketList?, portfolios: [Portfolio] = []) -> [String: Reach] {
+        var reaches: [String: Reach] = [:]
+        for rule in rules where rule.enabled {
+            let reach = Engine.historyReach(of: [rule])
+            guard reach > 0 else { continue }
+            let symbols: [String]
+            switch rule.scope {
+            case .symbols(let list): symbols = list
+            case .match(let filter): symbols = markets?.markets.filter(filter.matches).map(\.symbol) ?? []
+            case .portfolio(let name):
+                symbols = portfolios.first { Symbol.normalize($0.name) == Symbol.normalize(name) }?.holdings.map(\.symbol) ?? []
+            }
+            for symbol in symbols {
+                var known = reaches[Symbol.normalize(symbol), default: Reach(reach: 0)]
+                known.reach = max(known.reach, reach)
+                if reach <= Self.minuteDetail { known.detail = max(known.detail, reach) }
+                reaches[Symbol.normalize(symbol)] = known
+            }
+        }
+        return reaches
+    }
+
+    /// Windows up to this long use minute buckets: their history is fetched at minute detail.
+    public static let minuteDetail: Int64 = 86_400_000
+
+    /// Fetches each need's candles, one symbol after the other (kind to the source's rate
+    /// limits), from `until − reach` to `until`; when the reach is longer than its minute
+    /// detail, the older part in a request of its own (hour candles, Docs/candles.md). A
+    /// failure is that symbol's outcome only.
+    public func fetch(_ needs: [Need]) async -> [(need: Need, outcome: Outcome)] {
+        var results: [(need: Need, outcome: Outcome)] = []
+        for need in needs {
+            do {
+                var candles: [Candle] = []
+                let split = need.until - need.detail
+                if need.detail > 0, need.detail < need.reach {
+                    let coarse = try await history.candles(of: need.symbol, since: need.until - need.reach, until: split, now: need.until, http: http)
+                    let fine = try await history.candles(of: need.symbol, since: split, until: need.until, now: need.until, http: http)
+                    candles = Self.joined(coarse, fine)
+                } else {
+                    candles = try await history.candles(of: need.symbol, since: need.until - need.reach, until: need.until, now: need.until, http: http)
+                }
+                results.append((need, candles.isEmpty ? .none : .candles(candles)))
+            } catch {
+                results.append((need, .failed("\(error)")))
+            }
+        }
+        return results
+    }
+
+    /// `older` candles that end by the start of the first of `newer`, then `newer` (both oldest
+    /// first): one run of candles whose seeded ticks are in time order.
+    static func joined(_ older: [Candle], _ newer: [Candle]) -> [Candle] {
+        guard let start = newer.first?.start else { return older }
+        return older.filter { $0.end <= start } + newer
+    }
+
+    /// Seeds `candles` (oldest first) into `engine` as `symbol`'s history (`Candle.seededTicks`).
+    public static func seed(_ candles: [Candle], symbol: String, into engine: Engine) {
+        for candle in candles {
+            for tick in candle.seededTicks(symbol: symbol) { engine.seed(tick) }
+        }
+    }
+}

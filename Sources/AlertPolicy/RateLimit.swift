@@ -1,0 +1,91 @@
+import AlertCore
+
+/// At most `count` starts in any interval of `per` milliseconds of wall time
+/// (Docs/sinks.md#rate): a sliding window over the last `count` starts.
+public struct RateLimit: Sendable, Equatable {
+    public let spec: RateSpec
+    /// The last `count` start times, oldest first.
+    private var starts: [Int64] = []
+
+    public init(_ spec: RateSpec) {
+        self.spec = spec
+    }
+
+    /// The earliest wall time at or after `now` at which a delivery may start.
+    public func nextStart(now: Int64) -> Int64 {
+        guard starts.count >= spec.count else { return now }
+        return max(now, starts[starts.count - spec.count] + spec.per)
+    }
+
+    public func allows(now: Int64) -> Bool { nextStart(now: now) == now }
+
+    /// Records a start at `now`; the caller asked `allows(now:)` first.
+    public mutating func record(_ now: Int64) {
+        starts.append(now)
+        if starts.count > spec.count { starts.removeFirst(starts.count - spec.count) }
+    }
+}
+
+/// The rate stage of one sink (Docs/sinks.md#rate): what waits for it, in order, and what may
+/// start at a given wall time. Nothing is ever dropped.
+///
+/// Backlog batching: when more events wait than the rate's `count`, the next delivery carries
+/// the waiting events from the front, up to `batchMax` (the sink's `group.max`, default 100),
+/// as one digest; a digest of one event is that event. High-priority deliveries wait in their
+/// own queue, leave before the rest, and always alone.
+public struct SinkPacer: Sendable {
+    public let sink: String
+    public private(set) var rate: RateLimit?
+    public let batchMax: Int
+    private var urgent: [Delivery] = []
+    private var waiting: [Delivery] = []
+
+    public init(sink: String, rate: RateSpec?, batchMax: Int = GroupSpec.defaultMax) {
+        self.sink = sink
+        self.rate = rate.map(RateLimit.init)
+        self.batchMax = batchMax
+    }
+
+    public mutating func enqueue(_ delivery: Delivery, urgent isUrgent: Bool = false) {
+        if isUrgent { urgent.append(delivery) } else { waiting.append(delivery) }
+    }
+
+    /// Events waiting, digests counted by their events.
+    public var waitingEvents: Int { (urgent + waiting).reduce(0) { $0 + $1.events.count } }
+
+    /// When the next delivery may start (nil: nothing waits).
+    public func nextStart(now: Int64) -> Int64? {
+        guard !urgent.isEmpty || !waiting.isEmpty else { return nil }
+        return rate?.nextStart(now: now) ?? now
+    }
+
+    /// The delivery that starts at `now`, recorded against the rate; nil when nothing waits or
+    /// the rate allows no start yet.
+    public mutating func next(now: Int64) -> Delivery? {
+        guard nextStart(now: now) == now else { return nil }
+        let delivery: Delivery
+        if !urgent.isEmpty {
+            delivery = urgent.removeFirst()
+        } else if let rate, waitingEvents > rate.spec.count {
+            delivery = batch()
+        } else {
+            delivery = waiting.removeFirst()
+        }
+        rate?.record(now)
+        return delivery
+    }
+
+    /// The front of `waiting` as one delivery of at most `batchMax` events (at least the first).
+    private mutating func batch() -> Delivery {
+        var taken = 1
+        var events = waiting[0].events.count
+        while taken < waiting.count, events + waiting[taken].events.count <= batchMax {
+            events += waiting[taken].events.count
+            taken += 1
+        }
+        let parts = waiting.prefix(taken)
+        waiting.removeFirst(taken)
+        if taken == 1 { return parts.first! }
+        return Delivery(sink: sink, events: parts.flatMap(\.events), held: parts.allSatisfy(\.held))
+    }
+}
