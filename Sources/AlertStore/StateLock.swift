@@ -9,47 +9,27 @@ import Synchronization
 /// outbox. The holder writes its pid into the file so the loser can name it. The kernel drops
 /// the lock when the process dies (even on `kill -9`), so a stale file never blocks a restart.
 /// Two opens in one process also exclude each other (flock belongs to the open file).
-///
-/// A child process started by another thread of this process holds a copy of the descriptor
-/// between its fork and its exec (where O_CLOEXEC closes it), and with it the lock. So when the
-/// file names this process as the holder but no lock of this process holds the path, the lock
-/// is taken again for up to `forkGrace` before it counts as held.
 public final class StateLock: Sendable {
-    /// Lock files held by this process's `StateLock`s.
-    private static let heldHere = Mutex<Set<String>>([])
-    /// How long a copy of the descriptor in a child that has not yet exec'd may hold the lock.
-    static let forkGrace: Duration = .seconds(5)
-
     public let path: String
     /// The descriptor, -1 once released. Behind a mutex so `release` may run from any task.
     private let fd: Mutex<Int32>
 
     public init(folder: StateFolder) throws(StateError) {
-        path = folder.lockPath
+        let path = folder.lockPath
+        self.path = path
         let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard opened >= 0 else {
             throw StateError(path: folder.path, reason: "cannot open \(path): \(StateFolder.describe(errno))")
         }
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: Self.forkGrace)
-        var pause: UInt32 = 1_000
-        while flock(opened, LOCK_EX | LOCK_NB) != 0 {
+        if flock(opened, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             let holder = Self.readPid(opened)
-            let inAChildOfOurs = code == EWOULDBLOCK && holder == getpid()
-                && !Self.heldHere.withLock { $0.contains(folder.lockPath) }
-            if inAChildOfOurs && clock.now < deadline {
-                usleep(pause)
-                pause = min(pause * 2, 50_000)
-                continue
-            }
             close(opened)
             if code == EWOULDBLOCK {
                 throw StateError(path: folder.path, reason: "locked", lockedBy: holder ?? 0)
             }
             throw StateError(path: folder.path, reason: "cannot lock \(path): \(StateFolder.describe(code))")
         }
-        Self.heldHere.withLock { _ = $0.insert(folder.lockPath) }
         let pid = "\(getpid())\n"
         _ = ftruncate(opened, 0)
         _ = pid.withCString { pwrite(opened, $0, strlen($0), 0) }
@@ -60,11 +40,13 @@ public final class StateLock: Sendable {
         release()
     }
 
-    /// Gives the lock up (idempotent).
+    /// Gives the lock up (idempotent). Unlocks before closing: a child being spawned by another
+    /// thread holds a copy of the descriptor until its exec, and closing alone would leave the
+    /// lock held until then.
     public func release() {
         fd.withLock { fd in
             guard fd >= 0 else { return }
-            Self.heldHere.withLock { _ = $0.remove(path) }
+            flock(fd, LOCK_UN)
             close(fd)
             fd = -1
         }

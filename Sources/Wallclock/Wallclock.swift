@@ -10,8 +10,35 @@ import Darwin
 public enum Wallclock {
     /// Milliseconds since 1970-01-01 00:00 UTC, from CLOCK_REALTIME.
     public static func millis() -> Int64 {
+        nanoseconds(of: CLOCK_REALTIME) / 1_000_000
+    }
+}
+
+/// Time from an arbitrary fixed point (CLOCK_MONOTONIC), for deadlines and elapsed times: it
+/// never jumps when the time of day is set. The one monotonic reading of pricealert, its
+/// benchmarks and its fuzzer. Integers rather than `ContinuousClock` instants, for deadlines kept
+/// in atomics and compared in C-style loops (the exec sink's child watch, the fuzzer's watchdog).
+public enum Monotonic {
+    /// Nanoseconds since the fixed point.
+    public static func nanoseconds() -> Int64 {
+        Wallclock.nanoseconds(of: CLOCK_MONOTONIC)
+    }
+
+    /// Whole milliseconds since the fixed point.
+    public static func milliseconds() -> Int64 {
+        nanoseconds() / 1_000_000
+    }
+
+    /// Seconds since the fixed point, for printing rates and durations.
+    public static func seconds() -> Double {
+        Double(nanoseconds()) / 1e9
+    }
+}
+
+extension Wallclock {
+    static func nanoseconds(of clock: clockid_t) -> Int64 {
         var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+        clock_gettime(clock, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 }

@@ -80,7 +80,7 @@ struct DocsExamplesTests {
 
 /// The "Staying calm on a crash day" sink of Docs/sinks.md is `Rules/crash-day.json` word for
 /// word, and it validates into the policy the text describes.
-@Suite("docs examples: crash day")
+@Suite("docs examples: crash day", .programs)
 struct CrashDayExampleTests {
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

@@ -98,6 +98,32 @@ func temporaryFolder() -> StateFolder {
         again.close()
     }
 
+    /// A child spawned while the folder is open holds a copy of the lock's descriptor (here
+    /// for good, as one being spawned by another thread does until its exec): closing the
+    /// store still frees the folder at once.
+    @Test func closingFreesTheFolderWhileAChildHoldsACopyOfTheLock() throws {
+        let folder = temporaryFolder()
+        let store = try StateStore.open(folder)
+        let lockFD = try #require(try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap(Int32.init)
+            .first { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == folder.lockPath })
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, lockFD, 3)
+        var child = pid_t()
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sleep"), strdup("60"), nil]
+        defer { for arg in argv { free(arg) } }
+        #expect(posix_spawn(&child, "/bin/sleep", &actions, nil, argv, environ) == 0)
+        defer {
+            kill(child, SIGKILL)
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+        }
+        store.close()
+        let again = try StateStore.open(folder)
+        again.close()
+    }
+
     @Test func aNewerSchemaIsRefused() throws {
         let folder = temporaryFolder()
         try StateStore.open(folder).close()

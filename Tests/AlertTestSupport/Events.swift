@@ -2,6 +2,7 @@ import Synchronization
 
 /// Counts events (requests received, attempts made) and lets a test suspend until the count
 /// reaches a number: a wait on the event itself, with no polling and no thread held.
+/// (No package the project uses has a counting wait or a gate for async code.)
 public final class EventCounter: Sendable {
     public struct TimedOut: Error, CustomStringConvertible {
         public var waitingFor: Int

@@ -11,8 +11,8 @@ import Synchronization
 /// So any number of tests can run programs side by side on two cores without starving the
 /// in-process servers those programs talk to.
 ///
-/// Written here rather than taken from swift-subprocess: the tests need line waits on output
-/// still being written, which that package's collected-output API does not offer.
+/// Foundation's `Process` with reader threads rather than swift-subprocess: no new dependency
+/// for the tests, and the same object serves line waits, signals and the final result.
 public final class ObservedProcess: Sendable {
     public enum Stream: Sendable { case stdout, stderr }
 

@@ -10,7 +10,7 @@ import Testing
 
 /// `check --source` fills the history its rules need from the exchange's candles, once per
 /// symbol (Docs/candles.md): the built binary against a real local exchange.
-@Suite("end to end: backfill from candles")
+@Suite("end to end: backfill from candles", .programs)
 struct BackfillCommandTests {
     static let sevenDays: Int64 = 7 * 86_400_000
 

@@ -120,6 +120,15 @@ struct LiveCommandTests {
         #expect(running.stderr.contains("run: "))
     }
 
+    /// SIGTERM the moment `exchange` says it listens: a clean stop, every time.
+    @Test func exchangeStopsCleanlyOnSIGTERMAsSoonAsItListens() async throws {
+        for _ in 0..<5 {
+            let exchange = try PriceAlertBinary.start(["exchange", "--port", "0"])
+            _ = try await exchange.waitForStderrLine(containing: "exchange: listening on http://127.0.0.1:", timeout: 60)
+            #expect(try await exchange.stop(signal: SIGTERM) == 0, "\(exchange.stderr)")
+        }
+    }
+
     @Test func demoRunsOfflineAndPrintsAlerts() async throws {
         let dir = try tempFolder()  // no Rules/ here: the built-in demo rules are used
         defer { try? FileManager.default.removeItem(at: dir) }

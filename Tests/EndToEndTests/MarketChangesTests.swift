@@ -1,3 +1,4 @@
+import AlertTestSupport
 import AlertHTTP
 import DemoExchange
 import Foundation
@@ -5,7 +6,7 @@ import Testing
 
 /// `pricealert markets --changes`: change columns from the source's candles, checked against
 /// the candles the embedded exchange serves, read by the test itself.
-@Suite("end to end: markets --changes")
+@Suite("end to end: markets --changes", .programs)
 struct MarketChangesTests {
     /// The close of the last hour candle of `market` that ends at or before `time`, read from
     /// the exchange's raw `ohlcv` rows.

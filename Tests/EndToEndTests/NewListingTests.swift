@@ -1,10 +1,11 @@
+import AlertTestSupport
 import DemoExchange
 import Foundation
 import Testing
 
 /// `listed` rules against the embedded exchange, which lists NEWCOIN once its market list has
 /// been served N times (ExchangeConfiguration.newMarketAfter).
-@Suite("end to end: new listings")
+@Suite("end to end: new listings", .programs)
 struct NewListingTests {
     static let rules = """
         {"version": 2, "sinks": {"out": {"type": "stdout", "format": "json"}}, "defaults": {"notify": ["out"]},

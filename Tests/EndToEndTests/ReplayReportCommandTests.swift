@@ -1,8 +1,9 @@
+import AlertTestSupport
 import Foundation
 import Testing
 
 /// `replay --report`: the page's counts agree with the events `--format json` lists.
-@Suite("end to end: replay --report")
+@Suite("end to end: replay --report", .programs)
 struct ReplayReportCommandTests {
     /// Three days of ticks every 10 minutes: BTC swings around 50 000 (a rule without cooldown
     /// fires on most swings, one with a cooldown far less), ETH drifts down through 2 000 once.

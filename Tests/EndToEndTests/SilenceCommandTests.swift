@@ -1,8 +1,9 @@
+import AlertTestSupport
 import Foundation
 import Testing
 
 /// `pricealert silence add|list|expire` as users run them: the built binary, a temporary state folder.
-@Suite("end to end: silence commands")
+@Suite("end to end: silence commands", .programs)
 struct SilenceCommandTests {
     func folder() throws -> URL {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-silence-\(UUID().uuidString)")
@@ -105,7 +106,7 @@ struct SilenceCommandTests {
 
 /// Silences in `replay` and `check`: a silenced event is listed with `"silenced": "ID"` and
 /// sent to no sink; the others are delivered as before.
-@Suite("end to end: silenced events")
+@Suite("end to end: silenced events", .programs)
 struct SilencedEventTests {
     /// From the second tick on: of `DispatchTests`' two alerts (at …01000 and …03000), the second.
     static let from = "2023-11-14T22:13:22Z"

@@ -4,7 +4,7 @@ import Testing
 
 /// `validate` with version 2 files, through the built binary: expired rules are warnings at
 /// their place (exit 0), errors still fail, and version 1 and 2 files validate together.
-@Suite("end to end: validate, version 2")
+@Suite("end to end: validate, version 2", .programs)
 struct ValidateV2Tests {
     /// `pricealert validate` over `files` (name, text), written to a fresh folder, in that order.
     func validate(_ files: [(String, String)]) async throws -> PriceAlertBinary.Result {

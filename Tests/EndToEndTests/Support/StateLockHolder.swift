@@ -13,7 +13,10 @@ struct StateLockHolder {
         _ = pid.withCString { write(descriptor, $0, strlen($0)) }
     }
 
+    /// Unlocks before closing, as `StateLock` does: a child spawned meanwhile by another test
+    /// holds a copy of the descriptor until its exec.
     func release() {
+        flock(descriptor, LOCK_UN)
         close(descriptor)
     }
 }
