@@ -112,6 +112,8 @@ let package = Package(
         // Benchmarks are executables, never tests: `swift run -c release replay-benchmark`.
         .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds", "SeededRandom", "Wallclock"],
                           path: "Benchmarks/ReplayBenchmark"),
+        .executableTarget(name: "window-memory-benchmark", dependencies: ["AlertCore", "SeededRandom"],
+                          path: "Benchmarks/WindowMemory"),
         .executableTarget(name: "delivery-benchmark", dependencies: [
             "AlertCore", "AlertHTTP", "AlertSinks", "AlertStore",
             .product(name: "Hummingbird", package: "hummingbird"),
