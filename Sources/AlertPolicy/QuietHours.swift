@@ -68,7 +68,8 @@ extension QuietHours.Window {
         let second = floorDivMod(time, 1_000).0
         let local = second + offset(second)
         let today = floorDivMod(local, Self.day).0
-        // A window that holds `time` started today or, past midnight, yesterday.
+        // A window holding `time` starts on the local day of `time`, or, when it wraps past
+        // midnight, on the local day before it: those two days are the only candidates.
         for day in [today - 1, today] {
             guard spec.days.contains(Self.weekday(day)) else { continue }
             let start = instant(local: day * Self.day + Int64(spec.from) * 60) * 1_000
