@@ -149,7 +149,7 @@ struct LivePipeline: Sendable {
             for await item in inputs {
                 switch item {
                 case .feed(let event): await evaluation.handle(event)
-                case .reload(let rules): evaluation.reload(rules)
+                case .reload(let rules): await evaluation.reload(rules)
                 }
             }
         } onCancel: {
@@ -248,6 +248,9 @@ struct Evaluation {
     private var settled = false
     /// Where the history of the rules' symbols is filled from, before their first tick.
     var backfill: LiveBackfill?
+    /// The reach filled per symbol by this run: the ledger records a fill only after the save
+    /// holding it, and without a state folder there is no ledger.
+    private var filledByThisRun: [String: Int64] = [:]
 
     init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
          output: AsyncStream<LivePipeline.Output>.Continuation, gate: AlertGate) {
@@ -304,6 +307,8 @@ struct Evaluation {
             if let engine {
                 engine.replaceMarkets(MarketList(markets))
                 logger.info("\(source): market list reloaded: \(markets.count) markets")
+                // Markets that `match` rules newly reach get their history before their first tick.
+                if let backfill { await fillHistory(engine, from: backfill) }
             } else {
                 let engine = Engine(rules: ruleSet.rules, markets: MarketList(markets), portfolios: ruleSet.portfolios)
                 if !restoring.isEmpty {
@@ -366,16 +371,17 @@ struct Evaluation {
         }
     }
 
-    /// Fills the history of the symbols the rules need (`match` rules: under this first market
-    /// list) that the ledger does not list, before any tick is evaluated; the seeded history
-    /// is saved at once and the ledger records it after that save.
+    /// Fills the history of the symbols the rules need (`match` rules: under the engine's market
+    /// list) that neither the ledger nor this run filled as far back, before any tick is
+    /// evaluated with these rules and markets; the seeded history is saved at once and the
+    /// ledger records it after that save.
     private mutating func fillHistory(_ engine: Engine, from backfill: LiveBackfill) async {
         let reaches = Backfill.reaches(rules: ruleSet.rules, markets: engine.markets, portfolios: ruleSet.portfolios)
         guard !reaches.isEmpty else { return }
-        var filled: [String: Int64] = [:]
+        var filled = filledByThisRun
         if let ledger = backfill.ledger {
             do {
-                filled = try ledger.reaches(source: source)
+                filled.merge(try ledger.reaches(source: source)) { max($0, $1) }
             } catch {
                 logger.warning("\(source): the ledger of filled history cannot be read: \(error); filling every symbol again")
             }
@@ -391,6 +397,7 @@ struct Evaluation {
             case .warning(let text): logger.warning("\(text)")
             }
         }
+        for entry in entries { filledByThisRun[entry.symbol] = max(filledByThisRun[entry.symbol] ?? 0, entry.reach) }
         guard persists, !entries.isEmpty else { return }
         saveChanges()
         output.yield(.backfilled(entries))
@@ -414,14 +421,17 @@ struct Evaluation {
 
     /// Swaps in reloaded rules: a new engine takes over every symbol's state, so rules that did
     /// not change keep theirs (armed, cooldown, once) and changed or new rules start fresh.
-    mutating func reload(_ rules: RuleSet) {
+    /// History the new rules need and neither the ledger nor this run filled yet (a longer
+    /// window, a new symbol) is filled before the next tick is evaluated with them.
+    mutating func reload(_ rules: RuleSet) async {
         saveChanges()
+        ruleSet = rules
         if let old = engine {
             let engine = Engine(rules: rules.rules, markets: old.markets, portfolios: rules.portfolios)
             engine.restore(old.snapshotAll())
             self.engine = engine
+            if let backfill { await fillHistory(engine, from: backfill) }
         }
-        ruleSet = rules
         listings = listings.with(rules: rules.rules)
         logger.info("rules reloaded: \(rules.rules.count) rules")
     }
