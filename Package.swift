@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// pricealert: Feed ──ticks──▶ Engine ──alerts──▶ Dispatcher ──▶ Sinks
+// pricealert: Feed ──ticks──▶ Evaluator ──alerts──▶ Dispatcher ──▶ Sinks
 import PackageDescription
 
 let package = Package(
@@ -83,6 +83,11 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
+        // The data path, in order: the Evaluator (ticks in, events out, drops reported one way)
+        // that `replay`, `check` and `run` share.
+        .target(name: "AlertPipeline", dependencies: [
+            "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore",
+        ]),
         // A sink that keeps what it receives and can be told to fail, for tests; not in the binary.
         .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertSinks"]),
         // `replay --report`: what rules would have sent, as one self-contained HTML page.
@@ -102,7 +107,7 @@ let package = Package(
         .target(name: "CMemory"),
         // The command line: one file per command, thin.
         .executableTarget(name: "pricealert", dependencies: [
-            "CMemory", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon", "Wallclock",
+            "CMemory", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertPipeline", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon", "Wallclock",
             "AlertReport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -151,6 +156,7 @@ let package = Package(
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertRules", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertCore"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "AlertPipelineTests", dependencies: ["AlertPipeline", "AlertCore", "AlertRules"]),
         .testTarget(name: "AlertPolicyTests", dependencies: ["AlertPolicy", "AlertCore", "SeededRandom"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [
             "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport",
@@ -180,7 +186,7 @@ let package = Package(
         ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
-            "pricealert", "AlertTestSupport", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange", "CMemory",
+            "pricealert", "AlertTestSupport", "AlertCore", "AlertPipeline", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange", "CMemory",
             "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),

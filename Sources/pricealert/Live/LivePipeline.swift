@@ -1,6 +1,7 @@
 import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertPipeline
 import AlertRules
 import AlertSinks
 import AlertStore
@@ -224,24 +225,19 @@ struct UnsavedState {
     }
 }
 
-/// The evaluation loop's state: the engine (made when the first market list arrives) and what
-/// feed events mean for users.
+/// The evaluation loop of `run`: the `Evaluator` (made when the first market list arrives) and
+/// what feed events mean for users.
 struct Evaluation {
-    private(set) var ruleSet: RuleSet
     let source: String
     let staleAfter: Duration
     let logger: Logger
     let monitor: PipelineMonitor
     let output: AsyncStream<LivePipeline.Output>.Continuation
     let gate: AlertGate
-    private(set) var engine: Engine?
-    private var dropped = 0
+    private var evaluator: Evaluator
     private var alerts: [Alert] = []
-    /// `listed` rules: the known markets, and those waiting for their first tick.
-    private var listings: NewListings
     /// Saving: on when a state folder is in use.
     private var persists = false
-    private var restoring: [SymbolSnapshot] = []
     private var saveEvery: Int64 = 60_000
     private var lastSave: Int64 = 0
     /// The first frame after the engine was made has been evaluated (see `handle`).
@@ -251,73 +247,63 @@ struct Evaluation {
 
     init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
          output: AsyncStream<LivePipeline.Output>.Continuation, gate: AlertGate) {
-        self.ruleSet = ruleSet
         self.source = source
         self.staleAfter = staleAfter
         self.logger = logger
         self.monitor = monitor
         self.output = output
         self.gate = gate
-        listings = NewListings(rules: ruleSet.rules)
+        evaluator = Evaluator(waitingForMarketsWith: ruleSet)
     }
 
     /// The known markets a previous run saved; unreadable, the next list counts as the first.
     mutating func restoreListings(from store: ListingStore) {
-        guard !listings.isEmpty else { return }
+        guard evaluator.watchesListings else { return }
         do {
             let (known, pending) = try store.load()
-            listings.restore(known: known, pending: pending)
+            evaluator.restoreListings(known: known, pending: pending)
         } catch {
             logger.warning("cannot read \(store.path): \(error); the next market list is taken as the first")
         }
     }
 
     private mutating func saveListings() {
-        if listings.takeChanged(), persists { output.yield(.listings(listings)) }
+        guard let listings = evaluator.takeChangedListings(), persists else { return }
+        output.yield(.listings(listings))
     }
 
     /// Restores `saved` into the engine when it is made, and saves changes every `every`.
     mutating func persist(restoring saved: [SymbolSnapshot], every: Duration) {
         persists = true
-        restoring = saved
+        evaluator.restore(saved)
         saveEvery = every.milliseconds
         lastSave = Wallclock.millis()
     }
 
     /// Restores `saved` into the engine when it is made, saving nothing (no state folder).
     mutating func restore(_ saved: [SymbolSnapshot]) {
-        restoring = saved
+        evaluator.restore(saved)
     }
 
-    var stats: Engine.Stats {
-        var stats = engine?.stats ?? Engine.Stats()
-        if dropped > 0 { stats.dropped[.malformed, default: 0] += dropped }
-        return stats
-    }
+    var stats: Engine.Stats { evaluator.stats }
 
     mutating func handle(_ event: FeedEvent) async {
         if case .ticks = event {} else { monitor.feed(event) }
         switch event {
         case .markets(let markets):
-            listings.update(MarketList(markets))
-            saveListings()
-            if let engine {
-                engine.replaceMarkets(MarketList(markets))
+            switch evaluator.updateMarkets(MarketList(markets)) {
+            case .replaced:
+                saveListings()
                 logger.info("\(source): market list reloaded: \(markets.count) markets")
-            } else {
-                let engine = Engine(rules: ruleSet.rules, markets: MarketList(markets), portfolios: ruleSet.portfolios)
-                if !restoring.isEmpty {
-                    engine.restore(restoring)
-                    logger.info("\(source): restored the saved state of \(restoring.count) symbols")
-                    restoring = []
-                }
-                self.engine = engine
-                if let backfill { await fillHistory(engine, from: backfill) }
+            case .madeEngine(let restored):
+                saveListings()
+                if restored > 0 { logger.info("\(source): restored the saved state of \(restored) symbols") }
+                if let backfill { await fillHistory(from: backfill) }
                 // Fetching and decoding the market list left freed buffers: give their pages back
                 // before the first frame builds the symbols' groups.
                 _ = pa_release_free_memory()
-                logger.info("\(source): \(markets.count) markets, \(ruleSet.rules.count) rules")
-                if engine.hasMatchRules, markets.isEmpty {
+                logger.info("\(source): \(markets.count) markets, \(evaluator.ruleSet.rules.count) rules")
+                if evaluator.hasMatchRules, markets.isEmpty {
                     logger.warning("\(source): the market list is empty: 'match' rules apply to nothing")
                 }
             }
@@ -325,14 +311,14 @@ struct Evaluation {
                 output.yield(.save([], markets: MarketsSave(markets: markets, source: source, fetchedAt: Wallclock.millis())))
             }
         case .ticks(let ticks):
-            guard let engine else { return }
+            guard evaluator.isReady else { return }
             var accepted = 0
+            let place = Drop.Place.feed(source: source)
             for tick in ticks {
-                if let reason = engine.process(tick, into: &alerts) {
-                    monitor.dropped(reason)
+                if let drop = evaluator.process(tick, at: place, into: &alerts) {
+                    monitor.dropped(drop.reason)
                 } else {
                     accepted += 1
-                    listings.process(tick, into: &alerts)
                 }
                 // Handed on tick by tick, in the same order: the buffer stays as small as one
                 // tick's alerts (a frame of 227 ticks over 100 000 rules can fire 20 000, and
@@ -350,9 +336,8 @@ struct Evaluation {
                 settled = true
                 _ = pa_release_free_memory()
             }
-        case .dropped:
-            dropped += 1
-            event.log(source: source, to: logger)
+        case .dropped(let reason):
+            logger.debug("\(evaluator.reject(reason, at: .feed(source: source)))")
         case .connected, .disconnected:
             event.log(source: source, to: logger)
         case .stale(let silence):
@@ -369,8 +354,8 @@ struct Evaluation {
     /// Fills the history of the symbols the rules need (`match` rules: under this first market
     /// list) that the ledger does not list, before any tick is evaluated; the seeded history
     /// is saved at once and the ledger records it after that save.
-    private mutating func fillHistory(_ engine: Engine, from backfill: LiveBackfill) async {
-        let reaches = Backfill.reaches(rules: ruleSet.rules, markets: engine.markets, portfolios: ruleSet.portfolios)
+    private mutating func fillHistory(from backfill: LiveBackfill) async {
+        let reaches = evaluator.historyReaches
         guard !reaches.isEmpty else { return }
         var filled: [String: Int64] = [:]
         if let ledger = backfill.ledger {
@@ -383,8 +368,8 @@ struct Evaluation {
         let now = Wallclock.millis()
         let needs = reaches.map { Backfill.Need(symbol: $0.key, reach: $0.value.reach, detail: $0.value.detail, until: now) }
         let logger = self.logger
-        let entries = await HistoryBackfill.fill(needs, source: backfill.source, http: backfill.http, engine: engine,
-                                                 filled: filled, now: now) { line in
+        let entries = await evaluator.fillHistory(needs, source: backfill.source, http: backfill.http,
+                                                  filled: filled, now: now) { line in
             switch line {
             case .info(let text): logger.info("\(text)")
             case .notice(let text): logger.notice("\(text)")
@@ -406,9 +391,9 @@ struct Evaluation {
     /// The `final` save moves each minute history into its snapshot instead of copying it (a
     /// day of minutes for every symbol is megabytes): the engine takes no tick after it.
     mutating func saveChanges(final: Bool = false) {
-        guard persists, let engine else { return }
+        guard persists, evaluator.isReady else { return }
         lastSave = Wallclock.millis()
-        let changes = final ? engine.takeFinalChanges() : engine.takeChanges()
+        let changes = evaluator.takeChanges(final: final)
         if !changes.isEmpty { output.yield(.save(changes, markets: nil)) }
     }
 
@@ -416,19 +401,13 @@ struct Evaluation {
     /// not change keep theirs (armed, cooldown, once) and changed or new rules start fresh.
     mutating func reload(_ rules: RuleSet) {
         saveChanges()
-        if let old = engine {
-            let engine = Engine(rules: rules.rules, markets: old.markets, portfolios: rules.portfolios)
-            engine.restore(old.snapshotAll())
-            self.engine = engine
-        }
-        ruleSet = rules
-        listings = listings.with(rules: rules.rules)
+        evaluator.reload(rules)
         logger.info("rules reloaded: \(rules.rules.count) rules")
     }
 
     /// Feed alerts go to every sink an enabled rule notifies, in first-use order.
     private var feedAlertSinks: [String] {
-        let names = ruleSet.usedSinks
+        let names = evaluator.ruleSet.usedSinks
         return names.isEmpty ? ["stdout"] : names
     }
 }
