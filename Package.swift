@@ -84,9 +84,12 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
         // The data path, in order: the Evaluator (ticks in, events out, drops reported one way)
-        // that `replay`, `check` and `run` share.
+        // that `replay`, `check` and `run` share, delivery, and `run`'s services in one ServiceGroup.
         .target(name: "AlertPipeline", dependencies: [
-            "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore",
+            "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "AlertSinks", "Daemon", "CMemory", "Wallclock",
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // A sink that keeps what it receives and can be told to fail, for tests; not in the binary.
         .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertSinks"]),
@@ -110,7 +113,6 @@ let package = Package(
             "CMemory", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertPipeline", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon", "Wallclock",
             "AlertReport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -156,7 +158,12 @@ let package = Package(
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertRules", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertCore"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore", "AlertTestSupport", "SeededRandom"]),
-        .testTarget(name: "AlertPipelineTests", dependencies: ["AlertPipeline", "AlertCore", "AlertRules"]),
+        .testTarget(name: "AlertPipelineTests", dependencies: [
+            "AlertPipeline", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertSinks", "AlertStore", "Daemon", "DemoExchange",
+            "AlertTestSupport",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
         .testTarget(name: "AlertPolicyTests", dependencies: ["AlertPolicy", "AlertCore", "SeededRandom"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [
             "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport",
@@ -186,7 +193,7 @@ let package = Package(
         ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
-            "pricealert", "AlertTestSupport", "AlertCore", "AlertPipeline", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange", "CMemory",
+            "pricealert", "AlertTestSupport", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange", "CMemory",
             "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
