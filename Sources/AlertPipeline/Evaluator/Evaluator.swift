@@ -100,7 +100,6 @@ public struct Evaluator {
     /// Evaluates `tick` and appends its events to `alerts`: the rules' (Docs/rules.md#event-order),
     /// then those of new listings. Returns the drop, with `place` (built only then), when the
     /// engine refused the tick. Does nothing before the engine exists (see `isReady`).
-    @inline(__always)
     public mutating func process(_ tick: Tick, at place: @autoclosure () -> Drop.Place,
                                  into alerts: inout [Alert]) -> Drop? {
         guard let engine else { return nil }
