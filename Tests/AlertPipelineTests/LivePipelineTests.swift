@@ -55,6 +55,7 @@ import Testing
         var pipeline = LivePipeline(ruleSet: rules, runner: runner, delivery: .direct(Dispatcher(sinks: ["held": sink])),
                                     logger: logger, monitor: monitor)
         pipeline.statusServer = status
+        pipeline.shutdownSignals = []  // the test runner's own SIGTERM and SIGINT stay its own
         let stop = Gate()
         pipeline.stop = { await stop.pass() }
         let running = Task { [pipeline] in try await pipeline.run() }

@@ -4,6 +4,7 @@ import AlertRules
 import Daemon
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// `run` and `demo`: every long-lived part is a `Service` in one `ServiceGroup`, in data order:
 ///
@@ -44,6 +45,8 @@ public struct LivePipeline: Sendable {
     /// When this returns, the group shuts down as for SIGTERM (`--duration`: a sleep; nil: run
     /// until a signal or until the feed ends).
     public var stop: (@Sendable () async -> Void)?
+    /// The signals that shut the group down gracefully (what systemd sends, and Ctrl-C).
+    public var shutdownSignals: [UnixSignal] = [.sigterm, .sigint]
     /// One more service, between the evaluator and delivery in the group: stopped after the
     /// evaluator and before delivery drains (the silence watcher).
     public var silenceWatcher: (any Service)?
@@ -88,7 +91,7 @@ public struct LivePipeline: Sendable {
         services.append(.init(service: WatchdogService(monitor: monitor)))
         services.append(.init(service: feed, successTerminationBehavior: .gracefullyShutdownGroup))
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
         let timer = stop.map { stop in
             Task {
                 await stop()
