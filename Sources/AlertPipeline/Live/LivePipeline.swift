@@ -48,7 +48,8 @@ public struct LivePipeline: Sendable {
     /// The signals that shut the group down gracefully (what systemd sends, and Ctrl-C).
     public var shutdownSignals: [UnixSignal] = [.sigterm, .sigint]
     /// One more service, between the evaluator and delivery in the group: stopped after the
-    /// evaluator and before delivery drains (the silence watcher).
+    /// evaluator and before delivery drains (the silence watcher). Like every service here it
+    /// must return only once the group's graceful shutdown reaches it (`cancelWhenGracefulShutdown`).
     public var silenceWatcher: (any Service)?
 
     public struct Outcome: Sendable {
