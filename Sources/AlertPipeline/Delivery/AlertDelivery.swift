@@ -1,6 +1,4 @@
 import AlertCore
-import AlertFeeds
-import AlertRules
 import AlertSinks
 import AlertStore
 import Logging
@@ -8,43 +6,12 @@ import Wallclock
 
 /// How a command hands alerts on: straight to the sinks (`Dispatcher`), or, when a state folder
 /// is in use, through the durable outbox for webhook and exec sinks (`ReliableDispatcher`).
-enum AlertDelivery: Sendable {
+public enum AlertDelivery: Sendable {
     case direct(Dispatcher)
     case reliable(ReliableDispatcher, StateStore)
 
-    /// The outbox is used when `--state` is given or a rule in use notifies a webhook/exec sink.
-    static func make(ruleSet: RuleSet, sinks: [String: any Sink], state: StateOption) async throws -> AlertDelivery {
-        let durable = durableSinks(ruleSet: ruleSet, among: sinks.keys)
-        guard state.path != nil || !durable.isEmpty else { return .direct(Dispatcher(sinks: sinks)) }
-        return try await make(ruleSet: ruleSet, sinks: sinks, store: state.open())
-    }
-
-    /// Delivery through the outbox of an opened state folder, which `finish` closes. An outbox
-    /// that cannot be read closes the folder and exits 73, naming the file.
-    static func make(ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore) async throws -> AlertDelivery {
-        let durable = durableSinks(ruleSet: ruleSet, among: sinks.keys)
-        let dispatcher = ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox,
-                                            configuration: .init(definitions: ruleSet.sinks.values))
-        do {
-            try await dispatcher.start()
-        } catch {
-            throw StateOption.unusable(store, error, doing: "cannot read the outbox")
-        }
-        return .reliable(dispatcher, store)
-    }
-
-    /// Sinks that must not lose an alert: webhook and exec.
-    static func durableSinks(ruleSet: RuleSet, among names: some Sequence<String>) -> Set<String> {
-        Set(names.filter { name in
-            switch ruleSet.sinks[name]?.kind {
-            case .webhook?, .exec?: return true
-            default: return false
-            }
-        })
-    }
-
     /// The opened state folder, when there is one.
-    var store: StateStore? {
+    public var store: StateStore? {
         if case .reliable(_, let store) = self { return store }
         return nil
     }
@@ -54,7 +21,7 @@ enum AlertDelivery: Sendable {
     /// an alert that is not on disk. False when nothing was saved (an alert not written yet, or
     /// the save failed), logged: the caller keeps the snapshots for the next save, and the run
     /// goes on.
-    func save(_ snapshots: [SymbolSnapshot], markets: MarketsSave?, logger: Logger) async -> Bool {
+    public func save(_ snapshots: [SymbolSnapshot], markets: MarketsSave?, logger: Logger) async -> Bool {
         guard let store else { return true }
         do {
             try await commit()
@@ -72,7 +39,7 @@ enum AlertDelivery: Sendable {
     }
 
     /// Saves the known markets of `listed` rules once every alert before is in the outbox.
-    func save(_ listings: NewListings, logger: Logger) async {
+    public func save(_ listings: NewListings, logger: Logger) async {
         guard let store else { return }
         do {
             try await commit()
@@ -84,18 +51,18 @@ enum AlertDelivery: Sendable {
 
     /// Returns when every alert dispatched so far is on disk in the outbox: state that says an
     /// alert fired is saved only after it. Throws when some could not be written.
-    func commit() async throws(UnwrittenAlerts) {
+    public func commit() async throws(UnwrittenAlerts) {
         if case .reliable(let dispatcher, _) = self { try await dispatcher.commit() }
     }
 
     /// Alerts dispatched that the outbox could not take (nil: none; they were never sent).
-    var unwritten: UnwrittenAlerts? {
+    public var unwritten: UnwrittenAlerts? {
         guard case .reliable(let dispatcher, _) = self else { return nil }
         return dispatcher.unwrittenAlerts()
     }
 
     /// Hands `alert` on; returns how many direct deliveries failed.
-    func dispatch(_ alert: Alert) async -> Int {
+    public func dispatch(_ alert: Alert) async -> Int {
         let results: [(sink: String, result: SinkResult)]
         switch self {
         case .direct(let dispatcher): results = await dispatcher.dispatch(alert)
@@ -105,7 +72,7 @@ enum AlertDelivery: Sendable {
     }
 
     /// Deliveries waiting in the outbox (0 without one): the `/metrics` outbox gauge.
-    func outboxDepth() async -> Int {
+    public func outboxDepth() async -> Int {
         guard case .reliable(let dispatcher, _) = self else { return 0 }
         return await dispatcher.outboxDepth()
     }
@@ -116,7 +83,7 @@ enum AlertDelivery: Sendable {
     /// SIGTERM does not count them: they are safe in the outbox, and systemd should see exit 0.
     /// Alerts the outbox never took (`unwritten`, tried once more at closing) are named on
     /// standard error; the command exits 73 for them.
-    func finish(timeout: Duration, countPending: Bool = true) async -> Int {
+    public func finish(timeout: Duration, countPending: Bool = true) async -> Int {
         guard case .reliable(let dispatcher, let store) = self else { return 0 }
         await dispatcher.drain(timeout: timeout)
         let counts = await dispatcher.counts()
