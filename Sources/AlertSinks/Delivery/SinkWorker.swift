@@ -10,7 +10,9 @@ import Synchronization
 ///   order they were enqueued; only a lane's oldest rows are ever attempted and a lane has at
 ///   most one attempt in flight, so a rule's events arrive in order, even when one is retried.
 /// - Rate: with a `rate`, at most `count` attempts (a digest counts as one) start in any `per`
-///   milliseconds of the clock; the rest wait, in order, and nothing is dropped.
+///   milliseconds of the clock, counting each from when it ended once it has (so the receiver,
+///   which sees it in between, never counts more); the rest wait, in order, and nothing is
+///   dropped.
 /// - Backlog batching: when more events wait than the rate's `count`, the next attempt carries
 ///   the waiting rows from the front (oldest first, each lane's in order) up to `batchMax`
 ///   events as one digest, `digest:SINK:<first event id>`. Its rows get one outcome together;
@@ -161,7 +163,7 @@ final class SinkWorker: Sendable {
                 : Delivery(sink: sink.name, events: rows.flatMap(\.delivery.events), held: rows.allSatisfy(\.delivery.held))
             Task.detached {
                 let result = await self.sink.send(delivery)
-                self.finish(rows, delivery, result)
+                self.finish(rows, delivery, result, started: now)
             }
         }
     }
@@ -225,13 +227,15 @@ final class SinkWorker: Sendable {
         }
     }
 
-    private func finish(_ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult) {
-        var outcome = decide(rows, delivery, result, now: clock())
+    private func finish(_ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult, started: Int64) {
+        let now = clock()
+        var outcome = decide(rows, delivery, result, now: now)
         if case .dead(let reason, let lastError, let at, _) = outcome, let fallback, fallback.durable {
             outcome = .dead(reason: reason, lastError: lastError, at: at, fallback: fallback.sink)
         }
         state.withLock { state in
             state.inFlight -= 1
+            state.rate?.settle(started: started, now: now)
             for row in rows {
                 let lane = Self.lane(of: row)
                 state.busy.remove(lane)
