@@ -141,22 +141,6 @@ public final class Outbox: DeliveryOutbox {
 
     // MARK: The statements
 
-    /// The columns a row keeps besides its table's own: which delivery, for which sink, of
-    /// which alerts.
-    static let rowColumns = """
-        sink TEXT NOT NULL, delivery_id TEXT NOT NULL, alerts TEXT NOT NULL,
-        digest INTEGER NOT NULL DEFAULT 0, held INTEGER NOT NULL DEFAULT 0, urgent INTEGER NOT NULL DEFAULT 0,
-        created_at INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT
-        """
-
-    /// The alert's fields, enough to rebuild it after a restart.
-    static let alertColumns = """
-        rule TEXT NOT NULL, symbol TEXT NOT NULL, time INTEGER NOT NULL, price REAL NOT NULL,
-        condition TEXT NOT NULL, threshold_low REAL NOT NULL, threshold_high REAL,
-        threshold_null INTEGER NOT NULL DEFAULT 0, value REAL NOT NULL, message TEXT NOT NULL,
-        notify TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'alert', reminder INTEGER
-        """
-
     private static func insert(_ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
                                _ db: Database) throws -> [OutboxEntry] {
         // Cached: compiled once per connection, not once per delivery.

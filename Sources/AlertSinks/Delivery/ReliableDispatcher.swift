@@ -6,11 +6,13 @@ import Wallclock
 
 /// The delivery stage with an outbox: evaluate → outbox → fan out to sinks.
 ///
-/// For sinks that must not lose alerts (`durable`: webhook, exec), `dispatch` hands the alert
-/// to the outbox's group commit and returns without waiting for the disk; once the rows are
-/// committed (durable), per-sink workers deliver them, retrying by `RetryPolicy`, so neither a
-/// slow fsync nor a slow or dead sink delays evaluation or other sinks. Other sinks (stdout,
-/// file) are delivered directly, as `Dispatcher` does. Retrying is this stage's job: sinks only
+/// For sinks that must not lose alerts (`durable`: webhook, exec), `dispatch` hands the
+/// delivery (an event or a digest) to the outbox's group commit and returns without waiting for
+/// the disk; once the rows are committed (durable), per-sink workers deliver them — at the
+/// sink's rate, batching a backlog into digests, retrying by `RetryPolicy`, handing dead letters
+/// to the sink's fallback (`SinkWorker`) — so neither a slow fsync nor a slow or dead sink
+/// delays evaluation or other sinks. Other sinks (stdout, file) are delivered directly, as
+/// `Dispatcher` does. Retrying is this stage's job: sinks only
 /// say whether an attempt is worth repeating.
 ///
 /// An alert the outbox cannot take (disk full, table missing) is never sent before it is
@@ -75,7 +77,6 @@ public actor ReliableDispatcher {
     private let logger: Logger
     private var started = false
 
-    /// `durable`: names of the sinks delivered through the outbox. Call `start()` to deliver.
     /// `durable`: names of the sinks delivered through the outbox. Call `start()` to deliver.
     /// A durable sink's dead letters go to its `fallback` (`configuration.fallbacks`): through
     /// the outbox when that sink is durable too, else sent to it directly.
