@@ -152,6 +152,32 @@ import Testing
         #expect(try requests.map(Self.ids) == Array(repeating: events.map(\.id), count: 3))
     }
 
+    /// A batch refused with `Retry-After: 1` is tried again no sooner than a second later, as
+    /// the same digest.
+    @Test func aBatchHonoursRetryAfter() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let events = Self.events(10)
+        let requests = try await Receiver.with { receiver, port in
+            let client = CurlHTTPClient()
+            defer { client.shutdown() }
+            let dispatcher = try Self.dispatcher([Self.webhook("chat", port, "/flaky/1/chat?retry-after=1", rate: RateSpec(count: 1, per: 20))],
+                                                 store, client: client)
+            for event in events { await dispatcher.dispatch(event) }
+            try await dispatcher.commit()
+            try await dispatcher.start()
+            #expect(await eventually { receiver.requests.count >= 2 && (try? store.outbox.depth()) == 0 })
+            await dispatcher.drain(timeout: .seconds(30))
+            return receiver.requests
+        }
+        #expect(requests.count == 2)
+        #expect(try requests.map(Self.ids) == [events.map(\.id), events.map(\.id)])
+        #expect(requests.map { $0.headers["webhook-id"] } == Array(repeating: "digest:chat:" + events[0].id, count: 2))
+        if requests.count == 2 {
+            #expect(requests[0].at.duration(to: requests[1].at) >= .milliseconds(1_000 - Self.clockGrain))
+        }
+    }
+
     /// HTTP 410 is permanent: a dead letter on the sink, and the same delivery (same id) is put
     /// in the outbox for its fallback and delivered there.
     @Test func aGoneSinkFallsBackWithTheSameID() async throws {

@@ -7,8 +7,8 @@ import Synchronization
 /// request it gets (the pattern of `AlertHTTPTests/TestServer`).
 ///
 /// Routes (any of POST/PUT/PATCH): `/hook/{anything}` 200; `/status/{code}?retry-after=N`;
-/// `/sleep/{ms}` answers 200 after that long; `/flaky/{n}/{anything}` answers 503 to the first
-/// `n` requests of its path, then 200.
+/// `/sleep/{ms}` answers 200 after that long; `/flaky/{n}/{anything}?retry-after=N` answers 503
+/// (with that `Retry-After`) to the first `n` requests of its path, then 200.
 final class Receiver: Sendable {
     struct Request: Sendable {
         var method: String
@@ -65,7 +65,9 @@ final class Receiver: Sendable {
                     counts[path, default: 0] += 1
                     return counts[path, default: 0] <= n
                 }
-                return Response(status: refuse ? .serviceUnavailable : .ok)
+                var headers: HTTPFields = [:]
+                if refuse, let retryAfter = request.uri.queryParameters["retry-after"] { headers[.retryAfter] = String(retryAfter) }
+                return Response(status: refuse ? .serviceUnavailable : .ok, headers: headers)
             }
             for pattern in ["sleep/:ms", "sleep/:ms/**"] {
                 router.on(RouterPath(pattern), method: method) { [self] request, context in

@@ -1,3 +1,6 @@
+import AlertCore
+import AlertPolicy
+import AlertStore
 import AlertTestSupport
 import Foundation
 import Hummingbird
@@ -100,5 +103,33 @@ struct PacingCommandTests {
         let dead = list.stdout.split(separator: "\n").filter { $0.hasPrefix("dead") }
         #expect(dead.filter { $0.contains("  chat  ") && $0.contains("HTTP 410") }.count == 2)
         #expect(dead.filter { $0.contains("  slow  ") && $0.contains("gave up after") }.count == 2)
+    }
+}
+
+/// `outbox list` shows a digest row as one delivery: its id and size in text, its digest JSON
+/// in `json`.
+@Suite("end to end: digests in the outbox listing", .programs)
+struct OutboxDigestListTests {
+    @Test func aPendingDigestIsListedAsOneDelivery() async throws {
+        let dir = try PacingCommandTests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let events = (1...3).map {
+            Alert(rule: "r\($0)", symbol: "BTC", time: Int64($0) * 1_000, price: 10, condition: "price above 5",
+                  threshold: .value(5), value: 10, message: "m\($0)", notify: ["chat"])
+        }
+        let digest = Digest(sink: "chat", events: events, held: true)
+        do {
+            let store = try StateStore.open(StateFolder(path: dir.appendingPathComponent("state").path))
+            defer { store.close() }
+            try store.outbox.enqueue(.digest(digest), sinks: ["chat"], now: 5_000)
+        }
+        let text = try await PriceAlertBinary.run(["outbox", "list", "--state", "state"], in: dir)
+        #expect(text.status == 0)
+        #expect(text.stdout.hasPrefix("pending  chat  digest:chat:r1:BTC:1000  (digest of 3, held)  attempts 0  next "))
+        #expect(text.stdout.hasSuffix("1 pending, 0 dead (state)\n"))
+        let json = try await PriceAlertBinary.run(["outbox", "list", "--state", "state", "--format", "json"], in: dir)
+        #expect(json.status == 0)
+        #expect(json.stdout.hasPrefix(#"{"state":"pending","sink":"chat","id":"digest:chat:r1:BTC:1000","urgent":false,"#))
+        #expect(json.stdout.hasSuffix(#","digest":"# + DigestFormat.json(digest) + "}\n"))
     }
 }
