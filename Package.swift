@@ -71,7 +71,7 @@ let package = Package(
         ]),
         // State that outlives a process: the durable outbox, engine state and market list, in SQLite.
         .target(name: "AlertStore", dependencies: [
-            "AlertCore",
+            "AlertCore", "AlertPolicy",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
@@ -92,7 +92,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // A sink that keeps what it receives and can be told to fail, for tests; not in the binary.
-        .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertSinks"]),
+        .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertPolicy", "AlertSinks"]),
         // `replay --report`: what rules would have sent, as one self-contained HTML page.
         .target(name: "AlertReport", dependencies: ["AlertCore"]),
         // What a daemon needs beside the pipeline: systemd notifications (READY, WATCHDOG,
@@ -184,7 +184,7 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore", "AlertPolicy", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "DaemonTests", dependencies: [
             "Daemon", "AlertCore", "AlertFeeds", "AlertHTTP", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
@@ -193,7 +193,7 @@ let package = Package(
         ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
-            "pricealert", "AlertTestSupport", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange", "CMemory",
+            "pricealert", "AlertTestSupport", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange", "CMemory",
             "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
