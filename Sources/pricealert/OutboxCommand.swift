@@ -1,4 +1,5 @@
 import AlertCore
+import AlertPipeline
 import AlertPolicy
 import AlertSinks
 import AlertStore
