@@ -135,6 +135,7 @@ struct LivePipeline: Sendable {
         }
 
         let watchdog = Task { await monitor.keepWatchdogFed() }
+        let policy = Task { [delivery, logger] in await delivery.followPolicy(logger: logger) }
         var evaluation = Evaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
                                     logger: logger, monitor: monitor, output: output, gate: gate)
         evaluation.backfill = LiveBackfill(source: runner.source, http: runner.http, ledger: delivery.store?.backfill)
@@ -162,6 +163,8 @@ struct LivePipeline: Sendable {
         feed.cancel()
         watchdog.cancel()
         reloads.cancel()
+        policy.cancel()
+        await policy.value
         await forward.value
         evaluation.saveChanges(final: true)
         output.finish()

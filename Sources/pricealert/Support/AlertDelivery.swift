@@ -1,36 +1,69 @@
 import AlertCore
 import AlertFeeds
+import AlertPolicy
 import AlertRules
 import AlertSinks
 import AlertStore
 import Logging
 import Wallclock
 
-/// How a command hands alerts on: straight to the sinks (`Dispatcher`), or, when a state folder
-/// is in use, through the durable outbox for webhook and exec sinks (`ReliableDispatcher`).
-enum AlertDelivery: Sendable {
-    case direct(Dispatcher)
-    case reliable(ReliableDispatcher, StateStore)
+/// How a command hands alerts on: through the event-time policy stages (`DeliveryPolicy`:
+/// silence → priority → quiet hours → group), then straight to the sinks (`Dispatcher`), or,
+/// when a state folder is in use, through the durable outbox for webhook and exec sinks
+/// (`ReliableDispatcher`), where what the stages hold is journaled too.
+struct AlertDelivery: Sendable {
+    enum Route: Sendable {
+        case direct(Dispatcher)
+        case reliable(ReliableDispatcher, StateStore)
+    }
+
+    let route: Route
+    let policy: DeliveryPolicy
 
     /// The outbox is used when `--state` is given or a rule in use notifies a webhook/exec sink.
+    /// Silences come from the state folder (the default one without `--state`).
     static func make(ruleSet: RuleSet, sinks: [String: any Sink], state: StateOption) async throws -> AlertDelivery {
         let durable = durableSinks(ruleSet: ruleSet, among: sinks.keys)
-        guard state.path != nil || !durable.isEmpty else { return .direct(Dispatcher(sinks: sinks)) }
+        guard state.path != nil || !durable.isEmpty else {
+            let policy = try policy(ruleSet, silences: SilenceCommand.load(state.path), journal: nil)
+            return AlertDelivery(route: .direct(Dispatcher(sinks: sinks)), policy: policy)
+        }
         return try await make(ruleSet: ruleSet, sinks: sinks, store: state.open())
     }
 
-    /// Delivery through the outbox of an opened state folder, which `finish` closes. An outbox
-    /// that cannot be read closes the folder and exits 73, naming the file.
+    /// Delivery through the outbox of an opened state folder, which `finish` closes; the policy
+    /// stages get back what they held when the folder was last used. An outbox that cannot be
+    /// read closes the folder and exits 73, naming the file.
     static func make(ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore) async throws -> AlertDelivery {
         let durable = durableSinks(ruleSet: ruleSet, among: sinks.keys)
         let dispatcher = ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox,
                                             configuration: .init(definitions: ruleSet.sinks.values))
+        let held: [PolicyStateStore.Pending]
+        let policy: DeliveryPolicy
         do {
             try await dispatcher.start()
+            held = try await store.policyState.load()
         } catch {
             throw StateOption.unusable(store, error, doing: "cannot read the outbox")
         }
-        return .reliable(dispatcher, store)
+        do {
+            policy = try Self.policy(ruleSet, silences: SilenceCommand.load(store.folder.path), journal: store.policyState)
+        } catch {
+            store.close()
+            throw error
+        }
+        let delivery = AlertDelivery(route: .reliable(dispatcher, store), policy: policy)
+        _ = await delivery.hand(policy.restore(held))
+        return delivery
+    }
+
+    private static func policy(_ ruleSet: RuleSet, silences: SilenceSet, journal: PolicyStateStore?) throws -> DeliveryPolicy {
+        do {
+            return try DeliveryPolicy(ruleSet: ruleSet, silences: silences, journal: journal)
+        } catch {
+            StandardError.write("pricealert: error: quiet hours: unknown time zone \(UserText.double(error.name))")
+            throw ExitCodes.dataError
+        }
     }
 
     /// Sinks that must not lose an alert: webhook and exec.
@@ -45,7 +78,7 @@ enum AlertDelivery: Sendable {
 
     /// The opened state folder, when there is one.
     var store: StateStore? {
-        if case .reliable(_, let store) = self { return store }
+        if case .reliable(_, let store) = route { return store }
         return nil
     }
 
@@ -85,28 +118,80 @@ enum AlertDelivery: Sendable {
     /// Returns when every alert dispatched so far is on disk in the outbox: state that says an
     /// alert fired is saved only after it. Throws when some could not be written.
     func commit() async throws(UnwrittenAlerts) {
-        if case .reliable(let dispatcher, _) = self { try await dispatcher.commit() }
+        guard case .reliable(let dispatcher, _) = route else { return }
+        try await dispatcher.commit()
+        if let reason = policy.unwritten { throw UnwrittenAlerts(ids: ["held events of the policy stages"], reason: reason) }
     }
 
     /// Alerts dispatched that the outbox could not take (nil: none; they were never sent).
     var unwritten: UnwrittenAlerts? {
-        guard case .reliable(let dispatcher, _) = self else { return nil }
+        guard case .reliable(let dispatcher, _) = route else { return nil }
         return dispatcher.unwrittenAlerts()
     }
 
-    /// Hands `alert` on; returns how many direct deliveries failed.
+    /// Hands `alert` on through the policy stages; returns how many direct deliveries failed.
     func dispatch(_ alert: Alert) async -> Int {
+        await hand(policy.receive(alert))
+    }
+
+    /// Hands on the quiet windows and digests whose end the wall clock has passed (`run`: about
+    /// every second; `check`: once, before it commits). Returns how many direct deliveries failed.
+    func closeDue(wallTime: Int64) async -> Int {
+        await hand(policy.close(wallTime: wallTime))
+    }
+
+    /// Hands on every quiet window and digest still open (the end of a replay).
+    func closeAll() async -> Int {
+        await hand(policy.finish())
+    }
+
+    /// `run`'s wall-clock side of the stages, until cancelled: closes what is due about every
+    /// second, and hands changed silences of the state folder to the stages (`SilenceWatcher`).
+    func followPolicy(logger: Logger) async {
+        await withTaskGroup(of: Void.self) { group in
+            if let folder = store?.folder {
+                group.addTask { try? await SilenceWatcher(folder: folder, logger: logger, apply: policy.use).run() }
+            }
+            group.addTask {
+                while (try? await Task.sleep(for: .seconds(1))) != nil {
+                    _ = await closeDue(wallTime: Wallclock.millis())
+                }
+            }
+        }
+    }
+
+    /// Dispatches what the stages decided, then drops the journal rows of what left.
+    private func hand(_ plan: DeliveryPolicy.Plan) async -> Int {
+        guard !plan.isEmpty else { return 0 }
+        var failed = 0
+        for digest in plan.digests { failed += await send(digest) }
+        for (alert, _) in plan.events { failed += await send(alert) }
+        policy.dispatched(plan)
+        return failed
+    }
+
+    private func send(_ alert: Alert) async -> Int {
         let results: [(sink: String, result: SinkResult)]
-        switch self {
+        switch route {
         case .direct(let dispatcher): results = await dispatcher.dispatch(alert)
         case .reliable(let dispatcher, _): results = await dispatcher.dispatch(alert)
         }
         return results.filter { $0.result.failureReason != nil }.count
     }
 
+    /// A digest, until deliveries carry digests to the sinks: each of its events to its sink.
+    private func send(_ digest: Digest) async -> Int {
+        var failed = 0
+        for var event in digest.events {
+            event.notify = [digest.sink]
+            failed += await send(event)
+        }
+        return failed
+    }
+
     /// Deliveries waiting in the outbox (0 without one): the `/metrics` outbox gauge.
     func outboxDepth() async -> Int {
-        guard case .reliable(let dispatcher, _) = self else { return 0 }
+        guard case .reliable(let dispatcher, _) = route else { return 0 }
         return await dispatcher.outboxDepth()
     }
 
@@ -117,7 +202,7 @@ enum AlertDelivery: Sendable {
     /// Alerts the outbox never took (`unwritten`, tried once more at closing) are named on
     /// standard error; the command exits 73 for them.
     func finish(timeout: Duration, countPending: Bool = true) async -> Int {
-        guard case .reliable(let dispatcher, let store) = self else { return 0 }
+        guard case .reliable(let dispatcher, let store) = route else { return 0 }
         await dispatcher.drain(timeout: timeout)
         let counts = await dispatcher.counts()
         let dead = dispatcher.durable.reduce(0) { $0 + (counts[$1]?.dead ?? 0) }
