@@ -10,6 +10,7 @@ import AlertPolicy
 import AlertStore
 import Logging
 import ServiceLifecycle
+import Wallclock
 
 /// Hands the silences of a state folder to the policy stages whenever `silences.sqlite`
 /// changes (a silence added or expired by another process), within `every` of the change:
@@ -32,7 +33,9 @@ struct SilenceWatcher: Service {
                     seen = stamp
                     if let silences = read(), silences != current {
                         if current != nil || !silences.silences.isEmpty {
-                            logger.info("silences in force: \(silences.silences.count) (\(folder.path)/silences.sqlite)")
+                            let now = Wallclock.millis()
+                            let inForce = silences.silences.filter { $0.from <= now && now < $0.until }.count
+                            logger.info("silences changed: \(inForce) in force (\(folder.path)/silences.sqlite)")
                         }
                         current = silences
                         apply(silences)
