@@ -131,7 +131,8 @@ struct AlertDelivery: Sendable {
 
     /// Hands `alert` on through the policy stages; returns how many direct deliveries failed.
     func dispatch(_ alert: Alert) async -> Int {
-        await hand(policy.receive(alert))
+        if policy.passesUntouched { return await send(alert) }
+        return await hand(policy.receive(alert))
     }
 
     /// Hands on the quiet windows and digests whose end the wall clock has passed (`run`: about

@@ -67,6 +67,9 @@ final class DeliveryPolicy: Sendable {
     /// Sinks with quiet hours or a group: the only ones that hold events.
     private let staged: Set<String>
     private let journal: PolicyStateStore?
+    /// Some silence is known: with no staged sink and no high-priority rule either, events pass
+    /// straight through (`passesUntouched`).
+    private let hasSilences: Atomic<Bool>
     private let logger = Logger(label: "pricealert.policy")
 
     /// Fails on a quiet-hours zone the system does not know (validation names it first).
@@ -76,11 +79,22 @@ final class DeliveryPolicy: Sendable {
         highPriority = Set(ruleSet.rules.filter { $0.extras?.highPriority == true }.map(\.id))
         staged = Set(definitions.filter { !$0.policy.quiet.isEmpty || $0.policy.group != nil }.map(\.name))
         self.journal = journal
+        hasSilences = Atomic(!silences.silences.isEmpty)
     }
 
     /// The silences in force from now on (a changed `silences.sqlite`).
     func use(_ silences: SilenceSet) {
-        state.withLock { $0.pipeline.silences = silences }
+        state.withLock { state in
+            state.pipeline.silences = silences
+            hasSilences.store(!silences.silences.isEmpty, ordering: .relaxed)
+        }
+    }
+
+    /// True when no stage can act on any event: no silence, no quiet hours or group on any
+    /// sink, no high-priority rule. The event then goes to its sinks as it is, skipping the
+    /// stages' bookkeeping.
+    var passesUntouched: Bool {
+        staged.isEmpty && highPriority.isEmpty && !hasSilences.load(ordering: .relaxed)
     }
 
     var counts: Counts { state.withLock { $0.counts } }
