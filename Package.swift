@@ -84,7 +84,7 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
         // A sink that keeps what it receives and can be told to fail, for tests; not in the binary.
-        .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertSinks"]),
+        .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertPolicy", "AlertSinks"]),
         // `replay --report`: what rules would have sent, as one self-contained HTML page.
         .target(name: "AlertReport", dependencies: ["AlertCore"]),
         // What a daemon needs beside the pipeline: systemd notifications (READY, WATCHDOG,

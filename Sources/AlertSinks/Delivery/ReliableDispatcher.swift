@@ -1,4 +1,5 @@
 import AlertCore
+import AlertPolicy
 import AlertStore
 import Logging
 import Synchronization
@@ -101,36 +102,48 @@ public actor ReliableDispatcher {
     /// and delivered once that commit is durable (`commit()` waits for it). If the outbox cannot
     /// take it, it is held and written again (see the type's comment), never sent unwritten.
     /// Returns the results of the sinks delivered directly, in `alert.notify` order; outbox
-    /// deliveries are counted in `counts()`.
+    /// deliveries are counted in `counts()`. The same as `dispatch(.event(alert), to: alert.notify)`.
     @discardableResult
     public func dispatch(_ alert: Alert) async -> [(sink: String, result: SinkResult)] {
-        let queued = alert.notify.filter { durable.contains($0) }
-        var directAlert = alert
-        directAlert.notify = alert.notify.filter { !durable.contains($0) }
+        await dispatch(.event(alert), to: alert.notify, urgent: false)
+    }
+
+    /// Hands `delivery` (an event or a digest) to each sink in `sinks`: durable sinks through
+    /// the outbox as `dispatch(_ alert:)` says, the others directly, whose results it returns
+    /// in `sinks` order. `urgent` (a high-priority event) leaves before what waits for the sink.
+    @discardableResult
+    public func dispatch(_ delivery: Delivery, to sinks: [String], urgent: Bool = false) async
+        -> [(sink: String, result: SinkResult)] {
+        let queued = sinks.filter { durable.contains($0) }
+        let direct = sinks.filter { !durable.contains($0) }
         if !queued.isEmpty {
-            let (workers, logger) = (self.workers, self.logger)
-            let token = unwritten.withLock { $0.newToken() }
-            outbox.enqueue(alert, sinks: queued, now: clock()) { result in
-                switch result {
-                case .success(let rows):
-                    if self.unwritten.withLock({ $0.written(token) }) {
-                        logger.notice("the outbox takes alerts again: every alert held in memory is written")
-                    }
-                    for row in rows { workers[row.sink]?.add([row]) }
-                case .failure(let error):
-                    let metadata: Logger.Metadata = ["alert": "\(alert.id)"]
-                    let reason = StateStore.reason(error)
-                    if self.unwritten.withLock({ $0.failed(token, alert.id, reason: reason) }) {
-                        logger.critical("cannot write \(alert.id) to the outbox: \(reason); held in memory (with later alerts that fail too), written again every second, not sent before it is written",
-                                        metadata: metadata)
-                    } else {
-                        logger.debug("cannot write \(alert.id) to the outbox either: \(reason)", metadata: metadata)
-                    }
+            for alert in delivery.events { enqueue(alert, sinks: queued) }
+        }
+        if direct.isEmpty { return [] }
+        return await self.direct.dispatch(delivery, to: direct, urgent: urgent)
+    }
+
+    private func enqueue(_ alert: Alert, sinks queued: [String]) {
+        let (workers, logger) = (self.workers, self.logger)
+        let token = unwritten.withLock { $0.newToken() }
+        outbox.enqueue(alert, sinks: queued, now: clock()) { result in
+            switch result {
+            case .success(let rows):
+                if self.unwritten.withLock({ $0.written(token) }) {
+                    logger.notice("the outbox takes alerts again: every alert held in memory is written")
+                }
+                for row in rows { workers[row.sink]?.add([row]) }
+            case .failure(let error):
+                let metadata: Logger.Metadata = ["alert": "\(alert.id)"]
+                let reason = StateStore.reason(error)
+                if self.unwritten.withLock({ $0.failed(token, alert.id, reason: reason) }) {
+                    logger.critical("cannot write \(alert.id) to the outbox: \(reason); held in memory (with later alerts that fail too), written again every second, not sent before it is written",
+                                    metadata: metadata)
+                } else {
+                    logger.debug("cannot write \(alert.id) to the outbox either: \(reason)", metadata: metadata)
                 }
             }
         }
-        if directAlert.notify.isEmpty { return [] }
-        return await direct.dispatch(directAlert)
     }
 
     /// Returns when every alert dispatched so far is durable in the outbox; throws when some
