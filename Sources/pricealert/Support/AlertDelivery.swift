@@ -131,7 +131,7 @@ struct AlertDelivery: Sendable {
 
     /// Hands `alert` on through the policy stages; returns how many direct deliveries failed.
     func dispatch(_ alert: Alert) async -> Int {
-        if policy.passesUntouched { return await send(alert) }
+        if policy.passesUntouched { return await send(.event(alert), to: alert.notify) }
         return await hand(policy.receive(alert))
     }
 
@@ -165,29 +165,20 @@ struct AlertDelivery: Sendable {
     private func hand(_ plan: DeliveryPolicy.Plan) async -> Int {
         guard !plan.isEmpty else { return 0 }
         var failed = 0
-        for digest in plan.digests { failed += await send(digest) }
-        for (alert, _) in plan.events { failed += await send(alert) }
+        for digest in plan.digests { failed += await send(.digest(digest), to: [digest.sink]) }
+        for (alert, urgent) in plan.events { failed += await send(.event(alert), to: alert.notify, urgent: urgent) }
         policy.dispatched(plan)
         return failed
     }
 
-    private func send(_ alert: Alert) async -> Int {
+    /// Hands `delivery` to `sinks`; returns how many direct deliveries failed.
+    private func send(_ delivery: Delivery, to sinks: [String], urgent: Bool = false) async -> Int {
         let results: [(sink: String, result: SinkResult)]
         switch route {
-        case .direct(let dispatcher): results = await dispatcher.dispatch(alert)
-        case .reliable(let dispatcher, _): results = await dispatcher.dispatch(alert)
+        case .direct(let dispatcher): results = await dispatcher.dispatch(delivery, to: sinks, urgent: urgent)
+        case .reliable(let dispatcher, _): results = await dispatcher.dispatch(delivery, to: sinks, urgent: urgent)
         }
         return results.filter { $0.result.failureReason != nil }.count
-    }
-
-    /// A digest, until deliveries carry digests to the sinks: each of its events to its sink.
-    private func send(_ digest: Digest) async -> Int {
-        var failed = 0
-        for var event in digest.events {
-            event.notify = [digest.sink]
-            failed += await send(event)
-        }
-        return failed
     }
 
     /// Deliveries waiting in the outbox (0 without one): the `/metrics` outbox gauge.
