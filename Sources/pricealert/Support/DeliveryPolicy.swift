@@ -130,12 +130,13 @@ final class DeliveryPolicy: Sendable {
     }
 
     /// Feeds journaled rows back into the stages, in order, past today's silences (they were
-    /// let in before). What no longer stays (a sink without stages now) is in the plan.
+    /// let in before) and without counting them again. What no longer stays (a sink without
+    /// stages now) is in the plan.
     func restore(_ rows: [PolicyStateStore.Pending]) -> Plan {
         state.withLock { state in
-            let silences = state.pipeline.silences
+            let (silences, counts) = (state.pipeline.silences, state.counts)
             state.pipeline.silences = SilenceSet()
-            defer { state.pipeline.silences = silences }
+            defer { (state.pipeline.silences, state.counts) = (silences, counts) }
             var plan = Plan()
             for row in rows {
                 state.nextSeq = max(state.nextSeq, row.seq + 1)
