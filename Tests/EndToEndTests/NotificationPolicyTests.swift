@@ -407,3 +407,60 @@ extension LiveCommandTests {
         }
     }
 }
+
+extension LiveCommandTests {
+    /// `kill -9` of `run` while its events are held for the night and in an open digest: what
+    /// the journal holds reaches the sinks from the next start of the state folder (here a
+    /// replay of no ticks, which closes everything at its end), in one digest per sink.
+    @Test func runKilledWithHeldEventsAndOpenDigestsLosesNoneOfThem() async throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try "".write(to: dir.appendingPathComponent("none.jsonl"), atomically: true, encoding: .utf8)
+        try """
+            {"version": 2,
+             "sinks": {"grouped": {"type": "file", "path": "out/grouped.jsonl", "group": {"window": "1d", "max": 1000}},
+                       "night": {"type": "file", "path": "out/night.jsonl", "quiet": [{"from": "00:00", "to": "00:00"}]}},
+             "rules": [{"id": "btc-always", "symbol": "BTC", "when": {"price": {"above": 1}}, "repeat": {"every": "1s"},
+                        "notify": ["grouped", "night"]}]}
+            """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let journal = dir.appendingPathComponent("state/pricealert.sqlite").path
+        func held() throws -> [(sink: String, id: String)] {
+            guard FileManager.default.fileExists(atPath: journal) else { return [] }
+            let database = try DatabaseQueue(path: journal, configuration: { var c = Configuration(); c.readonly = true; return c }())
+            defer { try? database.close() }
+            return try database.read { db in
+                try Row.fetchAll(db, sql: "SELECT sink, alert_id FROM policy_pending ORDER BY seq").map { ($0[0], $0[1]) }
+            }
+        }
+        let kept = try await withExchange { port in
+            let daemon = try PriceAlertBinary.start(
+                ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state", "state"],
+                in: dir)
+            var looks = 0
+            while looks < 600, (try? held().count) ?? 0 < 10 {
+                looks += 1
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            kill(daemon.pid, SIGKILL)
+            _ = try await daemon.wait(timeout: 60)
+            return try held()
+        }
+        #expect(kept.count >= 10)
+        for file in ["grouped", "night"] {
+            #expect((try? String(contentsOf: dir.appendingPathComponent("out/\(file).jsonl"), encoding: .utf8)) ?? "" == "")
+        }
+        let restarted = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "none.jsonl",
+                                                        "--dispatch", "--state", "state"], in: dir)
+        #expect(restarted.status == 0, "\(restarted.stderr)")
+        for sink in ["grouped", "night"] {
+            let ids = kept.filter { $0.sink == sink }.map(\.id)
+            let lines = try String(contentsOf: dir.appendingPathComponent("out/\(sink).jsonl"), encoding: .utf8)
+                .split(separator: "\n").map { NotificationPolicyTests.Arrival(sink: sink, json: Data($0.utf8)) }
+            #expect(lines.map { $0?.events } == [ids])
+            #expect(lines.map { $0?.id } == ["digest:\(sink):\(ids[0])"])
+            #expect(lines.map { $0?.held } == [sink == "night"])
+        }
+        #expect(try held().isEmpty)
+    }
+}
