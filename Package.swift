@@ -71,7 +71,7 @@ let package = Package(
         ]),
         // State that outlives a process: the durable outbox, engine state and market list, in SQLite.
         .target(name: "AlertStore", dependencies: [
-            "AlertCore",
+            "AlertCore", "AlertPolicy",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
@@ -171,7 +171,7 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore", "AlertPolicy", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "DaemonTests", dependencies: [
             "Daemon", "AlertCore", "AlertFeeds", "AlertHTTP", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),

@@ -227,8 +227,41 @@ public final class StateStore: Sendable {
             }
             try db.execute(sql: "PRAGMA user_version = 6")
         }
+        migrator.registerMigration("v7-deliveries", migrate: migrateToDeliveries)
         migrator.registerMigration("v8-policy-pending", migrate: PolicyStateStore.migrate)
         return migrator
+    }
+}
+
+extension StateStore {
+    /// Rows become deliveries (an event or a digest of alert ids) per sink, and each alert is
+    /// stored once, in `alerts`, with the number of rows naming it. Every pending row and dead
+    /// letter of schema 6 becomes an event row of the same id, sink, attempts and times.
+    static func migrateToDeliveries(_ db: Database) throws {
+        let fields = "rule, symbol, time, price, condition, threshold_low, threshold_high, threshold_null, value, message, notify, kind, reminder"
+        try db.execute(sql: """
+            CREATE TABLE alerts (id TEXT PRIMARY KEY NOT NULL, refs INTEGER NOT NULL, \(Outbox.alertColumns));
+            INSERT INTO alerts (id, refs, \(fields))
+              SELECT alert_id, COUNT(*), \(fields) FROM
+                (SELECT alert_id, \(fields) FROM outbox UNION ALL SELECT alert_id, \(fields) FROM dead_letters)
+              GROUP BY alert_id;
+            CREATE TABLE outbox_v7 (
+              id INTEGER PRIMARY KEY AUTOINCREMENT, \(Outbox.rowColumns), next_attempt_at INTEGER NOT NULL,
+              UNIQUE (delivery_id, sink)
+            );
+            INSERT INTO outbox_v7 (id, sink, delivery_id, alerts, created_at, attempts, last_error, next_attempt_at)
+              SELECT id, sink, alert_id, alert_id, created_at, attempts, last_error, next_attempt_at FROM outbox;
+            CREATE TABLE dead_letters_v7 (
+              id INTEGER PRIMARY KEY AUTOINCREMENT, \(Outbox.rowColumns), reason TEXT NOT NULL, died_at INTEGER NOT NULL
+            );
+            INSERT INTO dead_letters_v7 (id, sink, delivery_id, alerts, created_at, attempts, last_error, reason, died_at)
+              SELECT id, sink, alert_id, alert_id, created_at, attempts, last_error, reason, died_at FROM dead_letters;
+            DROP TABLE outbox;
+            DROP TABLE dead_letters;
+            ALTER TABLE outbox_v7 RENAME TO outbox;
+            ALTER TABLE dead_letters_v7 RENAME TO dead_letters;
+            PRAGMA user_version = 7;
+            """)
     }
 }
 

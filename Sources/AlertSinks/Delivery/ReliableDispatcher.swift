@@ -1,6 +1,5 @@
 import AlertCore
 import AlertPolicy
-import AlertStore
 import Logging
 import Synchronization
 import Wallclock
@@ -28,18 +27,35 @@ public actor ReliableDispatcher {
         public var pollInterval: Int64
         /// Sinks' own settings (a rule file's `concurrency` and `retry` keys), by sink name.
         public var sinks: [String: DeliverySettings]
+        /// Each sink's `rate` (its own, else its preset's: `PresetRates.effectiveRate`), by name.
+        public var rates: [String: RateSpec]
+        /// The most events a backlog batch carries, by sink name (`group.max`; default 100).
+        public var batchMax: [String: Int]
+        /// Each sink's `fallback`, by name.
+        public var fallbacks: [String: String]
 
         public init(concurrency: Int = 8, retry: RetryPolicy = RetryPolicy(), pollInterval: Int64 = 1_000,
-                    sinks: [String: DeliverySettings] = [:]) {
+                    sinks: [String: DeliverySettings] = [:], rates: [String: RateSpec] = [:],
+                    batchMax: [String: Int] = [:], fallbacks: [String: String] = [:]) {
             self.concurrency = concurrency
             self.retry = retry
             self.pollInterval = pollInterval
             self.sinks = sinks
+            self.rates = rates
+            self.batchMax = batchMax
+            self.fallbacks = fallbacks
         }
 
-        /// These defaults with each definition's own `concurrency` and `retry`.
+        /// These defaults with each definition's own `concurrency`, `retry`, `rate` (or its
+        /// preset's), `group.max` and `fallback`.
         public init(definitions: some Sequence<SinkDefinition>) {
-            self.init(sinks: Dictionary(definitions.map { ($0.name, $0.delivery) }, uniquingKeysWith: { $1 }))
+            self.init()
+            for definition in definitions {
+                sinks[definition.name] = definition.delivery
+                rates[definition.name] = PresetRates.effectiveRate(of: definition)
+                batchMax[definition.name] = definition.policy.group?.max
+                fallbacks[definition.name] = definition.policy.fallback
+            }
         }
 
         /// Concurrency and retry policy for one sink.
@@ -50,7 +66,7 @@ public actor ReliableDispatcher {
     }
 
     public nonisolated let durable: Set<String>
-    private let outbox: Outbox
+    private let outbox: any DeliveryOutbox
     private let direct: Dispatcher
     private let workers: [String: SinkWorker]
     /// Alerts whose outbox write failed and is being tried again.
@@ -60,7 +76,10 @@ public actor ReliableDispatcher {
     private var started = false
 
     /// `durable`: names of the sinks delivered through the outbox. Call `start()` to deliver.
-    public init(sinks: [String: any Sink], durable: Set<String>, outbox: Outbox,
+    /// `durable`: names of the sinks delivered through the outbox. Call `start()` to deliver.
+    /// A durable sink's dead letters go to its `fallback` (`configuration.fallbacks`): through
+    /// the outbox when that sink is durable too, else sent to it directly.
+    public init(sinks: [String: any Sink], durable: Set<String>, outbox: any DeliveryOutbox,
                 configuration: Configuration = Configuration(),
                 logger: Logger = Logger(label: "pricealert.delivery"),
                 clock: @escaping @Sendable () -> Int64 = Wallclock.millis) {
@@ -68,15 +87,23 @@ public actor ReliableDispatcher {
         self.outbox = outbox
         self.clock = clock
         self.logger = logger
-        self.direct = Dispatcher(sinks: sinks.filter { !durable.contains($0.key) }, logger: logger)
+        let direct = Dispatcher(sinks: sinks.filter { !durable.contains($0.key) }, logger: logger)
+        self.direct = direct
+        let handoff = Handoff(outbox: outbox, direct: direct, clock: clock, logger: logger)
         var workers: [String: SinkWorker] = [:]
         for name in durable {
             guard let sink = sinks[name] else { continue }
             let settings = configuration.settings(for: name)
+            let fallback = configuration.fallbacks[name].map {
+                SinkWorker.Fallback(sink: $0, durable: durable.contains($0))
+            }
             workers[name] = SinkWorker(sink: sink, outbox: outbox, concurrency: settings.concurrency,
-                                       policy: settings.retry, pollInterval: configuration.pollInterval,
-                                       clock: clock, logger: logger)
+                                       policy: settings.retry, rate: configuration.rates[name],
+                                       batchMax: configuration.batchMax[name] ?? GroupSpec.defaultMax,
+                                       fallback: fallback, handOn: handoff.handOn,
+                                       pollInterval: configuration.pollInterval, clock: clock, logger: logger)
         }
+        handoff.workers.withLock { $0 = workers }
         self.workers = workers
     }
 
@@ -116,17 +143,15 @@ public actor ReliableDispatcher {
         -> [(sink: String, result: SinkResult)] {
         let queued = sinks.filter { durable.contains($0) }
         let direct = sinks.filter { !durable.contains($0) }
-        if !queued.isEmpty {
-            for alert in delivery.events { enqueue(alert, sinks: queued) }
-        }
+        if !queued.isEmpty { enqueue(delivery, sinks: queued, urgent: urgent) }
         if direct.isEmpty { return [] }
         return await self.direct.dispatch(delivery, to: direct, urgent: urgent)
     }
 
-    private func enqueue(_ alert: Alert, sinks queued: [String]) {
-        let (workers, logger) = (self.workers, self.logger)
+    private func enqueue(_ delivery: Delivery, sinks queued: [String], urgent: Bool) {
+        let (workers, logger, outbox) = (self.workers, self.logger, self.outbox)
         let token = unwritten.withLock { $0.newToken() }
-        outbox.enqueue(alert, sinks: queued, now: clock()) { result in
+        outbox.enqueue(delivery, sinks: queued, urgent: urgent, now: clock()) { result in
             switch result {
             case .success(let rows):
                 if self.unwritten.withLock({ $0.written(token) }) {
@@ -134,13 +159,13 @@ public actor ReliableDispatcher {
                 }
                 for row in rows { workers[row.sink]?.add([row]) }
             case .failure(let error):
-                let metadata: Logger.Metadata = ["alert": "\(alert.id)"]
-                let reason = StateStore.reason(error)
-                if self.unwritten.withLock({ $0.failed(token, alert.id, reason: reason) }) {
-                    logger.critical("cannot write \(alert.id) to the outbox: \(reason); held in memory (with later alerts that fail too), written again every second, not sent before it is written",
+                let metadata: Logger.Metadata = ["alert": "\(delivery.id)"]
+                let reason = outbox.reason(error)
+                if self.unwritten.withLock({ $0.failed(token, delivery.id, reason: reason) }) {
+                    logger.critical("cannot write \(delivery.id) to the outbox: \(reason); held in memory (with later alerts that fail too), written again every second, not sent before it is written",
                                     metadata: metadata)
                 } else {
-                    logger.debug("cannot write \(alert.id) to the outbox either: \(reason)", metadata: metadata)
+                    logger.debug("cannot write \(delivery.id) to the outbox either: \(reason)", metadata: metadata)
                 }
             }
         }
@@ -222,6 +247,47 @@ public actor ReliableDispatcher {
             guard let index = alerts.firstIndex(where: { $0.token == token }) else { return false }
             alerts.remove(at: index)
             return alerts.isEmpty
+        }
+    }
+}
+
+/// Where a sink's dead letters go on to its fallback: rows in the outbox to that sink's worker,
+/// deliveries for a sink delivered directly (stdout, file) to it at once; what that sink fails
+/// to take becomes a dead letter of its own.
+private final class Handoff: Sendable {
+    let workers = Mutex<[String: SinkWorker]>([:])
+    private let outbox: any DeliveryOutbox
+    private let direct: Dispatcher
+    private let clock: @Sendable () -> Int64
+    private let logger: Logger
+
+    init(outbox: any DeliveryOutbox, direct: Dispatcher, clock: @escaping @Sendable () -> Int64, logger: Logger) {
+        self.outbox = outbox
+        self.direct = direct
+        self.clock = clock
+        self.logger = logger
+    }
+
+    var handOn: @Sendable ([OutboxEntry]) -> Void {
+        { rows in self.route(rows) }
+    }
+
+    private func route(_ rows: [OutboxEntry]) {
+        let workers = self.workers.withLock { $0 }
+        for row in rows {
+            if let worker = workers[row.sink] {
+                worker.add([row])
+                continue
+            }
+            let (outbox, direct, clock, logger) = (outbox, direct, clock, logger)
+            Task {
+                let result = await direct.dispatch(row.delivery, to: [row.sink], urgent: row.urgent).first?.result
+                guard let reason = result?.failureReason else { return }
+                outbox.deadLetter(row.delivery, sink: row.sink, reason: reason, now: clock()) { error in
+                    logger.error("cannot write the dead letter of \(row.deliveryID) for '\(row.sink)': \(outbox.reason(error))",
+                                 metadata: ["sink": "\(row.sink)", "alert": "\(row.deliveryID)"])
+                }
+            }
         }
     }
 }
