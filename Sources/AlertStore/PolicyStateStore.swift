@@ -60,9 +60,9 @@ public final class PolicyStateStore: Sendable {
                 """)
             for row in added {
                 let alert = row.alert
-                let (low, high, null) = Self.columns(alert.threshold)
+                let (low, high) = Outbox.columns(alert.threshold)
                 try insert.execute(arguments: [row.seq, row.sink, alert.id, alert.rule, alert.symbol, alert.time,
-                                               alert.price, alert.condition, low, high, null, alert.value,
+                                               alert.price, alert.condition, low, high, alert.threshold == .none ? 1 : 0, alert.value,
                                                alert.message, alert.notify.joined(separator: "\n"),
                                                alert.kind.rawValue, alert.reminder])
             }
@@ -80,27 +80,8 @@ public final class PolicyStateStore: Sendable {
         failing.withLock { $0.tokens.isEmpty ? nil : $0.reason }
     }
 
-    private static func columns(_ threshold: Threshold) -> (Double, Double?, Int) {
-        switch threshold {
-        case .value(let x): return (x, nil, 0)
-        case .range(let low, let high): return (low, high, 0)
-        case .none: return (0, nil, 1)
-        }
-    }
-
     private static func pending(_ row: Row) -> Pending {
-        let high: Double? = row["threshold_high"]
-        let low: Double = row["threshold_low"]
-        let isNull: Bool = row["threshold_null"]
-        let threshold: Threshold = if isNull { .none } else if let high { .range(low, high) } else { .value(low) }
-        let notify: String = row["notify"]
-        let kind: String = row["kind"]
-        let alert = Alert(rule: row["rule"], symbol: row["symbol"], time: row["time"], price: row["price"],
-                          condition: row["condition"], threshold: threshold, value: row["value"],
-                          message: row["message"],
-                          notify: notify.isEmpty ? [] : notify.split(separator: "\n").map(String.init),
-                          kind: AlertKind(rawValue: kind) ?? .alert, reminder: row["reminder"])
-        return Pending(seq: row["seq"], sink: row["sink"], alert: alert)
+        Pending(seq: row["seq"], sink: row["sink"], alert: Outbox.alert(row))
     }
 
     /// Schema 8: the policy stages' pending events.
