@@ -259,7 +259,7 @@ public final class Outbox: DeliveryOutbox {
         list.split(separator: "\n").map(String.init)
     }
 
-    private static func columns(_ threshold: Threshold) -> (Double, Double?) {
+    static func columns(_ threshold: Threshold) -> (Double, Double?) {
         switch threshold {
         case .value(let x): return (x, nil)
         case .range(let low, let high): return (low, high)
@@ -312,7 +312,8 @@ public final class Outbox: DeliveryOutbox {
         return String(id.dropFirst(prefix.count).dropLast(suffix.count))
     }
 
-    private static func alert(_ row: Row) -> Alert {
+    /// The alert of a row with `alertColumns` (also `policy_pending`'s).
+    static func alert(_ row: Row) -> Alert {
         let high: Double? = row["threshold_high"]
         let low: Double = row["threshold_low"]
         let notify: String = row["notify"]

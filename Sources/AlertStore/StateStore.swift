@@ -16,7 +16,7 @@ import Synchronization
 /// (0 bytes) or damaged file is an error naming it, never a fresh start.
 public final class StateStore: Sendable {
     /// The schema version this binary writes (`PRAGMA user_version`).
-    public static let schemaVersion = 7
+    public static let schemaVersion = 8
 
     public let folder: StateFolder
     public let outbox: Outbox
@@ -24,6 +24,8 @@ public final class StateStore: Sendable {
     public let engineState: EngineStateStore
     /// The symbols whose history was filled from candles.
     public let backfill: BackfillLedger
+    /// What the policy stages hold: quiet-hours holds and open digests.
+    public let policyState: PolicyStateStore
     /// Nil when opened for reading only, without the lock (`openForReading`).
     private let lock: StateLock?
     private let database: DatabasePool
@@ -137,6 +139,7 @@ public final class StateStore: Sendable {
         self.outbox = Outbox(database: database)
         self.engineState = EngineStateStore(database: database)
         self.backfill = BackfillLedger(database: database)
+        self.policyState = PolicyStateStore(writer: outbox.writer)
     }
 
     /// The writer connection's `PRAGMA synchronous` (2 = FULL), for tests.
@@ -225,6 +228,7 @@ public final class StateStore: Sendable {
             try db.execute(sql: "PRAGMA user_version = 6")
         }
         migrator.registerMigration("v7-deliveries", migrate: migrateToDeliveries)
+        migrator.registerMigration("v8-policy-pending", migrate: PolicyStateStore.migrate)
         return migrator
     }
 }

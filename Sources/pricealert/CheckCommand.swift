@@ -144,8 +144,9 @@ struct CheckCommand: AsyncParsableCommand {
         for alert in alerts {
             let silence = silences.silence(for: alert)
             if let format { StandardOutput.shared.writeLine(AlertListing.line(for: alert, format: format, silence: silence)) }
-            if silence == nil { failures += await delivery.dispatch(AlertListing.dispatched(alert, skipping: printing)) }
+            failures += await delivery.dispatch(AlertListing.dispatched(alert, skipping: printing))
         }
+        failures += await delivery.closeDue(wallTime: Wallclock.millis())
         // Every alert is in the outbox (or delivered) before the state that produced it is saved:
         // a crash in between fires it again rather than losing it. An alert the outbox cannot
         // take leaves the state as it was, so the next run evaluates it again.

@@ -97,9 +97,11 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         continuation.finish()
         var failures = await consumer.value
+        failures += await dispatcher?.closeAll() ?? 0
         failures += await dispatcher?.finish(timeout: .seconds(30)) ?? 0
 
         StandardError.write("replay: \(Summary.line(read: read, stats: evaluator.stats))")
+        if let policy = dispatcher?.policy.counts.summary { StandardError.write("replay: \(policy)") }
         try reportOutput?.write()
         if dispatcher?.unwritten != nil { throw ExitCodes.stateUnusable }
         if failures > 0 {

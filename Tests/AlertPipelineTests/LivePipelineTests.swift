@@ -2,6 +2,7 @@ import AlertCore
 import AlertFeeds
 import AlertHTTP
 import AlertPipeline
+import AlertPolicy
 import AlertRules
 import AlertSinks
 import AlertTestSupport
@@ -52,8 +53,9 @@ import Testing
         let status = StatusServer(host: "127.0.0.1", port: 0, registry: PrometheusMetrics.isolated().registry,
                                   status: monitor.status, logger: logger) {}
         let statusPort = try await status.start()
-        var pipeline = LivePipeline(ruleSet: rules, runner: runner, delivery: .direct(Dispatcher(sinks: ["held": sink])),
-                                    logger: logger, monitor: monitor)
+        let delivery = AlertDelivery(route: .direct(Dispatcher(sinks: ["held": sink])),
+                                     policy: try DeliveryPolicy(ruleSet: rules, silences: SilenceSet(), journal: nil))
+        var pipeline = LivePipeline(ruleSet: rules, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
         pipeline.statusServer = status
         pipeline.shutdownSignals = []  // the test runner's own SIGTERM and SIGINT stay its own
         let stop = Gate()

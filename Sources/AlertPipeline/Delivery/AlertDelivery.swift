@@ -1,18 +1,38 @@
 import AlertCore
+import AlertPolicy
+import AlertRules
 import AlertSinks
 import AlertStore
 import Logging
 import Wallclock
 
-/// How a command hands alerts on: straight to the sinks (`Dispatcher`), or, when a state folder
-/// is in use, through the durable outbox for webhook and exec sinks (`ReliableDispatcher`).
-public enum AlertDelivery: Sendable {
-    case direct(Dispatcher)
-    case reliable(ReliableDispatcher, StateStore)
+/// How a command hands alerts on: through the event-time policy stages (`DeliveryPolicy`:
+/// silence → priority → quiet hours → group), then straight to the sinks (`Dispatcher`), or,
+/// when a state folder is in use, through the durable outbox for webhook and exec sinks
+/// (`ReliableDispatcher`), where what the stages hold is journaled too.
+public struct AlertDelivery: Sendable {
+    public enum Route: Sendable {
+        case direct(Dispatcher)
+        case reliable(ReliableDispatcher, StateStore)
+    }
+
+    public let route: Route
+    public let policy: DeliveryPolicy
+
+    public init(route: Route, policy: DeliveryPolicy) {
+        self.route = route
+        self.policy = policy
+    }
+
+    /// Hands back to the stages what they held when the state folder was last used (a digest
+    /// whose window has passed leaves at once). Returns how many direct deliveries failed.
+    public func restore(_ held: [PolicyStateStore.Pending]) async -> Int {
+        await hand(policy.restore(held))
+    }
 
     /// The opened state folder, when there is one.
     public var store: StateStore? {
-        if case .reliable(_, let store) = self { return store }
+        if case .reliable(_, let store) = route { return store }
         return nil
     }
 
@@ -52,28 +72,57 @@ public enum AlertDelivery: Sendable {
     /// Returns when every alert dispatched so far is on disk in the outbox: state that says an
     /// alert fired is saved only after it. Throws when some could not be written.
     public func commit() async throws(UnwrittenAlerts) {
-        if case .reliable(let dispatcher, _) = self { try await dispatcher.commit() }
+        guard case .reliable(let dispatcher, _) = route else { return }
+        try await dispatcher.commit()
+        if let reason = policy.unwritten { throw UnwrittenAlerts(ids: ["held events of the policy stages"], reason: reason) }
     }
 
     /// Alerts dispatched that the outbox could not take (nil: none; they were never sent).
     public var unwritten: UnwrittenAlerts? {
-        guard case .reliable(let dispatcher, _) = self else { return nil }
+        guard case .reliable(let dispatcher, _) = route else { return nil }
         return dispatcher.unwrittenAlerts()
     }
 
-    /// Hands `alert` on; returns how many direct deliveries failed.
+    /// Hands `alert` on through the policy stages; returns how many direct deliveries failed.
     public func dispatch(_ alert: Alert) async -> Int {
+        if policy.passesUntouched { return await send(.event(alert), to: alert.notify) }
+        return await hand(policy.receive(alert))
+    }
+
+    /// Hands on the quiet windows and digests whose end the wall clock has passed (`run`: about
+    /// every second; `check`: once, before it commits). Returns how many direct deliveries failed.
+    public func closeDue(wallTime: Int64) async -> Int {
+        await hand(policy.close(wallTime: wallTime))
+    }
+
+    /// Hands on every quiet window and digest still open (the end of a replay).
+    public func closeAll() async -> Int {
+        await hand(policy.finish())
+    }
+
+    /// Dispatches what the stages decided, then drops the journal rows of what left.
+    private func hand(_ plan: DeliveryPolicy.Plan) async -> Int {
+        guard !plan.isEmpty else { return 0 }
+        var failed = 0
+        for digest in plan.digests { failed += await send(.digest(digest), to: [digest.sink]) }
+        for (alert, urgent) in plan.events { failed += await send(.event(alert), to: alert.notify, urgent: urgent) }
+        policy.dispatched(plan)
+        return failed
+    }
+
+    /// Hands `delivery` to `sinks`; returns how many direct deliveries failed.
+    private func send(_ delivery: Delivery, to sinks: [String], urgent: Bool = false) async -> Int {
         let results: [(sink: String, result: SinkResult)]
-        switch self {
-        case .direct(let dispatcher): results = await dispatcher.dispatch(alert)
-        case .reliable(let dispatcher, _): results = await dispatcher.dispatch(alert)
+        switch route {
+        case .direct(let dispatcher): results = await dispatcher.dispatch(delivery, to: sinks, urgent: urgent)
+        case .reliable(let dispatcher, _): results = await dispatcher.dispatch(delivery, to: sinks, urgent: urgent)
         }
         return results.filter { $0.result.failureReason != nil }.count
     }
 
     /// Deliveries waiting in the outbox (0 without one): the `/metrics` outbox gauge.
     public func outboxDepth() async -> Int {
-        guard case .reliable(let dispatcher, _) = self else { return 0 }
+        guard case .reliable(let dispatcher, _) = route else { return 0 }
         return await dispatcher.outboxDepth()
     }
 
@@ -84,7 +133,7 @@ public enum AlertDelivery: Sendable {
     /// Alerts the outbox never took (`unwritten`, tried once more at closing) are named on
     /// standard error; the command exits 73 for them.
     public func finish(timeout: Duration, countPending: Bool = true) async -> Int {
-        guard case .reliable(let dispatcher, let store) = self else { return 0 }
+        guard case .reliable(let dispatcher, let store) = route else { return 0 }
         await dispatcher.drain(timeout: timeout)
         let counts = await dispatcher.counts()
         let dead = dispatcher.durable.reduce(0) { $0 + (counts[$1]?.dead ?? 0) }

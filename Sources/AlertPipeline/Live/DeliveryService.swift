@@ -77,7 +77,7 @@ final class DeliveryService: Service {
             case .listings(let listings):
                 await delivery.save(listings, logger: logger)
             case .wallClock(let now):
-                await everySecond(wallTime: now)
+                failures += await everySecond(wallTime: now)
             }
         }
         ticker.cancel()
@@ -88,8 +88,11 @@ final class DeliveryService: Service {
     }
 
     /// The once-a-second wall-clock call, in order with the alerts: where policy stages that
-    /// close by the clock (quiet hours that end, group windows that close) are called.
-    private func everySecond(wallTime: Int64) async {}
+    /// close by the clock (quiet hours that end, group windows that close) are called. Returns
+    /// how many direct deliveries failed.
+    private func everySecond(wallTime: Int64) async -> Int {
+        await delivery.closeDue(wallTime: wallTime)
+    }
 
     /// Records `entries` in the ledger when every save handed over so far is written (`unsaved`
     /// is empty); otherwise returns them to record after a later save.

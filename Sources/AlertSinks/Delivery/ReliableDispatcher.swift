@@ -301,6 +301,11 @@ public struct UnwrittenAlerts: Error, Sendable, Equatable, CustomStringConvertib
     /// Why the last write failed.
     public var reason: String
 
+    public init(ids: [String], reason: String) {
+        self.ids = ids
+        self.reason = reason
+    }
+
     public var description: String {
         "\(ids.count) alert\(ids.count == 1 ? "" : "s") could not be written to the outbox: \(reason)"
     }

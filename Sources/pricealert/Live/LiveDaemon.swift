@@ -32,6 +32,9 @@ enum LiveDaemon {
         pipeline.rulePaths = rulePaths
         pipeline.saved = saved
         pipeline.saveEvery = saveEvery
+        if let folder = delivery.store?.folder {
+            pipeline.silenceWatcher = SilenceWatcher(folder: folder, logger: logger, apply: delivery.policy.use)
+        }
         if let duration {
             pipeline.stop = { try? await Task.sleep(for: duration) }
         }
