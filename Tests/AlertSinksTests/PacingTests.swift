@@ -221,11 +221,13 @@ import Testing
             await dispatcher.drain(timeout: .seconds(30))
             return receiver.requests.count
         }
-        #expect(attempts >= 2)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == AlertFormat.json(event) + "\n")
         let dead = try store.outbox.dead()
         #expect(dead.map(\.sink) == ["chat"])
-        #expect(dead.first?.deadReason?.hasPrefix("gave up after") == true)
+        // Retried as a temporary failure until maxAge (how many attempts fit depends on the load):
+        // the reason counts every attempt the receiver saw.
+        let plural = attempts == 1 ? "attempt" : "attempts"
+        #expect(dead.first?.deadReason?.hasPrefix("gave up after \(attempts) \(plural) over") == true)
     }
 
     /// A fallback that fails too dead-letters as usual: one dead letter on each sink.
