@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// pricealert: Feed ──ticks──▶ Engine ──alerts──▶ Dispatcher ──▶ Sinks
+// pricealert: Feed ──ticks──▶ Evaluator ──alerts──▶ Dispatcher ──▶ Sinks
 import PackageDescription
 
 let package = Package(
@@ -71,7 +71,7 @@ let package = Package(
         ]),
         // State that outlives a process: the durable outbox, engine state and market list, in SQLite.
         .target(name: "AlertStore", dependencies: [
-            "AlertCore",
+            "AlertCore", "AlertPolicy",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
@@ -83,8 +83,16 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
+        // The data path, in order: the Evaluator (ticks in, events out, drops reported one way)
+        // that `replay`, `check` and `run` share, delivery, and `run`'s services in one ServiceGroup.
+        .target(name: "AlertPipeline", dependencies: [
+            "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "AlertSinks", "Daemon", "CMemory", "Wallclock",
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // A sink that keeps what it receives and can be told to fail, for tests; not in the binary.
-        .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertSinks"]),
+        .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertPolicy", "AlertSinks"]),
         // `replay --report`: what rules would have sent, as one self-contained HTML page.
         .target(name: "AlertReport", dependencies: ["AlertCore"]),
         // What a daemon needs beside the pipeline: systemd notifications (READY, WATCHDOG,
@@ -102,10 +110,9 @@ let package = Package(
         .target(name: "CMemory"),
         // The command line: one file per command, thin.
         .executableTarget(name: "pricealert", dependencies: [
-            "CMemory", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon", "Wallclock",
+            "CMemory", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertPipeline", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon", "Wallclock",
             "AlertReport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -151,6 +158,12 @@ let package = Package(
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertRules", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertCore"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "AlertPipelineTests", dependencies: [
+            "AlertPipeline", "AlertPolicy", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertSinks", "AlertStore", "Daemon", "DemoExchange",
+            "AlertTestSupport",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
         .testTarget(name: "AlertPolicyTests", dependencies: ["AlertPolicy", "AlertCore", "SeededRandom"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [
             "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport",
@@ -171,7 +184,7 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore", "AlertPolicy", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "DaemonTests", dependencies: [
             "Daemon", "AlertCore", "AlertFeeds", "AlertHTTP", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
@@ -180,7 +193,7 @@ let package = Package(
         ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
-            "pricealert", "AlertTestSupport", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange", "CMemory",
+            "pricealert", "AlertTestSupport", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange", "CMemory",
             "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),

@@ -24,6 +24,15 @@ public struct RateLimit: Sendable, Equatable {
         starts.append(now)
         if starts.count > spec.count { starts.removeFirst(starts.count - spec.count) }
     }
+
+    /// Counts the attempt that started at `started` from when it ended, `now`, instead: the
+    /// receiver saw it at some time in between, so spacing the next starts from the ends keeps
+    /// at most `count` in any `per` as the receiver counts them, not only as they left.
+    public mutating func settle(started: Int64, now: Int64) {
+        guard let index = starts.lastIndex(of: started), now > started else { return }
+        starts[index] = now
+        starts.sort()
+    }
 }
 
 /// The rate stage of one sink (Docs/sinks.md#rate): what waits for it, in order, and what may

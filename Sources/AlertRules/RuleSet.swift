@@ -88,12 +88,24 @@ extension RuleSet {
         }
     }
 
-    /// The sinks that enabled rules notify, in first-use order: the ones a process opens.
+    /// The sinks that enabled rules notify, in first-use order, then their fallbacks: the ones
+    /// a process opens.
     public var usedSinks: [String] {
         var used: [String] = []
         for rule in rules where rule.enabled {
             for name in rule.notify where !used.contains(name) { used.append(name) }
         }
-        return used
+        return withFallbacks(used)
+    }
+
+    /// `names`, then the fallbacks their dead letters go on to (and theirs), each once.
+    public func withFallbacks(_ names: [String]) -> [String] {
+        var all = names
+        var index = 0
+        while index < all.count {
+            if let fallback = sinks[all[index]]?.policy.fallback, !all.contains(fallback) { all.append(fallback) }
+            index += 1
+        }
+        return all
     }
 }

@@ -1,7 +1,9 @@
 import AlertCore
+import AlertPolicy
 import Logging
 
-/// Fans each alert out to the sinks its rule names (`alert.notify`), in that order.
+/// Fans each alert out to the sinks its rule names (`alert.notify`), in that order; or one
+/// delivery (an event or a digest) to the sinks named for it.
 ///
 /// A failing sink never stops the others, and never reaches back into the engine: the failure
 /// is logged (label `pricealert.dispatch`, naming the sink and the reason) and counted.
@@ -36,13 +38,22 @@ public actor Dispatcher {
     /// sink's result in that order.
     @discardableResult
     public func dispatch(_ alert: Alert) async -> [(sink: String, result: SinkResult)] {
+        await dispatch(.event(alert), to: alert.notify)
+    }
+
+    /// Sends `delivery` to each sink in `sinks`, one after the other, and returns each sink's
+    /// result in that order. `urgent` changes nothing here (every delivery goes at once); it is
+    /// taken so callers treat both dispatchers alike.
+    @discardableResult
+    public func dispatch(_ delivery: Delivery, to sinks: [String], urgent: Bool = false) async
+        -> [(sink: String, result: SinkResult)] {
         var results: [(sink: String, result: SinkResult)] = []
-        for name in alert.notify {
-            let result = await sinks[name]?.send(alert) ?? Self.unknownSink
+        for name in sinks {
+            let result = await self.sinks[name]?.send(delivery) ?? Self.unknownSink
             if let reason = result.failureReason {
                 counts[name, default: Counts()].failed += 1
-                logger.error("sink '\(name)' failed to deliver \(alert.id): \(reason)",
-                             metadata: ["sink": "\(name)", "alert": "\(alert.id)",
+                logger.error("sink '\(name)' failed to deliver \(delivery.id): \(reason)",
+                             metadata: ["sink": "\(name)", "alert": "\(delivery.id)",
                                         "retryable": "\(result.isRetryable)"])
             } else {
                 counts[name, default: Counts()].delivered += 1

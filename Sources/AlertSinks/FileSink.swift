@@ -4,9 +4,10 @@ import Glibc
 import Darwin
 #endif
 import AlertCore
+import AlertPolicy
 
 /// Appends each alert's event (Docs/rules.md#the-alert-event) as one JSON line to a file (a
-/// journal other tools can tail).
+/// journal other tools can tail); a digest is one line too, its `DigestFormat.json` object.
 ///
 /// The file is opened in `init` (created with mode 0600: alerts may be private) so a bad path
 /// stops the program at start-up. Each line goes to the kernel with one `write(2)` on an
@@ -34,7 +35,18 @@ public final class FileSink: Sink {
     }
 
     public func send(_ alert: Alert) async -> SinkResult {
-        switch POSIXWrite.writeLine(AlertFormat.json(alert), to: fd) {
+        write(AlertFormat.json(alert))
+    }
+
+    public func send(_ delivery: Delivery) async -> SinkResult {
+        switch delivery {
+        case .event(let alert): return write(AlertFormat.json(alert))
+        case .digest(let digest): return write(DigestFormat.json(digest))
+        }
+    }
+
+    private func write(_ line: String) -> SinkResult {
+        switch POSIXWrite.writeLine(line, to: fd) {
         case .success: return .delivered
         case .failure(let error): return .retry(reason: "cannot write \(path): \(error)", after: nil)
         }

@@ -1,14 +1,35 @@
 import AlertCore
+import AlertPolicy
 
 /// Where alerts go: the one plug-in point for delivery (stdout, file, webhook, exec).
 ///
-/// A sink takes one `Alert` value, so adding a field to alerts never breaks a sink. It never
-/// throws and never calls back into the engine; it reports what happened, and whether trying
-/// again could help, so that retrying is a separate stage rather than code inside every sink.
+/// A sink takes one `Delivery` value — an event or a digest of several
+/// (Docs/sinks.md#digests) — so adding a field to alerts never breaks a sink. It never throws
+/// and never calls back into the engine; it reports what happened, and whether trying again
+/// could help, so that retrying is a separate stage rather than code inside every sink.
 public protocol Sink: Sendable {
     /// The name from the rule file's `sinks` object (or `stdout` for the built-in one).
     var name: String { get }
     func send(_ alert: Alert) async -> SinkResult
+    /// Sends one delivery. The default sends an event with `send(_ alert:)`, and a digest as
+    /// its events one after the other, stopping at the first that fails (whose result it
+    /// returns); sinks that can say a digest in one message implement this.
+    func send(_ delivery: Delivery) async -> SinkResult
+}
+
+extension Sink {
+    public func send(_ delivery: Delivery) async -> SinkResult {
+        switch delivery {
+        case .event(let alert):
+            return await send(alert)
+        case .digest(let digest):
+            for alert in digest.events {
+                let result = await send(alert)
+                if result != .delivered { return result }
+            }
+            return .delivered
+        }
+    }
 }
 
 /// The outcome of one delivery attempt.

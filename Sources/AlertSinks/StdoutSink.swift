@@ -1,7 +1,11 @@
 import AlertCore
+import AlertPolicy
 
 /// Prints one line per alert on standard output: `AlertFormat.text` or the alert event's JSON
-/// object (Docs/rules.md#the-alert-event).
+/// object (Docs/rules.md#the-alert-event). A digest is, in `json`, one line (its
+/// `DigestFormat.json` object); in `text`, its headline and then each event's text line, every
+/// event listed (standard output has no length limit), written with one write so lines of
+/// other deliveries never fall between them.
 public struct StdoutSink: Sink {
     public let name: String
     public let format: AlertOutputFormat
@@ -21,8 +25,27 @@ public struct StdoutSink: Sink {
         }
     }
 
+    /// The lines printed for `digest` (without the final newline).
+    public static func lines(for digest: Digest, format: AlertOutputFormat) -> String {
+        switch format {
+        case .text: return ([DigestFormat.headline(digest)] + digest.events.map { "  " + AlertFormat.text($0) }).joined(separator: "\n")
+        case .json: return DigestFormat.json(digest)
+        }
+    }
+
     public func send(_ alert: Alert) async -> SinkResult {
-        switch output.writeLine(Self.line(for: alert, format: format)) {
+        write(Self.line(for: alert, format: format))
+    }
+
+    public func send(_ delivery: Delivery) async -> SinkResult {
+        switch delivery {
+        case .event(let alert): return write(Self.line(for: alert, format: format))
+        case .digest(let digest): return write(Self.lines(for: digest, format: format))
+        }
+    }
+
+    private func write(_ text: String) -> SinkResult {
+        switch output.writeLine(text) {
         case .success:
             return .delivered
         case .failure(let error) where error.isBrokenPipe:

@@ -1,4 +1,5 @@
 import AlertCore
+import AlertPolicy
 import AlertSinks
 import Synchronization
 
@@ -10,6 +11,7 @@ public final class InMemorySink: Sink {
 
     private struct State {
         var delivered: [Alert] = []
+        var deliveries: [Delivery] = []
         var attempts = 0
         var failure: SinkResult?
     }
@@ -22,8 +24,11 @@ public final class InMemorySink: Sink {
         self.state = Mutex(State(failure: failure))
     }
 
-    /// Alerts delivered, in order (failed attempts are not recorded here).
+    /// Alerts delivered, in order, a digest's events each (failed attempts are not recorded here).
     public var alerts: [Alert] { state.withLock { $0.delivered } }
+
+    /// Deliveries (events and digests) delivered, in order.
+    public var deliveries: [Delivery] { state.withLock { $0.deliveries } }
 
     /// Number of `send` calls, delivered or not.
     public var attempts: Int { state.withLock { $0.attempts } }
@@ -34,10 +39,16 @@ public final class InMemorySink: Sink {
     }
 
     public func send(_ alert: Alert) async -> SinkResult {
+        await send(.event(alert))
+    }
+
+    /// One attempt for the whole delivery: a digest is kept or refused as one.
+    public func send(_ delivery: Delivery) async -> SinkResult {
         state.withLock { state in
             state.attempts += 1
             if let failure = state.failure, failure != .delivered { return failure }
-            state.delivered.append(alert)
+            state.delivered += delivery.events
+            state.deliveries.append(delivery)
             return .delivered
         }
     }

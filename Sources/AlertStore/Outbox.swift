@@ -1,47 +1,22 @@
 import AlertCore
+import AlertPolicy
 import GRDB
 
-/// One alert waiting for one sink (or, in `dead`, given up on). Holds every field of the alert,
-/// so it can be delivered again after a restart.
-public struct OutboxEntry: Sendable, Equatable {
-    /// The row id: insertion order, which is the delivery order of a rule's alerts per sink.
-    public var id: Int64
-    public var alert: Alert
-    public var sink: String
-    /// The alert event's JSON (Docs/rules.md#the-alert-event), as enqueued.
-    public var payload: String
-    /// Epoch milliseconds.
-    public var createdAt: Int64
-    public var attempts: Int
-    /// Epoch milliseconds; for dead letters, when it died.
-    public var nextAttemptAt: Int64
-    public var lastError: String?
-    /// Why it is a dead letter (nil while pending).
-    public var deadReason: String?
-
-    public var alertID: String { alert.id }
-}
-
-/// What became of one delivery attempt, as the outbox records it.
-public enum OutboxOutcome: Sendable, Equatable {
-    /// The row is deleted.
-    case delivered
-    /// Tried again at `at` (epoch ms); `attempts` goes up by one.
-    case retry(at: Int64, reason: String)
-    /// The row moves to `dead_letters` with `reason` (counting this attempt), dying at `at`.
-    case dead(reason: String, lastError: String?, at: Int64)
-}
-
-/// The durable outbox: alerts bound for sinks that must not lose them (webhook, exec), in
-/// SQLite. A row is written before delivery starts and deleted only after success, or moved to
-/// `dead_letters` with the reason. Times are epoch ms.
+/// The durable outbox: deliveries (an event or a digest) bound for sinks that must not lose
+/// them (webhook, exec), in SQLite. A row is written before delivery starts and deleted only
+/// after success, or moved to `dead_letters` with the reason. Times are epoch ms.
 ///
-/// The delivery path uses the grouped methods (`enqueue(_:sinks:now:committed:)`,
-/// `record(_:_:failed:)`, `commit()`, `loadPending()`, `countPending()`): they return at once
-/// and are written by one writer on a thread of its own, all that queued up while the previous
-/// transaction was committing in one transaction and one fsync (`GroupCommitter`). The other
-/// methods are one blocking transaction each, for commands and tests.
-public final class Outbox: Sendable {
+/// One row representation: a row (pending or dead) names its delivery id, its sink and the ids
+/// of the alerts it carries, in order (one for an event); each alert's fields are stored once,
+/// in `alerts`, however many rows and sinks name it, with the number of rows that do
+/// (`refs`): an alert goes when the last row naming it is delivered or purged. Sink secrets
+/// are never stored: a row holds the sink's name, and `last_error` the sink's redacted reason.
+///
+/// The delivery path uses the `DeliveryOutbox` methods: they return at once and are written
+/// by one writer on a thread of its own, all that queued up while the previous transaction
+/// was committing in one transaction and one fsync (`GroupCommitter`). The other methods are
+/// one blocking transaction each, for commands and tests.
+public final class Outbox: DeliveryOutbox {
     private let database: DatabasePool
     let writer: GroupCommitter
 
@@ -52,61 +27,79 @@ public final class Outbox: Sendable {
 
     // MARK: Grouped, off the caller's thread
 
-    /// Queues one row per sink for `alert` for the next group commit and returns at once.
-    /// `committed` runs on the writer's queue once the rows are durable, in the order alerts were
-    /// enqueued, with the rows written (an (alert id, sink) already pending is left as it is and
-    /// not returned). When they cannot be written (disk full, table missing), `committed` gets
-    /// the error, and the write is kept and tried again with every later group, and at least
-    /// every `writer.retryDelay`, while the process runs: `committed` then gets the rows once
-    /// they are written.
-    public func enqueue(_ alert: Alert, sinks: [String], now: Int64,
+    public func enqueue(_ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
                         committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void) {
         writer.submit(GroupCommitter.Write(apply: { db in
-            let rows = try Self.insert(alert, sinks: sinks, now: now, db)
+            let rows = try Self.insert(delivery, sinks: sinks, urgent: urgent, now: now, db)
             return { committed(.success(rows)) }
         }, failed: { committed(.failure($0)) }, retried: true))
     }
 
-    /// Queues an attempt's outcome for the next group commit and returns at once; `.delivered`
-    /// waits for the next other write or at most `writer.lazyDelay` (200 ms). When it cannot be
-    /// written, `failed` is called once and the write is tried again with every later group
-    /// while the process runs.
-    public func record(_ id: Int64, _ outcome: OutboxOutcome, failed: @escaping @Sendable (any Error) -> Void) {
-        // A delivery is usually the end of its row: no need to make it durable before the next
-        // alert's commit (a crash in between delivers that alert once more, with the same id).
+    /// `dispatch(alert)`'s enqueue: the event to `sinks`, not urgent.
+    public func enqueue(_ alert: Alert, sinks: [String], now: Int64,
+                        committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void) {
+        enqueue(.event(alert), sinks: sinks, urgent: false, now: now, committed: committed)
+    }
+
+    /// `.delivered` waits for the next other write or at most `writer.lazyDelay` (200 ms): a
+    /// delivery is usually the end of its rows, and a crash in between only delivers them once
+    /// more, with the same id.
+    public func record(_ ids: [Int64], _ outcome: OutboxOutcome,
+                       committed: @escaping @Sendable ([OutboxEntry]) -> Void,
+                       failed: @escaping @Sendable (any Error) -> Void) {
         writer.submit(GroupCommitter.Write(apply: { db in
-            try Self.apply(outcome, to: id, db)
-            return {}
+            let moved = try Self.apply(outcome, to: ids, db)
+            return { committed(moved) }
         }, failed: failed, retried: true, lazy: outcome == .delivered))
     }
 
-    /// Returns when everything enqueued or recorded before is durable (or failed).
+    public func deadLetter(_ delivery: Delivery, sink: String, reason: String, now: Int64,
+                           failed: @escaping @Sendable (any Error) -> Void) {
+        writer.submit(GroupCommitter.Write(apply: { db in
+            try Self.insertDead(delivery, sink: sink, reason: reason, now: now, db)
+            return {}
+        }, failed: failed, retried: true))
+    }
+
     public func commit() async {
         await writer.barrier()
     }
 
-    /// Every pending row in insertion order, read after everything enqueued or recorded before.
     public func loadPending() async throws -> [OutboxEntry] {
-        try await writer.read { db in try Self.pending(db) }
+        try await writer.read { db in try Self.entries(db, table: "outbox") }
     }
 
-    /// Pending rows (all sinks), counted after everything enqueued or recorded before.
     public func countPending() async throws -> Int {
         try await writer.read { db in try Self.depth(db, sink: nil) }
     }
 
-    // MARK: One transaction each, blocking
-
-    /// Writes one row per sink for `alert`, all in one transaction. An (alert id, sink) already
-    /// pending is left as it is, so enqueueing twice never delivers twice.
-    @discardableResult
-    public func enqueue(_ alert: Alert, sinks: [String], now: Int64) throws -> [OutboxEntry] {
-        try database.write { db in try Self.insert(alert, sinks: sinks, now: now, db) }
+    public func reason(_ error: any Error) -> String {
+        StateStore.reason(error)
     }
 
-    /// Writes one attempt's outcome.
+    // MARK: One transaction each, blocking
+
+    /// Writes one row per sink for `delivery`, all in one transaction. A (delivery id, sink)
+    /// already pending is left as it is, so enqueueing twice never delivers twice.
+    @discardableResult
+    public func enqueue(_ delivery: Delivery, sinks: [String], urgent: Bool = false, now: Int64) throws -> [OutboxEntry] {
+        try database.write { db in try Self.insert(delivery, sinks: sinks, urgent: urgent, now: now, db) }
+    }
+
+    @discardableResult
+    public func enqueue(_ alert: Alert, sinks: [String], now: Int64) throws -> [OutboxEntry] {
+        try enqueue(.event(alert), sinks: sinks, now: now)
+    }
+
+    /// Writes one attempt's outcome for the rows `ids`; returns the rows a fallback got.
+    @discardableResult
+    public func record(_ ids: [Int64], _ outcome: OutboxOutcome) throws -> [OutboxEntry] {
+        try database.write { db in try Self.apply(outcome, to: ids, db) }
+    }
+
+    /// Writes one attempt's outcome for the row `id`.
     public func record(_ id: Int64, _ outcome: OutboxOutcome) throws {
-        try database.write { db in try Self.apply(outcome, to: id, db) }
+        try record([id], outcome)
     }
 
     /// Makes every pending row due at `now` (for `outbox flush`).
@@ -116,19 +109,22 @@ public final class Outbox: Sendable {
 
     /// Every pending row, in insertion order.
     public func pending() throws -> [OutboxEntry] {
-        try database.read { db in try Self.pending(db) }
+        try database.read { db in try Self.entries(db, table: "outbox") }
     }
 
     /// Every dead letter, oldest first.
     public func dead() throws -> [OutboxEntry] {
-        try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM dead_letters ORDER BY id").map { Self.entry($0, dead: true) }
-        }
+        try database.read { db in try Self.entries(db, table: "dead_letters") }
     }
 
     /// Pending rows (optionally of one sink).
     public func depth(sink: String? = nil) throws -> Int {
         try database.read { db in try Self.depth(db, sink: sink) }
+    }
+
+    /// Alerts stored (each once, however many rows name it), for tests.
+    func storedAlerts() throws -> Int {
+        try database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM alerts") ?? 0 }
     }
 
     /// Deletes dead letters (`dead`), or dead letters and pending rows (`all`); returns how many
@@ -137,76 +133,133 @@ public final class Outbox: Sendable {
     public func purge(dead: Bool, all: Bool) throws -> Int {
         try database.write { db in
             var count = 0
-            if dead || all {
-                try db.execute(sql: "DELETE FROM dead_letters")
-                count += db.changesCount
-            }
-            if all {
-                try db.execute(sql: "DELETE FROM outbox")
-                count += db.changesCount
-            }
+            if dead || all { count += try Self.delete(db, table: "dead_letters") }
+            if all { count += try Self.delete(db, table: "outbox") }
             return count
         }
     }
 
     // MARK: The statements
 
-    private static func insert(_ alert: Alert, sinks: [String], now: Int64, _ db: Database) throws -> [OutboxEntry] {
-        let payload = AlertFormat.json(alert)
-        let (low, high) = columns(alert.threshold)
-        var rows: [OutboxEntry] = []
-        // Cached: compiled once per connection, not once per alert.
+    private static func insert(_ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
+                               _ db: Database) throws -> [OutboxEntry] {
+        // Cached: compiled once per connection, not once per delivery.
         let statement = try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO outbox (alert_id, rule, symbol, sink, time, price, condition,
-              threshold_low, threshold_high, value, message, notify, payload, created_at, attempts,
-              next_attempt_at, kind, reminder, threshold_null)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+            INSERT OR IGNORE INTO outbox (sink, delivery_id, alerts, digest, held, urgent, created_at,
+              attempts, next_attempt_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)
             """)
+        let (id, alerts, isDigest) = (delivery.id, alertList(delivery), isDigest(delivery))
+        var rows: [OutboxEntry] = []
         for sink in sinks {
-            try statement.execute(arguments: [alert.id, alert.rule, alert.symbol, sink, alert.time, alert.price,
-                                              alert.condition, low, high, alert.value, alert.message,
-                                              alert.notify.joined(separator: "\n"), payload, now, now,
-                                              alert.kind.rawValue, alert.reminder, alert.threshold == .none ? 1 : 0])
+            try statement.execute(arguments: [sink, id, alerts, isDigest, delivery.held, urgent, now, now])
             if db.changesCount > 0 {
-                rows.append(OutboxEntry(id: db.lastInsertedRowID, alert: alert, sink: sink, payload: payload,
-                                        createdAt: now, attempts: 0, nextAttemptAt: now, lastError: nil,
-                                        deadReason: nil))
+                rows.append(OutboxEntry(id: db.lastInsertedRowID, sink: sink, delivery: delivery, urgent: urgent,
+                                        createdAt: now, nextAttemptAt: now))
             }
         }
+        if !rows.isEmpty { try store(delivery.events, references: rows.count, db) }
         return rows
     }
 
-    private static func apply(_ outcome: OutboxOutcome, to id: Int64, _ db: Database) throws {
-        let delete = try db.cachedStatement(sql: "DELETE FROM outbox WHERE id = ?")
-        switch outcome {
-        case .delivered:
-            try delete.execute(arguments: [id])
-        case .retry(let at, let reason):
-            try db.cachedStatement(sql: """
-                UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?
-                """).execute(arguments: [at, reason, id])
-        case .dead(let reason, let lastError, let at):
-            try db.execute(sql: """
-                INSERT INTO dead_letters (alert_id, rule, symbol, sink, time, price, condition, threshold_low,
-                  threshold_high, value, message, notify, payload, created_at, attempts, last_error, reason, died_at,
-                  kind, reminder, threshold_null)
-                SELECT alert_id, rule, symbol, sink, time, price, condition, threshold_low, threshold_high, value,
-                  message, notify, payload, created_at, attempts + 1, ?, ?, ?, kind, reminder, threshold_null
-                  FROM outbox WHERE id = ?
-                """, arguments: [lastError, reason, at, id])
+    /// Stores each alert once, counting `references` more rows that name it.
+    private static func store(_ alerts: [Alert], references: Int, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO alerts (id, refs, rule, symbol, time, price, condition, threshold_low, threshold_high,
+              threshold_null, value, message, notify, kind, reminder)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET refs = refs + excluded.refs
+            """)
+        for alert in alerts {
+            let (low, high) = columns(alert.threshold)
+            try statement.execute(arguments: [alert.id, references, alert.rule, alert.symbol, alert.time, alert.price,
+                                              alert.condition, low, high, alert.threshold == .none, alert.value,
+                                              alert.message, alert.notify.joined(separator: "\n"),
+                                              alert.kind.rawValue, alert.reminder])
+        }
+    }
+
+    /// Counts one row fewer naming each of `ids`; an alert no row names any more is deleted.
+    private static func release(_ ids: [String], _ db: Database) throws {
+        let decrement = try db.cachedStatement(sql: "UPDATE alerts SET refs = refs - 1 WHERE id = ?")
+        let delete = try db.cachedStatement(sql: "DELETE FROM alerts WHERE id = ? AND refs <= 0")
+        for id in ids {
+            try decrement.execute(arguments: [id])
             try delete.execute(arguments: [id])
         }
     }
 
-    private static func pending(_ db: Database) throws -> [OutboxEntry] {
-        try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY id").map { entry($0, dead: false) }
+    private static func apply(_ outcome: OutboxOutcome, to ids: [Int64], _ db: Database) throws -> [OutboxEntry] {
+        switch outcome {
+        case .delivered:
+            let delete = try db.cachedStatement(sql: "DELETE FROM outbox WHERE id = ? RETURNING alerts")
+            for id in ids {
+                guard let alerts = try String.fetchOne(delete, arguments: [id]) else { continue }
+                try release(split(alerts), db)
+            }
+            return []
+        case .retry(let at, let reason):
+            let update = try db.cachedStatement(sql: """
+                UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?
+                """)
+            for id in ids { try update.execute(arguments: [at, reason, id]) }
+            return []
+        case .dead(let reason, let lastError, let at, let fallback):
+            var moved: [OutboxEntry] = []
+            for id in ids {
+                guard let row = try entries(db, table: "outbox", id: id).first else { continue }
+                try db.execute(sql: """
+                    INSERT INTO dead_letters (sink, delivery_id, alerts, digest, held, urgent, created_at, attempts,
+                      last_error, reason, died_at)
+                    SELECT sink, delivery_id, alerts, digest, held, urgent, created_at, attempts + 1, ?, ?, ?
+                      FROM outbox WHERE id = ?
+                    """, arguments: [lastError, reason, at, id])
+                try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id])
+                // The alerts stay: the dead letter names them. A fallback row names them once more.
+                if let fallback {
+                    moved += try insert(row.delivery, sinks: [fallback], urgent: row.urgent, now: at, db)
+                }
+            }
+            return moved
+        }
+    }
+
+    private static func insertDead(_ delivery: Delivery, sink: String, reason: String, now: Int64,
+                                   _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO dead_letters (sink, delivery_id, alerts, digest, held, urgent, created_at, attempts,
+              last_error, reason, died_at)
+            VALUES (?, ?, ?, ?, ?, 0, ?, 1, ?, ?, ?)
+            """, arguments: [sink, delivery.id, alertList(delivery), isDigest(delivery), delivery.held, now,
+                             reason, reason, now])
+        try store(delivery.events, references: 1, db)
+    }
+
+    private static func delete(_ db: Database, table: String) throws -> Int {
+        let lists = try String.fetchAll(db, sql: "SELECT alerts FROM \(table)")
+        try db.execute(sql: "DELETE FROM \(table)")
+        for list in lists { try release(split(list), db) }
+        return lists.count
     }
 
     private static func depth(_ db: Database, sink: String?) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE ? IS NULL OR sink = ?", arguments: [sink, sink]) ?? 0
     }
 
-    private static func columns(_ threshold: Threshold) -> (Double, Double?) {
+    private static func alertList(_ delivery: Delivery) -> String {
+        delivery.events.map(\.id).joined(separator: "\n")
+    }
+
+    private static func isDigest(_ delivery: Delivery) -> Bool {
+        if case .digest = delivery { return true }
+        return false
+    }
+
+    private static func split(_ list: String) -> [String] {
+        list.split(separator: "\n").map(String.init)
+    }
+
+    static func columns(_ threshold: Threshold) -> (Double, Double?) {
         switch threshold {
         case .value(let x): return (x, nil)
         case .range(let low, let high): return (low, high)
@@ -214,22 +267,63 @@ public final class Outbox: Sendable {
         }
     }
 
-    private static func entry(_ row: Row, dead: Bool) -> OutboxEntry {
+    /// The rows of `table` (`outbox` or `dead_letters`) in id order (only `id` when given), with
+    /// their alerts read from `alerts`.
+    private static func entries(_ db: Database, table: String, id: Int64? = nil) throws -> [OutboxEntry] {
+        let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(table) WHERE ? IS NULL OR id = ? ORDER BY id",
+                                    arguments: [id, id])
+        guard !rows.isEmpty else { return [] }
+        var alerts: [String: Alert] = [:]
+        let lookup = try db.cachedStatement(sql: "SELECT * FROM alerts WHERE id = ?")
+        let dead = table == "dead_letters"
+        return try rows.map { row in
+            var events: [Alert] = []
+            let list: String = row["alerts"]
+            for id in split(list) {
+                if let alert = alerts[id] {
+                    events.append(alert)
+                } else if let stored = try Row.fetchOne(lookup, arguments: [id]) {
+                    let alert = Self.alert(stored)
+                    alerts[id] = alert
+                    events.append(alert)
+                }
+            }
+            guard !events.isEmpty else {
+                throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "outbox row \(row["id"] as Int64) names no stored alert")
+            }
+            let isDigest: Bool = row["digest"]
+            let held: Bool = row["held"]
+            let sink: String = row["sink"]
+            let delivery: Delivery = isDigest
+                ? .digest(Digest(sink: digestSink(row["delivery_id"], first: events[0].id) ?? sink, events: events, held: held))
+                : .event(events[0])
+            return OutboxEntry(id: row["id"], sink: sink, delivery: delivery, urgent: row["urgent"],
+                               createdAt: row["created_at"], attempts: row["attempts"],
+                               nextAttemptAt: dead ? row["died_at"] : row["next_attempt_at"],
+                               lastError: row["last_error"], deadReason: dead ? row["reason"] : nil)
+        }
+    }
+
+    /// The sink a digest was made for, read from its id `digest:SINK:<first event id>`: a
+    /// fallback row keeps the id, and so the name, of the sink that gave it up.
+    private static func digestSink(_ id: String, first: String) -> String? {
+        let prefix = "digest:", suffix = ":" + first
+        guard id.hasPrefix(prefix), id.hasSuffix(suffix), id.count > prefix.count + suffix.count else { return nil }
+        return String(id.dropFirst(prefix.count).dropLast(suffix.count))
+    }
+
+    /// The alert of a row with `alertColumns` (also `policy_pending`'s).
+    static func alert(_ row: Row) -> Alert {
         let high: Double? = row["threshold_high"]
         let low: Double = row["threshold_low"]
         let notify: String = row["notify"]
         let isNull: Bool = row["threshold_null"]
         let threshold: Threshold = if isNull { .none } else if let high { .range(low, high) } else { .value(low) }
         let kind: String = row["kind"]
-        let next: Int64 = dead ? row["died_at"] : row["next_attempt_at"]
-        let reason: String? = dead ? row["reason"] : nil
-        let alert = Alert(rule: row["rule"], symbol: row["symbol"], time: row["time"], price: row["price"],
-                          condition: row["condition"], threshold: threshold,
-                          value: row["value"], message: row["message"],
-                          notify: notify.isEmpty ? [] : notify.split(separator: "\n").map(String.init),
-                          kind: AlertKind(rawValue: kind) ?? .alert, reminder: row["reminder"])
-        return OutboxEntry(id: row["id"], alert: alert, sink: row["sink"], payload: row["payload"],
-                           createdAt: row["created_at"], attempts: row["attempts"],
-                           nextAttemptAt: next, lastError: row["last_error"], deadReason: reason)
+        return Alert(rule: row["rule"], symbol: row["symbol"], time: row["time"], price: row["price"],
+                     condition: row["condition"], threshold: threshold,
+                     value: row["value"], message: row["message"],
+                     notify: notify.isEmpty ? [] : notify.split(separator: "\n").map(String.init),
+                     kind: AlertKind(rawValue: kind) ?? .alert, reminder: row["reminder"])
     }
 }

@@ -16,7 +16,7 @@ import Synchronization
 /// (0 bytes) or damaged file is an error naming it, never a fresh start.
 public final class StateStore: Sendable {
     /// The schema version this binary writes (`PRAGMA user_version`).
-    public static let schemaVersion = 6
+    public static let schemaVersion = 8
 
     public let folder: StateFolder
     public let outbox: Outbox
@@ -24,6 +24,8 @@ public final class StateStore: Sendable {
     public let engineState: EngineStateStore
     /// The symbols whose history was filled from candles.
     public let backfill: BackfillLedger
+    /// What the policy stages hold: quiet-hours holds and open digests.
+    public let policyState: PolicyStateStore
     /// Nil when opened for reading only, without the lock (`openForReading`).
     private let lock: StateLock?
     private let database: DatabasePool
@@ -137,6 +139,7 @@ public final class StateStore: Sendable {
         self.outbox = Outbox(database: database)
         self.engineState = EngineStateStore(database: database)
         self.backfill = BackfillLedger(database: database)
+        self.policyState = PolicyStateStore(writer: outbox.writer)
     }
 
     /// The writer connection's `PRAGMA synchronous` (2 = FULL), for tests.
@@ -224,7 +227,54 @@ public final class StateStore: Sendable {
             }
             try db.execute(sql: "PRAGMA user_version = 6")
         }
+        migrator.registerMigration("v7-deliveries", migrate: migrateToDeliveries)
+        migrator.registerMigration("v8-policy-pending", migrate: PolicyStateStore.migrate)
         return migrator
+    }
+}
+
+extension StateStore {
+    /// Rows become deliveries (an event or a digest of alert ids) per sink, and each alert is
+    /// stored once, in `alerts`, with the number of rows naming it. Every pending row and dead
+    /// letter of schema 6 becomes an event row of the same id, sink, attempts and times.
+    static func migrateToDeliveries(_ db: Database) throws {
+        // A row: which delivery, for which sink, of which alerts (ids, one per line, in order).
+        let rowColumns = """
+            sink TEXT NOT NULL, delivery_id TEXT NOT NULL, alerts TEXT NOT NULL,
+            digest INTEGER NOT NULL DEFAULT 0, held INTEGER NOT NULL DEFAULT 0, urgent INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT
+            """
+        // An alert's fields, enough to rebuild it after a restart.
+        let alertColumns = """
+            rule TEXT NOT NULL, symbol TEXT NOT NULL, time INTEGER NOT NULL, price REAL NOT NULL,
+            condition TEXT NOT NULL, threshold_low REAL NOT NULL, threshold_high REAL,
+            threshold_null INTEGER NOT NULL DEFAULT 0, value REAL NOT NULL, message TEXT NOT NULL,
+            notify TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'alert', reminder INTEGER
+            """
+        let fields = "rule, symbol, time, price, condition, threshold_low, threshold_high, threshold_null, value, message, notify, kind, reminder"
+        try db.execute(sql: """
+            CREATE TABLE alerts (id TEXT PRIMARY KEY NOT NULL, refs INTEGER NOT NULL, \(alertColumns));
+            INSERT INTO alerts (id, refs, \(fields))
+              SELECT alert_id, COUNT(*), \(fields) FROM
+                (SELECT alert_id, \(fields) FROM outbox UNION ALL SELECT alert_id, \(fields) FROM dead_letters)
+              GROUP BY alert_id;
+            CREATE TABLE outbox_v7 (
+              id INTEGER PRIMARY KEY AUTOINCREMENT, \(rowColumns), next_attempt_at INTEGER NOT NULL,
+              UNIQUE (delivery_id, sink)
+            );
+            INSERT INTO outbox_v7 (id, sink, delivery_id, alerts, created_at, attempts, last_error, next_attempt_at)
+              SELECT id, sink, alert_id, alert_id, created_at, attempts, last_error, next_attempt_at FROM outbox;
+            CREATE TABLE dead_letters_v7 (
+              id INTEGER PRIMARY KEY AUTOINCREMENT, \(rowColumns), reason TEXT NOT NULL, died_at INTEGER NOT NULL
+            );
+            INSERT INTO dead_letters_v7 (id, sink, delivery_id, alerts, created_at, attempts, last_error, reason, died_at)
+              SELECT id, sink, alert_id, alert_id, created_at, attempts, last_error, reason, died_at FROM dead_letters;
+            DROP TABLE outbox;
+            DROP TABLE dead_letters;
+            ALTER TABLE outbox_v7 RENAME TO outbox;
+            ALTER TABLE dead_letters_v7 RENAME TO dead_letters;
+            PRAGMA user_version = 7;
+            """)
     }
 }
 

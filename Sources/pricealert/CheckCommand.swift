@@ -1,6 +1,7 @@
 import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertPipeline
 import AlertPolicy
 import AlertRules
 import AlertSinks
@@ -92,36 +93,32 @@ struct CheckCommand: AsyncParsableCommand {
         let store = try StateOption.opened(await opening?.value ?? StateOption.open(state.path))
         if let missedKey { RuleCache(folder: store.folder).store(ruleSet.rules, rulesEnds: ruleSet.rulesEnds, for: missedKey) }
         let delivery: AlertDelivery
-        let engine: Engine
+        var evaluator = Evaluator(ruleSet: ruleSet, markets: nil)
         let snapshot: [Tick]
         var marketsToSave: MarketsSave?
         var lines: [Int]?
         let silences: SilenceSet
-        var listings = NewListings(rules: ruleSet.rules)
-        let listingStore = listings.isEmpty ? nil : ListingStore(folder: store.folder)
+        let listingStore = evaluator.watchesListings ? ListingStore(folder: store.folder) : nil
         var filled: (source: String, reaches: [String: Int64])?
         var historyRead = 0
         var malformedTicks = 0
         do {
             silences = try SilenceCommand.load(state.path)
-            engine = Engine(rules: ruleSet.rules, portfolios: ruleSet.portfolios)
             let saved = try store.engineState.loadMarkets()
-            let input = try await loadInput(saved: saved, needsMarkets: engine.hasMatchRules || !listings.isEmpty)
+            let input = try await loadInput(saved: saved, into: &evaluator)
             marketsToSave = input.markets.flatMap { $0 == saved ? nil : $0 }
-            engine.replaceMarkets(input.markets.map { MarketList($0.markets) })
             if let listingStore {
                 let (known, pending) = try listingStore.load()
-                listings.restore(known: known, pending: pending)
-                if let list = input.markets { listings.update(MarketList(list.markets)) }
+                evaluator.restoreListings(known: known, pending: pending)
             }
+            if let list = input.markets { evaluator.updateMarkets(MarketList(list.markets)) }
             // Only the ticked symbols' state, and of their minute history what these ticks look up.
-            engine.restore(try store.engineState.load(lookingUp: engine.historyLookups(for: input.ticks)))
+            evaluator.restore(try store.engineState.load(lookingUp: evaluator.historyLookups(for: input.ticks)))
             snapshot = input.ticks
             lines = input.lines
-            for _ in 0..<input.malformed { engine.countDropped(.malformed) }
             if let source { filled = (source, try store.backfill.reaches(source: source)) }
             malformedTicks = input.malformed
-            historyRead = try history.map { try Inputs.seedHistory($0, into: engine) } ?? 0
+            historyRead = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
             delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         } catch let error as ExitCode {
             store.close()
@@ -132,16 +129,14 @@ struct CheckCommand: AsyncParsableCommand {
         }
         var backfilled: [BackfillLedger.Entry] = []
         if let filled {
-            backfilled = await backfill(snapshot, source: filled.source, filled: filled.reaches, engine: engine, portfolios: ruleSet.portfolios)
+            backfilled = await backfill(snapshot, source: filled.source, filled: filled.reaches, evaluator: evaluator)
         }
         var alerts: [Alert] = []
         for (i, tick) in snapshot.enumerated() {
-            guard let reason = engine.process(tick, into: &alerts) else {
-                listings.process(tick, into: &alerts)
-                continue
+            let place: Drop.Place = if let lines { .line(file: ticks ?? "-", line: lines[i]) } else {
+                .snapshot(source: source ?? "", symbol: tick.symbol)
             }
-            let place = lines.map { "\(ticks ?? "-"):\($0[i])" } ?? "\(source ?? ""): \(tick.symbol)"
-            StandardError.write("\(place): dropped: \(reason.explanation)")
+            if let drop = evaluator.process(tick, at: place, into: &alerts) { StandardError.write(drop.description) }
         }
         var failures = 0
         // With --format, standard output is the listing alone: the stdout sinks are left out.
@@ -149,8 +144,9 @@ struct CheckCommand: AsyncParsableCommand {
         for alert in alerts {
             let silence = silences.silence(for: alert)
             if let format { StandardOutput.shared.writeLine(AlertListing.line(for: alert, format: format, silence: silence)) }
-            if silence == nil { failures += await delivery.dispatch(AlertListing.dispatched(alert, skipping: printing)) }
+            failures += await delivery.dispatch(AlertListing.dispatched(alert, skipping: printing))
         }
+        failures += await delivery.closeDue(wallTime: Wallclock.millis())
         // Every alert is in the outbox (or delivered) before the state that produced it is saved:
         // a crash in between fires it again rather than losing it. An alert the outbox cannot
         // take leaves the state as it was, so the next run evaluates it again.
@@ -162,8 +158,8 @@ struct CheckCommand: AsyncParsableCommand {
             throw ExitCodes.stateUnusable
         }
         do {
-            try store.engineState.save(engine.takeFinalChanges(), markets: marketsToSave, now: Wallclock.millis())
-            if let listingStore, listings.changed { try listingStore.save(listings) }
+            try store.engineState.save(evaluator.takeChanges(final: true), markets: marketsToSave, now: Wallclock.millis())
+            if let listingStore, let listings = evaluator.takeChangedListings() { try listingStore.save(listings) }
         } catch {
             StandardError.write("pricealert: error: cannot save state in \(store.folder.path): \(error)")
             _ = await delivery.finish(timeout: drainTimeout.duration)
@@ -175,9 +171,9 @@ struct CheckCommand: AsyncParsableCommand {
             StandardError.write("pricealert: warning: cannot record the filled history in \(store.folder.path): \(store.describe(error)); the next check fetches it again")
         }
         failures += await delivery.finish(timeout: drainTimeout.duration)
-        if engine.stats.droppedTotal > 0 {
+        if evaluator.stats.droppedTotal > 0 {
             let read = historyRead + snapshot.count + malformedTicks
-            StandardError.write("check: \(Summary.line(read: read, stats: engine.stats))")
+            StandardError.write("check: \(Summary.line(read: read, stats: evaluator.stats))")
         }
         if failures > 0 {
             StandardError.write("check: \(failures) deliveries failed or wait in the outbox")
@@ -188,15 +184,17 @@ struct CheckCommand: AsyncParsableCommand {
 
     /// The ticks to evaluate and the market list to use (nil: none).
     /// `lines`: each tick's line in the tick file; `malformed`: lines that were not ticks.
-    private func loadInput(saved: MarketsSave?, needsMarkets: Bool) async throws
+    /// Lines of the tick file that are not ticks are reported and counted by `evaluator`.
+    private func loadInput(saved: MarketsSave?, into evaluator: inout Evaluator) async throws
         -> (ticks: [Tick], lines: [Int]?, malformed: Int, markets: MarketsSave?) {
+        let needsMarkets = evaluator.hasMatchRules || evaluator.watchesListings
         let now = Wallclock.millis()
         var list: MarketsSave? = saved
         if let markets {
             list = MarketsSave(markets: try Inputs.markets(markets).markets, source: markets, fetchedAt: now)
         }
         guard let source else {
-            let file = try readTicks()
+            let file = try readTicks(into: &evaluator)
             if needsMarkets, list == nil {
                 StandardError.write("pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
             }
@@ -228,11 +226,11 @@ struct CheckCommand: AsyncParsableCommand {
     /// Fills the history of the snapshot's symbols that the rules need and the ledger
     /// (`filled`) does not list, from `source`'s candles ending before each symbol's first tick
     /// here (Docs/candles.md); returns the ledger entries to record once the state is saved.
-    private func backfill(_ snapshot: [Tick], source: String, filled: [String: Int64], engine: Engine,
-                          portfolios: [Portfolio]) async -> [BackfillLedger.Entry] {
+    private func backfill(_ snapshot: [Tick], source: String, filled: [String: Int64],
+                          evaluator: Evaluator) async -> [BackfillLedger.Entry] {
         // `validate()` checked the name: making the source cannot fail here.
         guard let feed = try? SourceRegistry.make(source, endpoint: endpoint) else { return [] }
-        let reaches = Backfill.reaches(rules: engine.rules, markets: engine.markets, portfolios: portfolios)
+        let reaches = evaluator.historyReaches
         guard !reaches.isEmpty else { return [] }
         var firstTimes: [String: Int64] = [:]
         for tick in snapshot {
@@ -242,8 +240,8 @@ struct CheckCommand: AsyncParsableCommand {
         let needs = firstTimes.compactMap { symbol, until in
             reaches[symbol].map { Backfill.Need(symbol: symbol, reach: $0.reach, detail: $0.detail, until: until) }
         }
-        return await HistoryBackfill.fill(needs, source: feed, http: CurlHTTPClient.shared,
-                                          engine: engine, filled: filled, now: Wallclock.millis()) { line in
+        return await evaluator.fillHistory(needs, source: feed, http: CurlHTTPClient.shared,
+                                           filled: filled, now: Wallclock.millis()) { line in
             switch line {
             case .info: break
             case .notice(let text): StandardError.write("pricealert: note: \(text)")
@@ -252,8 +250,9 @@ struct CheckCommand: AsyncParsableCommand {
         }
     }
 
-    /// The tick file's ticks; bad lines are reported with their line number and skipped.
-    private func readTicks() throws -> (ticks: [Tick], lines: [Int], malformed: Int) {
+    /// The tick file's ticks; bad lines are reported with their line number, counted by
+    /// `evaluator` and skipped.
+    private func readTicks(into evaluator: inout Evaluator) throws -> (ticks: [Tick], lines: [Int], malformed: Int) {
         let path = ticks ?? "-"
         let reader = try Inputs.ticks(path)
         var result: [Tick] = []
@@ -263,7 +262,7 @@ struct CheckCommand: AsyncParsableCommand {
             switch parsed {
             case .failure(let error):
                 malformed += 1
-                Inputs.reportBadLine(path, line, error)
+                StandardError.write(evaluator.reject(error.message, at: .line(file: path, line: line)).description)
             case .success(let tick):
                 result.append(tick)
                 lines.append(line)

@@ -1,6 +1,7 @@
 import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertPipeline
 import AlertRules
 import AlertSinks
 import ArgumentParser

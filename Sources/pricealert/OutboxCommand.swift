@@ -1,4 +1,6 @@
 import AlertCore
+import AlertPipeline
+import AlertPolicy
 import AlertSinks
 import AlertStore
 import ArgumentParser
@@ -67,23 +69,33 @@ struct OutboxCommand: AsyncParsableCommand {
 
         static func text(_ entry: OutboxEntry, dead: Bool) -> String {
             var line = dead ? "dead     " : "pending  "
-            line += "\(entry.sink)  \(entry.alertID)  attempts \(entry.attempts)  "
+            line += "\(entry.sink)  \(entry.deliveryID)  "
+            if case .digest(let digest) = entry.delivery {
+                line += "(digest of \(digest.events.count)\(digest.held ? ", held" : ""))  "
+            }
+            if entry.urgent { line += "urgent  " }
+            line += "attempts \(entry.attempts)  "
             line += dead ? "died \(Timestamp.format(entry.nextAttemptAt))" : "next \(Timestamp.format(entry.nextAttemptAt))"
             if let reason = entry.deadReason { line += "  reason: \(reason)" }
             else if let error = entry.lastError { line += "  last error: \(error)" }
             return line
         }
 
+        /// An event row has `"alert"` (the event's JSON), a digest row `"digest"` (the digest's).
         static func json(_ entry: OutboxEntry, dead: Bool) -> String {
             var out = "{\"state\":" + JSONString.quote(dead ? "dead" : "pending")
             out += ",\"sink\":" + JSONString.quote(entry.sink)
-            out += ",\"id\":" + JSONString.quote(entry.alertID)
+            out += ",\"id\":" + JSONString.quote(entry.deliveryID)
+            out += ",\"urgent\":" + (entry.urgent ? "true" : "false")
             out += ",\"attempts\":\(entry.attempts)"
             out += ",\"created\":" + JSONString.quote(Timestamp.format(entry.createdAt))
             out += (dead ? ",\"died\":" : ",\"next\":") + JSONString.quote(Timestamp.format(entry.nextAttemptAt))
             out += ",\"lastError\":" + (entry.lastError.map(JSONString.quote) ?? "null")
             if dead { out += ",\"reason\":" + JSONString.quote(entry.deadReason ?? "") }
-            out += ",\"alert\":" + entry.payload + "}"
+            switch entry.delivery {
+            case .event(let alert): out += ",\"alert\":" + AlertFormat.json(alert) + "}"
+            case .digest(let digest): out += ",\"digest\":" + DigestFormat.json(digest) + "}"
+            }
             return out
         }
     }
@@ -118,12 +130,13 @@ struct OutboxCommand: AsyncParsableCommand {
             }
             let sinks: [String: any Sink]
             do {
-                sinks = try SinkFactory.makeAll(waiting.compactMap { ruleSet.sinks[$0] })
+                sinks = try SinkFactory.makeAll(ruleSet.withFallbacks(waiting).compactMap { ruleSet.sinks[$0] })
             } catch {
                 StandardError.write("pricealert: error: \(error)")
                 throw ExitCodes.cannotCreate
             }
-            let dispatcher = ReliableDispatcher(sinks: sinks, durable: Set(waiting), outbox: store.outbox,
+            let dispatcher = ReliableDispatcher(sinks: sinks, durable: AlertDelivery.durableSinks(ruleSet: ruleSet, among: sinks.keys),
+                                                outbox: store.outbox,
                                                 configuration: .init(definitions: ruleSet.sinks.values))
             do {
                 try await dispatcher.start()

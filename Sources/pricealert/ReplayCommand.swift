@@ -1,5 +1,6 @@
 import AlertCore
 import AlertFeeds
+import AlertPipeline
 import AlertSinks
 import ArgumentParser
 
@@ -57,8 +58,8 @@ struct ReplayCommand: AsyncParsableCommand {
         StandardOutput.ignoreBrokenPipeSignal()
         let ruleSet = try rules.load()
         let marketList = try markets.map(Inputs.markets)
-        let engine = Engine(rules: ruleSet.rules, markets: marketList, portfolios: ruleSet.portfolios)
-        if engine.hasMatchRules, marketList == nil {
+        var evaluator = Evaluator(ruleSet: ruleSet, markets: marketList)
+        if evaluator.hasMatchRules, marketList == nil {
             StandardError.write("pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
         }
         let dispatcher: AlertDelivery? = if dispatch {
@@ -66,7 +67,7 @@ struct ReplayCommand: AsyncParsableCommand {
         } else {
             nil
         }
-        var read = try history.map { try Inputs.seedHistory($0, into: engine) } ?? 0
+        var read = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
         let reader = try Inputs.ticks(ticks)
         var reportOutput = try report.map { try ReportOutput(path: $0, rules: ruleSet.rules, ruleFiles: rules.files, ticks: ticks) }
 
@@ -80,11 +81,10 @@ struct ReplayCommand: AsyncParsableCommand {
             read += 1
             switch result {
             case .failure(let error):
-                engine.countDropped(.malformed)
-                Inputs.reportBadLine(source, line, error)
+                StandardError.write(evaluator.reject(error.message, at: .line(file: source, line: line)).description)
             case .success(let tick):
-                if let reason = engine.process(tick, into: &alerts) {
-                    StandardError.write("\(source):\(line): dropped: \(reason.explanation)")
+                if let drop = evaluator.process(tick, at: .line(file: source, line: line), into: &alerts) {
+                    StandardError.write(drop.description)
                 } else {
                     reportOutput?.report.add(tick)
                 }
@@ -97,9 +97,11 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         continuation.finish()
         var failures = await consumer.value
+        failures += await dispatcher?.closeAll() ?? 0
         failures += await dispatcher?.finish(timeout: .seconds(30)) ?? 0
 
-        StandardError.write("replay: \(Summary.line(read: read, stats: engine.stats))")
+        StandardError.write("replay: \(Summary.line(read: read, stats: evaluator.stats))")
+        if let policy = dispatcher?.policy.counts.summary { StandardError.write("replay: \(policy)") }
         try reportOutput?.write()
         if dispatcher?.unwritten != nil { throw ExitCodes.stateUnusable }
         if failures > 0 {
@@ -110,26 +112,3 @@ struct ReplayCommand: AsyncParsableCommand {
 }
 
 extension AlertOutputFormat: ExpressibleByArgument {}
-
-extension DropReason {
-    /// Why a tick was dropped, for people.
-    var explanation: String {
-        switch self {
-        case .malformed: return "not a tick"
-        case .invalidPrice: return "price is not a finite number greater than 0 (invalid-price)"
-        case .emptySymbol: return "symbol is empty (empty-symbol)"
-        case .outOfOrder: return "time is earlier than the previous tick of this symbol (out-of-order)"
-        case .portfolioSymbol: return "symbol starts with @, which only portfolios use (portfolio-symbol)"
-        }
-    }
-}
-
-/// The summary line: `1000 ticks read, 3 dropped (1 malformed, 2 out-of-order), 12 alerts`.
-enum Summary {
-    static func line(read: Int, stats: Engine.Stats) -> String {
-        var text = "\(read) ticks read, \(stats.droppedTotal) dropped"
-        let reasons = stats.dropped.keys.sorted().map { "\(stats.dropped[$0]!) \($0.rawValue)" }
-        if !reasons.isEmpty { text += " (\(reasons.joined(separator: ", ")))" }
-        return text + ", \(stats.alerts) alert\(stats.alerts == 1 ? "" : "s")"
-    }
-}

@@ -1,5 +1,6 @@
 import AlertFeeds
 import AlertHTTP
+import AlertPipeline
 import AlertSinks
 import ArgumentParser
 import Logging

@@ -42,11 +42,7 @@ struct SilenceCommand: AsyncParsableCommand {
             guard let store = try SilenceStore.openIfPresent(StateOption.folder(path)) else { return SilenceSet() }
             defer { store.close() }
             do {
-                // Patterns were checked by `silence add`; a row that is not one silences nothing.
-                return SilenceSet(try store.all().compactMap { record in
-                    guard let rule = try? Glob(record.rule), let symbol = try? Glob(record.symbol) else { return nil }
-                    return Silence(id: record.id, rule: rule, symbol: symbol, from: record.from, until: record.until)
-                })
+                return SilenceSet(records: try store.all())
             } catch {
                 throw failed(store, error)
             }
@@ -55,6 +51,7 @@ struct SilenceCommand: AsyncParsableCommand {
             throw ExitCodes.stateUnusable
         }
     }
+
 
     static func failed(_ store: SilenceStore, _ error: any Error) -> ExitCode {
         StandardError.write("pricealert: error: \(store.path): \(StateStore.reason(error))")

@@ -36,6 +36,16 @@ import Testing
         #expect(limit.nextStart(now: 1_100) == 1_400)
     }
 
+    /// An attempt that took a while counts from when it ended: the receiver saw it after it left.
+    @Test func anEndedAttemptCountsFromItsEnd() {
+        var limit = RateLimit(RateSpec(count: 1, per: 1_000))
+        limit.record(100)
+        limit.settle(started: 100, now: 350)
+        #expect(limit.nextStart(now: 500) == 1_350)
+        limit.settle(started: 99, now: 900)  // not a start it holds: nothing changes
+        #expect(limit.nextStart(now: 500) == 1_350)
+    }
+
     /// The crash minute: 500 events wait for a sink that takes one message a second; backlog
     /// batching sends them all in 5 digests of 100 (group.max's default) in 5 seconds, in order.
     @Test func aBacklogLeavesAsDigestsOfUpToBatchMax() {

@@ -7,7 +7,8 @@ import Synchronization
 /// request it gets (the pattern of `AlertHTTPTests/TestServer`).
 ///
 /// Routes (any of POST/PUT/PATCH): `/hook/{anything}` 200; `/status/{code}?retry-after=N`;
-/// `/sleep/{ms}` answers 200 after that long.
+/// `/sleep/{ms}` answers 200 after that long; `/flaky/{n}/{anything}?retry-after=N` answers 503
+/// (with that `Retry-After`) to the first `n` requests of its path, then 200.
 final class Receiver: Sendable {
     struct Request: Sendable {
         var method: String
@@ -15,11 +16,14 @@ final class Receiver: Sendable {
         /// Names lower-cased.
         var headers: [String: String]
         var body: [UInt8]
+        /// When it arrived.
+        var at: ContinuousClock.Instant
 
         var text: String { String(decoding: body, as: UTF8.self) }
     }
 
     private let storage = Mutex<[Request]>([])
+    private let refused = Mutex<[String: Int]>([:])
     var requests: [Request] { storage.withLock { $0 } }
 
     /// Runs `body` with the receiver and its port, then shuts the server down gracefully.
@@ -33,7 +37,7 @@ final class Receiver: Sendable {
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName] = field.value }
         let recorded = Request(method: request.method.rawValue, path: request.uri.path, headers: headers,
-                               body: Array(body.readableBytesView))
+                               body: Array(body.readableBytesView), at: .now)
         storage.withLock { $0.append(recorded) }
     }
 
@@ -52,6 +56,18 @@ final class Receiver: Sendable {
                     if let retryAfter = request.uri.queryParameters["retry-after"] { headers[.retryAfter] = String(retryAfter) }
                     return Response(status: .init(code: code), headers: headers)
                 }
+            }
+            router.on("flaky/:n/**", method: method) { [self] request, context in
+                try await record(request)
+                let n = try context.parameters.require("n", as: Int.self)
+                let path = request.uri.path
+                let refuse = refused.withLock { counts in
+                    counts[path, default: 0] += 1
+                    return counts[path, default: 0] <= n
+                }
+                var headers: HTTPFields = [:]
+                if refuse, let retryAfter = request.uri.queryParameters["retry-after"] { headers[.retryAfter] = String(retryAfter) }
+                return Response(status: refuse ? .serviceUnavailable : .ok, headers: headers)
             }
             for pattern in ["sleep/:ms", "sleep/:ms/**"] {
                 router.on(RouterPath(pattern), method: method) { [self] request, context in

@@ -80,7 +80,7 @@ import Testing
                 """)
         }
         let failures = Mutex(0)
-        store.outbox.record(row.id, .delivered) { _ in failures.withLock { $0 += 1 } }
+        store.outbox.record([row.id], .delivered, committed: { _ in }) { _ in failures.withLock { $0 += 1 } }
         await store.outbox.commit()
         #expect(failures.withLock { $0 } == 1)
         #expect(try store.outbox.depth() == 2)

@@ -190,7 +190,7 @@ struct CheckCommandTests {
         #expect(run.status == 74)
         #expect(run.stderr.contains("check: 1 deliveries failed or wait in the outbox"))
         let waiting = try await DatabaseQueue(path: dir.appendingPathComponent("st/pricealert.sqlite").path).read { db in
-            try String.fetchAll(db, sql: "SELECT alert_id FROM outbox")
+            try String.fetchAll(db, sql: "SELECT delivery_id FROM outbox")
         }
         #expect(waiting == ["up:AAA:1000"])
     }

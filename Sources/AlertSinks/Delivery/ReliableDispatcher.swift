@@ -1,16 +1,18 @@
 import AlertCore
-import AlertStore
+import AlertPolicy
 import Logging
 import Synchronization
 import Wallclock
 
 /// The delivery stage with an outbox: evaluate → outbox → fan out to sinks.
 ///
-/// For sinks that must not lose alerts (`durable`: webhook, exec), `dispatch` hands the alert
-/// to the outbox's group commit and returns without waiting for the disk; once the rows are
-/// committed (durable), per-sink workers deliver them, retrying by `RetryPolicy`, so neither a
-/// slow fsync nor a slow or dead sink delays evaluation or other sinks. Other sinks (stdout,
-/// file) are delivered directly, as `Dispatcher` does. Retrying is this stage's job: sinks only
+/// For sinks that must not lose alerts (`durable`: webhook, exec), `dispatch` hands the
+/// delivery (an event or a digest) to the outbox's group commit and returns without waiting for
+/// the disk; once the rows are committed (durable), per-sink workers deliver them — at the
+/// sink's rate, batching a backlog into digests, retrying by `RetryPolicy`, handing dead letters
+/// to the sink's fallback (`SinkWorker`) — so neither a slow fsync nor a slow or dead sink
+/// delays evaluation or other sinks. Other sinks (stdout, file) are delivered directly, as
+/// `Dispatcher` does. Retrying is this stage's job: sinks only
 /// say whether an attempt is worth repeating.
 ///
 /// An alert the outbox cannot take (disk full, table missing) is never sent before it is
@@ -27,18 +29,35 @@ public actor ReliableDispatcher {
         public var pollInterval: Int64
         /// Sinks' own settings (a rule file's `concurrency` and `retry` keys), by sink name.
         public var sinks: [String: DeliverySettings]
+        /// Each sink's `rate` (its own, else its preset's: `PresetRates.effectiveRate`), by name.
+        public var rates: [String: RateSpec]
+        /// The most events a backlog batch carries, by sink name (`group.max`; default 100).
+        public var batchMax: [String: Int]
+        /// Each sink's `fallback`, by name.
+        public var fallbacks: [String: String]
 
         public init(concurrency: Int = 8, retry: RetryPolicy = RetryPolicy(), pollInterval: Int64 = 1_000,
-                    sinks: [String: DeliverySettings] = [:]) {
+                    sinks: [String: DeliverySettings] = [:], rates: [String: RateSpec] = [:],
+                    batchMax: [String: Int] = [:], fallbacks: [String: String] = [:]) {
             self.concurrency = concurrency
             self.retry = retry
             self.pollInterval = pollInterval
             self.sinks = sinks
+            self.rates = rates
+            self.batchMax = batchMax
+            self.fallbacks = fallbacks
         }
 
-        /// These defaults with each definition's own `concurrency` and `retry`.
+        /// These defaults with each definition's own `concurrency`, `retry`, `rate` (or its
+        /// preset's), `group.max` and `fallback`.
         public init(definitions: some Sequence<SinkDefinition>) {
-            self.init(sinks: Dictionary(definitions.map { ($0.name, $0.delivery) }, uniquingKeysWith: { $1 }))
+            self.init()
+            for definition in definitions {
+                sinks[definition.name] = definition.delivery
+                rates[definition.name] = PresetRates.effectiveRate(of: definition)
+                batchMax[definition.name] = definition.policy.group?.max
+                fallbacks[definition.name] = definition.policy.fallback
+            }
         }
 
         /// Concurrency and retry policy for one sink.
@@ -49,7 +68,7 @@ public actor ReliableDispatcher {
     }
 
     public nonisolated let durable: Set<String>
-    private let outbox: Outbox
+    private let outbox: any DeliveryOutbox
     private let direct: Dispatcher
     private let workers: [String: SinkWorker]
     /// Alerts whose outbox write failed and is being tried again.
@@ -59,7 +78,9 @@ public actor ReliableDispatcher {
     private var started = false
 
     /// `durable`: names of the sinks delivered through the outbox. Call `start()` to deliver.
-    public init(sinks: [String: any Sink], durable: Set<String>, outbox: Outbox,
+    /// A durable sink's dead letters go to its `fallback` (`configuration.fallbacks`): through
+    /// the outbox when that sink is durable too, else sent to it directly.
+    public init(sinks: [String: any Sink], durable: Set<String>, outbox: any DeliveryOutbox,
                 configuration: Configuration = Configuration(),
                 logger: Logger = Logger(label: "pricealert.delivery"),
                 clock: @escaping @Sendable () -> Int64 = Wallclock.millis) {
@@ -67,15 +88,23 @@ public actor ReliableDispatcher {
         self.outbox = outbox
         self.clock = clock
         self.logger = logger
-        self.direct = Dispatcher(sinks: sinks.filter { !durable.contains($0.key) }, logger: logger)
+        let direct = Dispatcher(sinks: sinks.filter { !durable.contains($0.key) }, logger: logger)
+        self.direct = direct
+        let handoff = Handoff(outbox: outbox, direct: direct, clock: clock, logger: logger)
         var workers: [String: SinkWorker] = [:]
         for name in durable {
             guard let sink = sinks[name] else { continue }
             let settings = configuration.settings(for: name)
+            let fallback = configuration.fallbacks[name].map {
+                SinkWorker.Fallback(sink: $0, durable: durable.contains($0))
+            }
             workers[name] = SinkWorker(sink: sink, outbox: outbox, concurrency: settings.concurrency,
-                                       policy: settings.retry, pollInterval: configuration.pollInterval,
-                                       clock: clock, logger: logger)
+                                       policy: settings.retry, rate: configuration.rates[name],
+                                       batchMax: configuration.batchMax[name] ?? GroupSpec.defaultMax,
+                                       fallback: fallback, handOn: handoff.handOn,
+                                       pollInterval: configuration.pollInterval, clock: clock, logger: logger)
         }
+        handoff.workers.withLock { $0 = workers }
         self.workers = workers
     }
 
@@ -101,36 +130,46 @@ public actor ReliableDispatcher {
     /// and delivered once that commit is durable (`commit()` waits for it). If the outbox cannot
     /// take it, it is held and written again (see the type's comment), never sent unwritten.
     /// Returns the results of the sinks delivered directly, in `alert.notify` order; outbox
-    /// deliveries are counted in `counts()`.
+    /// deliveries are counted in `counts()`. The same as `dispatch(.event(alert), to: alert.notify)`.
     @discardableResult
     public func dispatch(_ alert: Alert) async -> [(sink: String, result: SinkResult)] {
-        let queued = alert.notify.filter { durable.contains($0) }
-        var directAlert = alert
-        directAlert.notify = alert.notify.filter { !durable.contains($0) }
-        if !queued.isEmpty {
-            let (workers, logger) = (self.workers, self.logger)
-            let token = unwritten.withLock { $0.newToken() }
-            outbox.enqueue(alert, sinks: queued, now: clock()) { result in
-                switch result {
-                case .success(let rows):
-                    if self.unwritten.withLock({ $0.written(token) }) {
-                        logger.notice("the outbox takes alerts again: every alert held in memory is written")
-                    }
-                    for row in rows { workers[row.sink]?.add([row]) }
-                case .failure(let error):
-                    let metadata: Logger.Metadata = ["alert": "\(alert.id)"]
-                    let reason = StateStore.reason(error)
-                    if self.unwritten.withLock({ $0.failed(token, alert.id, reason: reason) }) {
-                        logger.critical("cannot write \(alert.id) to the outbox: \(reason); held in memory (with later alerts that fail too), written again every second, not sent before it is written",
-                                        metadata: metadata)
-                    } else {
-                        logger.debug("cannot write \(alert.id) to the outbox either: \(reason)", metadata: metadata)
-                    }
+        await dispatch(.event(alert), to: alert.notify, urgent: false)
+    }
+
+    /// Hands `delivery` (an event or a digest) to each sink in `sinks`: durable sinks through
+    /// the outbox as `dispatch(_ alert:)` says, the others directly, whose results it returns
+    /// in `sinks` order. `urgent` (a high-priority event) leaves before what waits for the sink.
+    @discardableResult
+    public func dispatch(_ delivery: Delivery, to sinks: [String], urgent: Bool = false) async
+        -> [(sink: String, result: SinkResult)] {
+        let queued = sinks.filter { durable.contains($0) }
+        let direct = sinks.filter { !durable.contains($0) }
+        if !queued.isEmpty { enqueue(delivery, sinks: queued, urgent: urgent) }
+        if direct.isEmpty { return [] }
+        return await self.direct.dispatch(delivery, to: direct, urgent: urgent)
+    }
+
+    private func enqueue(_ delivery: Delivery, sinks queued: [String], urgent: Bool) {
+        let (workers, logger, outbox) = (self.workers, self.logger, self.outbox)
+        let token = unwritten.withLock { $0.newToken() }
+        outbox.enqueue(delivery, sinks: queued, urgent: urgent, now: clock()) { result in
+            switch result {
+            case .success(let rows):
+                if self.unwritten.withLock({ $0.written(token) }) {
+                    logger.notice("the outbox takes alerts again: every alert held in memory is written")
+                }
+                for row in rows { workers[row.sink]?.add([row]) }
+            case .failure(let error):
+                let metadata: Logger.Metadata = ["alert": "\(delivery.id)"]
+                let reason = outbox.reason(error)
+                if self.unwritten.withLock({ $0.failed(token, delivery.id, reason: reason) }) {
+                    logger.critical("cannot write \(delivery.id) to the outbox: \(reason); held in memory (with later alerts that fail too), written again every second, not sent before it is written",
+                                    metadata: metadata)
+                } else {
+                    logger.debug("cannot write \(delivery.id) to the outbox either: \(reason)", metadata: metadata)
                 }
             }
         }
-        if directAlert.notify.isEmpty { return [] }
-        return await direct.dispatch(directAlert)
     }
 
     /// Returns when every alert dispatched so far is durable in the outbox; throws when some
@@ -213,6 +252,47 @@ public actor ReliableDispatcher {
     }
 }
 
+/// Where a sink's dead letters go on to its fallback: rows in the outbox to that sink's worker,
+/// deliveries for a sink delivered directly (stdout, file) to it at once; what that sink fails
+/// to take becomes a dead letter of its own.
+private final class Handoff: Sendable {
+    let workers = Mutex<[String: SinkWorker]>([:])
+    private let outbox: any DeliveryOutbox
+    private let direct: Dispatcher
+    private let clock: @Sendable () -> Int64
+    private let logger: Logger
+
+    init(outbox: any DeliveryOutbox, direct: Dispatcher, clock: @escaping @Sendable () -> Int64, logger: Logger) {
+        self.outbox = outbox
+        self.direct = direct
+        self.clock = clock
+        self.logger = logger
+    }
+
+    var handOn: @Sendable ([OutboxEntry]) -> Void {
+        { rows in self.route(rows) }
+    }
+
+    private func route(_ rows: [OutboxEntry]) {
+        let workers = self.workers.withLock { $0 }
+        for row in rows {
+            if let worker = workers[row.sink] {
+                worker.add([row])
+                continue
+            }
+            let (outbox, direct, clock, logger) = (outbox, direct, clock, logger)
+            Task {
+                let result = await direct.dispatch(row.delivery, to: [row.sink], urgent: row.urgent).first?.result
+                guard let reason = result?.failureReason else { return }
+                outbox.deadLetter(row.delivery, sink: row.sink, reason: reason, now: clock()) { error in
+                    logger.error("cannot write the dead letter of \(row.deliveryID) for '\(row.sink)': \(outbox.reason(error))",
+                                 metadata: ["sink": "\(row.sink)", "alert": "\(row.deliveryID)"])
+                }
+            }
+        }
+    }
+}
+
 /// Alerts dispatched to durable sinks that the outbox could not take: they are held in memory
 /// and written again while the process runs, and nothing is sent before they are written.
 public struct UnwrittenAlerts: Error, Sendable, Equatable, CustomStringConvertible {
@@ -220,6 +300,11 @@ public struct UnwrittenAlerts: Error, Sendable, Equatable, CustomStringConvertib
     public var ids: [String]
     /// Why the last write failed.
     public var reason: String
+
+    public init(ids: [String], reason: String) {
+        self.ids = ids
+        self.reason = reason
+    }
 
     public var description: String {
         "\(ids.count) alert\(ids.count == 1 ? "" : "s") could not be written to the outbox: \(reason)"

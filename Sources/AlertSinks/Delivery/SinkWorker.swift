@@ -1,31 +1,63 @@
 import AlertCore
-import AlertStore
+import AlertPolicy
 import Logging
 import Synchronization
 
-/// Delivers one sink's outbox rows: up to `concurrency` attempts at once, but never two of the
-/// same rule — a rule's rows wait in the order they were enqueued and only the oldest is ever
-/// attempted — so a rule's alerts arrive in order, even when one is retried.
+/// Delivers one sink's outbox rows: the rate, retry and fallback stages for that sink
+/// (Docs/sinks.md#rate, #fallback).
+///
+/// - Order: rows wait in lanes — one per rule, and one for digests of several rules — in the
+///   order they were enqueued; only a lane's oldest rows are ever attempted and a lane has at
+///   most one attempt in flight, so a rule's events arrive in order, even when one is retried.
+/// - Rate: with a `rate`, at most `count` attempts (a digest counts as one) start in any `per`
+///   milliseconds of the clock, counting each from when it ended once it has (so the receiver,
+///   which sees it in between, never counts more); the rest wait, in order, and nothing is
+///   dropped.
+/// - Backlog batching: when more events wait than the rate's `count`, the next attempt carries
+///   the waiting rows from the front (oldest first, each lane's in order) up to `batchMax`
+///   events as one digest, `digest:SINK:<first event id>`. Its rows get one outcome together;
+///   a crash before it is recorded delivers them again, batched from the same first row, so
+///   with the same id.
+/// - Urgent rows (high priority) leave before the others, alone; they count against the rate.
+/// - Retries back off by `RetryPolicy` (never sooner than `Retry-After`); a row that fails for
+///   good, or is still failing at `maxAge`, becomes a dead letter, and with a `fallback` its
+///   delivery is handed to that sink with the same id (`handOn`).
 ///
 /// The rows are held in memory; the outbox is their durable copy, written ahead and updated
 /// behind: a row reaches the worker (`add`) only once its insert is committed, so nothing is
 /// sent that a crash could lose, and an outcome is handed to the outbox's group commit without
-/// waiting for it (a "delivered" lost in a crash means one more delivery of that alert, with the
-/// same id, after the restart). No SQLite call happens here; under its lock the worker only
-/// looks at the oldest row of each rule.
+/// waiting for it (a "delivered" lost in a crash means one more delivery, with the same id,
+/// after the restart). No outbox call waits here; under its lock the worker only looks at the
+/// oldest rows of each lane.
 final class SinkWorker: Sendable {
+    /// Where a sink's dead letters go next.
+    struct Fallback: Sendable {
+        var sink: String
+        /// Its rows go through the outbox (webhook, exec); otherwise it is sent directly.
+        var durable: Bool
+    }
+
     let sink: any Sink
-    private let outbox: Outbox
+    private let outbox: any DeliveryOutbox
     private let concurrency: Int
     private let policy: RetryPolicy
+    private let batchMax: Int
+    private let fallback: Fallback?
+    /// Takes the deliveries a dead letter leaves for `fallback`: rows already in the outbox when
+    /// it is durable, rows made in memory (never written) when it is sent directly.
+    private let handOn: @Sendable ([OutboxEntry]) -> Void
     private let pollInterval: Int64
     private let clock: @Sendable () -> Int64
     private let logger: Logger
 
     private struct State {
-        var queues: [String: RuleQueue] = [:]
-        /// Rules with an attempt in flight.
+        var lanes: [String: Lane] = [:]
+        /// Lanes with an attempt in flight.
         var busy: Set<String> = []
+        var inFlight = 0
+        /// Events in rows held and not in flight.
+        var waitingEvents = 0
+        var rate: RateLimit?
         var counts = DeliveryCounts()
         var started = false
         var stopped = false
@@ -33,24 +65,32 @@ final class SinkWorker: Sendable {
         /// When `timer` fires (epoch ms); `.max` when none is set.
         var timerAt = Int64.max
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    init(sink: any Sink, outbox: Outbox, concurrency: Int, policy: RetryPolicy, pollInterval: Int64,
+    init(sink: any Sink, outbox: any DeliveryOutbox, concurrency: Int, policy: RetryPolicy,
+         rate: RateSpec? = nil, batchMax: Int = GroupSpec.defaultMax, fallback: Fallback? = nil,
+         handOn: @escaping @Sendable ([OutboxEntry]) -> Void = { _ in }, pollInterval: Int64,
          clock: @escaping @Sendable () -> Int64, logger: Logger) {
         self.sink = sink
         self.outbox = outbox
         self.concurrency = max(1, concurrency)
         self.policy = policy
+        self.batchMax = max(1, batchMax)
+        self.fallback = fallback
+        self.handOn = handOn
         self.pollInterval = max(1, pollInterval)
         self.clock = clock
         self.logger = logger
+        self.state = Mutex(State(rate: rate.map(RateLimit.init)))
     }
 
     /// Rows committed to the outbox, in commit order; a row already held is ignored.
     func add(_ rows: [OutboxEntry]) {
         guard !rows.isEmpty else { return }
         state.withLock { state in
-            for row in rows { state.queues[row.alert.rule, default: RuleQueue()].insert(row) }
+            for row in rows where state.lanes[Self.lane(of: row), default: Lane()].insert(row) {
+                state.waitingEvents += row.delivery.events.count
+            }
         }
         startDueAttempts()
     }
@@ -70,45 +110,104 @@ final class SinkWorker: Sendable {
 
     var counts: DeliveryCounts { state.withLock { $0.counts } }
 
-    /// Nothing in flight and no row that can be attempted before `until` (epoch ms): each rule's
+    /// Nothing in flight and no row that can be attempted before `until` (epoch ms): each lane's
     /// oldest row, which holds up the others, falls due later or there is none.
     func isSettled(before until: Int64) -> Bool {
         state.withLock { state in
-            state.busy.isEmpty && !state.queues.values.contains { ($0.first?.nextAttemptAt ?? .max) < until }
+            state.busy.isEmpty && !state.lanes.values.contains { ($0.first?.nextAttemptAt ?? .max) < until }
         }
     }
 
     /// Holds no row: each was delivered or became a dead letter.
     var isEmpty: Bool {
-        state.withLock { $0.queues.isEmpty }
+        state.withLock { $0.lanes.isEmpty }
     }
 
-    /// Starts an attempt for each rule whose oldest row is due (oldest due first, as many as
-    /// `concurrency` allows), and sets the timer for the next row that falls due later.
+    /// The lane a row waits in: its rule, or one lane for digests of several rules.
+    static func lane(of row: OutboxEntry) -> String {
+        let events = row.delivery.events
+        let rule = events[0].rule
+        return events.allSatisfy { $0.rule == rule } ? rule : ""
+    }
+
+    /// Starts as many attempts as `concurrency` and the rate allow, each on the oldest rows
+    /// that are due (urgent ones first), and sets the timer for when the next can start.
     private func startDueAttempts() {
         let now = clock()
-        let starting: [OutboxEntry] = state.withLock { state in
+        let starting: [[OutboxEntry]] = state.withLock { state in
             // Every slot taken: a finishing attempt calls again (and sets the timer).
-            guard state.started, !state.stopped, state.busy.count < concurrency else { return [] }
-            var due: [OutboxEntry] = []
+            guard state.started, !state.stopped else { return [] }
+            var attempts: [[OutboxEntry]] = []
             var next = Int64.max
-            for (rule, queue) in state.queues where !state.busy.contains(rule) {
-                guard let row = queue.first else { continue }
-                if row.nextAttemptAt <= now { due.append(row) } else { next = min(next, row.nextAttemptAt) }
+            while state.inFlight < concurrency {
+                let (rows, due) = pick(state, now: now)
+                next = min(next, due)
+                guard !rows.isEmpty else { break }
+                if let rate = state.rate, rate.nextStart(now: now) > now {
+                    next = min(next, rate.nextStart(now: now))
+                    break
+                }
+                state.rate?.record(now)
+                state.inFlight += 1
+                for row in rows {
+                    state.busy.insert(Self.lane(of: row))
+                    state.waitingEvents -= row.delivery.events.count
+                }
+                attempts.append(rows)
             }
-            // Rows due but over the concurrency wait for a finishing attempt, which calls again.
-            due.sort { ($0.nextAttemptAt, $0.id) < ($1.nextAttemptAt, $1.id) }
-            let starting = due.prefix(max(0, concurrency - state.busy.count))
-            for row in starting { state.busy.insert(row.alert.rule) }
             if next < state.timerAt { setTimer(&state, at: next, now: now) }
-            return Array(starting)
+            return attempts
         }
-        for row in starting {
+        for rows in starting {
+            let delivery = rows.count == 1 ? rows[0].delivery
+                : Delivery(sink: sink.name, events: rows.flatMap(\.delivery.events), held: rows.allSatisfy(\.delivery.held))
             Task.detached {
-                let result = await self.sink.send(row.alert)
-                self.finish(row, result)
+                let result = await self.sink.send(delivery)
+                self.finish(rows, delivery, result, started: now)
             }
         }
+    }
+
+    /// The rows of the next attempt at `now` (none when nothing is due), and the earliest time
+    /// a row that is not due yet falls due.
+    private func pick(_ state: State, now: Int64) -> (rows: [OutboxEntry], nextDue: Int64) {
+        var heads: [OutboxEntry] = []
+        var next = Int64.max
+        for (name, lane) in state.lanes where !state.busy.contains(name) {
+            guard let row = lane.first else { continue }
+            if row.nextAttemptAt <= now { heads.append(row) } else { next = min(next, row.nextAttemptAt) }
+        }
+        guard !heads.isEmpty else { return ([], next) }
+        if let urgent = heads.filter(\.urgent).min(by: { $0.id < $1.id }) { return ([urgent], next) }
+        if let rate = state.rate, state.waitingEvents > rate.spec.count {
+            return (batch(state, now: now), next)
+        }
+        return ([heads.min { ($0.nextAttemptAt, $0.id) < ($1.nextAttemptAt, $1.id) }!], next)
+    }
+
+    /// The waiting rows from the front, oldest first, up to `batchMax` events (at least one
+    /// row): each free lane's due rows up to its first urgent or not yet due one, merged by id,
+    /// stopping at the first that does not fit, so each lane gives a prefix of its rows.
+    private func batch(_ state: State, now: Int64) -> [OutboxEntry] {
+        var candidates: [OutboxEntry] = []
+        for (name, lane) in state.lanes where !state.busy.contains(name) {
+            var events = 0
+            for row in lane.rows {
+                guard row.nextAttemptAt <= now, !row.urgent, events < batchMax else { break }
+                events += row.delivery.events.count
+                candidates.append(row)
+            }
+        }
+        candidates.sort { $0.id < $1.id }
+        var taken: [OutboxEntry] = []
+        var events = 0
+        for row in candidates {
+            let count = row.delivery.events.count
+            if !taken.isEmpty, events + count > batchMax { break }
+            taken.append(row)
+            events += count
+        }
+        return taken
     }
 
     /// Wakes at `at`, or after `pollInterval` if that is sooner (a clock that is not the wall
@@ -128,99 +227,128 @@ final class SinkWorker: Sendable {
         }
     }
 
-    private func finish(_ row: OutboxEntry, _ result: SinkResult) {
-        let outcome = decide(row, result, now: clock())
-        let rule = row.alert.rule
+    private func finish(_ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult, started: Int64) {
+        let now = clock()
+        var outcome = decide(rows, delivery, result, now: now)
+        if case .dead(let reason, let lastError, let at, _) = outcome, let fallback, fallback.durable {
+            outcome = .dead(reason: reason, lastError: lastError, at: at, fallback: fallback.sink)
+        }
         state.withLock { state in
-            state.busy.remove(rule)
-            switch outcome {
-            case .delivered:
-                state.counts.delivered += 1
-                state.queues[rule]?.removeFirst(row.id)
-            case .dead:
-                state.counts.dead += 1
-                state.queues[rule]?.removeFirst(row.id)
-            case .retry(let at, let reason):
-                state.counts.retried += 1
-                state.queues[rule]?.retryFirst(row.id, at: at, reason: reason)
+            state.inFlight -= 1
+            state.rate?.settle(started: started, now: now)
+            for row in rows {
+                let lane = Self.lane(of: row)
+                state.busy.remove(lane)
+                switch outcome {
+                case .delivered:
+                    state.counts.delivered += 1
+                    state.lanes[lane]?.remove(row.id)
+                case .dead:
+                    state.counts.dead += 1
+                    state.lanes[lane]?.remove(row.id)
+                case .retry(let at, let reason):
+                    state.counts.retried += 1
+                    state.waitingEvents += row.delivery.events.count
+                    state.lanes[lane]?.retry(row.id, at: at, reason: reason)
+                }
+                if state.lanes[lane]?.first == nil { state.lanes[lane] = nil }
             }
-            if state.queues[rule]?.first == nil { state.queues[rule] = nil }
         }
-        let (name, logger) = (sink.name, logger)
-        switch outcome {
-        case .delivered: DeliveryMetric.count(sink: name, .delivered)
-        case .dead: DeliveryMetric.count(sink: name, .dead)
-        case .retry: DeliveryMetric.count(sink: name, .retried)
+        let (name, logger, handOn) = (sink.name, logger, handOn)
+        for _ in rows {
+            switch outcome {
+            case .delivered: DeliveryMetric.count(sink: name, .delivered)
+            case .dead: DeliveryMetric.count(sink: name, .dead)
+            case .retry: DeliveryMetric.count(sink: name, .retried)
+            }
         }
-        outbox.record(row.id, outcome) { error in
-            // Tried again with every later commit; if the process ends first, the row is
+        let direct: [OutboxEntry]
+        if case .dead(_, _, let at, nil) = outcome, let fallback, !fallback.durable {
+            direct = rows.map { OutboxEntry(id: 0, sink: fallback.sink, delivery: $0.delivery, urgent: $0.urgent,
+                                             createdAt: at, nextAttemptAt: at) }
+        } else {
+            direct = []
+        }
+        outbox.record(rows.map(\.id), outcome, committed: { moved in
+            handOn(moved + direct)
+        }, failed: { error in
+            // Tried again with every later commit; if the process ends first, the rows are
             // attempted again on the next start (at least once, never lost).
-            logger.error("outbox not updated after an attempt to deliver \(row.alertID) to '\(name)': \(error)",
-                         metadata: ["sink": "\(name)", "alert": "\(row.alertID)"])
-        }
+            logger.error("outbox not updated after an attempt to deliver \(delivery.id) to '\(name)': \(error)",
+                         metadata: ["sink": "\(name)", "alert": "\(delivery.id)"])
+        })
         startDueAttempts()
     }
 
-    /// What an attempt's result means for its row (by the retry policy), logged.
-    private func decide(_ row: OutboxEntry, _ result: SinkResult, now: Int64) -> OutboxOutcome {
+    /// What an attempt's result means for its rows (by the retry policy), logged. A batch is as
+    /// old as its oldest row and has been tried as often as its most tried one.
+    private func decide(_ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult, now: Int64) -> OutboxOutcome {
         let name = sink.name
-        let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(row.alertID)"]
+        let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(delivery.id)"]
+        let onward = fallback.map { "; handed to '\($0.sink)'" } ?? ""
         switch result {
         case .delivered:
             return .delivered
         case .permanent(let reason):
-            logger.error("sink '\(name)' rejected \(row.alertID) for good: \(reason); kept as a dead letter",
+            logger.error("sink '\(name)' rejected \(delivery.id) for good: \(reason); kept as a dead letter\(onward)",
                          metadata: metadata)
             return .dead(reason: reason, lastError: reason, at: now)
         case .retry(let reason, let after):
-            let attempts = row.attempts + 1
-            if policy.givesUp(createdAt: row.createdAt, now: now) {
+            let attempts = (rows.map(\.attempts).max() ?? 0) + 1
+            let createdAt = rows.map(\.createdAt).min() ?? now
+            if policy.givesUp(createdAt: createdAt, now: now) {
                 let why = "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") over "
                     + "\(RetryPolicy.describe(millis: policy.maxAge)): \(reason)"
-                logger.error("sink '\(name)' \(why) (\(row.alertID)); kept as a dead letter", metadata: metadata)
+                logger.error("sink '\(name)' \(why) (\(delivery.id)); kept as a dead letter\(onward)", metadata: metadata)
                 return .dead(reason: why, lastError: reason, at: now)
             }
             let delay = policy.delay(attempts: attempts, retryAfter: after)
-            logger.warning("sink '\(name)' failed to deliver \(row.alertID): \(reason); retry \(attempts) in \(delay) ms",
+            logger.warning("sink '\(name)' failed to deliver \(delivery.id): \(reason); retry \(attempts) in \(delay) ms",
                            metadata: metadata)
             return .retry(at: now + delay, reason: reason)
         }
     }
 }
 
-/// One rule's rows for one sink, oldest (lowest id) first.
-struct RuleQueue {
-    private var rows: [OutboxEntry] = []
+/// One lane's rows for one sink, oldest (lowest id) first.
+struct Lane {
+    private var all: [OutboxEntry] = []
     /// Rows before `head` are done; they are dropped once they are half the array.
     private var head = 0
 
-    var first: OutboxEntry? { head < rows.count ? rows[head] : nil }
+    var first: OutboxEntry? { head < all.count ? all[head] : nil }
 
-    /// Keeps id order; a row already held is ignored.
-    mutating func insert(_ row: OutboxEntry) {
-        guard let last = rows.last, row.id <= last.id else {
-            rows.append(row)
-            return
+    /// The rows still held, oldest first.
+    var rows: ArraySlice<OutboxEntry> { all[head...] }
+
+    /// Keeps id order; a row already held is ignored (false).
+    mutating func insert(_ row: OutboxEntry) -> Bool {
+        guard let last = all.last, row.id <= last.id else {
+            all.append(row)
+            return true
         }
-        let live = rows[head...]
-        guard !live.contains(where: { $0.id == row.id }) else { return }
-        let index = live.firstIndex { $0.id > row.id } ?? rows.endIndex
-        rows.insert(row, at: index)
+        let live = all[head...]
+        guard !live.contains(where: { $0.id == row.id }) else { return false }
+        let index = live.firstIndex { $0.id > row.id } ?? all.endIndex
+        all.insert(row, at: index)
+        return true
     }
 
-    mutating func removeFirst(_ id: Int64) {
+    /// Removes the oldest row when it is `id` (an attempt's rows are a prefix of each lane, and
+    /// are removed oldest first).
+    mutating func remove(_ id: Int64) {
         guard first?.id == id else { return }
         head += 1
-        if head * 2 >= rows.count {
-            rows.removeFirst(head)
+        if head * 2 >= all.count {
+            all.removeFirst(head)
             head = 0
         }
     }
 
-    mutating func retryFirst(_ id: Int64, at: Int64, reason: String) {
-        guard first?.id == id else { return }
-        rows[head].attempts += 1
-        rows[head].nextAttemptAt = at
-        rows[head].lastError = reason
+    mutating func retry(_ id: Int64, at: Int64, reason: String) {
+        guard let index = all[head...].firstIndex(where: { $0.id == id }) else { return }
+        all[index].attempts += 1
+        all[index].nextAttemptAt = at
+        all[index].lastError = reason
     }
 }

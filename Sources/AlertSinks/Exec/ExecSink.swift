@@ -69,6 +69,13 @@ public struct ExecSink: Sink {
         return await run(environment: environment, stdin: DigestFormat.json(digest))
     }
 
+    public func send(_ delivery: Delivery) async -> SinkResult {
+        switch delivery {
+        case .event(let alert): return await send(alert)
+        case .digest(let digest): return await send(digest)
+        }
+    }
+
     private func run(environment: [String], stdin: String) async -> SinkResult {
         let outcome = await ChildProcess.run(command, environment: environment,
                                              stdin: Array((stdin + "\n").utf8), timeout: timeout)

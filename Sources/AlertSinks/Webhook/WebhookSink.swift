@@ -112,6 +112,13 @@ public struct WebhookSink: Sink {
         await send(request(for: digest))
     }
 
+    public func send(_ delivery: Delivery) async -> SinkResult {
+        switch delivery {
+        case .event(let alert): return await send(alert)
+        case .digest(let digest): return await send(digest)
+        }
+    }
+
     private func send(_ request: HTTPRequest) async -> SinkResult {
         let result: Result<HTTPResponse, HTTPError>
         do { result = .success(try await client.send(request)) } catch { result = .failure(error) }

@@ -19,6 +19,7 @@ public enum MetricsCatalog {
     public static let feedStale = "pricealert_feed_stale"
     public static let secondsSinceLastTick = "pricealert_seconds_since_last_tick"
     public static let reconnects = "pricealert_feed_reconnects_total"
+    public static let eventsSilenced = PolicyMetrics.silencedName
 
     public static let all: [Entry] = [
         Entry(name: ticks, type: "counter", labels: [], help: "Ticks accepted by the engine."),
@@ -35,6 +36,8 @@ public enum MetricsCatalog {
               help: "Seconds since the last prices arrived (since start while none have)."),
         Entry(name: reconnects, type: "counter", labels: [],
               help: "Feed connections that ended or failed, each followed by a reconnect."),
+        Entry(name: eventsSilenced, type: "counter", labels: [],
+              help: "Events a silence kept from every sink (pricealert silence add)."),
     ]
 
     static let help: [String: String] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0.help) })

@@ -31,6 +31,8 @@ public struct PipelineMetrics: Sendable {
         feedStale = Gauge(label: MetricsCatalog.feedStale, factory: factory)
         secondsSinceLastTick = Gauge(label: MetricsCatalog.secondsSinceLastTick, factory: factory)
         for gauge in [outboxDepth, feedConnected, feedStale] { gauge.record(0) }
+        // Listed from the start at 0, like the per-rule alert counters.
+        _ = Counter(label: MetricsCatalog.eventsSilenced, factory: factory)
         if rules.count <= Self.presetLimit {
             for rule in rules { _ = alertCounter(rule) }
         }

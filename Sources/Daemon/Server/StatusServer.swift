@@ -61,6 +61,9 @@ public final class StatusServer: Sendable {
         self.refresh = refresh
     }
 
+    /// `start()` bound and `stop()` has not been called since.
+    public var isRunning: Bool { running.withLock { $0 != nil } }
+
     /// Connections accepted and not yet closed; never more than `limits.maxConnections`.
     public var openConnections: Int { connections.open.load(ordering: .relaxed) }
 

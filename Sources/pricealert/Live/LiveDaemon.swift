@@ -1,11 +1,12 @@
 import AlertCore
 import AlertFeeds
+import AlertPipeline
 import AlertRules
 import Daemon
 import Logging
 
-/// `run` and `demo` as a daemon: the pipeline under `Lifecycle` (SIGTERM/SIGINT drain), with
-/// systemd notifications when `$NOTIFY_SOCKET` is set and `/metrics` + `/healthz` with `--listen`.
+/// `run` and `demo` as a daemon: the pipeline's services (SIGTERM/SIGINT drain), with systemd
+/// notifications when `$NOTIFY_SOCKET` is set and `/metrics` + `/healthz` with `--listen`.
 enum LiveDaemon {
     static func run(ruleSet: RuleSet, runner: FeedRunner, delivery: AlertDelivery, options: DaemonOptions,
                     duration: Duration?, logger: Logger, rulePaths: [String] = [], saved: SavedState = SavedState([]),
@@ -13,7 +14,7 @@ enum LiveDaemon {
         let registry = options.listen.map { _ in PrometheusMetrics.bootstrap() }
         let monitor = PipelineMonitor(source: runner.source.name, rules: ruleSet.rules.map(\.id),
                                       staleAfter: runner.staleLimit, notifier: .fromProcessEnvironment(), logger: logger)
-        var server: StatusServer?
+        var pipeline = LivePipeline(ruleSet: ruleSet, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
         if let listen = options.listen, let registry {
             let status = StatusServer(host: listen.host, port: listen.port, registry: registry, status: monitor.status,
                                       logger: logger) { monitor.refresh(outboxDepth: await delivery.outboxDepth()) }
@@ -25,15 +26,18 @@ enum LiveDaemon {
                 StandardError.write("pricealert: error: cannot listen on \(listen): \(error)")
                 throw ExitCodes.unavailable
             }
-            server = status
+            pipeline.statusServer = status
         }
-        let pipeline = LivePipeline(ruleSet: ruleSet, runner: runner, delivery: delivery, logger: logger,
-                                    monitor: monitor, drainTimeout: options.drainTimeout.duration,
-                                    rulePaths: rulePaths, saved: saved, saveEvery: saveEvery)
-        let outcome = try await Lifecycle.run(logger: logger) {
-            await Lifecycle.limited(to: duration) { await pipeline.run() }
+        pipeline.drainTimeout = options.drainTimeout.duration
+        pipeline.rulePaths = rulePaths
+        pipeline.saved = saved
+        pipeline.saveEvery = saveEvery
+        if let folder = delivery.store?.folder {
+            pipeline.silenceWatcher = SilenceWatcher(folder: folder, logger: logger, apply: delivery.policy.use)
         }
-        await server?.stop()
-        return outcome
+        if let duration {
+            pipeline.stop = { try? await Task.sleep(for: duration) }
+        }
+        return try await pipeline.run()
     }
 }

@@ -1,4 +1,5 @@
 import AlertCore
+import AlertPipeline
 import AlertPolicy
 import AlertRules
 import AlertSinks
@@ -12,7 +13,8 @@ struct AlertListing: Sendable {
     let dispatcher: AlertDelivery?
     /// The rule set's stdout sinks (see `printingSinks(of:)`).
     var printing: Set<String> = []
-    /// Alerts these silence are listed, marked, and sent nowhere (Docs/sinks.md#silences).
+    /// Alerts these silence are listed and marked; the dispatcher's policy stages, which read
+    /// the same silences, send them nowhere (Docs/sinks.md#silences).
     var silences = SilenceSet()
 
     /// The listing's line for `alert`: with `"silenced": "ID"` (json) or `(silenced: ID)` (text)
@@ -51,7 +53,7 @@ struct AlertListing: Sendable {
         for await alert in alerts {
             let silence = silences.silence(for: alert)
             batch += Self.line(for: alert, format: format, silence: silence)
-            if let dispatcher, silence == nil {
+            if let dispatcher {
                 StandardOutput.shared.writeLine(batch)
                 batch = ""
                 failures += await dispatcher.dispatch(Self.dispatched(alert, skipping: printing))

@@ -1,5 +1,6 @@
 import AlertCore
 import AlertFeeds
+import AlertPipeline
 import AlertRules
 import AlertSinks
 import AlertStore
@@ -70,30 +71,22 @@ enum Inputs {
         }
     }
 
-    /// `--history FILE` (Docs/rules.md#seeded-history): its tick lines go to `engine.seed`
-    /// before any live tick. A line that is not a tick, and a tick the engine drops, is reported
-    /// at FILE:LINE and counted like a bad `--ticks` line. Returns the number of lines read.
-    static func seedHistory(_ path: String, into engine: Engine) throws -> Int {
+    /// `--history FILE` (Docs/rules.md#seeded-history): its tick lines are seeded into
+    /// `evaluator` before any tick is evaluated. A line that is not a tick, and a tick the engine
+    /// drops, is reported at FILE:LINE and counted like a bad `--ticks` line. Returns the number
+    /// of lines read.
+    static func seedHistory(_ path: String, into evaluator: inout Evaluator) throws -> Int {
         let reader = try ticks(path)
         var read = 0
         try reader.forEachLine { line, parsed in
             read += 1
-            switch parsed {
-            case .failure(let error):
-                engine.countDropped(.malformed)
-                reportBadLine(path, line, error)
-            case .success(let tick):
-                if let reason = engine.seed(tick) {
-                    StandardError.write("\(path):\(line): dropped: \(reason.explanation)")
-                }
+            let drop: Drop? = switch parsed {
+            case .failure(let error): evaluator.reject(error.message, at: .line(file: path, line: line))
+            case .success(let tick): evaluator.seed(tick, at: .line(file: path, line: line))
             }
+            if let drop { StandardError.write(drop.description) }
         }
         return read
-    }
-
-    /// Reports a tick-file line that is not a tick; the run goes on without it.
-    static func reportBadLine(_ path: String, _ line: Int, _ error: TickLineError) {
-        StandardError.write("\(path):\(line): error: \(error.message); line skipped")
     }
 
     /// Opens the sinks that enabled rules notify (a sink nobody uses is never opened);

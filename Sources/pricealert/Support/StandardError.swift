@@ -1,19 +1,5 @@
-import AlertSinks
+import AlertPipeline
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// Lines for people on standard error: diagnostics, notes, summaries. The same locked,
-/// unbuffered writer as standard output, so lines appear at once, whole and in order.
-enum StandardError {
-    private static let stream = StandardOutput(fileDescriptor: STDERR_FILENO)
-
-    static func write(_ line: String) {
-        stream.writeLine(line)
-    }
-
-    static func write(lines: [String]) {
-        if !lines.isEmpty { write(lines.joined(separator: "\n")) }
-    }
-}
+/// The pipeline's writer of lines for people on standard error, so the command's lines and the
+/// pipeline's share one lock and never interleave.
+typealias StandardError = AlertPipeline.StandardError

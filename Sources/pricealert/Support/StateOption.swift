@@ -1,4 +1,5 @@
 import AlertCore
+import AlertPipeline
 import AlertStore
 import ArgumentParser
 import CMemory

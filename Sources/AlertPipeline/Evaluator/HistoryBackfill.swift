@@ -8,8 +8,8 @@ import AlertStore
 /// source's candles and seeded into the engine before their first live tick. The ledger
 /// entries it returns are to be recorded once the state holding the seeded history is saved,
 /// so a run that ends before that fetches again rather than counting history it lost.
-enum HistoryBackfill {
-    enum Line {
+public enum HistoryBackfill {
+    public enum Line {
         /// What was filled (a daemon logs it; `check` stays quiet).
         case info(String)
         /// A symbol without candles, a source without candle history.
@@ -21,7 +21,7 @@ enum HistoryBackfill {
     /// Fills each need that `filled` (the ledger's reach per symbol) does not cover yet.
     /// A symbol whose fetch failed gets no entry, so the next run tries it again; one without
     /// candles gets an entry with 0 candles, so it is not asked again.
-    static func fill(_ needs: [Backfill.Need], source: any PriceSource, http: any HTTPClient, engine: Engine,
+    public static func fill(_ needs: [Backfill.Need], source: any PriceSource, http: any HTTPClient, engine: Engine,
                      filled: [String: Int64], now: Int64, say: (Line) -> Void) async -> [BackfillLedger.Entry] {
         let todo = needs.filter { (filled[$0.symbol] ?? 0) < $0.reach }.sorted { $0.symbol < $1.symbol }
         guard !todo.isEmpty else { return [] }
@@ -49,5 +49,23 @@ enum HistoryBackfill {
         let symbols = entries.filter { $0.candles > 0 }.count
         say(.info("\(name): history of \(symbols) of \(todo.count) symbols filled from \(candles) candles (up to \(DurationText.format(reach)) back)"))
         return entries
+    }
+}
+
+extension Evaluator {
+    /// How far back each symbol the rules need history for must be filled (`match` rules: under
+    /// the market list in use).
+    public var historyReaches: [String: Backfill.Reach] {
+        Backfill.reaches(rules: ruleSet.rules, markets: markets, portfolios: ruleSet.portfolios)
+    }
+
+    /// Fills the history of `needs` from `source`'s candles into the engine (see
+    /// `HistoryBackfill.fill`); nothing before the engine exists.
+    public func fillHistory(_ needs: [Backfill.Need], source: any PriceSource, http: any HTTPClient,
+                            filled: [String: Int64], now: Int64,
+                            say: (HistoryBackfill.Line) -> Void) async -> [BackfillLedger.Entry] {
+        guard let engine else { return [] }
+        return await HistoryBackfill.fill(needs, source: source, http: http, engine: engine, filled: filled,
+                                          now: now, say: say)
     }
 }

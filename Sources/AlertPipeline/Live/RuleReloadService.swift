@@ -1,6 +1,7 @@
 import AlertCore
 import AlertRules
 import Logging
+import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,11 +9,36 @@ import UnixSignals
 
 /// SIGHUP: re-read the rule files. A file with errors, or rules that need a sink the running
 /// process did not open (sinks are opened at start), leave the running rules in place and log
-/// every problem with its place; otherwise the new rules are handed on to be swapped in.
-enum RuleReload {
-    /// Called first thing by daemons: a SIGHUP that arrives while they start (before `listen`
-    /// takes it over) is ignored instead of ending the process, as its default action would.
-    static func ignoreUntilListening() {
+/// every problem with its place; otherwise the new rules go to the evaluator's inbox, behind
+/// the feed events before them, to be swapped in.
+final class RuleReloadService: Service {
+    let paths: [String]
+    let running: RuleSet
+    let logger: Logger
+    let inbox: AsyncStream<EvaluatorInput>.Continuation
+
+    init(paths: [String], running: RuleSet, logger: Logger, inbox: AsyncStream<EvaluatorInput>.Continuation) {
+        self.paths = paths
+        self.running = running
+        self.logger = logger
+        self.inbox = inbox
+    }
+
+    func run() async {
+        let (paths, running, logger, inbox) = (self.paths, self.running, self.logger, self.inbox)
+        await cancelWhenGracefulShutdown {
+            await RuleReload.listen(paths: paths, running: running, logger: logger) { inbox.yield(.reload($0)) }
+        }
+    }
+}
+
+public enum RuleReload {
+    /// Called first thing by daemons. SIGHUP's default action ends the process, and the reload
+    /// service's `UnixSignalsSequence` takes the signal over only once the service group runs
+    /// it: a SIGHUP in between (while the rules and the state folder load and the services
+    /// start) is ignored instead. This is the one raw `signal()` call: UnixSignals has no way to
+    /// ignore a signal before it traps it.
+    public static func ignoreUntilListening() {
         signal(SIGHUP, SIG_IGN)
     }
 

@@ -1,8 +1,8 @@
 import Synchronization
 import Testing
-@testable import pricealert
+@testable import AlertPipeline
 
-/// The bound between the daemon's evaluation loop and its delivery task (LivePipeline).
+/// The bound between the evaluator service and the delivery service (LivePipeline).
 @Suite struct AlertGateTests {
     @Test func theLoopWaitsWhenFullAndGoesOnAtHalf() async {
         let gate = AlertGate(limit: 4)

@@ -1,7 +1,7 @@
 import AlertCore
 import AlertStore
 import Testing
-@testable import pricealert
+@testable import AlertPipeline
 
 /// The daemon's engine state that a save could not write (an alert before it not yet in the
 /// outbox): kept and written with the next save, newest snapshot per symbol.

@@ -1,0 +1,213 @@
+import AlertCore
+import AlertPolicy
+import AlertRules
+import AlertStore
+import Daemon
+import Logging
+import Synchronization
+
+/// The event-time stages in front of the outbox (Docs/sinks.md#notification-policy): every
+/// event goes through `PolicyPipeline` (silence → priority → quiet hours → group), and what it
+/// decides to deliver is handed back as a `Plan` for `AlertDelivery` to dispatch.
+///
+/// What the stages hold (quiet-hours holds, events in open digests) is journaled in the state
+/// folder (`PolicyStateStore`), one row per (sink, event): a row is queued when the event
+/// enters the stages, before anything later is committed, and removed only after the delivery
+/// that carries it was handed to the outbox, so a crash repeats a delivery (same id) but never
+/// loses one. `restore` feeds the rows back in order after a restart, which rebuilds the same
+/// windows and digests because event time drives them. An event that arrives while the same
+/// event (by id) is held for a sink is not taken again for that sink.
+public final class DeliveryPolicy: Sendable {
+    /// Events the stages kept from the sinks over the run.
+    public struct Counts: Sendable, Equatable {
+        public var silenced = 0
+        public var held = 0
+        public var quietDropped = 0
+
+        /// `2 events silenced, 5 held by quiet hours, 1 dropped by quiet hours`; nil when all are 0.
+        public var summary: String? {
+            let parts = [(silenced, "silenced"), (held, "held by quiet hours"), (quietDropped, "dropped by quiet hours")]
+                .filter { $0.0 > 0 }.map { "\($0.0) event\($0.0 == 1 ? "" : "s") \($0.1)" }
+            return parts.isEmpty ? nil : parts.joined(separator: ", ")
+        }
+    }
+
+    /// What to hand on after one step, in this order: digests (each for its own sink), then
+    /// plain events (`notify` holds the sinks each goes to). `removed`: journal rows to delete
+    /// once these are dispatched.
+    public struct Plan: Sendable {
+        var digests: [Digest] = []
+        var events: [(alert: Alert, urgent: Bool)] = []
+        var removed: [(sink: String, eventID: String)] = []
+
+        var isEmpty: Bool { digests.isEmpty && events.isEmpty && removed.isEmpty }
+
+        mutating func add(_ other: Plan) {
+            digests += other.digests
+            events += other.events
+            removed += other.removed
+        }
+    }
+
+    private struct Key: Hashable {
+        var sink: String
+        var id: String
+    }
+
+    private struct State {
+        var pipeline: PolicyPipeline
+        var pending: Set<Key> = []
+        var nextSeq: Int64 = 0
+        var counts = Counts()
+    }
+
+    private let state: Mutex<State>
+    /// Rule ids with `"priority": "high"`.
+    private let highPriority: Set<String>
+    /// Sinks with quiet hours or a group: the only ones that hold events.
+    private let staged: Set<String>
+    private let journal: PolicyStateStore?
+    /// Some silence is known: with no staged sink and no high-priority rule either, events pass
+    /// straight through (`passesUntouched`).
+    private let hasSilences: Atomic<Bool>
+    private let logger = Logger(label: "pricealert.policy")
+
+    /// Fails on a quiet-hours zone the system does not know (validation names it first).
+    public init(ruleSet: RuleSet, silences: SilenceSet, journal: PolicyStateStore?) throws(UnknownZone) {
+        let definitions = Array(ruleSet.sinks.values)
+        state = Mutex(State(pipeline: try PolicyPipeline(sinks: definitions, silences: silences)))
+        highPriority = Set(ruleSet.rules.filter { $0.extras?.highPriority == true }.map(\.id))
+        staged = Set(definitions.filter { !$0.policy.quiet.isEmpty || $0.policy.group != nil }.map(\.name))
+        self.journal = journal
+        hasSilences = Atomic(!silences.silences.isEmpty)
+    }
+
+    /// The silences in force from now on (a changed `silences.sqlite`).
+    public func use(_ silences: SilenceSet) {
+        state.withLock { state in
+            state.pipeline.silences = silences
+            hasSilences.store(!silences.silences.isEmpty, ordering: .relaxed)
+        }
+    }
+
+    /// True when no stage can act on any event: no silence, no quiet hours or group on any
+    /// sink, no high-priority rule. The event then goes to its sinks as it is, skipping the
+    /// stages' bookkeeping.
+    public var passesUntouched: Bool {
+        staged.isEmpty && highPriority.isEmpty && !hasSilences.load(ordering: .relaxed)
+    }
+
+    public var counts: Counts { state.withLock { $0.counts } }
+
+    /// One event from the engine, `notify` being the sinks it goes to.
+    public func receive(_ alert: Alert) -> Plan {
+        state.withLock { state in
+            let sinks = alert.notify.filter { !state.pending.contains(Key(sink: $0, id: alert.id)) }
+            guard !sinks.isEmpty || alert.notify.isEmpty else { return Plan() }
+            let event = PolicyEvent(alert: alert, sinks: sinks, highPriority: highPriority.contains(alert.rule))
+            var added: [PolicyStateStore.Pending] = []
+            let (plan, handed) = settle(state.pipeline.receive(event), of: alert.id, &state)
+            if !handed.contains(Self.everySink) {
+                for sink in sinks where staged.contains(sink) && !handed.contains(sink) {
+                    state.pending.insert(Key(sink: sink, id: alert.id))
+                    added.append(.init(seq: state.nextSeq, sink: sink, alert: alert))
+                    state.nextSeq += 1
+                }
+            }
+            journal?.record(added: added, removed: [])
+            return plan
+        }
+    }
+
+    /// Closes the quiet windows and digests whose end the wall clock has passed (`run`, `check`).
+    public func close(wallTime: Int64) -> Plan {
+        state.withLock { state in settle(state.pipeline.close(wallTime: wallTime), of: nil, &state).plan }
+    }
+
+    /// Closes everything still open (the end of a replay).
+    public func finish() -> Plan {
+        state.withLock { state in settle(state.pipeline.finish(), of: nil, &state).plan }
+    }
+
+    /// Feeds journaled rows back into the stages, in order, past today's silences (they were
+    /// let in before) and without counting them again. What no longer stays (a sink without
+    /// stages now) is in the plan.
+    public func restore(_ rows: [PolicyStateStore.Pending]) -> Plan {
+        state.withLock { state in
+            let (silences, counts) = (state.pipeline.silences, state.counts)
+            state.pipeline.silences = SilenceSet()
+            defer { (state.pipeline.silences, state.counts) = (silences, counts) }
+            var plan = Plan()
+            for row in rows {
+                state.nextSeq = max(state.nextSeq, row.seq + 1)
+                let key = Key(sink: row.sink, id: row.alert.id)
+                state.pending.insert(key)
+                let (step, handed) = settle(state.pipeline.receive(PolicyEvent(alert: row.alert, sinks: [row.sink])),
+                                           of: row.alert.id, &state)
+                plan.add(step)
+                if handed.contains(row.sink), state.pending.remove(key) != nil {
+                    plan.removed.append((row.sink, row.alert.id))
+                }
+            }
+            return plan
+        }
+    }
+
+    /// Deletes the journal rows of what was dispatched (call after handing the plan's
+    /// deliveries to the dispatcher).
+    public func dispatched(_ plan: Plan) {
+        journal?.record(added: [], removed: plan.removed)
+    }
+
+    /// Why journal rows are not written yet (nil: all are, as of the last commit).
+    public var unwritten: String? { journal?.unwritten }
+
+    /// Marks an event the stages took from every sink (silenced).
+    private static let everySink = "\u{0}"
+
+    /// The plan for `decisions`, and the sinks to which the event `eventID` (the one that made
+    /// them, if any) is handed, delivered or dropped (`everySink` when silenced): the event is
+    /// pending for its other staged sinks.
+    private func settle(_ decisions: [PolicyDecision], of eventID: String?, _ state: inout State)
+        -> (plan: Plan, handed: Set<String>) {
+        var plan = Plan()
+        var handed: Set<String> = []
+        var eventAt: [String: Int] = [:]
+        for decision in decisions {
+            switch decision {
+            case .silenced(let id, let silence):
+                state.counts.silenced += 1
+                PolicyMetrics.silenced()
+                logger.debug("silenced \(id) (silence \(silence))")
+                handed.insert(Self.everySink)
+            case .held(let sink, let id):
+                state.counts.held += 1
+                logger.debug("held \(id) for sink '\(sink)' until its quiet hours end")
+            case .quietDropped(let sink, let id):
+                state.counts.quietDropped += 1
+                logger.debug("dropped \(id) for sink '\(sink)' in its quiet hours")
+                handed.insert(sink)
+            case .deliver(let sink, let delivery, let urgent):
+                for event in delivery.events {
+                    if event.id == eventID { handed.insert(sink) }
+                    if state.pending.remove(Key(sink: sink, id: event.id)) != nil { plan.removed.append((sink, event.id)) }
+                }
+                switch delivery {
+                case .digest(let digest):
+                    plan.digests.append(digest)
+                case .event(var alert):
+                    // One dispatch per event and urgency, to all its sinks at once.
+                    let key = (urgent ? "!" : "") + alert.id
+                    if let at = eventAt[key] {
+                        plan.events[at].alert.notify.append(sink)
+                    } else {
+                        alert.notify = [sink]
+                        eventAt[key] = plan.events.count
+                        plan.events.append((alert, urgent))
+                    }
+                }
+            }
+        }
+        return (plan, handed)
+    }
+}

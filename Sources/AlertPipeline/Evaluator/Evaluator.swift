@@ -1,0 +1,161 @@
+import AlertCore
+import AlertRules
+
+/// Ticks in, events out: the one evaluation step of `replay`, `check` and `run`, which differ
+/// only in where ticks come from and where events go. It holds the engine (rule state, minute
+/// history, portfolios), the new-listings tracker and the state a previous run saved, and
+/// reports every tick it does not take as a `Drop`.
+///
+/// An evaluator made with `waitingForMarkets` has no engine until the first market list
+/// (`updateMarkets`): `run` learns the markets from its feed, and the saved state handed to
+/// `restore` goes into the engine when it is made. Ticks before that are not evaluated.
+public struct Evaluator {
+    public private(set) var ruleSet: RuleSet
+    private(set) var engine: Engine?
+    /// `listed` rules: the known markets, and those waiting for their first tick.
+    private var listings: NewListings
+    /// Saved state for the engine that the first market list makes.
+    private var restoring: [SymbolSnapshot] = []
+    /// Inputs that never reached the engine (lines or frames that were not ticks).
+    private var unreadable = 0
+
+    /// An evaluator whose engine is made now, with `markets` for `match` rules (replay, check).
+    public init(ruleSet: RuleSet, markets: MarketList?) {
+        self.ruleSet = ruleSet
+        engine = Engine(rules: ruleSet.rules, markets: markets, portfolios: ruleSet.portfolios)
+        listings = NewListings(rules: ruleSet.rules)
+    }
+
+    /// An evaluator whose engine is made by the first market list (run).
+    public init(waitingForMarketsWith ruleSet: RuleSet) {
+        self.ruleSet = ruleSet
+        listings = NewListings(rules: ruleSet.rules)
+    }
+
+    /// The engine exists: ticks are evaluated.
+    public var isReady: Bool { engine != nil }
+
+    /// Some enabled rule is scoped by `match`: it applies to nothing without a market list
+    /// (false before the engine exists).
+    public var hasMatchRules: Bool { engine?.hasMatchRules ?? false }
+
+    /// Some enabled rule fires on new listings: the market list and the known markets matter.
+    public var watchesListings: Bool { !listings.isEmpty }
+
+    /// The market list in use (nil: none yet, or none given).
+    public var markets: MarketList? { engine?.markets }
+
+    /// Accepted and dropped ticks and events so far; drops include inputs that were not ticks.
+    public var stats: Engine.Stats {
+        var stats = engine?.stats ?? Engine.Stats()
+        if unreadable > 0 { stats.dropped[.malformed, default: 0] += unreadable }
+        return stats
+    }
+
+    // MARK: State a previous run saved
+
+    /// Saved symbol state: into the engine now, or into the one the first market list makes.
+    public mutating func restore(_ snapshots: [SymbolSnapshot]) {
+        if let engine { engine.restore(snapshots) } else { restoring = snapshots }
+    }
+
+    /// The known and pending markets of `listed` rules a previous run saved.
+    public mutating func restoreListings(known: Set<String>?, pending: Set<String>) {
+        listings.restore(known: known, pending: pending)
+    }
+
+    /// Which minutes of saved history `ticks` look up, so only those need loading (check).
+    public func historyLookups(for ticks: some Sequence<Tick>) -> [String: [ClosedRange<Int64>]] {
+        engine?.historyLookups(for: ticks) ?? [:]
+    }
+
+    // MARK: Inputs
+
+    /// What a market list did to the evaluator.
+    public enum MarketsUpdate: Sendable, Equatable {
+        /// The first list made the engine; `restored` symbols' saved state went into it.
+        case madeEngine(restored: Int)
+        /// The engine's list was replaced (`match` rules resolved again).
+        case replaced
+    }
+
+    /// A market list: `listed` rules learn which markets are new, `match` rules what they apply to.
+    @discardableResult
+    public mutating func updateMarkets(_ list: MarketList) -> MarketsUpdate {
+        listings.update(list)
+        if let engine {
+            engine.replaceMarkets(list)
+            return .replaced
+        }
+        let engine = Engine(rules: ruleSet.rules, markets: list, portfolios: ruleSet.portfolios)
+        let restored = restoring.count
+        if !restoring.isEmpty {
+            engine.restore(restoring)
+            restoring = []
+        }
+        self.engine = engine
+        return .madeEngine(restored: restored)
+    }
+
+    /// Evaluates `tick` and appends its events to `alerts`: the rules' (Docs/rules.md#event-order),
+    /// then those of new listings. Returns the drop, with `place` (built only then), when the
+    /// engine refused the tick. Does nothing before the engine exists (see `isReady`).
+    public mutating func process(_ tick: Tick, at place: @autoclosure () -> Drop.Place,
+                                 into alerts: inout [Alert]) -> Drop? {
+        guard let engine else { return nil }
+        if let reason = engine.process(tick, into: &alerts) { return Drop(reason: reason, place: place()) }
+        listings.process(tick, into: &alerts)
+        return nil
+    }
+
+    /// Seeded history (Docs/rules.md#seeded-history): fills windows, highs and lows, fires
+    /// nothing. Returns the drop when the tick was refused.
+    public mutating func seed(_ tick: Tick, at place: @autoclosure () -> Drop.Place) -> Drop? {
+        guard let engine, let reason = engine.seed(tick) else { return nil }
+        return Drop(reason: reason, place: place())
+    }
+
+    /// An input at `place` that was not a tick (`detail` says why): counted, and returned to report.
+    public mutating func reject(_ detail: String, at place: Drop.Place) -> Drop {
+        unreadable += 1
+        return Drop(reason: .malformed, place: place, detail: detail)
+    }
+
+    /// Swaps in reloaded rules: a new engine takes over every symbol's state, so rules that did
+    /// not change keep theirs (armed, cooldown, once) and changed or new rules start fresh; new
+    /// listings keep their known and pending markets.
+    public mutating func reload(_ rules: RuleSet) {
+        if let old = engine {
+            let engine = Engine(rules: rules.rules, markets: old.markets, portfolios: rules.portfolios)
+            engine.restore(old.snapshotAll())
+            self.engine = engine
+        }
+        ruleSet = rules
+        listings = listings.with(rules: rules.rules)
+    }
+
+    // MARK: What to save
+
+    /// The symbols' state changed since the last call. The `final` call moves each minute
+    /// history into its snapshot instead of copying it: the evaluator takes no tick after it.
+    public func takeChanges(final: Bool = false) -> [SymbolSnapshot] {
+        guard let engine else { return [] }
+        return final ? engine.takeFinalChanges() : engine.takeChanges()
+    }
+
+    /// The new-listings tracker to save when its known or pending markets changed since the
+    /// last call (or the restore); nil when nothing changed.
+    public mutating func takeChangedListings() -> NewListings? {
+        listings.takeChanged() ? listings : nil
+    }
+}
+
+/// The summary line of a run: `1000 ticks read, 3 dropped (1 malformed, 2 out-of-order), 12 alerts`.
+public enum Summary {
+    public static func line(read: Int, stats: Engine.Stats) -> String {
+        var text = "\(read) ticks read, \(stats.droppedTotal) dropped"
+        let reasons = stats.dropped.keys.sorted().map { "\(stats.dropped[$0]!) \($0.rawValue)" }
+        if !reasons.isEmpty { text += " (\(reasons.joined(separator: ", ")))" }
+        return text + ", \(stats.alerts) alert\(stats.alerts == 1 ? "" : "s")"
+    }
+}

@@ -1,0 +1,107 @@
+import AlertCore
+import AlertFeeds
+import AlertRules
+import Daemon
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `run` and `demo`: every long-lived part is a `Service` in one `ServiceGroup`, in data order:
+///
+///     FeedService ──inbox──▶ EvaluatorService ──hand-over (AlertGate)──▶ DeliveryService ──▶ sinks, outbox
+///         RuleReloadService (SIGHUP) ──┘                       StatusServer (/metrics, /healthz), WatchdogService
+///
+/// Data flows one way and nothing upstream waits for a sink: the only wait is the evaluator's
+/// at `AlertGate` when a burst leaves `alertsInFlight` alerts on their way to the outbox.
+/// The bound is `AlertGate`, not a bounded channel of swift-async-algorithms: alerts are the one
+/// flow that bursts, and bounding feed frames would make the websocket reader wait on the sinks.
+///
+/// SIGTERM, SIGINT, `stop` (`--duration`) or a feed that ends shut the group down in pipeline
+/// order (the group stops services in the reverse of their order in it): the feed stops first
+/// (`STOPPING=1`), the evaluator evaluates what the feed gave and hands on the final save,
+/// delivery writes every alert to its sink or the outbox, saves, and gives the outbox
+/// `drainTimeout`, and the status server stops last. Each service returns only at its turn (the
+/// group treats an earlier return as a failure). `monitor` sees every feed event, tick count
+/// and alert (metrics, `/healthz`, systemd notifications); it never talks back.
+public struct LivePipeline: Sendable {
+    public var ruleSet: RuleSet
+    public var runner: FeedRunner
+    public var delivery: AlertDelivery
+    public var logger: Logger
+    public var monitor: PipelineMonitor
+    /// `/metrics` and `/healthz`, stopped last (nil: no `--listen`).
+    public var statusServer: StatusServer?
+    /// How long the outbox may take to empty at shutdown (what is left is sent on the next start).
+    public var drainTimeout: Duration = .seconds(10)
+    /// The rule files SIGHUP re-reads (empty: built-in rules, nothing to re-read).
+    public var rulePaths: [String] = []
+    /// State saved by the previous run, handed to the engine (once).
+    public var saved = SavedState([])
+    /// How often the engine's changed state is saved (also when a market list arrives, and at shutdown).
+    public var saveEvery: Duration = .seconds(60)
+    /// After a tick that leaves this many alerts on their way from the engine to the outbox, the
+    /// evaluator waits until half of them are dispatched (see `AlertGate`).
+    public var alertsInFlight = 1024
+    /// When this returns, the group shuts down as for SIGTERM (`--duration`: a sleep; nil: run
+    /// until a signal or until the feed ends).
+    public var stop: (@Sendable () async -> Void)?
+    /// The signals that shut the group down gracefully (what systemd sends, and Ctrl-C).
+    public var shutdownSignals: [UnixSignal] = [.sigterm, .sigint]
+    /// One more service, between the evaluator and delivery in the group: stopped after the
+    /// evaluator and before delivery drains (the silence watcher). Like every service here it
+    /// must return only once the group's graceful shutdown reaches it (`cancelWhenGracefulShutdown`).
+    public var silenceWatcher: (any Service)?
+
+    public struct Outcome: Sendable {
+        public var stats: Engine.Stats
+        public var deliveryFailures: Int
+        /// Some alert could not be written to the outbox and was not sent (named on standard
+        /// error); the state was not saved after it.
+        public var unwritten = false
+    }
+
+    public init(ruleSet: RuleSet, runner: FeedRunner, delivery: AlertDelivery, logger: Logger, monitor: PipelineMonitor) {
+        self.ruleSet = ruleSet
+        self.runner = runner
+        self.delivery = delivery
+        self.logger = logger
+        self.monitor = monitor
+    }
+
+    public func run() async throws -> Outcome {
+        let (inbox, inboxInput) = AsyncStream.makeStream(of: EvaluatorInput.self)
+        let (handOver, handOverInput) = AsyncStream.makeStream(of: DeliveryInput.self)
+        let gate = AlertGate(limit: alertsInFlight)
+        monitor.status.watchOutbox { [delivery] in delivery.unwritten?.description }
+        let stopping = "stopping: delivering the alerts in hand (up to \(DurationText.format(drainTimeout.milliseconds)) for the outbox)"
+
+        let feed = FeedService(runner: runner, monitor: monitor, stopping: stopping, inbox: inboxInput)
+        let reload = RuleReloadService(paths: rulePaths, running: ruleSet, logger: logger, inbox: inboxInput)
+        let evaluator = EvaluatorService(ruleSet: ruleSet, runner: runner, logger: logger, monitor: monitor, inbox: inbox,
+                                         output: handOverInput, gate: gate, saved: saved, store: delivery.store,
+                                         saveEvery: saveEvery)
+        let deliveryService = DeliveryService(delivery: delivery, input: handOver, clock: handOverInput, gate: gate,
+                                              drainTimeout: drainTimeout, logger: logger)
+        // In data order; the group shuts them down from the last to the first.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let statusServer { services.append(.init(service: statusServer)) }
+        services.append(.init(service: deliveryService))
+        if let silenceWatcher { services.append(.init(service: silenceWatcher)) }
+        services.append(.init(service: evaluator))
+        services.append(.init(service: reload))
+        services.append(.init(service: WatchdogService(monitor: monitor)))
+        services.append(.init(service: feed, successTerminationBehavior: .gracefullyShutdownGroup))
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
+        let timer = stop.map { stop in
+            Task {
+                await stop()
+                if !Task.isCancelled { await group.triggerGracefulShutdown() }
+            }
+        }
+        defer { timer?.cancel() }
+        try await group.run()
+        return Outcome(stats: evaluator.stats, deliveryFailures: deliveryService.failures,
+                       unwritten: delivery.unwritten != nil)
+    }
+}

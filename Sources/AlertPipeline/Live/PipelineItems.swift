@@ -1,0 +1,22 @@
+import AlertCore
+import AlertFeeds
+import AlertRules
+import AlertStore
+
+/// What the evaluator reacts to, in order: the feed's events and reloaded rules.
+enum EvaluatorInput: Sendable {
+    case feed(FeedEvent)
+    case reload(RuleSet)
+}
+
+/// What flows from the evaluator to delivery, in order.
+enum DeliveryInput: Sendable {
+    case alert(Alert)
+    case save([SymbolSnapshot], markets: MarketsSave?)
+    /// The known markets of `listed` rules, saved behind the alerts before them.
+    case listings(NewListings)
+    /// Symbols filled from candles, recorded in the ledger once the save before them is written.
+    case backfilled([BackfillLedger.Entry])
+    /// The wall clock, about once a second (the delivery service's own ticker, not the evaluator).
+    case wallClock(Int64)
+}

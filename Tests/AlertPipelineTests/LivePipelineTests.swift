@@ -1,0 +1,86 @@
+import AlertCore
+import AlertFeeds
+import AlertHTTP
+import AlertPipeline
+import AlertPolicy
+import AlertRules
+import AlertSinks
+import AlertTestSupport
+import Daemon
+import DemoExchange
+import Logging
+import Synchronization
+import Testing
+
+/// `run`'s services in one group, against the embedded exchange on 127.0.0.1.
+@Suite(.programs) struct LivePipelineTests {
+    /// A sink that records each request and holds it until `release` opens.
+    final class HeldSink: Sink {
+        let name = "held"
+        let asked = EventCounter()
+        let release = Gate()
+        private let received = Mutex<[String]>([])
+
+        var delivered: [String] { received.withLock { $0 } }
+
+        func send(_ alert: Alert) async -> SinkResult {
+            asked.record()
+            await release.pass()
+            received.withLock { $0.append(alert.rule) }
+            return .delivered
+        }
+    }
+
+    @Test("shutdown in pipeline order: the feed stops first, every alert made is delivered, the status server answers until last")
+    func shutdownInPipelineOrder() async throws {
+        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
+            port: 0, prices: .randomWalk(seed: 3, interval: .milliseconds(200))))
+        let port = try await exchange.start()
+        defer { Task { await exchange.stop() } }
+        // 40 rules that each fire once, on the first BTC tick: one frame's burst.
+        let ids = (0..<40).map { "btc-\($0)" }
+        let rules = try RuleLoader.load([RuleSource(path: "rules.json", bytes: Array("""
+            {"version": 2, "sinks": {"held": {"type": "stdout"}}, "defaults": {"notify": ["held"]},
+             "rules": [\(ids.map { #"{"id": "\#($0)", "symbol": "BTC", "when": {"price": {"above": 1}}}"# }.joined(separator: ", "))]}
+            """.utf8))]).get()
+        let sink = HeldSink()
+        let logger = Logger(label: "test")
+        let http = CurlHTTPClient()
+        defer { http.shutdown() }
+        let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, logger: logger)
+        let monitor = PipelineMonitor(source: "btse", rules: ids, staleAfter: runner.staleLimit,
+                                      notifier: ServiceNotifier(environment: [:]), logger: logger)
+        let status = StatusServer(host: "127.0.0.1", port: 0, registry: PrometheusMetrics.isolated().registry,
+                                  status: monitor.status, logger: logger) {}
+        let statusPort = try await status.start()
+        let delivery = AlertDelivery(route: .direct(Dispatcher(sinks: ["held": sink])),
+                                     policy: try DeliveryPolicy(ruleSet: rules, silences: SilenceSet(), journal: nil))
+        var pipeline = LivePipeline(ruleSet: rules, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
+        pipeline.statusServer = status
+        pipeline.shutdownSignals = []  // the test runner's own SIGTERM and SIGINT stay its own
+        let stop = Gate()
+        pipeline.stop = { await stop.pass() }
+        let running = Task { [pipeline] in try await pipeline.run() }
+
+        // The first alert is at the sink and held there: the other 39 wait between the services.
+        try await sink.asked.wait(for: 1)
+        stop.open()
+        // The feed has stopped, delivery is still held, and the status server still answers.
+        var health = ""
+        for _ in 0..<600 where !health.hasPrefix("stopping") {
+            let response = try await http.send(HTTPRequest(url: "http://127.0.0.1:\(statusPort)/healthz"))
+            health = String(decoding: response.body, as: UTF8.self)
+            if !health.hasPrefix("stopping") { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(health.hasPrefix("stopping"))
+        #expect(status.isRunning)
+        #expect(sink.delivered.isEmpty)
+
+        sink.release.open()
+        let outcome = try await running.value
+        #expect(outcome.stats.alerts == 40)
+        #expect(sink.delivered == ids, "every alert made before the stop is delivered, in order")
+        #expect(outcome.deliveryFailures == 0)
+        #expect(!status.isRunning, "the status server stops last, with the group")
+    }
+}
