@@ -23,7 +23,7 @@ var rng = SeededRandom(seed: 1)
 let symbols = (0..<227).map { "SYM\($0)" }
 
 /// One alert as the engine makes it for a rule of the mix.
-func makeAlert(_ i: Int) -> Alert {
+@MainActor func makeAlert(_ i: Int) -> Alert {
     let p = 10 * Double(rng.below(1_000_000)) / Double([1, 10, 100, 1_000, 100_000][rng.below(5)])
     let x = (p * rng.uniform(0.9...1.1) * 1e6).rounded() / 1e6
     let condition: Condition
@@ -50,7 +50,7 @@ func makeAlert(_ i: Int) -> Alert {
 let alerts = (0..<eventCount).map(makeAlert)
 
 /// Runs `body` `rounds` times and prints events/s (best and median) and bytes a round.
-func phase(_ name: String, _ body: () async -> Int) async {
+@MainActor func phase(_ name: String, _ body: () async -> Int) async {
     var rates: [Double] = []
     var bytes = 0
     for _ in 0..<rounds {
