@@ -96,20 +96,19 @@ await phase("listing") {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
     defer { close(fd); unlink(path) }
     let output = StandardOutput(fileDescriptor: fd)
-    var batch = ""
+    var batch: [UInt8] = []
     var total = 0
     for alert in alerts {
-        batch += StdoutSink.line(for: alert, format: .json)
-        if batch.utf8.count >= 65_536 {
-            total += batch.utf8.count + 1
-            output.writeLine(batch)
-            batch = ""
-        } else {
-            batch += "\n"
+        StdoutSink.appendLine(for: alert, format: .json, to: &batch)
+        batch.append(UInt8(ascii: "\n"))
+        if batch.count >= 65_536 {
+            total += batch.count
+            output.write(lines: batch)
+            batch.removeAll(keepingCapacity: true)
         }
     }
-    total += batch.utf8.count
-    if !batch.isEmpty { batch.removeLast(); output.writeLine(batch) }
+    total += batch.count
+    output.write(lines: batch)
     return total
 }
 await phase("file-sink") {

@@ -34,7 +34,11 @@ public final class FileSink: Sink {
     }
 
     public func send(_ alert: Alert) async -> SinkResult {
-        switch POSIXWrite.writeLine(AlertFormat.json(alert), to: fd) {
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        AlertFormat.appendJSON(alert, to: &line)
+        line.append(UInt8(ascii: "\n"))
+        switch line.withUnsafeBytes({ POSIXWrite.writeAll($0, to: fd) }) {
         case .success: return .delivered
         case .failure(let error): return .retry(reason: "cannot write \(path): \(error)", after: nil)
         }
