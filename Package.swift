@@ -126,6 +126,8 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Benchmarks/DeliveryBenchmark"),
+        .executableTarget(name: "encode-benchmark", dependencies: ["AlertCore", "AlertSinks", "SeededRandom", "Wallclock"],
+                          path: "Benchmarks/EncodeBenchmark"),
         .executableTarget(name: "parse-benchmark", dependencies: ["AlertCore", "AlertFeeds"],
                           path: "Benchmarks/ParseBenchmark"),
         .executableTarget(name: "http-benchmark", dependencies: [

@@ -35,18 +35,22 @@ public final class FileSink: Sink {
     }
 
     public func send(_ alert: Alert) async -> SinkResult {
-        write(AlertFormat.json(alert))
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        AlertFormat.appendJSON(alert, to: &line)
+        line.append(UInt8(ascii: "\n"))
+        return write(line)
     }
 
     public func send(_ delivery: Delivery) async -> SinkResult {
         switch delivery {
-        case .event(let alert): return write(AlertFormat.json(alert))
-        case .digest(let digest): return write(DigestFormat.json(digest))
+        case .event(let alert): return await send(alert)
+        case .digest(let digest): return write(Array((DigestFormat.json(digest) + "\n").utf8))
         }
     }
 
-    private func write(_ line: String) -> SinkResult {
-        switch POSIXWrite.writeLine(line, to: fd) {
+    private func write(_ line: [UInt8]) -> SinkResult {
+        switch line.withUnsafeBytes({ POSIXWrite.writeAll($0, to: fd) }) {
         case .success: return .delivered
         case .failure(let error): return .retry(reason: "cannot write \(path): \(error)", after: nil)
         }

@@ -33,6 +33,14 @@ public struct StdoutSink: Sink {
         }
     }
 
+    /// Appends `line(for:format:)`'s bytes to `out`, without the newline.
+    public static func appendLine(for alert: Alert, format: AlertOutputFormat, to out: inout [UInt8]) {
+        switch format {
+        case .text: AlertFormat.appendText(alert, to: &out)
+        case .json: AlertFormat.appendJSON(alert, to: &out)
+        }
+    }
+
     public func send(_ alert: Alert) async -> SinkResult {
         write(Self.line(for: alert, format: format))
     }

@@ -1,5 +1,6 @@
 @testable import AlertCore
 import AlertTestSupport
+import Foundation
 import Testing
 import SeededRandom
 
@@ -111,5 +112,118 @@ import SeededRandom
         let text = MessageTemplate.render("{{threshold}}", rule: "r", symbol: "S", time: 0, price: 1, condition: "price inside",
                                           threshold: .range(1, 2.5), value: 1)
         #expect(text == "[1, 2.5]")
+    }
+
+    /// Doubles from every corner: integers (up to and past 1e15), tiny and huge magnitudes,
+    /// subnormals, negatives, -0, and the non-finite ones JSON writes as null.
+    static func randomDouble(_ rng: inout SeededRandom) -> Double {
+        let sign: Double = Bool.random(using: &rng) ? -1 : 1
+        switch Int.random(in: 0..<10, using: &rng) {
+        case 0: return sign * Double(Int64.random(in: 0...2_000_000_000_000_000, using: &rng))
+        case 1: return sign * Double(Int.random(in: 0...100_000, using: &rng))
+        case 2: return sign * Double.random(in: 0..<1, using: &rng) * pow(10, Double(Int.random(in: -320 ... -5, using: &rng)))
+        case 3: return sign * Double.random(in: 1..<10, using: &rng) * pow(10, Double(Int.random(in: 14...308, using: &rng)))
+        case 4: return [0, -0.0, .nan, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 1e15, 1e15 - 1,
+                        0.1, 1e-5, 43_000.5][Int.random(in: 0..<12, using: &rng)]
+        case 5: return sign * Double(bitPattern: UInt64.random(in: 0...0x7FEF_FFFF_FFFF_FFFF, using: &rng))
+        default: return sign * (Double.random(in: 0.000_01...100_000, using: &rng) * 1e8).rounded() / 1e8
+        }
+    }
+
+    /// The straightforward version of `JSONNumber.format`.
+    static func referenceNumber(_ x: Double) -> String {
+        guard x.isFinite else { return "null" }
+        if x == x.rounded(), abs(x) < 1e15 { return x == 0 ? "0" : String(Int64(x)) }
+        return "\(x)"
+    }
+
+    /// The straightforward version of `AlertFormat.json`: one string concatenated field by field.
+    static func referenceJSON(_ a: Alert) -> String {
+        func threshold(_ t: Threshold) -> String {
+            switch t {
+            case .value(let x): return referenceNumber(x)
+            case .range(let l, let h): return "[" + referenceNumber(l) + ", " + referenceNumber(h) + "]"
+            case .none: return "null"
+            }
+        }
+        var out = "{\"id\":" + referenceQuote(a.id) + ",\"kind\":\"" + a.kind.rawValue + "\""
+        if let n = a.reminder { out += ",\"reminder\":" + String(n) }
+        out += ",\"rule\":" + referenceQuote(a.rule) + ",\"symbol\":" + referenceQuote(a.symbol)
+        out += ",\"time\":\"" + Timestamp.format(a.time) + "\",\"price\":" + referenceNumber(a.price)
+        out += ",\"condition\":" + referenceQuote(a.condition) + ",\"threshold\":" + threshold(a.threshold)
+        out += ",\"value\":" + referenceNumber(a.value) + ",\"message\":" + referenceQuote(a.message) + "}"
+        return out
+    }
+
+    static func randomAlert(_ rng: inout SeededRandom) -> Alert {
+        let threshold: Threshold = switch Int.random(in: 0..<3, using: &rng) {
+        case 0: .value(randomDouble(&rng))
+        case 1: .range(randomDouble(&rng), randomDouble(&rng))
+        default: .none
+        }
+        let kind = [AlertKind.alert, .reminder, .resolved].randomElement(using: &rng)!
+        let reminder = kind == .reminder ? Int.random(in: 1...1_000_000, using: &rng) : nil
+        let rule = randomText(&rng), symbol = randomText(&rng).uppercased(), condition = randomText(&rng)
+        let time = Int64.random(in: -62_135_596_800_000...253_402_300_799_999, using: &rng)
+        let price = randomDouble(&rng), value = randomDouble(&rng)
+        let conditionText = Bool.random(using: &rng) ? condition : "change 1h above " + referenceNumber(value)
+        if Bool.random(using: &rng) {
+            return Alert(rule: rule, symbol: symbol, time: time, price: price, condition: conditionText, threshold: threshold,
+                         value: value, message: randomText(&rng), notify: [], kind: kind, reminder: reminder)
+        }
+        let template = [MessageTemplate.defaultTemplate, MessageTemplate.defaultChangeTemplate, randomText(&rng)]
+            .randomElement(using: &rng)!
+        return Alert(rule: rule, symbol: symbol, time: time, price: price, condition: conditionText, threshold: threshold,
+                     value: value, template: template, notify: [], kind: kind, reminder: reminder)
+    }
+
+    /// Events are written into one buffer, line after line, as a listing writes them: each line
+    /// must equal the concatenated version, and read back as JSON with the alert's strings.
+    @Test func eventsAppendedToOneBufferEqualThePlainVersion() throws {
+        var rng = SeededRandom(seed: 44)
+        let alerts = (0..<3_000).map { _ in Self.randomAlert(&rng) }
+        var json: [UInt8] = [], text: [UInt8] = []
+        for alert in alerts {
+            AlertFormat.appendJSON(alert, to: &json)
+            json.append(UInt8(ascii: "\n"))
+            AlertFormat.appendText(alert, to: &text)
+            text.append(0)  // messages may hold newlines
+        }
+        let jsonLines = json.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast()
+        let textLines = text.split(separator: 0, omittingEmptySubsequences: false).dropLast()
+        #expect(jsonLines.count == alerts.count && textLines.count == alerts.count)
+        for (alert, (line, textLine)) in zip(alerts, zip(jsonLines, textLines)) {
+            let reference = Self.referenceJSON(alert)
+            #expect(String(decoding: line, as: UTF8.self) == reference)
+            #expect(AlertFormat.json(alert) == reference)
+            let referenceText = Timestamp.format(alert.time) + " [" + alert.rule + "] " + alert.message
+            #expect(String(decoding: textLine, as: UTF8.self) == referenceText)
+            #expect(AlertFormat.text(alert) == referenceText)
+
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+            #expect(object["id"] as? String == alert.id && object["message"] as? String == alert.message)
+            #expect(object["rule"] as? String == alert.rule && object["condition"] as? String == alert.condition)
+            // Numbers as JSON numbers or null (that their text reads back exactly is
+            // `numbersReadBackAsTheSameDouble`: Foundation's reader rounds some digits off).
+            for (key, x) in [("price", alert.price), ("value", alert.value)] {
+                #expect(x.isFinite ? object[key] is NSNumber : object[key] is NSNull, "\(key) \(x)")
+            }
+        }
+    }
+
+    /// Numbers appended to a buffer read back as the same double, in JSON's number grammar.
+    @Test func numbersReadBackAsTheSameDouble() {
+        var rng = SeededRandom(seed: 45)
+        for _ in 0..<20_000 {
+            let x = Self.randomDouble(&rng)
+            var out = Array("[".utf8)
+            JSONNumber.append(x, to: &out)
+            let text = String(decoding: out.dropFirst(), as: UTF8.self)
+            #expect(text == Self.referenceNumber(x) && text == JSONNumber.format(x))
+            if x.isFinite {
+                #expect(Double(text) == x, "\(x): \(text)")
+                #expect(text.wholeMatch(of: /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/) != nil, "\(text)")
+            }
+        }
     }
 }

@@ -4,50 +4,88 @@ public enum AlertFormat {
     /// `{"id":…,"kind":…[,"reminder":n],"rule":…,"symbol":…,"time":…,"price":…,"condition":…,"threshold":…,"value":…,"message":…}`
     /// with keys in the order Docs/rules.md#the-alert-event shows, no trailing newline.
     public static func json(_ alert: Alert) -> String {
-        let message = alert.message
-        var out = ""
-        // One allocation: the fields' text plus room for the keys, numbers and escapes.
-        out.reserveCapacity(192 + alert.id.utf8.count + alert.condition.utf8.count + message.utf8.count)
-        out += "{\"id\":"
-        out += JSONString.quote(alert.id)
-        out += ",\"kind\":\""
-        out += alert.kind.rawValue
-        out += "\""
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        appendJSON(alert, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `json(alert)`'s bytes to `out`: a caller that lists many alerts reuses one
+    /// buffer instead of making a string for each field and each line.
+    public static func appendJSON(_ alert: Alert, to out: inout [UInt8]) {
+        out.append(contentsOf: #"{"id":""#.utf8)
+        // `Alert.id`'s parts: ':', digits and `resolved` need no escape.
+        JSONString.appendEscaped(alert.rule, to: &out)
+        out.append(UInt8(ascii: ":"))
+        JSONString.appendEscaped(alert.symbol, to: &out)
+        out.append(UInt8(ascii: ":"))
+        out.append(contentsOf: String(alert.time).utf8)
+        if alert.kind == .resolved { out.append(contentsOf: ":resolved".utf8) }
+        out.append(contentsOf: #"","kind":""#.utf8)
+        out.append(contentsOf: alert.kind.rawValue.utf8)
+        out.append(UInt8(ascii: "\""))
         if let n = alert.reminder {
-            out += ",\"reminder\":"
-            out += String(n)
+            out.append(contentsOf: #","reminder":"#.utf8)
+            out.append(contentsOf: String(n).utf8)
         }
-        out += ",\"rule\":"
-        out += JSONString.quote(alert.rule)
-        out += ",\"symbol\":"
-        out += JSONString.quote(alert.symbol)
-        out += ",\"time\":\""
-        out += Timestamp.format(alert.time)  // digits, '-', ':', '.', 'T', 'Z': nothing to escape
-        out += "\",\"price\":"
-        out += JSONNumber.format(alert.price)
-        out += ",\"condition\":"
-        out += JSONString.quote(alert.condition)
-        out += ",\"threshold\":"
-        out += thresholdJSON(alert.threshold)
-        out += ",\"value\":"
-        out += JSONNumber.format(alert.value)
-        out += ",\"message\":"
-        out += JSONString.quote(message)
-        out += "}"
-        return out
+        out.append(contentsOf: #","rule":"#.utf8)
+        JSONString.append(alert.rule, to: &out)
+        out.append(contentsOf: #","symbol":"#.utf8)
+        JSONString.append(alert.symbol, to: &out)
+        out.append(contentsOf: #","time":""#.utf8)
+        Timestamp.append(alert.time, to: &out)  // digits, '-', ':', '.', 'T', 'Z': nothing to escape
+        out.append(contentsOf: #"","price":"#.utf8)
+        JSONNumber.append(alert.price, to: &out)
+        out.append(contentsOf: #","condition":"#.utf8)
+        JSONString.append(alert.condition, to: &out)
+        out.append(contentsOf: #","threshold":"#.utf8)
+        appendThresholdJSON(alert.threshold, to: &out)
+        out.append(contentsOf: #","value":"#.utf8)
+        JSONNumber.append(alert.value, to: &out)
+        out.append(contentsOf: #","message":""#.utf8)
+        let message = out.count
+        alert.appendMessage(to: &out)
+        JSONString.escapeTail(of: &out, from: message)
+        out.append(contentsOf: #""}"#.utf8)
     }
 
     /// `2023-11-14T22:13:20.000Z [btc-100k] MESSAGE`: the time, the rule, and the message,
     /// which by default says the symbol, the condition and the price.
     public static func text(_ alert: Alert) -> String {
-        "\(Timestamp.format(alert.time)) [\(alert.rule)] \(alert.message)"
+        var out: [UInt8] = []
+        out.reserveCapacity(128)
+        appendText(alert, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `text(alert)`'s bytes to `out`.
+    public static func appendText(_ alert: Alert, to out: inout [UInt8]) {
+        Timestamp.append(alert.time, to: &out)
+        out.append(contentsOf: " [".utf8)
+        out.append(contentsOf: alert.rule.utf8)
+        out.append(contentsOf: "] ".utf8)
+        alert.appendMessage(to: &out)
     }
 
     public static func thresholdJSON(_ threshold: Threshold) -> String {
+        var out: [UInt8] = []
+        appendThresholdJSON(threshold, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `thresholdJSON(threshold)`'s bytes to `out`.
+    public static func appendThresholdJSON(_ threshold: Threshold, to out: inout [UInt8]) {
         switch threshold {
-        case .value(let x): return JSONNumber.format(x)
-        case .range(let l, let h): return "[\(JSONNumber.format(l)), \(JSONNumber.format(h))]"
-        case .none: return "null"
+        case .value(let x):
+            JSONNumber.append(x, to: &out)
+        case .range(let l, let h):
+            out.append(UInt8(ascii: "["))
+            JSONNumber.append(l, to: &out)
+            out.append(contentsOf: ", ".utf8)
+            JSONNumber.append(h, to: &out)
+            out.append(UInt8(ascii: "]"))
+        case .none:
+            out.append(contentsOf: "null".utf8)
         }
     }
 }
@@ -89,11 +127,19 @@ public enum MessageTemplate {
     /// Fills `template` for `alert` (its `message` is ignored).
     public static func render(_ template: String, rule: String, symbol: String, time: Int64, price: Double,
                               condition: String, threshold: Threshold, value: Double) -> String {
+        var out: [UInt8] = []
+        render(template, rule: rule, symbol: symbol, time: time, price: price, condition: condition,
+               threshold: threshold, value: value, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `render(…)`'s bytes to `out`.
+    public static func render(_ template: String, rule: String, symbol: String, time: Int64, price: Double,
+                              condition: String, threshold: Threshold, value: Double, to out: inout [UInt8]) {
         // On UTF-8 bytes: `{{` and `}}` are ASCII, so every cut is at a character boundary.
         var template = template
-        return template.withUTF8 { bytes in
-            var out: [UInt8] = []
-            out.reserveCapacity(bytes.count + 32)
+        template.withUTF8 { bytes in
+            out.reserveCapacity(out.count + bytes.count + 32)
             var i = 0
             var literal = 0
             while i + 1 < bytes.count {
@@ -106,7 +152,7 @@ public enum MessageTemplate {
                     close += 1
                 }
                 guard close + 1 < bytes.count else { break }
-                out.append(contentsOf: bytes[literal..<i])
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[literal..<i]))
                 var nameStart = i + 2, nameEnd = close
                 while nameStart < nameEnd, bytes[nameStart] == UInt8(ascii: " ") { nameStart += 1 }
                 while nameEnd > nameStart, bytes[nameEnd - 1] == UInt8(ascii: " ") { nameEnd -= 1 }
@@ -116,27 +162,22 @@ public enum MessageTemplate {
                 } else if name.elementsEqual("symbol".utf8) {
                     out.append(contentsOf: symbol.utf8)
                 } else if name.elementsEqual("price".utf8) {
-                    out.append(contentsOf: JSONNumber.format(price).utf8)
+                    JSONNumber.append(price, to: &out)
                 } else if name.elementsEqual("value".utf8) {
                     out.append(contentsOf: (isPercent(condition: condition) ? percent(value) : JSONNumber.format(value)).utf8)
                 } else if name.elementsEqual("threshold".utf8) {
-                    if case .value(let x) = threshold {
-                        out.append(contentsOf: JSONNumber.format(x).utf8)
-                    } else {
-                        out.append(contentsOf: AlertFormat.thresholdJSON(threshold).utf8)
-                    }
+                    AlertFormat.appendThresholdJSON(threshold, to: &out)
                 } else if name.elementsEqual("condition".utf8) {
                     out.append(contentsOf: condition.utf8)
                 } else if name.elementsEqual("time".utf8) {
-                    out.append(contentsOf: Timestamp.format(time).utf8)
+                    Timestamp.append(time, to: &out)
                 } else {
-                    out.append(contentsOf: bytes[i..<(close + 2)])
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<(close + 2)]))
                 }
                 i = close + 2
                 literal = i
             }
-            out.append(contentsOf: bytes[literal...])
-            return String(decoding: out, as: UTF8.self)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[literal...]))
         }
     }
 

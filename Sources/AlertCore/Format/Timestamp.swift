@@ -3,6 +3,14 @@
 public enum Timestamp {
     /// `2023-11-14T22:13:20.000Z`: UTC, always three fraction digits.
     public static func format(_ millis: Int64) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        append(millis, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `format(millis)`'s bytes to `out`.
+    public static func append(_ millis: Int64, to out: inout [UInt8]) {
         let (days, msOfDay) = floorDivMod(millis, 86_400_000)
         let (y, m, d) = civilFromDays(days)
         let h = msOfDay / 3_600_000
@@ -10,15 +18,17 @@ public enum Timestamp {
         let s = msOfDay / 1000 % 60
         let ms = msOfDay % 1000
         guard (0...9999).contains(y) else {
-            return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)).\(pad(ms, 3))Z"
+            out.append(contentsOf: "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)).\(pad(ms, 3))Z".utf8)
+            return
         }
         // The usual case, digit by digit into the 24 bytes of `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-        var text = Array("0000-00-00T00:00:00.000Z".utf8)
+        let start = out.count
+        out.append(contentsOf: "0000-00-00T00:00:00.000Z".utf8)
         func put(_ value: Int64, at end: Int) {
             var value = value
-            var i = end
+            var i = start + end
             while value > 0 {
-                text[i] = UInt8(ascii: "0") + UInt8(value % 10)
+                out[i] = UInt8(ascii: "0") + UInt8(value % 10)
                 value /= 10
                 i -= 1
             }
@@ -30,7 +40,6 @@ public enum Timestamp {
         put(mi, at: 15)
         put(s, at: 18)
         put(ms, at: 22)
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// Parses RFC 3339 (`2023-11-14T22:13:20Z`, `...20.5+02:00`, lower-case `t`/`z`, or a space

@@ -56,6 +56,17 @@ public struct Alert: Sendable, Equatable {
         set { messageSource = .text(newValue) }
     }
 
+    /// Appends `message`'s UTF-8 bytes to `out`, rendering a template straight into it.
+    func appendMessage(to out: inout [UInt8]) {
+        switch messageSource {
+        case .text(let text):
+            out.append(contentsOf: text.utf8)
+        case .template(let template):
+            MessageTemplate.render(template, rule: rule, symbol: symbol, time: time, price: price,
+                                   condition: condition, threshold: threshold, value: value, to: &out)
+        }
+    }
+
     private enum MessageSource: Sendable, Equatable {
         case text(String)
         case template(String)

@@ -19,25 +19,28 @@ public struct OSError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 enum POSIXWrite {
-    /// Writes all of `text` plus a newline to `fd`, in one `write(2)` unless the kernel takes
-    /// only part (then it loops). Retries on EINTR. Needs SIGPIPE ignored to see EPIPE instead
-    /// of dying (see `StandardOutput.ignoreBrokenPipeSignal()`).
+    /// Writes all of `text` plus a newline to `fd` (see `writeAll(_:to:)`).
     static func writeLine(_ text: String, to fd: Int32) -> Result<Void, OSError> {
         var line = text
         line.append("\n")
-        return line.withUTF8 { bytes in
-            var done = 0
-            while done < bytes.count {
-                let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
-                if n > 0 {
-                    done += n
-                } else if n < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return .failure(OSError(code: n < 0 ? errno : EIO))
-                }
+        return line.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: fd) }
+    }
+
+    /// Writes all of `bytes` to `fd`, in one `write(2)` unless the kernel takes only part
+    /// (then it loops). Retries on EINTR. Needs SIGPIPE ignored to see EPIPE instead of dying
+    /// (see `StandardOutput.ignoreBrokenPipeSignal()`).
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Result<Void, OSError> {
+        var done = 0
+        while done < bytes.count {
+            let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n > 0 {
+                done += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                return .failure(OSError(code: n < 0 ? errno : EIO))
             }
-            return .success(())
         }
+        return .success(())
     }
 }

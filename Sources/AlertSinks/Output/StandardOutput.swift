@@ -27,6 +27,13 @@ public final class StandardOutput: Sendable {
         lock.withLock { _ in POSIXWrite.writeLine(line, to: fd) }
     }
 
+    /// Writes `lines` as they are: whole lines, each ending in a newline, in one uninterrupted
+    /// write like `writeLine`.
+    @discardableResult
+    public func write(lines: [UInt8]) -> Result<Void, OSError> {
+        lock.withLock { _ in lines.withUnsafeBytes { POSIXWrite.writeAll($0, to: fd) } }
+    }
+
     /// Makes a closed pipe an `EPIPE` write error instead of killing the process. The CLI calls
     /// this once at start-up (it is process-wide, so this type does not do it behind its back).
     public static func ignoreBrokenPipeSignal() {

@@ -20,11 +20,23 @@ struct AlertListing: Sendable {
     /// The listing's line for `alert`: with `"silenced": "ID"` (json) or `(silenced: ID)` (text)
     /// when `silence` keeps it from the sinks.
     static func line(for alert: Alert, format: AlertOutputFormat, silence: Silence?) -> String {
-        let line = StdoutSink.line(for: alert, format: format)
-        guard let silence else { return line }
+        var line: [UInt8] = []
+        appendLine(for: alert, format: format, silence: silence, to: &line)
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// Appends `line(for:format:silence:)`'s bytes to `out`, without the newline.
+    static func appendLine(for alert: Alert, format: AlertOutputFormat, silence: Silence?, to out: inout [UInt8]) {
+        StdoutSink.appendLine(for: alert, format: format, to: &out)
+        guard let silence else { return }
         switch format {
-        case .json: return String(line.dropLast()) + ",\"silenced\":" + JSONString.quote(silence.id) + "}"
-        case .text: return line + " (silenced: \(silence.id))"
+        case .json:
+            out.removeLast()  // the object's closing brace
+            out.append(contentsOf: #","silenced":"#.utf8)
+            JSONString.append(silence.id, to: &out)
+            out.append(UInt8(ascii: "}"))
+        case .text:
+            out.append(contentsOf: " (silenced: \(silence.id))".utf8)
         }
     }
 
@@ -49,25 +61,25 @@ struct AlertListing: Sendable {
     /// Returns how many deliveries failed.
     func consume(_ alerts: AsyncStream<Alert>) async -> Int {
         var failures = 0
-        var batch = ""
+        var batch: [UInt8] = []
+        batch.reserveCapacity(Self.batchBytes + 4_096)
         for await alert in alerts {
             let silence = silences.silence(for: alert)
-            batch += Self.line(for: alert, format: format, silence: silence)
+            Self.appendLine(for: alert, format: format, silence: silence, to: &batch)
+            batch.append(UInt8(ascii: "\n"))
             if let dispatcher {
-                StandardOutput.shared.writeLine(batch)
-                batch = ""
+                StandardOutput.shared.write(lines: batch)
+                batch.removeAll(keepingCapacity: true)
                 failures += await dispatcher.dispatch(Self.dispatched(alert, skipping: printing))
-            } else if batch.utf8.count >= 65_536 {
-                StandardOutput.shared.writeLine(batch)
-                batch = ""
-            } else {
-                batch += "\n"
+            } else if batch.count >= Self.batchBytes {
+                StandardOutput.shared.write(lines: batch)
+                batch.removeAll(keepingCapacity: true)
             }
         }
-        if !batch.isEmpty {
-            if batch.hasSuffix("\n") { batch.removeLast() }
-            StandardOutput.shared.writeLine(batch)
-        }
+        if !batch.isEmpty { StandardOutput.shared.write(lines: batch) }
         return failures
     }
+
+    /// Lines written at once when no dispatcher waits for them.
+    static let batchBytes = 65_536
 }
