@@ -21,13 +21,17 @@ struct Buckets: Sendable, Equatable {
 
     /// Records `price` in bucket `key`. `latest`: the tick is the symbol's newest so far, so its
     /// price becomes the bucket's last one. An older tick (seeded history arriving after newer
-    /// ticks) still counts for the bucket's high and low, and is its last price only when the
-    /// bucket had none. `keep` buckets before `key` stay (plus the newest one at or before them).
-    mutating func record(key: Int64, price: Double, latest: Bool, keep: Int64) {
+    /// ticks, in time order) counts for the bucket's high and low; it is the bucket's last price
+    /// only when it opens the bucket or follows seeded ticks that opened it (`seeded`: the bucket
+    /// the last older tick opened, kept by the caller), so the last seeded tick of a bucket that
+    /// had no price is its price and a bucket that had one keeps it. `keep` buckets before `key`
+    /// stay (plus the newest one at or before them).
+    mutating func record(key: Int64, price: Double, latest: Bool, keep: Int64, seeded: inout Int64?) {
+        if latest { seeded = nil }
         if let newest = keys.last, key <= newest {
             let i = index(atOrBefore: key)
             if let i, keys[i] == key {
-                if latest { last[i] = price }
+                if latest || key == seeded { last[i] = price }
                 high[i] = max(high[i], price)
                 low[i] = min(low[i], price)
             } else {
@@ -36,6 +40,7 @@ struct Buckets: Sendable, Equatable {
                 last.insert(price, at: at)
                 high.insert(price, at: at)
                 low.insert(price, at: at)
+                if !latest { seeded = key }
             }
             return
         }

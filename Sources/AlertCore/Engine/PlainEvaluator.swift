@@ -438,6 +438,10 @@ struct PlainSeries: Sendable {
     var newest: Int64?
     var minutes = Buckets()
     var hours = Buckets()
+    /// The minute and hour bucket the last seeded tick older than `newest` opened
+    /// (`Buckets.record`). Not saved: it matters only while one backfill's ticks arrive.
+    var seededMinute: Int64?
+    var seededHour: Int64?
     var pairs: [Int32: PlainPair] = [:]
     /// Took a tick since its state was last saved.
     var changed = false
@@ -451,10 +455,10 @@ struct PlainSeries: Sendable {
         let latest = newest.map { t >= $0 } ?? true
         if latest { newest = t }
         if keepMinutes > 0 {
-            minutes.record(key: floorDivMod(t, PlainEvaluator.minute).0, price: p, latest: latest, keep: keepMinutes)
+            minutes.record(key: floorDivMod(t, PlainEvaluator.minute).0, price: p, latest: latest, keep: keepMinutes, seeded: &seededMinute)
         }
         if keepHours > 0 {
-            hours.record(key: floorDivMod(t, PlainEvaluator.hour).0, price: p, latest: latest, keep: keepHours)
+            hours.record(key: floorDivMod(t, PlainEvaluator.hour).0, price: p, latest: latest, keep: keepHours, seeded: &seededHour)
         }
         changed = true
     }
