@@ -108,6 +108,26 @@ struct CandleHistoryTests {
         }
     }
 
+    /// `Backfill.fetch` of one need: that symbol's candles over its reach, or its failure as
+    /// an outcome naming the URL (the next symbol is fetched after this one was seeded).
+    @Test func backfillFetchesOneNeed() async throws {
+        let body = try candleFixture("btse_spot_ohlcv_doc_example.json")
+        let expected = try BTSECandles.parse(body, resolution: .minute).get().candles
+        let since: Int64 = 1_624_987_320_000, until: Int64 = 1_624_987_440_000
+        let need = Backfill.Need(symbol: "BTC", reach: until - since, until: until)
+        try await serve(["/spot/api/v3.2/ohlcv": body]) { base, log in
+            let outcome = await Backfill(history: BTSESource(endpoint: base), http: CurlHTTPClient()).fetch(need)
+            guard case .candles(let candles) = outcome else { Issue.record("no candles: \(outcome)"); return }
+            #expect(candles == expected)
+            #expect(log() == ["/spot/api/v3.2/ohlcv?symbol=BTC-USD&resolution=1&start=\(since)&end=\(until - 1)"])
+        }
+        try await serve(["/spot/api/v3.2/ohlcv": Array("oops".utf8)], status: .internalServerError) { base, _ in
+            let outcome = await Backfill(history: BTSESource(endpoint: base), http: CurlHTTPClient()).fetch(need)
+            guard case .failed(let reason) = outcome else { Issue.record("not a failure: \(outcome)"); return }
+            #expect(reason == "\(base)/spot/api/v3.2/ohlcv: HTTP 500")
+        }
+    }
+
     /// A failing page is an error naming the URL without its query.
     @Test func aFailingPageNamesTheURL() async throws {
         try await serve(["/spot/api/v3.2/ohlcv": Array("oops".utf8)], status: .internalServerError) { base, _ in

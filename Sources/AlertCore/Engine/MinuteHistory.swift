@@ -16,6 +16,9 @@ struct MinuteHistory: Sendable {
 
     init() {}
 
+    /// Minutes that are let go at once from the front of the arrays.
+    static let trimBatch = 256
+
     /// Takes over a history saved by `entries` (oldest first, the newest minute still open):
     /// the arrays are moved out of the caller's, not copied (they are empty afterwards).
     init(taking minutes: inout [Int64], _ prices: inout [Double]) {
@@ -71,6 +74,14 @@ struct MinuteHistory: Sendable {
             return
         }
         if currentMinute != .min {
+            if minutes.count >= Self.trimBatch, minutes.count == minutes.capacity {
+                // Past one trim batch, grown by a batch or an eighth rather than doubled: a
+                // history at its full length then holds its window and about one batch more,
+                // not up to twice it.
+                let room = minutes.count + max(minutes.count / 8, Self.trimBatch)
+                minutes.reserveCapacity(room)
+                prices.reserveCapacity(room)
+            }
             minutes.append(currentMinute)
             prices.append(currentPrice)
         }
@@ -81,7 +92,8 @@ struct MinuteHistory: Sendable {
         while start < minutes.count, (start + 1 < minutes.count ? minutes[start + 1] : currentMinute) <= oldest {
             start += 1
         }
-        if start > 256, start * 2 > minutes.count {
+        // In batches, so removing from the front moves each kept minute once a batch.
+        if start >= Self.trimBatch {
             minutes.removeFirst(start)
             prices.removeFirst(start)
             start = 0

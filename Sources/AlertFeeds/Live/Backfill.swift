@@ -79,29 +79,27 @@ public struct Backfill: Sendable {
     /// Windows up to this long use minute buckets: their history is fetched at minute detail.
     public static let minuteDetail: Int64 = 86_400_000
 
-    /// Fetches each need's candles, one symbol after the other (kind to the source's rate
-    /// limits), from `until − reach` to `until`; when the reach is longer than its minute
-    /// detail, the older part in a request of its own (hour candles, Docs/candles.md). A
-    /// failure is that symbol's outcome only.
-    public func fetch(_ needs: [Need]) async -> [(need: Need, outcome: Outcome)] {
-        var results: [(need: Need, outcome: Outcome)] = []
-        for need in needs {
-            do {
-                var candles: [Candle] = []
-                let split = need.until - need.detail
-                if need.detail > 0, need.detail < need.reach {
-                    let coarse = try await history.candles(of: need.symbol, since: need.until - need.reach, until: split, now: need.until, http: http)
-                    let fine = try await history.candles(of: need.symbol, since: split, until: need.until, now: need.until, http: http)
-                    candles = Self.joined(coarse, fine)
-                } else {
-                    candles = try await history.candles(of: need.symbol, since: need.until - need.reach, until: need.until, now: need.until, http: http)
-                }
-                results.append((need, candles.isEmpty ? .none : .candles(candles)))
-            } catch {
-                results.append((need, .failed("\(error)")))
+    /// Fetches one need's candles from `until − reach` to `until`; when the reach is longer
+    /// than its minute detail, the older part in a request of its own (hour candles,
+    /// Docs/candles.md). A failure is that symbol's outcome only. Callers fetch one symbol
+    /// after the other (kind to the source's rate limits) and seed each symbol's candles before
+    /// fetching the next, so one symbol's candles are held at a time however many symbols
+    /// are filled.
+    public func fetch(_ need: Need) async -> Outcome {
+        do {
+            var candles: [Candle] = []
+            let split = need.until - need.detail
+            if need.detail > 0, need.detail < need.reach {
+                let coarse = try await history.candles(of: need.symbol, since: need.until - need.reach, until: split, now: need.until, http: http)
+                let fine = try await history.candles(of: need.symbol, since: split, until: need.until, now: need.until, http: http)
+                candles = Self.joined(coarse, fine)
+            } else {
+                candles = try await history.candles(of: need.symbol, since: need.until - need.reach, until: need.until, now: need.until, http: http)
             }
+            return candles.isEmpty ? .none : .candles(candles)
+        } catch {
+            return .failed("\(error)")
         }
-        return results
     }
 
     /// `older` candles that end by the start of the first of `newer`, then `newer` (both oldest

@@ -32,8 +32,10 @@ public enum HistoryBackfill {
         }
         var entries: [BackfillLedger.Entry] = []
         var candles = 0
-        for (need, outcome) in await Backfill(history: history, http: http).fetch(todo) {
-            switch outcome {
+        let backfill = Backfill(history: history, http: http)
+        // One symbol at a time: its candles are seeded and let go before the next is fetched.
+        for need in todo {
+            switch await backfill.fetch(need) {
             case .candles(let found):
                 Backfill.seed(found, symbol: need.symbol, into: engine)
                 candles += found.count
