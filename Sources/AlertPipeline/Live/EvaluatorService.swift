@@ -259,8 +259,10 @@ struct LiveEvaluation {
 
     /// Swaps in reloaded rules: a new engine takes over every symbol's state, so rules that did
     /// not change keep theirs (armed, cooldown, once) and changed or new rules start fresh.
+    /// Delivery gets the rules too, behind the alerts made before them (their priorities).
     mutating func reload(_ rules: RuleSet) {
         saveChanges()
+        output.yield(.rules(rules))
         evaluator.reload(rules)
         logger.info("rules reloaded: \(rules.rules.count) rules")
     }
