@@ -156,4 +156,49 @@ import Testing
         #expect(delivered.allSatisfy { $0.rule == "btc" })
         #expect(outcome.deliveryFailures == 0)
     }
+
+    @Test("a slow evaluator holds the feed at the inbox's bound: at most feedEventsInFlight events wait, and none is lost")
+    func slowEvaluatorHoldsTheFeedAtTheBound() async throws {
+        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
+            port: 0, prices: .randomWalk(seed: 7, interval: .milliseconds(5))))
+        let port = try await exchange.start()
+        defer { Task { await exchange.stop() } }
+        // Two rules that fire on the first BTC tick: with two alerts in flight and the first
+        // held at the sink, the evaluator waits at `AlertGate` while the exchange keeps sending.
+        let rules = try RuleLoader.load([RuleSource(path: "rules.json", bytes: Array("""
+            {"version": 2, "sinks": {"held": {"type": "stdout"}}, "defaults": {"notify": ["held"]},
+             "rules": [{"id": "a", "symbol": "BTC", "when": {"price": {"above": 1}}},
+                       {"id": "b", "symbol": "BTC", "when": {"price": {"above": 1}}}]}
+            """.utf8))]).get()
+        let sink = HeldSink()
+        let logger = Logger(label: "test")
+        let http = CurlHTTPClient()
+        defer { http.shutdown() }
+        let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, logger: logger)
+        let monitor = PipelineMonitor(source: "btse", rules: ["a", "b"], staleAfter: runner.staleLimit,
+                                      notifier: ServiceNotifier(environment: [:]), logger: logger)
+        let delivery = AlertDelivery(route: .direct(Dispatcher(sinks: ["held": sink])),
+                                     policy: try DeliveryPolicy(ruleSet: rules, silences: SilenceSet(), journal: nil))
+        var pipeline = LivePipeline(ruleSet: rules, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
+        pipeline.shutdownSignals = []
+        pipeline.alertsInFlight = 2
+        pipeline.feedEventsInFlight = 8
+        let stop = Gate()
+        pipeline.stop = { await stop.pass() }
+        let running = Task { [pipeline] in try await pipeline.run() }
+
+        try await sink.asked.wait(for: 1)
+        // The evaluator is stuck: let the exchange send far more frames than the bound.
+        let sentThen = exchange.stats.framesSent
+        for _ in 0..<1200 where exchange.stats.framesSent < sentThen + 100 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(exchange.stats.framesSent >= sentThen + 100)
+        sink.release.open()
+        stop.open()
+        let outcome = try await running.value
+        #expect(outcome.inboxPeak == 8, "the inbox filled up to its bound and never past it")
+        #expect(outcome.inboxReceived == outcome.inboxSent, "every event the feed read reached the evaluator")
+        #expect(outcome.inboxSent > 8)
+        #expect(sink.delivered == ["a", "b"])
+        #expect(outcome.deliveryFailures == 0)
+    }
 }

@@ -23,7 +23,7 @@ final class EvaluatorService: Service {
     let runner: FeedRunner
     let logger: Logger
     let monitor: PipelineMonitor
-    let inbox: AsyncStream<EvaluatorInput>
+    let inbox: Inbox<EvaluatorInput>
     let output: AsyncStream<DeliveryInput>.Continuation
     let gate: AlertGate
     let saved: SavedState
@@ -34,7 +34,7 @@ final class EvaluatorService: Service {
     private let result = Mutex<Engine.Stats>(Engine.Stats())
 
     init(ruleSet: RuleSet, runner: FeedRunner, logger: Logger, monitor: PipelineMonitor,
-         inbox: AsyncStream<EvaluatorInput>, output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate,
+         inbox: Inbox<EvaluatorInput>, output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate,
          saved: SavedState, store: StateStore?, saveEvery: Duration) {
         self.ruleSet = ruleSet
         self.runner = runner

@@ -15,9 +15,9 @@ final class RuleReloadService: Service {
     let paths: [String]
     let running: RuleSet
     let logger: Logger
-    let inbox: AsyncStream<EvaluatorInput>.Continuation
+    let inbox: Inbox<EvaluatorInput>
 
-    init(paths: [String], running: RuleSet, logger: Logger, inbox: AsyncStream<EvaluatorInput>.Continuation) {
+    init(paths: [String], running: RuleSet, logger: Logger, inbox: Inbox<EvaluatorInput>) {
         self.paths = paths
         self.running = running
         self.logger = logger
@@ -27,7 +27,7 @@ final class RuleReloadService: Service {
     func run() async {
         let (paths, running, logger, inbox) = (self.paths, self.running, self.logger, self.inbox)
         await cancelWhenGracefulShutdown {
-            await RuleReload.listen(paths: paths, running: running, logger: logger) { inbox.yield(.reload($0)) }
+            await RuleReload.listen(paths: paths, running: running, logger: logger) { await inbox.send(.reload($0)) }
         }
     }
 }
@@ -43,7 +43,7 @@ public enum RuleReload {
     }
 
     static func listen(paths: [String], running: RuleSet, logger: Logger,
-                       apply: @escaping @Sendable (RuleSet) -> Void) async {
+                       apply: @escaping @Sendable (RuleSet) async -> Void) async {
         var current = running
         for await _ in await UnixSignalsSequence(trapping: .sighup) {
             guard !paths.isEmpty else {
@@ -53,7 +53,7 @@ public enum RuleReload {
             switch check(paths: paths, running: current) {
             case .success(let rules):
                 current = rules
-                apply(rules)
+                await apply(rules)
             case .failure(let problems):
                 for problem in problems { logger.error("\(problem)") }
                 logger.error("SIGHUP: \(problems.count) problem\(problems.count == 1 ? "" : "s") in the rule files; the running rules stay")
