@@ -32,6 +32,22 @@ import Testing
         }
     }
 
+    /// `rules` on the embedded exchange at `port`, delivered straight to `sinks`, shut down when
+    /// `stop` opens; the test runner's own SIGTERM and SIGINT stay its own.
+    static func pipeline(_ rules: RuleSet, port: Int, sinks: [String: any Sink], http: CurlHTTPClient,
+                         stop: Gate) throws -> LivePipeline {
+        let logger = Logger(label: "test")
+        let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, logger: logger)
+        let monitor = PipelineMonitor(source: "btse", rules: rules.rules.map(\.id), staleAfter: runner.staleLimit,
+                                      notifier: ServiceNotifier(environment: [:]), logger: logger)
+        let delivery = AlertDelivery(route: .direct(Dispatcher(sinks: sinks)),
+                                     policy: try DeliveryPolicy(ruleSet: rules, silences: SilenceSet(), journal: nil))
+        var pipeline = LivePipeline(ruleSet: rules, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
+        pipeline.shutdownSignals = []
+        pipeline.stop = { await stop.pass() }
+        return pipeline
+    }
+
     @Test("shutdown in pipeline order: the feed stops first, every alert made is delivered, the status server answers until last")
     func shutdownInPipelineOrder() async throws {
         let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
@@ -45,22 +61,14 @@ import Testing
              "rules": [\(ids.map { #"{"id": "\#($0)", "symbol": "BTC", "when": {"price": {"above": 1}}}"# }.joined(separator: ", "))]}
             """.utf8))]).get()
         let sink = HeldSink()
-        let logger = Logger(label: "test")
         let http = CurlHTTPClient()
         defer { http.shutdown() }
-        let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, logger: logger)
-        let monitor = PipelineMonitor(source: "btse", rules: ids, staleAfter: runner.staleLimit,
-                                      notifier: ServiceNotifier(environment: [:]), logger: logger)
-        let status = StatusServer(host: "127.0.0.1", port: 0, registry: PrometheusMetrics.isolated().registry,
-                                  status: monitor.status, logger: logger) {}
-        let statusPort = try await status.start()
-        let delivery = AlertDelivery(route: .direct(Dispatcher(sinks: ["held": sink])),
-                                     policy: try DeliveryPolicy(ruleSet: rules, silences: SilenceSet(), journal: nil))
-        var pipeline = LivePipeline(ruleSet: rules, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
-        pipeline.statusServer = status
-        pipeline.shutdownSignals = []  // the test runner's own SIGTERM and SIGINT stay its own
         let stop = Gate()
-        pipeline.stop = { await stop.pass() }
+        var pipeline = try Self.pipeline(rules, port: port, sinks: ["held": sink], http: http, stop: stop)
+        let status = StatusServer(host: "127.0.0.1", port: 0, registry: PrometheusMetrics.isolated().registry,
+                                  status: pipeline.monitor.status, logger: pipeline.logger) {}
+        let statusPort = try await status.start()
+        pipeline.statusServer = status
         let running = Task { [pipeline] in try await pipeline.run() }
 
         // The first alert is at the sink and held there: the other 39 wait between the services.
@@ -122,19 +130,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let rules = try RuleLoader.loadFiles(paths: [path]).get()
         let sink = RecordingSink()
-        let logger = Logger(label: "test")
         let http = CurlHTTPClient()
         defer { http.shutdown() }
-        let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, logger: logger)
-        let monitor = PipelineMonitor(source: "btse", rules: ["btc"], staleAfter: runner.staleLimit,
-                                      notifier: ServiceNotifier(environment: [:]), logger: logger)
-        let policy = try DeliveryPolicy(ruleSet: rules, silences: SilenceSet(), journal: nil)
-        let delivery = AlertDelivery(route: .direct(Dispatcher(sinks: ["quiet": sink])), policy: policy)
-        var pipeline = LivePipeline(ruleSet: rules, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
-        pipeline.rulePaths = [path]
-        pipeline.shutdownSignals = []
         let stop = Gate()
-        pipeline.stop = { await stop.pass() }
+        var pipeline = try Self.pipeline(rules, port: port, sinks: ["quiet": sink], http: http, stop: stop)
+        pipeline.rulePaths = [path]
+        let policy = pipeline.delivery.policy
         let running = Task { [pipeline] in try await pipeline.run() }
 
         // The rule fired under its first priority: quiet hours took it.
@@ -171,20 +172,12 @@ import Testing
                        {"id": "b", "symbol": "BTC", "when": {"price": {"above": 1}}}]}
             """.utf8))]).get()
         let sink = HeldSink()
-        let logger = Logger(label: "test")
         let http = CurlHTTPClient()
         defer { http.shutdown() }
-        let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, logger: logger)
-        let monitor = PipelineMonitor(source: "btse", rules: ["a", "b"], staleAfter: runner.staleLimit,
-                                      notifier: ServiceNotifier(environment: [:]), logger: logger)
-        let delivery = AlertDelivery(route: .direct(Dispatcher(sinks: ["held": sink])),
-                                     policy: try DeliveryPolicy(ruleSet: rules, silences: SilenceSet(), journal: nil))
-        var pipeline = LivePipeline(ruleSet: rules, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
-        pipeline.shutdownSignals = []
+        let stop = Gate()
+        var pipeline = try Self.pipeline(rules, port: port, sinks: ["held": sink], http: http, stop: stop)
         pipeline.alertsInFlight = 2
         pipeline.feedEventsInFlight = 8
-        let stop = Gate()
-        pipeline.stop = { await stop.pass() }
         let running = Task { [pipeline] in try await pipeline.run() }
 
         try await sink.asked.wait(for: 1)
