@@ -130,6 +130,13 @@ public final class DemoExchangeServer: Sendable {
         faults.set(new)
     }
 
+    /// Sends one `coinIndex` frame of `prices` (in this order) to every subscribed connection
+    /// now, and shows them in `market_summary`. With `.replay(ticks: [], speed: 0)` these are
+    /// the only prices sent, so a test scripts the stream frame by frame.
+    public func send(prices: [(symbol: String, price: Double)]) {
+        feed.send(PriceStep(prices: prices, delay: .zero))
+    }
+
     /// Closes every websocket connection now (what `dropEvery` does on its timer).
     public func dropAllConnections() {
         let closed = hub.closeAll()

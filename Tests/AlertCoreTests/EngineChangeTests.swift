@@ -50,6 +50,37 @@ struct EngineChangeTests {
         #expect(alerts.map(\.value) == [100])
     }
 
+    /// History filled after live ticks (`run` after a SIGHUP that adds a longer window): the
+    /// seeded minutes older than the live ones become the window's bases; a minute that has a
+    /// live price keeps it.
+    @Test func historySeededAfterLiveTicksFillsTheMinutesBeforeThem() {
+        /// Minute candles `[i, i + 1)` with close 50 + i / 10, oldest first, each seeded as
+        /// (start, low), (start, high), (end − 1 ms, close).
+        func seedCandles(_ minutes: ClosedRange<Int>, into engine: Engine) {
+            for i in minutes {
+                let start = Int64(i) * minute, close = 50 + Double(i) / 10
+                for (t, p) in [(start, close - 5), (start, close + 5), (start + minute - 1, close)] { engine.seed(tick(t, p)) }
+            }
+        }
+        var alerts: [Alert] = []
+        let filled = Engine(rules: [rule(.change(window: 60 * minute, .above(-100)))])
+        filled.process(tick(120 * minute, 100), into: &alerts)
+        seedCandles(0...119, into: filled)
+        // t − W in minute 90: its base is the candle's close, 59.
+        filled.process(tick(150 * minute, 118), into: &alerts)
+        #expect(alerts.map(\.value) == [100])
+
+        alerts.removeAll()
+        let kept = Engine(rules: [rule(.change(window: 60 * minute, .above(-100)))])
+        kept.process(tick(120 * minute, 100), into: &alerts)
+        kept.process(tick(121 * minute, 101), into: &alerts)
+        #expect(alerts.isEmpty, "an hour is not covered by two minutes")
+        seedCandles(0...120, into: kept)
+        // t − W in minute 120: its base is the live 100, not the candle's close 62.
+        kept.process(tick(180 * minute + 30_000, 200), into: &alerts)
+        #expect(alerts.map(\.value) == [100])
+    }
+
     @Test func changeAboveRearmsAtOrBelowCMinusHInPoints() {
         // W = 1 min, base chain: each minute's value relative to the previous minute's last price.
         // above 5 with h = 2: fires at +10 %, +4 % does not re-arm (> 3), +2.5 % re-arms, +6 % fires.

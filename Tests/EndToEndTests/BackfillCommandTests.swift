@@ -108,6 +108,65 @@ struct BackfillCommandTests {
         await exchange.stop()
     }
 
+    /// A SIGHUP that adds a longer window for a symbol already filled (BTC: 24 h, then 7 d) and a
+    /// window on a new symbol (ETH) fills both before evaluating them, so both 7-day rules fire
+    /// at once; the ledger records it, so a restart fetches nothing.
+    @Test func aReloadFillsWhatTheNewRulesNeed() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let dayRule = #"{"id": "btc-24h", "symbol": "BTC", "when": {"change": {"window": "24h", "above": -100}}}"#
+        try rules([dayRule], in: dir)
+        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200))))
+        let port = try await exchange.start()
+        defer { Task { await exchange.stop() } }
+        let args = ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"]
+        let running = try PriceAlertBinary.start(args, in: dir)
+        _ = try await running.waitForStdoutLine(containing: "\"rule\":\"btc-24h\"", timeout: 60)
+        let atStart = Self.candleRequests(exchange)
+        #expect(atStart.allSatisfy { $0.contains("symbol=BTC-USD&") })
+
+        let ethRule = #"{"id": "eth-7d", "symbol": "ETH", "when": {"change": {"window": "7d", "above": -100}}}"#
+        try rules([dayRule, Self.sevenDayRule, ethRule], in: dir)
+        kill(running.pid, SIGHUP)
+        _ = try await running.waitForStderrLine(containing: "rules reloaded: 3 rules", timeout: 60)
+        _ = try await running.waitForStdoutLine(containing: "\"rule\":\"btc-7d\"", timeout: 60)
+        _ = try await running.waitForStdoutLine(containing: "\"rule\":\"eth-7d\"", timeout: 60)
+        #expect(try await running.stop(signal: SIGTERM) == 0, "\(running.stderr)")
+        #expect(running.stderr.contains("btse: history of 2 of 2 symbols filled"), "\(running.stderr)")
+        let afterReload = Self.candleRequests(exchange)
+        #expect(afterReload.dropFirst(atStart.count).contains { $0.contains("symbol=ETH-USD&") })
+        #expect(afterReload.dropFirst(atStart.count).contains { $0.contains("symbol=BTC-USD&") })
+
+        let again = try PriceAlertBinary.start(args, in: dir)
+        _ = try await again.waitForStderrLine(containing: "markets, 3 rules", timeout: 60)
+        #expect(try await again.stop(signal: SIGTERM) == 0)
+        #expect(Self.candleRequests(exchange) == afterReload)
+    }
+
+    /// A market-list reload that brings in a market a `match` rule with a window reaches
+    /// (NEWCOIN, listed after the first list) asks for its candles; the exchange has none for
+    /// it, and the run says so.
+    @Test func aMarketListReloadFillsTheMarketsItBringsIn() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try rules([#"{"id": "newcoin-7d", "match": {"base": "NEWCOIN"}, "when": {"change": {"window": "7d", "above": 1}}}"#], in: dir)
+        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
+            port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200)), newMarketAfter: 1))
+        let port = try await exchange.start()
+        defer { Task { await exchange.stop() } }
+        let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
+                                                  "http://127.0.0.1:\(port)", "--markets-every", "1s"], in: dir)
+        _ = try await running.waitForStderrLine(containing: "market list reloaded", timeout: 60)
+        _ = try await running.waitForStderrLine(containing: "btse: no candles for NEWCOIN", timeout: 60)
+        // Two reloads more: NEWCOIN was filled (with nothing) once, so it is not asked again.
+        for _ in 0..<1_200 where running.stderr.components(separatedBy: "market list reloaded").count - 1 < 3 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await running.stop(signal: SIGTERM) == 0, "\(running.stderr)")
+        #expect(running.stderr.components(separatedBy: "market list reloaded").count - 1 >= 3, "\(running.stderr)")
+        #expect(Self.candleRequests(exchange).filter { $0.hasPrefix("/spot/api/v3.2/ohlcv?symbol=NEWCOIN-USD&") }.count == 1)
+    }
+
     /// An exchange without candles (the embedded one replaying a file): the run says so for the
     /// symbol, evaluates the rest, and does not ask again on the next run.
     @Test func aSourceWithoutCandlesIsNamedAndTheRunGoesOn() async throws {

@@ -256,13 +256,14 @@ struct EngineCore {
     }
 
     /// A seeded history tick (Docs/rules.md#seeded-history): the symbol's minute history and
-    /// coverage, nothing else. A tick older than the newest minute kept only widens coverage:
-    /// the minute history takes ticks in time order.
+    /// coverage, nothing else. A tick older than the newest minute kept fills a minute that has
+    /// no price yet (`MinuteHistory`), so the bases the groups keep are looked up again.
     mutating func seed(_ symbol: String, time t: Int64, price p: Double) {
         guard let s = stateIndex(symbol) else { return }
         symbols[s].firstTime = min(symbols[s].firstTime ?? t, t)
         symbols[s].changed = true
         symbols[s].quiet = QuietWindow()
+        for g in symbols[s].groups { groups[g].base = nil }
         if keepMinutes > 0, symbols[s].keepsHistory {
             symbols[s].history.record(minute: floorDivMod(t, 60_000).0, price: p, keepMinutes: keepMinutes)
         }

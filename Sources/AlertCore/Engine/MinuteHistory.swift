@@ -11,6 +11,8 @@ struct MinuteHistory: Sendable {
     /// The newest minute seen and its last price so far.
     private var currentMinute = Int64.min
     private var currentPrice = 0.0
+    /// The closed minute the last seeded tick older than `currentMinute` went into (see `insert`).
+    private var insertedMinute = Int64.min
 
     init() {}
 
@@ -63,9 +65,11 @@ struct MinuteHistory: Sendable {
     /// can ask for any more is trimmed.
     @inline(never)
     private mutating func begin(minute: Int64, price: Double, keepMinutes: Int64) {
-        // Only seeded history can be older than the newest minute (Docs/rules.md#seeded-history):
-        // the minutes kept stay in time order.
-        if currentMinute != .min, minute < currentMinute { return }
+        // Only seeded history can be older than the newest minute (Docs/rules.md#seeded-history).
+        if currentMinute != .min, minute < currentMinute {
+            insert(minute: minute, price: price)
+            return
+        }
         if currentMinute != .min {
             minutes.append(currentMinute)
             prices.append(currentPrice)
@@ -82,6 +86,25 @@ struct MinuteHistory: Sendable {
             prices.removeFirst(start)
             start = 0
         }
+    }
+
+    /// A seeded tick older than the newest minute (history filled after live ticks): it goes
+    /// into its minute, in time order, when that minute has no price yet; the seeded ticks that
+    /// follow it in the same minute replace it (the last one is the minute's price, as in time
+    /// order). A minute that already has a price keeps it.
+    private mutating func insert(minute: Int64, price: Double) {
+        var lo = start, hi = minutes.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if minutes[mid] < minute { lo = mid + 1 } else { hi = mid }
+        }
+        if lo < minutes.count, minutes[lo] == minute {
+            if minute == insertedMinute { prices[lo] = price }
+            return
+        }
+        minutes.insert(minute, at: lo)
+        prices.insert(price, at: lo)
+        insertedMinute = minute
     }
 
     /// The last price recorded in a minute at or before `minute`, or nil if none is kept.

@@ -63,7 +63,7 @@ final class EvaluatorService: Service {
         for await input in inbox {
             switch input {
             case .feed(let event): await evaluation.handle(event)
-            case .reload(let rules): evaluation.reload(rules)
+            case .reload(let rules): await evaluation.reload(rules)
             }
         }
         // The inbox ends when the feed has stopped; the final save waits for this service's
@@ -102,6 +102,9 @@ struct LiveEvaluation {
     private var settled = false
     /// Where the history of the rules' symbols is filled from, before their first tick.
     var backfill: LiveBackfill?
+    /// The reach filled per symbol by this run: the ledger records a fill only after the save
+    /// holding it, and without a state folder there is no ledger.
+    private var filledByThisRun: [String: Int64] = [:]
 
     init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
          output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate) {
@@ -153,6 +156,8 @@ struct LiveEvaluation {
             case .replaced:
                 saveListings()
                 logger.info("\(source): market list reloaded: \(markets.count) markets")
+                // Markets that `match` rules newly reach get their history before their first tick.
+                if let backfill { await fillHistory(from: backfill) }
             case .madeEngine(let restored):
                 saveListings()
                 if restored > 0 { logger.info("\(source): restored the saved state of \(restored) symbols") }
@@ -211,16 +216,17 @@ struct LiveEvaluation {
         }
     }
 
-    /// Fills the history of the symbols the rules need (`match` rules: under this first market
-    /// list) that the ledger does not list, before any tick is evaluated; the seeded history
-    /// is saved at once and the ledger records it after that save.
+    /// Fills the history of the symbols the rules need (`match` rules: under the market list in
+    /// use) that neither the ledger nor this run filled as far back, before any tick is
+    /// evaluated with these rules and markets; the seeded history is saved at once and the
+    /// ledger records it after that save.
     private mutating func fillHistory(from backfill: LiveBackfill) async {
         let reaches = evaluator.historyReaches
         guard !reaches.isEmpty else { return }
-        var filled: [String: Int64] = [:]
+        var filled = filledByThisRun
         if let ledger = backfill.ledger {
             do {
-                filled = try ledger.reaches(source: source)
+                filled.merge(try ledger.reaches(source: source)) { max($0, $1) }
             } catch {
                 logger.warning("\(source): the ledger of filled history cannot be read: \(error); filling every symbol again")
             }
@@ -236,6 +242,7 @@ struct LiveEvaluation {
             case .warning(let text): logger.warning("\(text)")
             }
         }
+        for entry in entries { filledByThisRun[entry.symbol] = max(filledByThisRun[entry.symbol] ?? 0, entry.reach) }
         guard persists, !entries.isEmpty else { return }
         saveChanges()
         output.yield(.backfilled(entries))
@@ -259,11 +266,14 @@ struct LiveEvaluation {
 
     /// Swaps in reloaded rules: a new engine takes over every symbol's state, so rules that did
     /// not change keep theirs (armed, cooldown, once) and changed or new rules start fresh.
-    /// Delivery gets the rules too, behind the alerts made before them (their priorities).
-    mutating func reload(_ rules: RuleSet) {
+    /// History the new rules need and neither the ledger nor this run filled yet (a longer
+    /// window, a new symbol) is filled before the next tick is evaluated with them. Delivery
+    /// gets the rules too, behind the alerts made before them (their priorities).
+    mutating func reload(_ rules: RuleSet) async {
         saveChanges()
         output.yield(.rules(rules))
         evaluator.reload(rules)
+        if let backfill { await fillHistory(from: backfill) }
         logger.info("rules reloaded: \(rules.rules.count) rules")
     }
 

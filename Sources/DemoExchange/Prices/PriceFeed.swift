@@ -47,6 +47,12 @@ final class PriceFeed: Sendable {
         }
     }
 
+    /// Applies `step` to the board and broadcasts it now, beside the generator's steps.
+    func send(_ step: PriceStep) {
+        state.withLock { $0.board.apply(step) }
+        hub.broadcast(.price(Frames.coinIndex(step.prices)))
+    }
+
     func stop() async {
         let task = state.withLock { $0.task }
         task?.cancel()
