@@ -108,9 +108,8 @@ import Testing
         }
     }
 
-    @Test("SIGHUP hands the reloaded rules' priorities to the policy stages: a rule made high priority skips the sink's quiet hours from then on")
+    @Test("a reload hands the reloaded rules' priorities to the policy stages: a rule made high priority skips the sink's quiet hours from then on")
     func reloadedPriorityReachesDelivery() async throws {
-        RuleReload.ignoreUntilListening()
         let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
             port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200))))
         let port = try await exchange.start()
@@ -135,6 +134,8 @@ import Testing
         let stop = Gate()
         var pipeline = try Self.pipeline(rules, port: port, sinks: ["quiet": sink], http: http, stop: stop)
         pipeline.rulePaths = [path]
+        let (requests, reload) = AsyncStream.makeStream(of: Void.self)
+        pipeline.reloadRequests = requests
         let policy = pipeline.delivery.policy
         let running = Task { [pipeline] in try await pipeline.run() }
 
@@ -144,12 +145,8 @@ import Testing
         #expect(sink.delivered.isEmpty)
 
         try ruleFile(priority: "high").write(toFile: path, atomically: true, encoding: .utf8)
-        // A SIGHUP before the reload service listens is ignored: send one each second until an
-        // event reaches the sink (a reload of the same file again changes nothing).
-        for _ in 0..<60 where sink.delivered.isEmpty {
-            kill(getpid(), SIGHUP)
-            try? await sink.asked.wait(for: 1, timeout: .seconds(1))
-        }
+        reload.yield()
+        try? await sink.asked.wait(for: 1)
         stop.open()
         let outcome = try await running.value
         let delivered = sink.delivered

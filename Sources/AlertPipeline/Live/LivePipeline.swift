@@ -36,6 +36,9 @@ public struct LivePipeline: Sendable {
     public var drainTimeout: Duration = .seconds(10)
     /// The rule files SIGHUP re-reads (empty: built-in rules, nothing to re-read).
     public var rulePaths: [String] = []
+    /// What makes the rule files be re-read: SIGHUP when nil (a test gives a stream of its own:
+    /// a signal sent to a whole test process may land on a thread that ignores it).
+    public var reloadRequests: (any AsyncSequence<Void, Never> & Sendable)?
     /// State saved by the previous run, handed to the engine (once).
     public var saved = SavedState([])
     /// How often the engine's changed state is saved (also when a market list arrives, and at shutdown).
@@ -85,7 +88,8 @@ public struct LivePipeline: Sendable {
         let stopping = "stopping: delivering the alerts in hand (up to \(DurationText.format(drainTimeout.milliseconds)) for the outbox)"
 
         let feed = FeedService(runner: runner, monitor: monitor, stopping: stopping, inbox: inbox)
-        let reload = RuleReloadService(paths: rulePaths, running: ruleSet, logger: logger, inbox: inbox)
+        let reload = RuleReloadService(paths: rulePaths, running: ruleSet, logger: logger, inbox: inbox,
+                                       requests: reloadRequests)
         let evaluator = EvaluatorService(ruleSet: ruleSet, runner: runner, logger: logger, monitor: monitor, inbox: inbox,
                                          output: handOverInput, gate: gate, saved: saved, store: delivery.store,
                                          saveEvery: saveEvery)
