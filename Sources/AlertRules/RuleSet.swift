@@ -20,6 +20,12 @@ public struct RuleSet: Sendable {
         self.rulesEnds = rulesEnds
         self.portfolios = portfolios
     }
+
+    /// The sinks among `names` whose alerts must not be lost (`SinkKind.isDurable`); a name the
+    /// rule files do not define is not durable.
+    public func durableSinks(among names: some Sequence<String>) -> Set<String> {
+        Set(names.filter { sinks[$0]?.kind.isDurable == true })
+    }
 }
 
 /// One problem in a rule file, with its place: prints as `FILE:LINE:COLUMN: error: MESSAGE`

@@ -1,6 +1,7 @@
 import AlertCore
 import AlertPipeline
 import AlertPolicy
+import AlertRules
 import AlertSinks
 import AlertStore
 import ArgumentParser
@@ -135,7 +136,7 @@ struct OutboxCommand: AsyncParsableCommand {
                 StandardError.write("pricealert: error: \(error)")
                 throw ExitCodes.cannotCreate
             }
-            let dispatcher = ReliableDispatcher(sinks: sinks, durable: AlertDelivery.durableSinks(ruleSet: ruleSet, among: sinks.keys),
+            let dispatcher = ReliableDispatcher(sinks: sinks, durable: ruleSet.durableSinks(among: sinks.keys),
                                                 outbox: store.outbox,
                                                 configuration: .init(definitions: ruleSet.sinks.values))
             do {

@@ -8,6 +8,7 @@ import AlertSinks
 import AlertTestSupport
 import Daemon
 import DemoExchange
+import Foundation
 import Logging
 import Synchronization
 import Testing
@@ -31,6 +32,22 @@ import Testing
         }
     }
 
+    /// `rules` on the embedded exchange at `port`, delivered straight to `sinks`, shut down when
+    /// `stop` opens; the test runner's own SIGTERM and SIGINT stay its own.
+    static func pipeline(_ rules: RuleSet, port: Int, sinks: [String: any Sink], http: CurlHTTPClient,
+                         stop: Gate) throws -> LivePipeline {
+        let logger = Logger(label: "test")
+        let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, logger: logger)
+        let monitor = PipelineMonitor(source: "btse", rules: rules.rules.map(\.id), staleAfter: runner.staleLimit,
+                                      notifier: ServiceNotifier(environment: [:]), logger: logger)
+        let delivery = AlertDelivery(route: .direct(Dispatcher(sinks: sinks)),
+                                     policy: try DeliveryPolicy(ruleSet: rules, silences: SilenceSet(), journal: nil))
+        var pipeline = LivePipeline(ruleSet: rules, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
+        pipeline.shutdownSignals = []
+        pipeline.stop = { await stop.pass() }
+        return pipeline
+    }
+
     @Test("shutdown in pipeline order: the feed stops first, every alert made is delivered, the status server answers until last")
     func shutdownInPipelineOrder() async throws {
         let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
@@ -44,22 +61,14 @@ import Testing
              "rules": [\(ids.map { #"{"id": "\#($0)", "symbol": "BTC", "when": {"price": {"above": 1}}}"# }.joined(separator: ", "))]}
             """.utf8))]).get()
         let sink = HeldSink()
-        let logger = Logger(label: "test")
         let http = CurlHTTPClient()
         defer { http.shutdown() }
-        let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, logger: logger)
-        let monitor = PipelineMonitor(source: "btse", rules: ids, staleAfter: runner.staleLimit,
-                                      notifier: ServiceNotifier(environment: [:]), logger: logger)
-        let status = StatusServer(host: "127.0.0.1", port: 0, registry: PrometheusMetrics.isolated().registry,
-                                  status: monitor.status, logger: logger) {}
-        let statusPort = try await status.start()
-        let delivery = AlertDelivery(route: .direct(Dispatcher(sinks: ["held": sink])),
-                                     policy: try DeliveryPolicy(ruleSet: rules, silences: SilenceSet(), journal: nil))
-        var pipeline = LivePipeline(ruleSet: rules, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
-        pipeline.statusServer = status
-        pipeline.shutdownSignals = []  // the test runner's own SIGTERM and SIGINT stay its own
         let stop = Gate()
-        pipeline.stop = { await stop.pass() }
+        var pipeline = try Self.pipeline(rules, port: port, sinks: ["held": sink], http: http, stop: stop)
+        let status = StatusServer(host: "127.0.0.1", port: 0, registry: PrometheusMetrics.isolated().registry,
+                                  status: pipeline.monitor.status, logger: pipeline.logger) {}
+        let statusPort = try await status.start()
+        pipeline.statusServer = status
         let running = Task { [pipeline] in try await pipeline.run() }
 
         // The first alert is at the sink and held there: the other 39 wait between the services.
@@ -82,5 +91,104 @@ import Testing
         #expect(sink.delivered == ids, "every alert made before the stop is delivered, in order")
         #expect(outcome.deliveryFailures == 0)
         #expect(!status.isRunning, "the status server stops last, with the group")
+    }
+
+    /// Records every alert it is asked to send.
+    final class RecordingSink: Sink {
+        let name = "quiet"
+        let asked = EventCounter()
+        private let received = Mutex<[Alert]>([])
+
+        var delivered: [Alert] { received.withLock { $0 } }
+
+        func send(_ alert: Alert) async -> SinkResult {
+            received.withLock { $0.append(alert) }
+            asked.record()
+            return .delivered
+        }
+    }
+
+    @Test("a reload hands the reloaded rules' priorities to the policy stages: a rule made high priority skips the sink's quiet hours from then on")
+    func reloadedPriorityReachesDelivery() async throws {
+        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
+            port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200))))
+        let port = try await exchange.start()
+        defer { Task { await exchange.stop() } }
+        // One rule that reminds every second while BTC is above 1, to a sink quiet all day
+        // (quiet events dropped): nothing reaches the sink unless the rule is high priority.
+        func ruleFile(priority: String) -> String {
+            """
+            {"version": 2,
+             "sinks": {"quiet": {"type": "stdout", "quiet": [{"from": "00:00", "to": "00:00"}], "quietAction": "drop"}},
+             "rules": [{"id": "btc", "symbol": "BTC", "when": {"price": {"above": 1}}, "repeat": {"every": "1s"},
+                        "priority": "\(priority)", "notify": ["quiet"]}]}
+            """
+        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString).json").path
+        try ruleFile(priority: "normal").write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let rules = try RuleLoader.loadFiles(paths: [path]).get()
+        let sink = RecordingSink()
+        let http = CurlHTTPClient()
+        defer { http.shutdown() }
+        let stop = Gate()
+        var pipeline = try Self.pipeline(rules, port: port, sinks: ["quiet": sink], http: http, stop: stop)
+        pipeline.rulePaths = [path]
+        let (requests, reload) = AsyncStream.makeStream(of: Void.self)
+        pipeline.reloadRequests = requests
+        let policy = pipeline.delivery.policy
+        let running = Task { [pipeline] in try await pipeline.run() }
+
+        // The rule fired under its first priority: quiet hours took it.
+        for _ in 0..<1200 where policy.counts.quietDropped == 0 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(policy.counts.quietDropped > 0)
+        #expect(sink.delivered.isEmpty)
+
+        try ruleFile(priority: "high").write(toFile: path, atomically: true, encoding: .utf8)
+        reload.yield()
+        try? await sink.asked.wait(for: 1)
+        stop.open()
+        let outcome = try await running.value
+        let delivered = sink.delivered
+        #expect(!delivered.isEmpty, "an event of the reloaded high-priority rule skips the quiet hours")
+        #expect(delivered.allSatisfy { $0.rule == "btc" })
+        #expect(outcome.deliveryFailures == 0)
+    }
+
+    @Test("a slow evaluator holds the feed at the inbox's bound: at most feedEventsInFlight events wait, and none is lost")
+    func slowEvaluatorHoldsTheFeedAtTheBound() async throws {
+        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
+            port: 0, prices: .randomWalk(seed: 7, interval: .milliseconds(5))))
+        let port = try await exchange.start()
+        defer { Task { await exchange.stop() } }
+        // Two rules that fire on the first BTC tick: with two alerts in flight and the first
+        // held at the sink, the evaluator waits at `AlertGate` while the exchange keeps sending.
+        let rules = try RuleLoader.load([RuleSource(path: "rules.json", bytes: Array("""
+            {"version": 2, "sinks": {"held": {"type": "stdout"}}, "defaults": {"notify": ["held"]},
+             "rules": [{"id": "a", "symbol": "BTC", "when": {"price": {"above": 1}}},
+                       {"id": "b", "symbol": "BTC", "when": {"price": {"above": 1}}}]}
+            """.utf8))]).get()
+        let sink = HeldSink()
+        let http = CurlHTTPClient()
+        defer { http.shutdown() }
+        let stop = Gate()
+        var pipeline = try Self.pipeline(rules, port: port, sinks: ["held": sink], http: http, stop: stop)
+        pipeline.alertsInFlight = 2
+        pipeline.feedEventsInFlight = 8
+        let running = Task { [pipeline] in try await pipeline.run() }
+
+        try await sink.asked.wait(for: 1)
+        // The evaluator is stuck: let the exchange send far more frames than the bound.
+        let sentThen = exchange.stats.framesSent
+        for _ in 0..<1200 where exchange.stats.framesSent < sentThen + 100 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(exchange.stats.framesSent >= sentThen + 100)
+        sink.release.open()
+        stop.open()
+        let outcome = try await running.value
+        #expect(outcome.inboxPeak == 8, "the inbox filled up to its bound and never past it")
+        #expect(outcome.inboxReceived == outcome.inboxSent, "every event the feed read reached the evaluator")
+        #expect(outcome.inboxSent > 8)
+        #expect(sink.delivered == ["a", "b"])
+        #expect(outcome.deliveryFailures == 0)
     }
 }

@@ -60,6 +60,16 @@ public enum SinkKind: Sendable, Equatable {
         case .exec: return "exec"
         }
     }
+
+    /// Whether an alert for this sink goes through the durable outbox (with a state folder) and
+    /// is retried until delivered or dead: webhook and exec sinks, whose receivers can fail or
+    /// be away. Stdout and file sinks are written in place.
+    public var isDurable: Bool {
+        switch self {
+        case .webhook, .exec: return true
+        case .stdout, .file: return false
+        }
+    }
 }
 
 /// Where a secret comes from. Inline values are allowed only where a secret is not required

@@ -23,23 +23,30 @@ public struct FeedRunner: Sendable {
 
     /// Runs the whole feed (market list, then live prices) in a task of its own and hands its
     /// events over an unbounded stream, which finishes when the task ends. Cancel the task to
-    /// stop the feed.
+    /// stop the feed. (`run` bounds its feed with `runFeed` into the evaluator's inbox.)
     public func start() -> (events: AsyncStream<FeedEvent>, task: Task<Void, Never>) {
         let (events, output) = AsyncStream.makeStream(of: FeedEvent.self)
         let task = Task {
             defer { output.finish() }
-            // One health for both stages: a market list that cannot be loaded makes the feed
-            // stale too, and the first prices after that recover it.
-            let health = FeedHealth(staleAfter: staleLimit)
-            do {
-                _ = try await loadMarkets(health: health) { output.yield($0) }
-                try await run(health: health) { output.yield($0) }
-            } catch is CancellationError {
-            } catch {
-                logger.error("\(source.name): feed stopped: \(error)")
-            }
+            await runFeed { output.yield($0) }
         }
         return (events, task)
+    }
+
+    /// Runs the whole feed (market list, then live prices) until cancelled or a fatal error
+    /// (logged), handing each event to `emit` and waiting for it: a reader waiting in `emit`
+    /// reads no more frames, so a slow consumer backs pressure up to the socket.
+    public func runFeed(emit: @escaping @Sendable (FeedEvent) async -> Void) async {
+        // One health for both stages: a market list that cannot be loaded makes the feed
+        // stale too, and the first prices after that recover it.
+        let health = FeedHealth(staleAfter: staleLimit)
+        do {
+            _ = try await loadMarkets(health: health, emit: emit)
+            try await run(health: health, emit: emit)
+        } catch is CancellationError {
+        } catch {
+            logger.error("\(source.name): feed stopped: \(error)")
+        }
     }
 
     /// Loads the market list, retrying with backoff until it succeeds or the task is cancelled.

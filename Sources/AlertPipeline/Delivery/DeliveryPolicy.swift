@@ -56,14 +56,16 @@ public final class DeliveryPolicy: Sendable {
 
     private struct State {
         var pipeline: PolicyPipeline
+        /// Rule ids with `"priority": "high"` (replaced by `use(_:)` on a rule reload).
+        var highPriority: Set<String>
         var pending: Set<Key> = []
         var nextSeq: Int64 = 0
         var counts = Counts()
     }
 
     private let state: Mutex<State>
-    /// Rule ids with `"priority": "high"`.
-    private let highPriority: Set<String>
+    /// Some rule has `"priority": "high"` (kept with `State.highPriority`).
+    private let hasHighPriority: Atomic<Bool>
     /// Sinks with quiet hours or a group: the only ones that hold events.
     private let staged: Set<String>
     private let journal: PolicyStateStore?
@@ -75,8 +77,9 @@ public final class DeliveryPolicy: Sendable {
     /// Fails on a quiet-hours zone the system does not know (validation names it first).
     public init(ruleSet: RuleSet, silences: SilenceSet, journal: PolicyStateStore?) throws(UnknownZone) {
         let definitions = Array(ruleSet.sinks.values)
-        state = Mutex(State(pipeline: try PolicyPipeline(sinks: definitions, silences: silences)))
-        highPriority = Set(ruleSet.rules.filter { $0.extras?.highPriority == true }.map(\.id))
+        let highPriority = Self.highPriority(of: ruleSet)
+        state = Mutex(State(pipeline: try PolicyPipeline(sinks: definitions, silences: silences), highPriority: highPriority))
+        hasHighPriority = Atomic(!highPriority.isEmpty)
         staged = Set(definitions.filter { !$0.policy.quiet.isEmpty || $0.policy.group != nil }.map(\.name))
         self.journal = journal
         hasSilences = Atomic(!silences.silences.isEmpty)
@@ -90,11 +93,25 @@ public final class DeliveryPolicy: Sendable {
         }
     }
 
+    /// The priorities of reloaded rules, for the events received from now on. Sinks cannot
+    /// change on a reload (`RuleReload` refuses that), so the stages' sinks stay as they are.
+    public func use(_ ruleSet: RuleSet) {
+        let highPriority = Self.highPriority(of: ruleSet)
+        state.withLock { state in
+            state.highPriority = highPriority
+            hasHighPriority.store(!highPriority.isEmpty, ordering: .relaxed)
+        }
+    }
+
+    private static func highPriority(of ruleSet: RuleSet) -> Set<String> {
+        Set(ruleSet.rules.filter { $0.extras?.highPriority == true }.map(\.id))
+    }
+
     /// True when no stage can act on any event: no silence, no quiet hours or group on any
     /// sink, no high-priority rule. The event then goes to its sinks as it is, skipping the
     /// stages' bookkeeping.
     public var passesUntouched: Bool {
-        staged.isEmpty && highPriority.isEmpty && !hasSilences.load(ordering: .relaxed)
+        staged.isEmpty && !hasHighPriority.load(ordering: .relaxed) && !hasSilences.load(ordering: .relaxed)
     }
 
     public var counts: Counts { state.withLock { $0.counts } }
@@ -104,7 +121,7 @@ public final class DeliveryPolicy: Sendable {
         state.withLock { state in
             let sinks = alert.notify.filter { !state.pending.contains(Key(sink: $0, id: alert.id)) }
             guard !sinks.isEmpty || alert.notify.isEmpty else { return Plan() }
-            let event = PolicyEvent(alert: alert, sinks: sinks, highPriority: highPriority.contains(alert.rule))
+            let event = PolicyEvent(alert: alert, sinks: sinks, highPriority: state.highPriority.contains(alert.rule))
             var added: [PolicyStateStore.Pending] = []
             let (plan, handed) = settle(state.pipeline.receive(event), of: alert.id, &state)
             if !handed.contains(Self.everySink) {

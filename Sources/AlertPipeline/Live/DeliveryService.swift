@@ -76,6 +76,8 @@ final class DeliveryService: Service {
                 unrecorded = record(unrecorded + entries, unless: unsaved)
             case .listings(let listings):
                 await delivery.save(listings, logger: logger)
+            case .rules(let rules):
+                delivery.policy.use(rules)
             case .wallClock(let now):
                 failures += await everySecond(wallTime: now)
             }

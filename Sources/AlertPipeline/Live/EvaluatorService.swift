@@ -23,7 +23,7 @@ final class EvaluatorService: Service {
     let runner: FeedRunner
     let logger: Logger
     let monitor: PipelineMonitor
-    let inbox: AsyncStream<EvaluatorInput>
+    let inbox: Inbox<EvaluatorInput>
     let output: AsyncStream<DeliveryInput>.Continuation
     let gate: AlertGate
     let saved: SavedState
@@ -34,7 +34,7 @@ final class EvaluatorService: Service {
     private let result = Mutex<Engine.Stats>(Engine.Stats())
 
     init(ruleSet: RuleSet, runner: FeedRunner, logger: Logger, monitor: PipelineMonitor,
-         inbox: AsyncStream<EvaluatorInput>, output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate,
+         inbox: Inbox<EvaluatorInput>, output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate,
          saved: SavedState, store: StateStore?, saveEvery: Duration) {
         self.ruleSet = ruleSet
         self.runner = runner
@@ -267,9 +267,11 @@ struct LiveEvaluation {
     /// Swaps in reloaded rules: a new engine takes over every symbol's state, so rules that did
     /// not change keep theirs (armed, cooldown, once) and changed or new rules start fresh.
     /// History the new rules need and neither the ledger nor this run filled yet (a longer
-    /// window, a new symbol) is filled before the next tick is evaluated with them.
+    /// window, a new symbol) is filled before the next tick is evaluated with them. Delivery
+    /// gets the rules too, behind the alerts made before them (their priorities).
     mutating func reload(_ rules: RuleSet) async {
         saveChanges()
+        output.yield(.rules(rules))
         evaluator.reload(rules)
         if let backfill { await fillHistory(from: backfill) }
         logger.info("rules reloaded: \(rules.rules.count) rules")

@@ -11,10 +11,11 @@ import UnixSignals
 ///     FeedService ──inbox──▶ EvaluatorService ──hand-over (AlertGate)──▶ DeliveryService ──▶ sinks, outbox
 ///         RuleReloadService (SIGHUP) ──┘                       StatusServer (/metrics, /healthz), WatchdogService
 ///
-/// Data flows one way and nothing upstream waits for a sink: the only wait is the evaluator's
-/// at `AlertGate` when a burst leaves `alertsInFlight` alerts on their way to the outbox.
-/// The bound is `AlertGate`, not a bounded channel of swift-async-algorithms: alerts are the one
-/// flow that bursts, and bounding feed frames would make the websocket reader wait on the sinks.
+/// Data flows one way, through two bounds: the evaluator's `Inbox` holds at most
+/// `feedEventsInFlight` feed events (the feed then waits, and frames wait in the socket), and
+/// `AlertGate` makes the evaluator wait when a burst leaves `alertsInFlight` alerts on their way
+/// to the outbox. Waiting rather than dropping: a dropped frame is a lost price, and a feed kept
+/// waiting past its stale limit reconnects like any silent feed.
 ///
 /// SIGTERM, SIGINT, `stop` (`--duration`) or a feed that ends shut the group down in pipeline
 /// order (the group stops services in the reverse of their order in it): the feed stops first
@@ -35,6 +36,9 @@ public struct LivePipeline: Sendable {
     public var drainTimeout: Duration = .seconds(10)
     /// The rule files SIGHUP re-reads (empty: built-in rules, nothing to re-read).
     public var rulePaths: [String] = []
+    /// What makes the rule files be re-read: SIGHUP when nil (a test gives a stream of its own:
+    /// a signal sent to a whole test process may land on a thread that ignores it).
+    public var reloadRequests: (any AsyncSequence<Void, Never> & Sendable)?
     /// State saved by the previous run, handed to the engine (once).
     public var saved = SavedState([])
     /// How often the engine's changed state is saved (also when a market list arrives, and at shutdown).
@@ -42,6 +46,9 @@ public struct LivePipeline: Sendable {
     /// After a tick that leaves this many alerts on their way from the engine to the outbox, the
     /// evaluator waits until half of them are dispatched (see `AlertGate`).
     public var alertsInFlight = 1024
+    /// Feed events (a frame's ticks, a market list) waiting for the evaluator at most; the feed
+    /// reads no more frames meanwhile (see `Inbox`).
+    public var feedEventsInFlight = 64
     /// When this returns, the group shuts down as for SIGTERM (`--duration`: a sleep; nil: run
     /// until a signal or until the feed ends).
     public var stop: (@Sendable () async -> Void)?
@@ -58,6 +65,11 @@ public struct LivePipeline: Sendable {
         /// Some alert could not be written to the outbox and was not sent (named on standard
         /// error); the state was not saved after it.
         public var unwritten = false
+        /// Inputs through the evaluator's inbox (feed events and reloads), and the most that
+        /// waited at once (at most `feedEventsInFlight`).
+        public var inboxSent = 0
+        public var inboxReceived = 0
+        public var inboxPeak = 0
     }
 
     public init(ruleSet: RuleSet, runner: FeedRunner, delivery: AlertDelivery, logger: Logger, monitor: PipelineMonitor) {
@@ -69,14 +81,15 @@ public struct LivePipeline: Sendable {
     }
 
     public func run() async throws -> Outcome {
-        let (inbox, inboxInput) = AsyncStream.makeStream(of: EvaluatorInput.self)
+        let inbox = Inbox<EvaluatorInput>(capacity: feedEventsInFlight)
         let (handOver, handOverInput) = AsyncStream.makeStream(of: DeliveryInput.self)
         let gate = AlertGate(limit: alertsInFlight)
         monitor.status.watchOutbox { [delivery] in delivery.unwritten?.description }
         let stopping = "stopping: delivering the alerts in hand (up to \(DurationText.format(drainTimeout.milliseconds)) for the outbox)"
 
-        let feed = FeedService(runner: runner, monitor: monitor, stopping: stopping, inbox: inboxInput)
-        let reload = RuleReloadService(paths: rulePaths, running: ruleSet, logger: logger, inbox: inboxInput)
+        let feed = FeedService(runner: runner, monitor: monitor, stopping: stopping, inbox: inbox)
+        let reload = RuleReloadService(paths: rulePaths, running: ruleSet, logger: logger, inbox: inbox,
+                                       requests: reloadRequests)
         let evaluator = EvaluatorService(ruleSet: ruleSet, runner: runner, logger: logger, monitor: monitor, inbox: inbox,
                                          output: handOverInput, gate: gate, saved: saved, store: delivery.store,
                                          saveEvery: saveEvery)
@@ -101,7 +114,9 @@ public struct LivePipeline: Sendable {
         }
         defer { timer?.cancel() }
         try await group.run()
+        let counts = inbox.counts
         return Outcome(stats: evaluator.stats, deliveryFailures: deliveryService.failures,
-                       unwritten: delivery.unwritten != nil)
+                       unwritten: delivery.unwritten != nil, inboxSent: counts.sent,
+                       inboxReceived: counts.received, inboxPeak: counts.peak)
     }
 }

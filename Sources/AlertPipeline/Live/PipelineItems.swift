@@ -17,6 +17,9 @@ enum DeliveryInput: Sendable {
     case listings(NewListings)
     /// Symbols filled from candles, recorded in the ledger once the save before them is written.
     case backfilled([BackfillLedger.Entry])
+    /// Reloaded rules, behind the alerts made under the rules before them: the policy stages
+    /// take their priorities for the alerts after.
+    case rules(RuleSet)
     /// The wall clock, about once a second (the delivery service's own ticker, not the evaluator).
     case wallClock(Int64)
 }

@@ -15,19 +15,29 @@ final class RuleReloadService: Service {
     let paths: [String]
     let running: RuleSet
     let logger: Logger
-    let inbox: AsyncStream<EvaluatorInput>.Continuation
+    let inbox: Inbox<EvaluatorInput>
+    /// What asks for a reload instead of SIGHUP (nil: SIGHUP).
+    let requests: (any AsyncSequence<Void, Never> & Sendable)?
 
-    init(paths: [String], running: RuleSet, logger: Logger, inbox: AsyncStream<EvaluatorInput>.Continuation) {
+    init(paths: [String], running: RuleSet, logger: Logger, inbox: Inbox<EvaluatorInput>,
+         requests: (any AsyncSequence<Void, Never> & Sendable)?) {
         self.paths = paths
         self.running = running
         self.logger = logger
         self.inbox = inbox
+        self.requests = requests
     }
 
     func run() async {
-        let (paths, running, logger, inbox) = (self.paths, self.running, self.logger, self.inbox)
+        let (paths, running, logger, inbox, requests) = (self.paths, self.running, self.logger, self.inbox, self.requests)
         await cancelWhenGracefulShutdown {
-            await RuleReload.listen(paths: paths, running: running, logger: logger) { inbox.yield(.reload($0)) }
+            let apply: @Sendable (RuleSet) async -> Void = { await inbox.send(.reload($0)) }
+            if let requests {
+                await RuleReload.listen(paths: paths, running: running, logger: logger, requests: requests, apply: apply)
+            } else {
+                let signals = await UnixSignalsSequence(trapping: .sighup).map { _ in () }
+                await RuleReload.listen(paths: paths, running: running, logger: logger, requests: signals, apply: apply)
+            }
         }
     }
 }
@@ -42,10 +52,10 @@ public enum RuleReload {
         signal(SIGHUP, SIG_IGN)
     }
 
-    static func listen(paths: [String], running: RuleSet, logger: Logger,
-                       apply: @escaping @Sendable (RuleSet) -> Void) async {
+    static func listen(paths: [String], running: RuleSet, logger: Logger, requests: some AsyncSequence<Void, Never>,
+                       apply: @escaping @Sendable (RuleSet) async -> Void) async {
         var current = running
-        for await _ in await UnixSignalsSequence(trapping: .sighup) {
+        for await _ in requests {
             guard !paths.isEmpty else {
                 logger.warning("SIGHUP: the built-in rules have no file to re-read")
                 continue
@@ -53,7 +63,7 @@ public enum RuleReload {
             switch check(paths: paths, running: current) {
             case .success(let rules):
                 current = rules
-                apply(rules)
+                await apply(rules)
             case .failure(let problems):
                 for problem in problems { logger.error("\(problem)") }
                 logger.error("SIGHUP: \(problems.count) problem\(problems.count == 1 ? "" : "s") in the rule files; the running rules stay")

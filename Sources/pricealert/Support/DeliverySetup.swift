@@ -11,7 +11,7 @@ extension AlertDelivery {
     /// The outbox is used when `--state` is given or a rule in use notifies a webhook/exec sink.
     /// Silences come from the state folder (the default one without `--state`).
     static func make(ruleSet: RuleSet, sinks: [String: any Sink], state: StateOption) async throws -> AlertDelivery {
-        let durable = durableSinks(ruleSet: ruleSet, among: sinks.keys)
+        let durable = ruleSet.durableSinks(among: sinks.keys)
         guard state.path != nil || !durable.isEmpty else {
             let policy = try policy(ruleSet, silences: SilenceCommand.load(state.path), journal: nil)
             return AlertDelivery(route: .direct(Dispatcher(sinks: sinks)), policy: policy)
@@ -23,7 +23,7 @@ extension AlertDelivery {
     /// stages get back what they held when the folder was last used. An outbox that cannot be
     /// read closes the folder and exits 73, naming the file.
     static func make(ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore) async throws -> AlertDelivery {
-        let durable = durableSinks(ruleSet: ruleSet, among: sinks.keys)
+        let durable = ruleSet.durableSinks(among: sinks.keys)
         let dispatcher = ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox,
                                             configuration: .init(definitions: ruleSet.sinks.values))
         let held: [PolicyStateStore.Pending]
@@ -53,15 +53,4 @@ extension AlertDelivery {
             throw ExitCodes.dataError
         }
     }
-
-    /// Sinks that must not lose an alert: webhook and exec.
-    static func durableSinks(ruleSet: RuleSet, among names: some Sequence<String>) -> Set<String> {
-        Set(names.filter { name in
-            switch ruleSet.sinks[name]?.kind {
-            case .webhook?, .exec?: return true
-            default: return false
-            }
-        })
-    }
-
 }
