@@ -67,7 +67,7 @@ struct AlertListing: Sendable {
 
     /// Lists alerts where they are made, without a task or a stream between: each line goes
     /// into one reusable batch, written to standard output when it reaches `batchBytes` and on
-    /// `flush()`. For a listing without a dispatcher (it dispatches nothing).
+    /// `flush()`. It dispatches nothing: a listing with a dispatcher goes through `consume`.
     struct Lines {
         let listing: AlertListing
         private var batch: [UInt8] = []
