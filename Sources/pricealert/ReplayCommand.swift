@@ -73,8 +73,11 @@ struct ReplayCommand: AsyncParsableCommand {
 
         let listing = AlertListing(format: format, dispatcher: dispatcher, printing: AlertListing.printingSinks(of: ruleSet),
                                    silences: try SilenceCommand.load(state.path))
-        let (stream, continuation) = AsyncStream.makeStream(of: Alert.self)
-        let consumer = Task { await listing.consume(stream) }
+        // Without a dispatcher the tick loop lists each alert itself; with one, a task takes
+        // them in order and waits for each delivery to be handed over.
+        var lines = dispatcher == nil ? AlertListing.Lines(listing) : nil
+        let handOver = dispatcher.map { _ in AsyncStream.makeStream(of: Alert.self) }
+        let consumer = handOver.map { handOver in Task { await listing.consume(handOver.stream) } }
         var alerts: [Alert] = []
         let source = ticks
         try reader.forEachLine { line, result in
@@ -89,14 +92,16 @@ struct ReplayCommand: AsyncParsableCommand {
                     reportOutput?.report.add(tick)
                 }
                 for alert in alerts {
-                    continuation.yield(alert)
+                    lines?.list(alert)
+                    handOver?.continuation.yield(alert)
                     reportOutput?.report.add(alert)
                 }
                 alerts.removeAll(keepingCapacity: true)
             }
         }
-        continuation.finish()
-        var failures = await consumer.value
+        lines?.flush()
+        handOver?.continuation.finish()
+        var failures = await consumer?.value ?? 0
         failures += await dispatcher?.closeAll() ?? 0
         failures += await dispatcher?.finish(timeout: .seconds(30)) ?? 0
 

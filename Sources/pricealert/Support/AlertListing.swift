@@ -5,9 +5,10 @@ import AlertRules
 import AlertSinks
 
 /// Prints alerts as they come, in order, and hands each to the dispatcher when there is one.
-/// Without a dispatcher, lines are written in batches of about 64 KiB; with one, each line is
-/// written before its alert is dispatched. Standard output is the listing alone: dispatched
-/// alerts leave out the sinks that print there (`printing`), which would repeat each line.
+/// Without a dispatcher, `Lines` lists them in the caller's own loop, in batches of about
+/// 64 KiB; with one, `consume` writes each line before its alert is dispatched. Standard output
+/// is the listing alone: dispatched alerts leave out the sinks that print there (`printing`),
+/// which would repeat each line.
 struct AlertListing: Sendable {
     let format: AlertOutputFormat
     let dispatcher: AlertDelivery?
@@ -58,25 +59,47 @@ struct AlertListing: Sendable {
         return alert
     }
 
+    /// Appends `alert`'s listing line and its newline to `out`.
+    func appendLine(for alert: Alert, to out: inout [UInt8]) {
+        Self.appendLine(for: alert, format: format, silence: silences.silence(for: alert), to: &out)
+        out.append(UInt8(ascii: "\n"))
+    }
+
+    /// Lists alerts where they are made, without a task or a stream between: each line goes
+    /// into one reusable batch, written to standard output when it reaches `batchBytes` and on
+    /// `flush()`. It dispatches nothing: a listing with a dispatcher goes through `consume`.
+    struct Lines {
+        let listing: AlertListing
+        private var batch: [UInt8] = []
+
+        init(_ listing: AlertListing) {
+            self.listing = listing
+            batch.reserveCapacity(AlertListing.batchBytes + 4_096)
+        }
+
+        mutating func list(_ alert: Alert) {
+            listing.appendLine(for: alert, to: &batch)
+            if batch.count >= AlertListing.batchBytes { flush() }
+        }
+
+        /// Writes the lines not written yet.
+        mutating func flush() {
+            guard !batch.isEmpty else { return }
+            StandardOutput.shared.write(lines: batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Lists the alerts of `alerts` in order and dispatches each after its line is written.
     /// Returns how many deliveries failed.
     func consume(_ alerts: AsyncStream<Alert>) async -> Int {
+        var lines = Lines(self)
         var failures = 0
-        var batch: [UInt8] = []
-        batch.reserveCapacity(Self.batchBytes + 4_096)
         for await alert in alerts {
-            let silence = silences.silence(for: alert)
-            Self.appendLine(for: alert, format: format, silence: silence, to: &batch)
-            batch.append(UInt8(ascii: "\n"))
-            if let dispatcher {
-                StandardOutput.shared.write(lines: batch)
-                batch.removeAll(keepingCapacity: true)
-                failures += await dispatcher.dispatch(Self.dispatched(alert, skipping: printing))
-            } else if batch.count >= Self.batchBytes {
-                StandardOutput.shared.write(lines: batch)
-                batch.removeAll(keepingCapacity: true)
-            }
+            lines.list(alert)
+            lines.flush()
+            if let dispatcher { failures += await dispatcher.dispatch(Self.dispatched(alert, skipping: printing)) }
         }
-        if !batch.isEmpty { StandardOutput.shared.write(lines: batch) }
         return failures
     }
 
