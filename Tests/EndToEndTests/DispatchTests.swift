@@ -54,6 +54,33 @@ struct DispatchTests {
         #expect(try String(contentsOf: journal, encoding: .utf8) == (listed + listed).map { $0 + "\n" }.joined())
     }
 
+    /// A listing many times the 64 KiB the tick loop writes at once: without `--dispatch` (lines
+    /// made in the tick loop) it is byte for byte the listing of `--dispatch` (lines made by the
+    /// task that dispatches each alert) and the file sink's journal, every alert once, in order.
+    @Test func aLongListingIsTheSameWithAndWithoutDispatch() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        // BTC crosses 100 up on every other tick: 3 000 alerts, about 0.9 MB of JSON lines.
+        let ticks = (0..<6_000).map { i in
+            #"{"time": \#(1_700_000_000_000 + Int64(i) * 1_000), "symbol": "BTC", "price": \#(i % 2 == 0 ? 99.5 : 100.5)}"#
+        }
+        try (ticks.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("long.jsonl"), atomically: true, encoding: .utf8)
+        let args = ["replay", "--rules", "rules.json", "--ticks", "long.jsonl", "--format", "json"]
+
+        let listed = try await PriceAlertBinary.run(args, in: dir)
+        let dispatched = try await PriceAlertBinary.run(args + ["--dispatch"], in: dir)
+        #expect(listed.status == 0 && dispatched.status == 0)
+        let lines = listed.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 3_001 && lines.last == "")
+        #expect(listed.stdout.utf8.count > 10 * 65_536)
+        #expect(Set(lines.dropLast()).count == 3_000)
+        #expect(lines.first?.hasPrefix(#"{"id":"up:BTC:1700000001000","#) == true)
+        #expect(listed.stdout == dispatched.stdout)
+        let journal = try String(contentsOf: dir.appendingPathComponent("out/alerts.jsonl"), encoding: .utf8)
+        #expect(journal == listed.stdout)
+    }
+
     @Test func withoutDispatchNoSinkIsTouched() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
