@@ -146,7 +146,7 @@ public final class DeliveryPolicy: Sendable {
         state.withLock { state in settle(state.pipeline.finish(), of: nil, &state).plan }
     }
 
-    /// Feeds journaled rows back into the stages, in order, past today's silences (they were
+    /// Feeds journaled rows back into the stages, in order, past the silences in force (they were
     /// let in before) and without counting them again. What no longer stays (a sink without
     /// stages now) is in the plan.
     public func restore(_ rows: [PolicyStateStore.Pending]) -> Plan {
