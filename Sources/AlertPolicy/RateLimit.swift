@@ -2,36 +2,62 @@ import AlertCore
 
 /// At most `count` starts in any interval of `per` milliseconds of wall time
 /// (Docs/sinks.md#rate): a sliding window over the last `count` starts.
+///
+/// An attempt begun with `begin` is in flight until `settle`: the receiver may see it at any
+/// moment until it ends, so until then it holds its place in the window as if it were still
+/// starting, and no start that would make `count + 1` within `per` of it is allowed.
 public struct RateLimit: Sendable, Equatable {
     public let spec: RateSpec
-    /// The last `count` start times, oldest first.
+    /// The last `count` start times of attempts that are not in flight (ended ones count from
+    /// their end), oldest first.
     private var starts: [Int64] = []
+    /// The start times of attempts in flight.
+    private var inFlight: [Int64] = []
 
     public init(_ spec: RateSpec) {
         self.spec = spec
     }
 
-    /// The earliest wall time at or after `now` at which a delivery may start.
+    /// The earliest wall time at or after `now` at which a delivery may start; `.max` while the
+    /// attempt that decides it is still in flight (its `settle` tells).
     public func nextStart(now: Int64) -> Int64 {
-        guard starts.count >= spec.count else { return now }
-        return max(now, starts[starts.count - spec.count] + spec.per)
+        // Oldest first, with the attempts in flight last (they end no sooner than now).
+        let index = starts.count + inFlight.count - spec.count
+        guard index >= 0 else { return now }
+        guard index < starts.count else { return .max }
+        return max(now, starts[index] + spec.per)
     }
 
     public func allows(now: Int64) -> Bool { nextStart(now: now) == now }
 
-    /// Records a start at `now`; the caller asked `allows(now:)` first.
+    /// Records a start at `now` that is over at once; the caller asked `allows(now:)` first.
     public mutating func record(_ now: Int64) {
         starts.append(now)
-        if starts.count > spec.count { starts.removeFirst(starts.count - spec.count) }
+        trim()
+    }
+
+    /// Records the start at `now` of an attempt in flight until `settle(started: now, …)`.
+    public mutating func begin(_ now: Int64) {
+        inFlight.append(now)
     }
 
     /// Counts the attempt that started at `started` from when it ended, `now`, instead: the
     /// receiver saw it at some time in between, so spacing the next starts from the ends keeps
     /// at most `count` in any `per` as the receiver counts them, not only as they left.
     public mutating func settle(started: Int64, now: Int64) {
-        guard let index = starts.lastIndex(of: started), now > started else { return }
-        starts[index] = now
+        if let index = inFlight.firstIndex(of: started) {
+            inFlight.remove(at: index)
+            starts.append(max(started, now))
+        } else {
+            guard let index = starts.lastIndex(of: started), now > started else { return }
+            starts[index] = now
+        }
         starts.sort()
+        trim()
+    }
+
+    private mutating func trim() {
+        if starts.count > spec.count { starts.removeFirst(starts.count - spec.count) }
     }
 }
 

@@ -46,6 +46,25 @@ import Testing
         #expect(limit.nextStart(now: 500) == 1_350)
     }
 
+    /// An attempt in flight holds its place until it ends: with `count` in flight nothing more
+    /// starts, however long ago they left, and the next start counts from the end.
+    @Test func anAttemptInFlightHoldsItsPlaceUntilItEnds() {
+        var limit = RateLimit(RateSpec(count: 2, per: 1_000))
+        limit.begin(100)
+        #expect(limit.nextStart(now: 100) == 100)
+        limit.begin(200)
+        #expect(limit.nextStart(now: 5_000) == .max)
+        limit.settle(started: 100, now: 700)
+        #expect(limit.nextStart(now: 800) == 1_700)
+        limit.begin(1_700)
+        #expect(limit.nextStart(now: 1_700) == .max)  // 200 still in flight
+        limit.settle(started: 200, now: 300)
+        #expect(limit.nextStart(now: 1_700) == 1_700)  // the last two: 700 (ended) and 1 700
+        limit.settle(started: 1_700, now: 1_750)
+        limit.begin(1_750)
+        #expect(limit.nextStart(now: 1_800) == 2_750)
+    }
+
     /// The crash minute: 500 events wait for a sink that takes one message a second; backlog
     /// batching sends them all in 5 digests of 100 (group.max's default) in 5 seconds, in order.
     @Test func aBacklogLeavesAsDigestsOfUpToBatchMax() {

@@ -147,7 +147,7 @@ final class SinkWorker: Sendable {
                     next = min(next, rate.nextStart(now: now))
                     break
                 }
-                state.rate?.record(now)
+                state.rate?.begin(now)
                 state.inFlight += 1
                 for row in rows {
                     state.busy.insert(Self.lane(of: row))
