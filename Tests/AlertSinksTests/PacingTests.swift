@@ -230,6 +230,28 @@ import Testing
         #expect(dead.first?.deadReason?.hasPrefix("gave up after \(attempts) \(plural) over") == true)
     }
 
+    /// `drain` returns only once every dead letter is with its fallback: a file fallback has
+    /// every refused event when it returns, without waiting for the file first.
+    @Test func drainWaitsForDeadLettersToReachAFileFallback() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let path = try temporaryFolder() + "/undelivered.jsonl"
+        let events = Self.events(40)
+        try await Receiver.with { receiver, port in
+            let client = CurlHTTPClient()
+            defer { client.shutdown() }
+            let dispatcher = try Self.dispatcher([Self.webhook("chat", port, "/status/410", fallback: "journal"),
+                                                  SinkDefinition(name: "journal", kind: .file(path: path))], store, client: client)
+            try await dispatcher.start()
+            for event in events { await dispatcher.dispatch(event) }
+            #expect(await dispatcher.drain(timeout: .seconds(60)))
+        }
+        let journal = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(journal.split(separator: "\n").count == events.count)
+        for event in events { #expect(journal.contains(#""id":"\#(event.id)""#)) }
+        #expect(try store.outbox.dead().count == events.count)
+    }
+
     /// A fallback that fails too dead-letters as usual: one dead letter on each sink.
     @Test func aFailingFallbackDeadLetters() async throws {
         let store = try openStore()

@@ -269,25 +269,22 @@ private final class Handoff: Sendable {
         self.logger = logger
     }
 
-    var handOn: @Sendable ([OutboxEntry]) -> Void {
-        { rows in self.route(rows) }
+    var handOn: @Sendable ([OutboxEntry]) async -> Void {
+        { rows in await self.route(rows) }
     }
 
-    private func route(_ rows: [OutboxEntry]) {
+    private func route(_ rows: [OutboxEntry]) async {
         let workers = self.workers.withLock { $0 }
         for row in rows {
             if let worker = workers[row.sink] {
                 worker.add([row])
                 continue
             }
-            let (outbox, direct, clock, logger) = (outbox, direct, clock, logger)
-            Task {
-                let result = await direct.dispatch(row.delivery, to: [row.sink], urgent: row.urgent).first?.result
-                guard let reason = result?.failureReason else { return }
-                outbox.deadLetter(row.delivery, sink: row.sink, reason: reason, now: clock()) { error in
-                    logger.error("cannot write the dead letter of \(row.deliveryID) for '\(row.sink)': \(outbox.reason(error))",
-                                 metadata: ["sink": "\(row.sink)", "alert": "\(row.deliveryID)"])
-                }
+            let result = await direct.dispatch(row.delivery, to: [row.sink], urgent: row.urgent).first?.result
+            guard let reason = result?.failureReason else { continue }
+            outbox.deadLetter(row.delivery, sink: row.sink, reason: reason, now: clock()) { [logger, outbox] error in
+                logger.error("cannot write the dead letter of \(row.deliveryID) for '\(row.sink)': \(outbox.reason(error))",
+                             metadata: ["sink": "\(row.sink)", "alert": "\(row.deliveryID)"])
             }
         }
     }

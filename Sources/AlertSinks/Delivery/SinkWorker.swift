@@ -44,8 +44,9 @@ final class SinkWorker: Sendable {
     private let batchMax: Int
     private let fallback: Fallback?
     /// Takes the deliveries a dead letter leaves for `fallback`: rows already in the outbox when
-    /// it is durable, rows made in memory (never written) when it is sent directly.
-    private let handOn: @Sendable ([OutboxEntry]) -> Void
+    /// it is durable, rows made in memory (never written) when it is sent directly. Returns once
+    /// they are with the fallback's worker, or delivered directly (or a dead letter there).
+    private let handOn: @Sendable ([OutboxEntry]) async -> Void
     private let pollInterval: Int64
     private let clock: @Sendable () -> Int64
     private let logger: Logger
@@ -55,6 +56,8 @@ final class SinkWorker: Sendable {
         /// Lanes with an attempt in flight.
         var busy: Set<String> = []
         var inFlight = 0
+        /// Dead letters being handed to the fallback: `drain` waits for them too.
+        var handingOn = 0
         /// Events in rows held and not in flight.
         var waitingEvents = 0
         var rate: RateLimit?
@@ -69,7 +72,7 @@ final class SinkWorker: Sendable {
 
     init(sink: any Sink, outbox: any DeliveryOutbox, concurrency: Int, policy: RetryPolicy,
          rate: RateSpec? = nil, batchMax: Int = GroupSpec.defaultMax, fallback: Fallback? = nil,
-         handOn: @escaping @Sendable ([OutboxEntry]) -> Void = { _ in }, pollInterval: Int64,
+         handOn: @escaping @Sendable ([OutboxEntry]) async -> Void = { _ in }, pollInterval: Int64,
          clock: @escaping @Sendable () -> Int64, logger: Logger) {
         self.sink = sink
         self.outbox = outbox
@@ -114,7 +117,8 @@ final class SinkWorker: Sendable {
     /// oldest row, which holds up the others, falls due later or there is none.
     func isSettled(before until: Int64) -> Bool {
         state.withLock { state in
-            state.busy.isEmpty && !state.lanes.values.contains { ($0.first?.nextAttemptAt ?? .max) < until }
+            state.busy.isEmpty && state.handingOn == 0
+                && !state.lanes.values.contains { ($0.first?.nextAttemptAt ?? .max) < until }
         }
     }
 
@@ -233,8 +237,11 @@ final class SinkWorker: Sendable {
         if case .dead(let reason, let lastError, let at, _) = outcome, let fallback, fallback.durable {
             outcome = .dead(reason: reason, lastError: lastError, at: at, fallback: fallback.sink)
         }
+        let handsOn: Bool
+        if case .dead = outcome, fallback != nil { handsOn = true } else { handsOn = false }
         state.withLock { state in
             state.inFlight -= 1
+            if handsOn { state.handingOn += 1 }
             state.rate?.settle(started: started, now: now)
             for row in rows {
                 let lane = Self.lane(of: row)
@@ -270,7 +277,11 @@ final class SinkWorker: Sendable {
             direct = []
         }
         outbox.record(rows.map(\.id), outcome, committed: { moved in
-            handOn(moved + direct)
+            guard handsOn else { return }
+            Task {
+                await handOn(moved + direct)
+                self.state.withLock { $0.handingOn -= 1 }
+            }
         }, failed: { error in
             // Tried again with every later commit; if the process ends first, the rows are
             // attempted again on the next start (at least once, never lost).
