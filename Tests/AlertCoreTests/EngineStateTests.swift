@@ -167,6 +167,33 @@ struct EngineStateTests {
         #expect(moving.takeFinalChanges() == expected)
     }
 
+    /// A save taken a part at a time (`takeChanges(limit:)`, as `run` saves): at most `limit`
+    /// symbols a call, and together exactly what one `takeChanges` gives.
+    @Test func changesTakenInPartsAddUpToTheWhole() {
+        var rng = SeededRandom(seed: 37)
+        let rules = EngineReferenceTests.randomRules(&rng, count: 40)
+        let ticks = EngineReferenceTests.randomTicks(&rng, count: 2000)
+        let whole = Engine(rules: rules)
+        let parts = Engine(rules: rules)
+        var alerts: [Alert] = []
+        for tick in ticks {
+            whole.process(tick, into: &alerts)
+            parts.process(tick, into: &alerts)
+        }
+        let expected = whole.takeChanges().sorted { $0.symbol < $1.symbol }
+        #expect(expected.count > 2)
+        var taken: [SymbolSnapshot] = []
+        var calls = 0
+        while case let part = parts.takeChanges(limit: 2), !part.isEmpty {
+            #expect(part.count <= 2)
+            taken += part
+            calls += 1
+        }
+        #expect(calls == (expected.count + 1) / 2)
+        #expect(taken.sorted { $0.symbol < $1.symbol } == expected)
+        #expect(parts.takeChanges().isEmpty)
+    }
+
     /// A reload hands every symbol on, including restored ones that have not ticked since.
     @Test func snapshotAllKeepsUnusedRestoredSymbols() {
         let rules = [rule(.price(.above(100)), symbols: ["BTC", "ETH"])]
