@@ -12,7 +12,8 @@ import Wallclock
 
 /// The evaluator as a service: takes the feed's events and reloaded rules from its inbox, in
 /// order, and hands alerts, saves and listings to delivery, in order. It never waits for a
-/// sink, only for `AlertGate` when a burst leaves too many alerts on their way out. With a
+/// sink, only for `AlertGate` when a burst leaves too many alerts on their way out, and for
+/// each part of a save to be written before it copies the next (`saveChanges`). With a
 /// state folder it hands on a save of the changed state every `saveEvery`, with each market
 /// list, before a reload and at the end, and the known markets of `listed` rules when they
 /// change, each behind the alerts made before it. Once the feed has stopped and every event in
