@@ -88,7 +88,8 @@ struct ReplayCommand: AsyncParsableCommand {
         // this one evaluates; with one, a task takes the alerts in order and waits for each
         // delivery to be handed over.
         let writer = dispatcher == nil
-            ? ListingWriter(encode: listing.appendLine, write: { StandardOutput.shared.write(lines: $0) })
+            ? ListingWriter(writeBytes: AlertListing.batchBytes, encode: listing.appendLine,
+                            write: { StandardOutput.shared.write(lines: $0) })
             : nil
         let handOver = dispatcher.map { _ in AsyncStream.makeStream(of: Alert.self) }
         let consumer = handOver.map { handOver in Task { await listing.consume(handOver.stream) } }
