@@ -138,6 +138,17 @@ struct ReplayPipelineTests {
         #expect(received[...] == expected.stdout.prefix(300_000))
     }
 
+    @Test("a tick file that fails to read ends the run as before: the OS error, exit 1, nothing listed")
+    func readError() async throws {
+        let inputs = try Inputs(lines: 10)
+        defer { try? FileManager.default.removeItem(at: inputs.dir) }
+        // Opens, and every read(2) of it fails with EIO.
+        let result = try await PriceAlertBinary.run(["replay", "--rules", inputs.rules, "--ticks", "/proc/self/mem"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "Error: cannot read /proc/self/mem: Input/output error\n")
+        #expect(result.stdout.isEmpty)
+    }
+
     @Test("a tick file that cannot be opened is reported after the rules are loaded: rule errors win (65), then the file (66)")
     func unopenableTicks() async throws {
         let inputs = try Inputs(lines: 10)
