@@ -138,6 +138,33 @@ struct ReplayPipelineTests {
         #expect(received[...] == expected.stdout.prefix(300_000))
     }
 
+    @Test("ticks arriving on a pipe that stays open are listed as they come, not when a batch fills or the pipe ends")
+    func pipeStillBeingWritten() async throws {
+        let inputs = try Inputs(lines: 10)
+        defer { try? FileManager.default.removeItem(at: inputs.dir) }
+        try #"{"version": 1, "rules": [{"id": "up", "symbol": "BTC", "when": {"price": {"crossesAbove": 100}}}]}"#
+            .write(toFile: inputs.rules, atomically: true, encoding: .utf8)
+        let fifo = inputs.dir.appendingPathComponent("feed").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let replay = try PriceAlertBinary.start(["replay", "--format", "json", "--rules", inputs.rules, "--ticks", fifo])
+        let writer = try await Task.detached { () throws -> FileHandle in
+            let handle = try #require(FileHandle(forWritingAtPath: fifo))
+            try handle.write(contentsOf: Data("""
+                {"time": 1000, "symbol": "BTC", "price": 90}
+                {"time": 2000, "symbol": "BTC", "price": 110}
+
+                """.utf8))
+            return handle
+        }.value
+        // The writer is still open: the alert must come from the two lines alone.
+        let line = try await replay.waitForStdoutLine(containing: #""rule":"up""#, timeout: 60)
+        #expect(line.contains(#""id":"up:BTC:2000""#))
+        try writer.close()
+        let result = try await replay.wait(timeout: 60)
+        #expect(result.status == 0)
+        #expect(result.stderr.hasSuffix("replay: 2 ticks read, 0 dropped, 1 alert\n"))
+    }
+
     @Test("a tick file that fails to read ends the run as before: the OS error, exit 1, nothing listed")
     func readError() async throws {
         let inputs = try Inputs(lines: 10)

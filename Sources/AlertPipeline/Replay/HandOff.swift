@@ -54,6 +54,11 @@ public final class HandOff<Value: Sendable>: Sendable {
         return taken
     }
 
+    /// Whether a value waits to be received now (the producer may send one at any moment).
+    public var hasWaiting: Bool {
+        state.withLock { $0.head < $0.waiting.count }
+    }
+
     /// No more values: the consumer's `receive` returns nil once it has taken every one sent.
     public func finish() {
         ready.signal()

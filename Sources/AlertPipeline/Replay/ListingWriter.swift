@@ -5,8 +5,9 @@ import AlertCore
 ///
 /// Every alert sent before `finish()` is encoded by `encode` (which appends its line and
 /// newline) and written by `write`, in the order sent; lines are gathered into writes of about
-/// `writeBytes`. At most `capacity` batches of alerts wait to be encoded: a sender further
-/// ahead waits. `finish()` returns once the last line has been written.
+/// `writeBytes`, and written as soon as no batch waits, so alerts made from a pipe that is still
+/// being written reach the reader as they come. At most `capacity` batches of alerts wait to be
+/// encoded: a sender further ahead waits. `finish()` returns once the last line has been written.
 public final class ListingWriter: Sendable {
     private let batches: HandOff<[Alert]>
     private let thread: StageThread
@@ -27,8 +28,11 @@ public final class ListingWriter: Sendable {
                         lines.removeAll(keepingCapacity: true)
                     }
                 }
+                if !lines.isEmpty, !batches.hasWaiting {
+                    write(lines)
+                    lines.removeAll(keepingCapacity: true)
+                }
             }
-            if !lines.isEmpty { write(lines) }
         }
     }
 

@@ -6,7 +6,8 @@ import AlertFeeds
 /// It starts at `init`, so the file is read while the rules still load.
 ///
 /// The caller learns whether the file could be opened (`opened()`), then receives its non-blank
-/// lines in order (`next()`), in batches of `batchLines`, each line with its number and its
+/// lines in order (`next()`), in batches of at most `batchLines` (a batch also ends where a
+/// `read(2)` ended, so lines arriving on a pipe are not held back), each line with its number and its
 /// parse result exactly as `TickFileReader.forEachLine` gives them; at most `capacity` batches
 /// are read ahead. A read error ends the batches: the last one carries it after the lines read
 /// before it.
@@ -60,14 +61,19 @@ public final class TickReadAhead: Sendable {
         var batch = Batch()
         batch.lines.reserveCapacity(batchLines)
         do {
-            try reader.forEachLine { number, tick in
-                batch.lines.append((number, tick))
-                if batch.lines.count == batchLines {
-                    guard batches.send(batch) else { throw Stopped() }
-                    batch = Batch()
-                    batch.lines.reserveCapacity(batchLines)
-                }
+            func pass() throws {
+                guard batches.send(batch) else { throw Stopped() }
+                batch = Batch()
+                batch.lines.reserveCapacity(batchLines)
             }
+            // A batch goes on when full, and with what one read gave: lines written to a pipe
+            // by a program still running are evaluated as they come.
+            try reader.forEachLine({ number, tick in
+                batch.lines.append((number, tick))
+                if batch.lines.count == batchLines { try pass() }
+            }, afterRead: {
+                if !batch.lines.isEmpty { try pass() }
+            })
         } catch let error as InputFileError {
             batch.failure = error
         } catch {
