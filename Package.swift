@@ -199,7 +199,7 @@ let package = Package(
         ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
-            "pricealert", "AlertTestSupport", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange", "CMemory",
+            "pricealert", "AlertTestSupport", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "AlertPipeline", "DemoExchange", "CMemory",
             "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
