@@ -95,7 +95,8 @@ import Testing
         let text = #"{"id": "a", "symbol": "btc", "when": {"change": {"above": 2.5, "window": "1h"}}, "cooldown": "1m"}, 5"#
         let bytes = Array(text.utf8)
         var checker = FileChecker(file: "r.json", bytes: bytes)
-        let end = try #require(checker.plainRule(in: bytes, at: 0, before: []))
+        let taken = checker.plainRule(in: bytes, at: 0, before: [])
+        let end = try #require(taken)
         #expect(String(decoding: bytes[end...], as: UTF8.self) == ", 5")
         #expect(checker.streamed?.rules == [Rule(id: "a", scope: .symbols(["BTC"]), condition: .change(window: 3_600_000, .above(2.5)),
                                                  cooldown: 60_000, fileVersion: 2)])
@@ -114,7 +115,8 @@ import Testing
                      #"{"id": "a", "symbol": "BTC", "when": {"price": {"above": 01}}}"#] {
             let bytes = Array(rule.utf8)
             var checker = FileChecker(file: "r.json", bytes: bytes)
-            #expect(checker.plainRule(in: bytes, at: 0, before: []) == nil, "\(rule)")
+            let taken = checker.plainRule(in: bytes, at: 0, before: [])
+            #expect(taken == nil, "\(rule)")
             #expect(checker.problems.isEmpty && checker.ruleIDs.isEmpty && checker.sinkReferences.isEmpty, "\(rule)")
             #expect(checker.streamed?.rules.isEmpty ?? true)
         }
@@ -167,10 +169,10 @@ enum RandomRuleFile {
     static func make(_ rng: inout SeededRandom, rules count: Int, sinks: Bool = true, ids: String = "r") -> String {
         var rules: [String] = []
         for i in 0..<count {
-            var draw = Draw(bad: rng.below(6) == 0)
+            let draw = Draw(bad: rng.below(6) == 0)
             rules.append(draw.rule(&rng, id: ids + String(i), previous: ids + String(max(0, i - 1))))
         }
-        var draw = Draw(bad: rng.below(10) == 0)
+        let draw = Draw(bad: rng.below(10) == 0)
         let list = "[" + rules.joined(separator: draw.pick(&rng, [",\n", ", ", ","])) + (rng.below(40) == 0 ? ",]" : "]")
         let defaults = "\"defaults\": " + draw.pick(&rng, ["{\"notify\": [\"ops\"]}", "{\"cooldown\": \"10m\", \"repeat\": \"once\"}",
                                                         "{\"hysteresis\": 0.5}", "{}"], or: ["{\"cooldown\": \"x\"}", "{\"repeat\": {\"every\": \"2h\"}}"])
@@ -196,7 +198,7 @@ enum RandomRuleFile {
             return all[rng.below(all.count)]
         }
 
-        mutating func rule(_ rng: inout SeededRandom, id name: String, previous: String) -> String {
+        func rule(_ rng: inout SeededRandom, id name: String, previous: String) -> String {
             var members: [String] = []
             let id = pick(&rng, ["\"\(name)\"", "\"\(name)-x.y_z\""],
                           or: ["\"bad id\"", "\"\"", "5", "\"r\\u0031\"", "\"é\"", "\"\(previous)\""])
