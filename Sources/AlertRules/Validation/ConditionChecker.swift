@@ -222,7 +222,7 @@ extension FileChecker {
     /// A window is a whole number of minutes, at least one (Docs/rules.md, "Change windows"),
     /// at most `Limits.window`; 24h qualifies. In a version 2 file a window over 24 hours is a
     /// whole number of hours, at most `Limits.longWindow` (Docs/rules.md, "Long windows").
-    private mutating func window(_ node: JSONNode) -> Int64? {
+    mutating func window(_ node: JSONNode) -> Int64? {
         let limit = version == 1 ? Limits.window : Limits.longWindow
         guard let millis = duration(node, "'window'", limit: limit), case .string(let text) = node.value else {
             return nil

@@ -16,32 +16,61 @@ enum CrossFileCheck {
     /// one is reported at its own place. The built-in `stdout` sink owns nothing, so a rule
     /// may be called `stdout`.
     private static func checkNamespace(_ checkers: inout [FileChecker]) {
-        /// Each name's first definition: its file (checker index) and place.
-        var owners: [String: (file: Int, position: SourceOffset)] = [:]
-        owners.reserveCapacity(checkers.reduce(0) { $0 + $1.ruleIDs.count + $1.sinkNames.count })
-        var duplicates: [(file: Int, name: NamedPlace, owner: (file: Int, position: SourceOffset))] = []
+        // Names are looked up in a set; the first definitions of the few names defined twice
+        // are found in a second pass, so no place is kept per name.
+        var names = Set<String>(minimumCapacity: checkers.reduce(0) {
+            $0 + $1.ruleIDs.count + $1.sinkNames.count + $1.portfolioNames.count
+        })
+        var duplicates: [(file: Int, name: NamedPlace)] = []
         for index in checkers.indices {
-            let names = (checkers[index].ruleIDs + checkers[index].sinkNames + checkers[index].portfolioNames)
-                .sorted { $0.position < $1.position }
-            for name in names {
-                if let owner = owners[name.name] {
-                    duplicates.append((index, name, owner))
-                } else {
-                    owners[name.name] = (index, name.position)
-                }
+            forEachName(of: checkers[index]) { name in
+                if !names.insert(name.name).inserted { duplicates.append((index, name)) }
+            }
+        }
+        guard !duplicates.isEmpty else {
+            checkPortfolioSymbols(&checkers)
+            return
+        }
+        names = []
+        /// Each name defined twice: its first definition's file (checker index) and place.
+        var owners = Dictionary(duplicates.map { ($0.name.name, (file: -1, position: SourceOffset(byte: 0))) },
+                                uniquingKeysWith: { first, _ in first })
+        for index in checkers.indices {
+            forEachName(of: checkers[index]) { name in
+                if owners[name.name]?.file == -1 { owners[name.name] = (index, name.position) }
             }
         }
         // Lines and columns of the first definitions, one pass over each file that has any.
         var places: [Int: [SourceOffset: SourcePosition]] = [:]
-        for file in Set(duplicates.map(\.owner.file)) {
-            places[file] = checkers[file].lines.positions(of: duplicates.filter { $0.owner.file == file }.map(\.owner.position))
+        for file in Set(owners.values.map(\.file)) {
+            places[file] = checkers[file].lines.positions(of: owners.values.filter { $0.file == file }.map(\.position))
         }
         for duplicate in duplicates {
-            let first = "\(checkers[duplicate.owner.file].file):\(places[duplicate.owner.file]![duplicate.owner.position]!)"
+            let owner = owners[duplicate.name.name]!
+            let first = "\(checkers[owner.file].file):\(places[owner.file]![owner.position]!)"
             checkers[duplicate.file].error("duplicate id \(UserText.single(duplicate.name.name)) (first defined at \(first))",
                                            at: duplicate.name.position)
         }
         checkPortfolioSymbols(&checkers)
+    }
+
+    /// Hands over the rule ids, sink names and portfolio names of one file in the order they
+    /// are written. Rule ids, the most, are recorded in that order already: they are merged
+    /// with the others, not copied and sorted with them.
+    private static func forEachName(of checker: FileChecker, _ body: (NamedPlace) -> Void) {
+        let byPlace = { (a: NamedPlace, b: NamedPlace) in a.position < b.position }
+        let others = (checker.sinkNames + checker.portfolioNames).sorted(by: byPlace)
+        let inOrder = zip(checker.ruleIDs, checker.ruleIDs.dropFirst()).allSatisfy { byPlace($0, $1) }
+        let ids = inOrder ? checker.ruleIDs : checker.ruleIDs.sorted(by: byPlace)
+        var next = 0
+        for id in ids {
+            while next < others.count, byPlace(others[next], id) {
+                body(others[next])
+                next += 1
+            }
+            body(id)
+        }
+        for other in others[next...] { body(other) }
     }
 
     /// Two portfolio names that differ only in case would share one `@NAME` symbol.

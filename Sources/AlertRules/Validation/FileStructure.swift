@@ -51,6 +51,13 @@ extension FileChecker {
     /// Checks and builds one element of the top-level `rules` as the reader hands it over;
     /// `before` are the top-level members read before `rules` (where `defaults` usually is).
     mutating func streamedRule(_ node: JSONNode, before: [JSONMember]) {
+        startStreaming(before: before)
+        let rule = rule(node, defaults: streamed!.defaults)
+        streamed!.add(rule, at: node.position, marks: marks)
+    }
+
+    /// Sets up `streamed` at the first rule, from the members before `rules`.
+    mutating func startStreaming(before: [JSONMember]) {
         if streamed == nil {
             // The version as written, unchecked (`ruleFile` checks it, and checks the rules
             // again if they were read as another version).
@@ -62,8 +69,6 @@ extension FileChecker {
             streamed = StreamedRules(defaultsAt: defaultsNode?.position, defaults: defaults, version: version,
                                      marks: start)
         }
-        let rule = rule(node, defaults: streamed!.defaults)
-        streamed!.add(rule, at: node.position, marks: marks)
     }
 
     /// How much each record of the checker holds, to take back what checking some rules added.
@@ -74,7 +79,11 @@ extension FileChecker {
 
     /// Takes back what checking the streamed rules reported and recorded.
     private mutating func forgetStreamedRules(_ streamed: StreamedRules) {
-        let (from, to) = (streamed.start, streamed.end)
+        forget(from: streamed.start, to: streamed.end)
+    }
+
+    /// Takes back what was reported and recorded between two marks.
+    mutating func forget(from: RecordMarks, to: RecordMarks) {
         problems.removeSubrange(from.problems..<to.problems)
         ruleIDs.removeSubrange(from.ids..<to.ids)
         sinkReferences.removeSubrange(from.references..<to.references)

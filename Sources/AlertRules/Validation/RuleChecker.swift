@@ -34,34 +34,41 @@ extension FileChecker {
             let message = members["message"].flatMap { checker.message($0.value) }
             let enabled = members["enabled"].flatMap { checker.bool($0.value, "'enabled'") } ?? true
             if let id, let scope, let condition {
-                var rule = Rule(id: id, scope: scope, condition: condition, notify: settings.notify ?? ["stdout"],
-                                repeatMode: settings.repeatSetting?.mode ?? .rearm, cooldown: settings.cooldown ?? 0,
-                                hysteresis: settings.hysteresis ?? 0, message: message, enabled: enabled)
-                rule.fileVersion = checker.version
-                rule.extras = extras
+                built = checker.makeRule(id: id, scope: scope, condition: condition, settings: settings, message: message,
+                                         enabled: enabled, extras: extras)
                 if let expires = extras?.expires, let member = members["expires"] {
                     checker.expirations.append(Expiration(rule: id, millis: expires, position: member.value.position))
                 }
-                built = rule
             }
         }
         return clean ? built : nil
     }
 
+    /// The rule its checked parts make, the built-in defaults filling what neither the rule
+    /// nor its file's `defaults` set.
+    func makeRule(id: String, scope: Scope, condition: Condition, settings: RuleDefaults, message: String?,
+                  enabled: Bool, extras: RuleExtras?) -> Rule {
+        Rule(id: id, scope: scope, condition: condition, notify: settings.notify ?? ["stdout"],
+             repeatMode: settings.repeatSetting?.mode ?? .rearm, cooldown: settings.cooldown ?? 0,
+             hysteresis: settings.hysteresis ?? 0, message: message, enabled: enabled, fileVersion: version, extras: extras)
+    }
+
     /// `[A-Za-z0-9._-]{1,64}`: rule ids and portfolio names.
     static func isName(_ text: String) -> Bool {
-        let allowed = text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
-            default: false
+        var text = text
+        return text.withUTF8 { bytes in
+            (1...64).contains(bytes.count) && bytes.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+                default: false
+                }
             }
         }
-        return allowed && (1...64).contains(text.utf8.count)
     }
 
     /// `[A-Za-z0-9._-]{1,64}`; a valid id joins the namespace shared with sink names.
-    private mutating func ruleID(_ node: JSONNode) -> String? {
+    mutating func ruleID(_ node: JSONNode) -> String? {
         guard let id = string(node, "'id'") else { return nil }
         guard Self.isName(id) else {
             error("'id' must be 1 to 64 letters, digits, '.', '_' or '-', found \(UserText.double(id))", at: node.position)
@@ -93,7 +100,7 @@ extension FileChecker {
         return operators.lazy.map(\.key).first { $0 == "inside" || $0 == "outside" }
     }
 
-    private mutating func message(_ node: JSONNode) -> String? {
+    mutating func message(_ node: JSONNode) -> String? {
         guard let text = string(node, "'message'") else { return nil }
         let unknown = MessageTemplate.unknownPlaceholders(in: text)
         for (name, offset) in unknown {

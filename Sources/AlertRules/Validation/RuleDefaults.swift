@@ -33,11 +33,18 @@ extension FileChecker {
 
     /// The four settings from `members`, falling back to `defaults` key by key.
     mutating func settings(_ members: [JSONMember], defaults: RuleDefaults) -> RuleDefaults {
+        settings(notify: members["notify"], cooldown: members["cooldown"], repeat: members["repeat"],
+                 hysteresis: members["hysteresis"], defaults: defaults)
+    }
+
+    /// The four settings from the members written for them, falling back to `defaults` key by key.
+    mutating func settings(notify: JSONMember?, cooldown: JSONMember?, repeat: JSONMember?, hysteresis: JSONMember?,
+                           defaults: RuleDefaults) -> RuleDefaults {
         var result = defaults
-        if let member = members["notify"] { result.notify = notify(member.value) }
-        if let member = members["cooldown"] { result.cooldown = duration(member.value, "'cooldown'", limit: Limits.cooldown) }
-        if let member = members["repeat"] { result.repeatSetting = repeatSetting(member) }
-        if let member = members["hysteresis"], let value = number(member.value, "'hysteresis'") {
+        if let member = notify { result.notify = self.notify(member.value) }
+        if let member = cooldown { result.cooldown = duration(member.value, "'cooldown'", limit: Limits.cooldown) }
+        if let member = `repeat` { result.repeatSetting = repeatSetting(member) }
+        if let member = hysteresis, let value = number(member.value, "'hysteresis'") {
             if value < 0 {
                 error("'hysteresis' must be 0 or more, found \(JSONNumber.format(value))", at: member.value.position)
             } else if value > Limits.hysteresis.value {

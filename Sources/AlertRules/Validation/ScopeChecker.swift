@@ -22,7 +22,7 @@ extension FileChecker {
         return given.count == 1 ? scopes[0] : nil
     }
 
-    private mutating func scopeValue(_ member: JSONMember) -> Scope? {
+    mutating func scopeValue(_ member: JSONMember) -> Scope? {
         switch member.key {
         case "symbol":
             guard let symbol = nonEmptyString(member.value, "'symbol'"), notPortfolioSymbol(symbol, member.value) else {
