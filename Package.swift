@@ -43,9 +43,13 @@ let package = Package(
         // libcurl, loaded on first use (dlopen), through non-variadic wrappers (Swift cannot call
         // curl_easy_setopt). Builds against libcurl4-openssl-dev's headers; links only libdl.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
-        // HTTP over libcurl's multi interface: REST feeds and webhooks.
+        // HTTP clients: the feeds' REST requests over SwiftNIO, webhooks over libcurl's multi interface.
         .target(name: "AlertHTTP", dependencies: [
             "CCurl",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Where ticks and market lists come from: exchanges (REST + websocket), recorded tick files.
@@ -201,7 +205,7 @@ let package = Package(
         ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
-            "pricealert", "AlertTestSupport", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "DemoExchange", "CMemory",
+            "pricealert", "AlertTestSupport", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "AlertPipeline", "DemoExchange", "CMemory",
             "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),

@@ -101,7 +101,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(url): \(reason)" }
 }
 
-/// Sends HTTP requests. The libcurl implementation is `CurlHTTPClient`.
+/// Sends HTTP requests: `NIOHTTPClient` for the feeds, `CurlHTTPClient` (libcurl) for webhooks.
 public protocol HTTPClient: Sendable {
     func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse
 }

@@ -7,7 +7,7 @@ public enum SinkFactory {
     /// What sinks share: one HTTP client for every webhook (one connection cache), and where
     /// `urlEnv`/`secretEnv` are looked up.
     public struct Dependencies: Sendable {
-        /// Nil: `CurlHTTPClient.shared`, the one the feeds use too.
+        /// Nil: `CurlHTTPClient.shared` (libcurl, loaded on first use: only webhooks use it).
         public var httpClient: (any HTTPClient)?
         public var environment: EnvironmentLookup
 

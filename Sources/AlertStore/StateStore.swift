@@ -31,6 +31,11 @@ public final class StateStore: Sendable {
     private let database: DatabasePool
     private let closed = Atomic(false)
 
+    /// Each connection's page cache, in KiB as SQLite's negative `cache_size` says (its default
+    /// is 2 000 KiB): a daemon keeps it filled from one save to the next, and the pages it drops
+    /// are read again from the kernel's file cache.
+    static let pageCacheSize = -256
+
     /// Creates the folder if needed (0700), takes the lock, opens and migrates the database.
     public static func open(_ folder: StateFolder) throws(StateError) -> StateStore {
         try folder.create()
@@ -39,6 +44,7 @@ public final class StateStore: Sendable {
             try privateDatabase(folder)
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = \(pageCacheSize)") }
             let database = try DatabasePool(path: folder.databasePath, configuration: configuration)
             // FULL: in WAL mode, NORMAL may lose the last commits on power loss; an enqueued
             // alert must survive it. Set on the writer after opening: a pool switches its writer

@@ -201,7 +201,7 @@ struct CheckCommand: AsyncParsableCommand {
             return (file.ticks, file.lines, file.malformed, list)
         }
         let feed = try SourceRegistry.make(source, endpoint: endpoint)
-        let http = CurlHTTPClient.shared
+        let http = NIOHTTPClient.shared
         if needsMarkets, markets == nil,
            list == nil || list!.source != feed.name || now - list!.fetchedAt >= marketsEvery.duration.milliseconds {
             do {
@@ -240,7 +240,7 @@ struct CheckCommand: AsyncParsableCommand {
         let needs = firstTimes.compactMap { symbol, until in
             reaches[symbol].map { Backfill.Need(symbol: symbol, reach: $0.reach, detail: $0.detail, until: until) }
         }
-        return await evaluator.fillHistory(needs, source: feed, http: CurlHTTPClient.shared,
+        return await evaluator.fillHistory(needs, source: feed, http: NIOHTTPClient.shared,
                                            filled: filled, now: Wallclock.millis()) { line in
             switch line {
             case .info: break

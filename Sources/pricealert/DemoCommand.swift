@@ -64,7 +64,7 @@ struct DemoCommand: AsyncParsableCommand {
         do {
             outcome = try await LiveDaemon.run(
                 ruleSet: ruleSet,
-                runner: FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: CurlHTTPClient.shared,
+                runner: FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: NIOHTTPClient.shared,
                                    options: tuning.options, logger: logger),
                 delivery: delivery, options: daemon, duration: duration?.duration, logger: logger,
                 rulePaths: rulePaths, saved: saved)

@@ -62,7 +62,7 @@ struct MarketsCommand: AsyncParsableCommand {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
         let feed = try source.make()
-        let http = CurlHTTPClient.shared
+        let http = NIOHTTPClient.shared
         let markets: [Market]
         let ticks: [Tick]
         do {

@@ -41,7 +41,7 @@ struct RecordCommand: AsyncParsableCommand {
             output = StandardOutput(fileDescriptor: fd)
         }
         let logger = Logger(label: "pricealert")
-        let runner = FeedRunner(source: try source.make(), http: CurlHTTPClient.shared, options: tuning.options, logger: logger)
+        let runner = FeedRunner(source: try source.make(), http: NIOHTTPClient.shared, options: tuning.options, logger: logger)
         let limit = duration?.duration
         let written = try await Lifecycle.run(logger: logger) {
             await Lifecycle.limited(to: limit) { await Recorder(runner: runner, output: output).run() }

@@ -56,6 +56,10 @@ struct ReplayCommand: AsyncParsableCommand {
     func run() async throws {
         Logs.bootstrap()
         StandardOutput.ignoreBrokenPipeSignal()
+        // The ticks are read and parsed on a thread of their own from the start, so while the
+        // rules load; a history read from standard input comes first there, though.
+        var ahead = ticks == "-" && history == "-" ? nil : TickReadAhead(path: ticks)
+        defer { ahead?.stop() }
         let ruleSet = try rules.load()
         let marketList = try markets.map(Inputs.markets)
         var evaluator = Evaluator(ruleSet: ruleSet, markets: marketList)
@@ -68,42 +72,59 @@ struct ReplayCommand: AsyncParsableCommand {
             nil
         }
         var read = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
-        let reader = try Inputs.ticks(ticks)
+        if ahead == nil { ahead = TickReadAhead(path: ticks) }
+        let reader = ahead!
+        do {
+            try reader.opened()
+        } catch {
+            StandardError.write("pricealert: error: \(error)")
+            throw ExitCodes.noInput
+        }
         var reportOutput = try report.map { try ReportOutput(path: $0, rules: ruleSet.rules, ruleFiles: rules.files, ticks: ticks) }
 
         let listing = AlertListing(format: format, dispatcher: dispatcher, printing: AlertListing.printingSinks(of: ruleSet),
                                    silences: try SilenceCommand.load(state.path))
-        // Without a dispatcher the tick loop lists each alert itself; with one, a task takes
-        // them in order and waits for each delivery to be handed over.
-        var lines = dispatcher == nil ? AlertListing.Lines(listing) : nil
+        // Without a dispatcher, a thread of its own encodes and writes the listing's lines while
+        // this one evaluates; with one, a task takes the alerts in order and waits for each
+        // delivery to be handed over.
+        let writer = dispatcher == nil
+            ? ListingWriter(writeBytes: AlertListing.batchBytes, encode: listing.appendLine,
+                            write: { StandardOutput.shared.write(lines: $0) })
+            : nil
         let handOver = dispatcher.map { _ in AsyncStream.makeStream(of: Alert.self) }
         let consumer = handOver.map { handOver in Task { await listing.consume(handOver.stream) } }
-        var alerts: [Alert] = []
+        var readFailure: InputFileError?
         let source = ticks
-        try reader.forEachLine { line, result in
-            read += 1
-            switch result {
-            case .failure(let error):
-                StandardError.write(evaluator.reject(error.message, at: .line(file: source, line: line)).description)
-            case .success(let tick):
-                if let drop = evaluator.process(tick, at: .line(file: source, line: line), into: &alerts) {
-                    StandardError.write(drop.description)
-                } else {
-                    reportOutput?.report.add(tick)
+        while let batch = reader.next() {
+            var alerts: [Alert] = []
+            for (line, result) in batch.lines {
+                read += 1
+                switch result {
+                case .failure(let error):
+                    StandardError.write(evaluator.reject(error.message, at: .line(file: source, line: line)).description)
+                case .success(let tick):
+                    let start = alerts.count
+                    if let drop = evaluator.process(tick, at: .line(file: source, line: line), into: &alerts) {
+                        StandardError.write(drop.description)
+                    } else {
+                        reportOutput?.report.add(tick)
+                    }
+                    if reportOutput != nil {
+                        for alert in alerts[start...] { reportOutput?.report.add(alert) }
+                    }
                 }
-                for alert in alerts {
-                    lines?.list(alert)
-                    handOver?.continuation.yield(alert)
-                    reportOutput?.report.add(alert)
-                }
-                alerts.removeAll(keepingCapacity: true)
             }
+            writer?.send(alerts)
+            if let handOver { for alert in alerts { handOver.continuation.yield(alert) } }
+            readFailure = batch.failure
         }
-        lines?.flush()
+        // Everything read before a read error is listed (and dispatched) before the run ends with it.
+        writer?.finish()
         handOver?.continuation.finish()
         var failures = await consumer?.value ?? 0
         failures += await dispatcher?.closeAll() ?? 0
         failures += await dispatcher?.finish(timeout: .seconds(30)) ?? 0
+        if let readFailure { throw readFailure }
 
         StandardError.write("replay: \(Summary.line(read: read, stats: evaluator.stats))")
         if let policy = dispatcher?.policy.counts.summary { StandardError.write("replay: \(policy)") }

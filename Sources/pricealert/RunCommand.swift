@@ -36,7 +36,7 @@ struct RunCommand: AsyncParsableCommand {
         let store = try state.open()
         let saved = try state.loadSaved(store)
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
-        let http = CurlHTTPClient.shared
+        let http = NIOHTTPClient.shared
         let logger = Logger(label: "pricealert")
         let outcome = try await LiveDaemon.run(
             ruleSet: ruleSet,

@@ -150,21 +150,44 @@ struct EngineStateTests {
         #expect(engine.takeChanges().isEmpty)
     }
 
-    /// The final save moves the histories out instead of copying them; what it saves is the same.
-    @Test func finalChangesEqualChanges() {
-        var rng = SeededRandom(seed: 31)
+    /// Two engines with the same 40 random rules, given the same 2 000 random ticks.
+    static func twins(seed: UInt64) -> (Engine, Engine) {
+        var rng = SeededRandom(seed: seed)
         let rules = EngineReferenceTests.randomRules(&rng, count: 40)
         let ticks = EngineReferenceTests.randomTicks(&rng, count: 2000)
-        let copying = Engine(rules: rules)
-        let moving = Engine(rules: rules)
+        let engines = (Engine(rules: rules), Engine(rules: rules))
         var alerts: [Alert] = []
         for tick in ticks {
-            copying.process(tick, into: &alerts)
-            moving.process(tick, into: &alerts)
+            engines.0.process(tick, into: &alerts)
+            engines.1.process(tick, into: &alerts)
         }
+        return engines
+    }
+
+    /// The final save moves the histories out instead of copying them; what it saves is the same.
+    @Test func finalChangesEqualChanges() {
+        let (copying, moving) = Self.twins(seed: 31)
         let expected = copying.takeChanges()
         #expect(expected.contains { $0.minutes.count > 10 })
         #expect(moving.takeFinalChanges() == expected)
+    }
+
+    /// A save taken a part at a time (`takeChanges(limit:)`, as `run` saves): at most `limit`
+    /// symbols a call, and together exactly what one `takeChanges` gives.
+    @Test func changesTakenInPartsAddUpToTheWhole() {
+        let (whole, parts) = Self.twins(seed: 37)
+        let expected = whole.takeChanges().sorted { $0.symbol < $1.symbol }
+        #expect(expected.count > 2)
+        var taken: [SymbolSnapshot] = []
+        var calls = 0
+        while case let part = parts.takeChanges(limit: 2), !part.isEmpty {
+            #expect(part.count <= 2)
+            taken += part
+            calls += 1
+        }
+        #expect(calls == (expected.count + 1) / 2)
+        #expect(taken.sorted { $0.symbol < $1.symbol } == expected)
+        #expect(parts.takeChanges().isEmpty)
     }
 
     /// A reload hands every symbol on, including restored ones that have not ticked since.

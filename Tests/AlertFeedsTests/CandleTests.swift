@@ -213,7 +213,7 @@ struct CandleRequestTests {
         }
         try await LoopbackServer.with(router) { port in
             let base = "http://127.0.0.1:\(port)"
-            let http = CurlHTTPClient()
+            let http = NIOHTTPClient()
             let spot = try await http.fetch(BTSECandles.request(.spot, symbol: "BTC-USD", resolution: .minute,
                                                                 start: 1_624_987_200_000, end: 1_624_987_500_000, endpoint: base))
             #expect(try BTSECandles.parse(spot, resolution: .minute).get().candles.count == 2)

@@ -46,7 +46,7 @@ struct LiveFeedTests {
         let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
             port: 0, prices: .randomWalk(seed: 7, interval: interval), faults: faults))
         let port = try await exchange.start()
-        let http = CurlHTTPClient()
+        let http = NIOHTTPClient()
         let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, options: options,
                                 logger: Logger(label: "test"))
         let recorder = Recorder()
@@ -125,7 +125,7 @@ struct LiveFeedTests {
         router.get("/spot/api/v3.2/market_summary") { _, _ in "[]" }
         let recorder = Recorder()
         try await LoopbackServer.with(router) { port in
-            let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: CurlHTTPClient(),
+            let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: NIOHTTPClient(),
                                     options: FeedOptions(staleAfter: .seconds(1), backoffBase: .milliseconds(100),
                                                          backoffMaximum: .milliseconds(200)),
                                     logger: Logger(label: "test"))

@@ -29,7 +29,7 @@ struct PolledSourceTests {
     /// Runs the feed until it emitted `count` tick batches (the suite's time limit ends a feed
     /// that never does).
     func follow(_ source: PolledSource, batches count: Int) async throws -> [FeedEvent] {
-        let runner = FeedRunner(source: source, http: CurlHTTPClient(),
+        let runner = FeedRunner(source: source, http: NIOHTTPClient(),
                                 options: FeedOptions(backoffBase: .milliseconds(100)), logger: Logger(label: "test"))
         let (events, task) = runner.start()
         var seen: [FeedEvent] = []

@@ -2,18 +2,14 @@ import AlertHTTP
 import AlertTestSupport
 import Testing
 
-/// The libcurl client against replies no client should read whole: huge, endless, dripping,
-/// header floods, from a real server on 127.0.0.1.
+/// Both clients against replies no client should read whole: huge, endless, dripping, header
+/// floods, from a real server on 127.0.0.1.
 @Suite(.programs) struct HostileReplyTests {
-    let client = CurlHTTPClient()
-
-    private func send(_ request: HTTPRequest) async -> Result<HTTPResponse, HTTPError> {
-        do { return .success(try await client.send(request)) } catch { return .failure(error) }
-    }
-
-    @Test func aRESTReplyOverTheLimitFailsNamingTheRedactedURL() async throws {
+    @Test(arguments: Transport.allCases)
+    func aRESTReplyOverTheLimitFailsNamingTheRedactedURL(_ transport: Transport) async throws {
+        let client = transport.client
         let (port, result) = try await HostileReceiver.with { port in
-            (port, await send(HTTPRequest(url: "http://127.0.0.1:\(port)/huge/3?token=s3cret",
+            (port, await client.result(HTTPRequest(url: "http://127.0.0.1:\(port)/huge/3?token=s3cret",
                                           responseLimit: ResponseLimit(bytes: 1 << 20, truncates: false))))
         }
         guard case .failure(let error) = result else { Issue.record("a 3 MiB reply passed a 1 MiB limit"); return }
@@ -21,16 +17,20 @@ import Testing
         #expect(!error.description.contains("s3cret"))
     }
 
-    @Test func anEndlessRESTReplyStopsAtTheDefaultLimit() async throws {
+    @Test(arguments: Transport.allCases)
+    func anEndlessRESTReplyStopsAtTheDefaultLimit(_ transport: Transport) async throws {
+        let client = transport.client
         let result = try await HostileReceiver.with { port in
-            await send(HTTPRequest(url: "http://127.0.0.1:\(port)/endless", timeout: 120_000))
+            await client.result(HTTPRequest(url: "http://127.0.0.1:\(port)/endless", timeout: 120_000))
         }
         guard case .failure(let error) = result else { Issue.record("an endless reply succeeded"); return }
         #expect(error.reason == "response body larger than 32 MiB, the limit for this request")
         #expect(ResponseLimit.rest.bytes == 32 << 20)
     }
 
-    @Test func aReplyWithinTheLimitIsReadWhole() async throws {
+    @Test(arguments: Transport.allCases)
+    func aReplyWithinTheLimitIsReadWhole(_ transport: Transport) async throws {
+        let client = transport.client
         let response = try await HostileReceiver.with { port in
             try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/huge/2",
                                               responseLimit: ResponseLimit(bytes: 2 << 20, truncates: false)))
@@ -39,8 +39,9 @@ import Testing
         #expect(response.body.count == 2 << 20)
     }
 
-    @Test(arguments: [200, 503])
-    func anEndlessWebhookReplyKeepsItsStatusAndTheFirst64KiB(status: Int) async throws {
+    @Test(arguments: Transport.allCases, [200, 503])
+    func anEndlessWebhookReplyKeepsItsStatusAndTheFirst64KiB(_ transport: Transport, status: Int) async throws {
+        let client = transport.client
         let response = try await HostileReceiver.with { port in
             try await client.send(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/endless?status=\(status)",
                                               body: Array("{}".utf8), timeout: 120_000, responseLimit: .webhook))
@@ -49,18 +50,22 @@ import Testing
         #expect(response.body.count == 64 << 10)
     }
 
-    @Test func aDrippingReplyEndsAtTheTimeout() async throws {
+    @Test(arguments: Transport.allCases)
+    func aDrippingReplyEndsAtTheTimeout(_ transport: Transport) async throws {
+        let client = transport.client
         let result = try await HostileReceiver.with { port in
-            await send(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/drip", body: [1],
+            await client.result(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/drip", body: [1],
                                    timeout: 1_000, responseLimit: .webhook))
         }
         guard case .failure(let error) = result else { Issue.record("a dripping reply succeeded"); return }
         #expect(error.kind == .timeout)
     }
 
-    @Test func aHeaderFloodFails() async throws {
+    @Test(arguments: Transport.allCases)
+    func aHeaderFloodFails(_ transport: Transport) async throws {
+        let client = transport.client
         let result = try await HostileReceiver.with { port in
-            await send(HTTPRequest(url: "http://127.0.0.1:\(port)/headers/2000", responseLimit: .webhook))
+            await client.result(HTTPRequest(url: "http://127.0.0.1:\(port)/headers/2000", responseLimit: .webhook))
         }
         guard case .failure(let error) = result else { Issue.record("2000 headers of 200 bytes were read"); return }
         #expect(error.reason == "response headers larger than 256 KiB")

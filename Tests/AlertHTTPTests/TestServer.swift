@@ -6,7 +6,7 @@ import Hummingbird
 ///
 /// Routes: `GET /hello`; `POST|PUT|PATCH|DELETE /echo` (body back, request headers in
 /// `x-got-*` response headers); `GET /status/{code}?retry-after=N`;
-/// `GET /n/{i}` (body `i`); `GET /sleep` (1 s, longer than the tests' timeouts).
+/// `GET /n/{i}` (body `i`); `GET /moved` (302 to `/hello`); `GET /sleep` (1 s, longer than the tests' timeouts).
 enum TestServer {
     /// Runs `body` with the port of a running server, then shuts the server down gracefully.
     static func with<T: Sendable>(_ body: @Sendable (Int) async throws -> T) async throws -> T {
@@ -41,6 +41,9 @@ enum TestServer {
         router.get("sleep") { _, _ in
             try await Task.sleep(for: .seconds(1))
             return "late"
+        }
+        router.get("moved") { _, _ in
+            Response(status: .found, headers: [.location: "/hello"])
         }
         router.get("n/:i") { _, context in
             String(try context.parameters.require("i"))

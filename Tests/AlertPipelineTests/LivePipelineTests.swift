@@ -34,7 +34,7 @@ import Testing
 
     /// `rules` on the embedded exchange at `port`, delivered straight to `sinks`, shut down when
     /// `stop` opens; the test runner's own SIGTERM and SIGINT stay its own.
-    static func pipeline(_ rules: RuleSet, port: Int, sinks: [String: any Sink], http: CurlHTTPClient,
+    static func pipeline(_ rules: RuleSet, port: Int, sinks: [String: any Sink], http: NIOHTTPClient,
                          stop: Gate) throws -> LivePipeline {
         let logger = Logger(label: "test")
         let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, logger: logger)
@@ -61,8 +61,7 @@ import Testing
              "rules": [\(ids.map { #"{"id": "\#($0)", "symbol": "BTC", "when": {"price": {"above": 1}}}"# }.joined(separator: ", "))]}
             """.utf8))]).get()
         let sink = HeldSink()
-        let http = CurlHTTPClient()
-        defer { http.shutdown() }
+        let http = NIOHTTPClient()
         let stop = Gate()
         var pipeline = try Self.pipeline(rules, port: port, sinks: ["held": sink], http: http, stop: stop)
         let status = StatusServer(host: "127.0.0.1", port: 0, registry: PrometheusMetrics.isolated().registry,
@@ -129,8 +128,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let rules = try RuleLoader.loadFiles(paths: [path]).get()
         let sink = RecordingSink()
-        let http = CurlHTTPClient()
-        defer { http.shutdown() }
+        let http = NIOHTTPClient()
         let stop = Gate()
         var pipeline = try Self.pipeline(rules, port: port, sinks: ["quiet": sink], http: http, stop: stop)
         pipeline.rulePaths = [path]
@@ -169,8 +167,7 @@ import Testing
                        {"id": "b", "symbol": "BTC", "when": {"price": {"above": 1}}}]}
             """.utf8))]).get()
         let sink = HeldSink()
-        let http = CurlHTTPClient()
-        defer { http.shutdown() }
+        let http = NIOHTTPClient()
         let stop = Gate()
         var pipeline = try Self.pipeline(rules, port: port, sinks: ["held": sink], http: http, stop: stop)
         pipeline.alertsInFlight = 2

@@ -72,7 +72,7 @@ struct BackfillCommandTests {
         let target = time - Self.sevenDays
         let base = price / (1 + value / 100)
         let candles = try await BTSESource(endpoint: endpoint).candles(of: "BTC", since: target - 7_200_000, until: target + 7_200_000,
-                                                                       now: time, http: CurlHTTPClient())
+                                                                       now: time, http: NIOHTTPClient())
         let seeded = candles.flatMap { [$0.low, $0.high, $0.close] }
         #expect(seeded.contains { abs($0 - base) <= 1e-6 * base }, "base \(base) not among \(seeded)")
 

@@ -43,6 +43,14 @@ extension Engine {
         withSeries(core.takeSnapshots(all: false, including: plainChanged(all: false)), all: false)
     }
 
+    /// `takeChanges`, a part at a time: the snapshots of at most `limit` of the symbols that
+    /// accepted a tick (the others stay changed for the next call), and every symbol whose plain
+    /// series changed. Calls until one returns nothing save what one `takeChanges` would, while
+    /// only one part's copies of the minute histories exist at a time.
+    public func takeChanges(limit: Int) -> [SymbolSnapshot] {
+        withSeries(core.takeSnapshots(all: false, limit: limit, including: plainChanged(all: false)), all: false)
+    }
+
     /// `takeChanges` for the last save of the engine's life (a `check` run's end): each minute
     /// history is moved into its snapshot instead of copied, so the engine must not take
     /// ticks afterwards (its histories are empty).
@@ -95,9 +103,16 @@ extension EngineCore {
     }
 
     /// `including`: symbols saved whether or not they changed (their plain series did).
-    mutating func takeSnapshots(all: Bool, moving: Bool = false, including: Set<String> = []) -> [SymbolSnapshot] {
+    /// `limit`: how many changed symbols (not counting `including`) one call takes at most.
+    mutating func takeSnapshots(all: Bool, moving: Bool = false, limit: Int = .max,
+                                including: Set<String> = []) -> [SymbolSnapshot] {
         var out: [SymbolSnapshot] = []
+        var taken = 0
         for s in symbols.indices where all || symbols[s].changed || including.contains(symbols[s].symbol) {
+            if !all, !including.contains(symbols[s].symbol) {
+                guard taken < limit else { continue }
+                taken += 1
+            }
             var history: (minutes: [Int64], prices: [Double]) = ([], [])
             if symbols[s].keepsHistory { history = moving ? symbols[s].history.takeEntries() : symbols[s].history.entries }
             out.append(snapshot(of: s, history: history))

@@ -74,10 +74,11 @@ struct MinuteHistory: Sendable {
             return
         }
         if currentMinute != .min {
-            if minutes.count >= Self.trimBatch, minutes.count == minutes.capacity {
+            if minutes.count >= Self.trimBatch, minutes.count >= min(minutes.capacity, prices.capacity) {
                 // Past one trim batch, grown by a batch or an eighth rather than doubled: a
                 // history at its full length then holds its window and about one batch more,
-                // not up to twice it.
+                // not up to twice it. Both arrays are looked at: malloc may give either a
+                // little more room than asked, and the fuller one would otherwise double.
                 let room = minutes.count + max(minutes.count / 8, Self.trimBatch)
                 minutes.reserveCapacity(room)
                 prices.reserveCapacity(room)

@@ -2,6 +2,7 @@
 // the channel to itself: an upgrade the server never answers (or closes without answering) could
 // then neither time out nor be cancelled, and a rejected upgrade left the connection open, reading.
 import AlertCore
+import AlertHTTP
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -53,7 +54,7 @@ struct FeedSocket: Sendable {
     /// Connects, upgrades, runs `handler` on the connection and returns when the connection ends
     /// (the server closed it, or `handler` returned).
     func run(_ handler: @escaping Handler) async throws {
-        guard let target = Target(url) else { throw Failure.invalidURL }
+        guard let target = URLTarget(url, schemes: .websocket) else { throw Failure.invalidURL }
         let attempt = Attempt()
         let tls = target.secure ? try Self.tlsContext.get() : nil
         defer { attempt.close() }
@@ -90,7 +91,7 @@ struct FeedSocket: Sendable {
 
     /// The pipeline of a new channel, and its upgrade as a future that fails when the channel
     /// closes or the deadline passes first (NIO's upgrade handler waits for an answer for good).
-    private func setUp(_ channel: any Channel, target: Target, tls: NIOSSLContext?,
+    private func setUp(_ channel: any Channel, target: URLTarget, tls: NIOSSLContext?,
                        attempt: Attempt) -> EventLoopFuture<EventLoopFuture<Upgrade>> {
         attempt.attach(channel)
         let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(handshakeTimeout.nanoseconds)) {
@@ -255,51 +256,5 @@ private final class FrameErrorWatch: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if case NIOWebSocketError.invalidFrameLength = error { attempt.sawFrameTooLarge() }
         context.fireErrorCaught(error)
-    }
-}
-
-/// The parts of a `ws://` or `wss://` URL a connection needs.
-private struct Target: Sendable {
-    var secure: Bool
-    var host: String
-    var port: Int
-    var path: String
-    var hostHeader: String
-    /// An IP address (no TLS server name for it).
-    var isAddress: Bool
-
-    init?(_ url: String) {
-        var rest = Substring(url)
-        if rest.hasPrefix("wss://") {
-            secure = true
-            rest = rest.dropFirst(6)
-        } else if rest.hasPrefix("ws://") {
-            secure = false
-            rest = rest.dropFirst(5)
-        } else {
-            return nil
-        }
-        let end = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
-        var authority = rest[..<end]
-        path = rest[end...].isEmpty ? "/" : (rest[end] == "?" ? "/" + rest[end...] : String(rest[end...]))
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        hostHeader = String(authority)
-        var port: Int?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = String(authority[authority.index(after: authority.startIndex)..<close])
-            let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { port = Int(after.dropFirst()) }
-            isAddress = true
-        } else {
-            if let colon = authority.lastIndex(of: ":") {
-                port = Int(authority[authority.index(after: colon)...])
-                authority = authority[..<colon]
-            }
-            host = String(authority)
-            isAddress = host.allSatisfy { $0.isNumber || $0 == "." }
-        }
-        guard !host.isEmpty else { return nil }
-        self.port = port ?? (secure ? 443 : 80)
     }
 }

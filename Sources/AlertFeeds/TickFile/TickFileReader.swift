@@ -24,8 +24,11 @@ public struct TickFileReader: ~Copyable {
     }
 
     /// Calls `body` with the 1-based line number and the parse result of each non-blank line,
-    /// in file order. Errors thrown by `body` stop the reading and are rethrown.
-    public func forEachLine(_ body: (Int, Result<Tick, TickLineError>) throws -> Void) throws {
+    /// in file order, and `afterRead` once the whole lines of each `read(2)` have been given
+    /// (so a caller that batches lines can pass on those of a pipe that is still being written
+    /// without waiting for more). Errors thrown by either stop the reading and are rethrown.
+    public func forEachLine(_ body: (Int, Result<Tick, TickLineError>) throws -> Void,
+                            afterRead: () throws -> Void = {}) throws {
         var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(chunkSize, 16), alignment: 16)
         defer { buffer.deallocate() }
         var filled = 0  // bytes in buffer[0..<filled] not yet consumed
@@ -72,6 +75,7 @@ public struct TickFileReader: ~Copyable {
                 if !Self.isBlank(line) { try body(lineNumber, TickLineParser.parse(line)) }
                 lineStart = next
             }
+            try afterRead()
             scanned = max(scanned - lineStart, 0)
             if lineStart >= filled {
                 filled = 0

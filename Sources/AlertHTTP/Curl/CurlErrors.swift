@@ -34,13 +34,6 @@ extension HTTPError {
             return .other
         }
     }
-
-    /// A request refused before it reached libcurl; sending it again cannot help.
-    static func invalid(_ reason: String, redactedURL: String) -> HTTPError {
-        var error = HTTPError(kind: .other, url: redactedURL, reason: reason)
-        error.isPermanent = true
-        return error
-    }
 }
 
 extension String {

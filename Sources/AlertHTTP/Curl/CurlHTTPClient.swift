@@ -11,8 +11,8 @@ import Synchronization
 /// Call `shutdown()` when done (deinit does it too): requests still in flight then fail with
 /// kind `.other`.
 public final class CurlHTTPClient: HTTPClient {
-    /// The process's client: one curl multi loop (one thread, one connection cache) for feeds
-    /// and webhooks alike. Created on first use.
+    /// The process's webhook client: one curl multi loop (one thread, one connection cache).
+    /// Created on first use, which loads libcurl (the feeds use `NIOHTTPClient`).
     public static let shared = CurlHTTPClient()
 
     /// nil when libcurl cannot be loaded: every `send` then fails with the reason.

@@ -3,13 +3,9 @@ import CCurl
 /// How a request becomes libcurl options: the fixed policy (TLS verified, no redirects, no
 /// `Expect`) and the per-request method, headers and body.
 extension CurlTransfer {
-    static let userAgent = "pricealert/0.1"
-
     /// Sets every option for `request`; throws for a method or header that cannot be sent.
     func configure(_ request: HTTPRequest) throws(HTTPError) {
-        guard !request.method.isEmpty, request.method.utf8.allSatisfy(Self.isTokenByte) else {
-            throw .invalid("invalid HTTP method", redactedURL: redactedURL)
-        }
+        try request.checkMethodAndHeaders(redactedURL: redactedURL)
         let me = Unmanaged.passUnretained(self).toOpaque()
         setopt(easy, CURLOPT_URL, request.url)
         setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https")
@@ -19,7 +15,7 @@ extension CurlTransfer {
         setopt(easy, CURLOPT_FOLLOWLOCATION, 0)
         setopt(easy, CURLOPT_TIMEOUT_MS, Int(max(request.timeout, 1)))
         setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(max(request.connectTimeout, 1)))
-        setopt(easy, CURLOPT_USERAGENT, Self.userAgent)
+        setopt(easy, CURLOPT_USERAGENT, HTTPRequest.userAgent)
         if let caFile = request.caFile { setopt(easy, CURLOPT_CAINFO, caFile) }
         _ = pa_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = pa_easy_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlBodyCallback)
@@ -27,8 +23,7 @@ extension CurlTransfer {
         _ = pa_easy_setopt_write(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
         _ = pa_easy_setopt_ptr(easy, CURLOPT_HEADERDATA, me)
 
-        let sendsBody = !request.body.isEmpty || request.method == "POST" || request.method == "PUT"
-            || request.method == "PATCH"
+        let sendsBody = request.sendsBody
         switch request.method {
         case "GET" where !sendsBody:
             setopt(easy, CURLOPT_HTTPGET, 1)
@@ -50,10 +45,6 @@ extension CurlTransfer {
     private func setHeaders(_ headers: [(name: String, value: String)], sendsBody: Bool) throws(HTTPError) {
         var lines: [String] = []
         for (name, value) in headers {
-            guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte),
-                  !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-                throw .invalid("invalid request header", redactedURL: redactedURL)
-            }
             // "Name:" would tell libcurl to drop the header; "Name;" sends it empty.
             lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
         }
@@ -69,13 +60,5 @@ extension CurlTransfer {
             headerList = list
         }
         if let headerList { _ = pa_easy_setopt_ptr(easy, CURLOPT_HTTPHEADER, headerList) }
-    }
-
-    /// RFC 9110 `tchar`: what a method or header name may contain.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
-        default: return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
     }
 }

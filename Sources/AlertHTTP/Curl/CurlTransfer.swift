@@ -65,8 +65,8 @@ final class CurlTransfer: @unchecked Sendable {
             finish(.success(HTTPResponse(status: status, headers: responseHeaders, body: body, duration: seconds)))
         } else if let overflow {
             let reason = switch overflow {
-            case .body: "response body larger than \(Self.size(limit.bytes)), the limit for this request"
-            case .headers: "response headers larger than \(Self.size(ResponseLimit.maxHeaderBytes))"
+            case .body: "response body larger than \(sizeText(limit.bytes)), the limit for this request"
+            case .headers: "response headers larger than \(sizeText(ResponseLimit.maxHeaderBytes))"
             }
             finish(.failure(HTTPError(kind: .other, url: redactedURL, reason: reason)))
         } else {
@@ -96,13 +96,6 @@ final class CurlTransfer: @unchecked Sendable {
         }
         body.append(contentsOf: data)
         return true
-    }
-
-    /// "64 KiB", "32 MiB", or bytes.
-    static func size(_ bytes: Int) -> String {
-        if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
-        if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
-        return "\(bytes) bytes"
     }
 
     /// One header line as libcurl hands it over, CRLF included. A status line starts a new

@@ -143,6 +143,11 @@ public struct Evaluator {
         return final ? engine.takeFinalChanges() : engine.takeChanges()
     }
 
+    /// At most `limit` changed symbols' snapshots (see `Engine.takeChanges(limit:)`).
+    public func takeChanges(limit: Int) -> [SymbolSnapshot] {
+        engine?.takeChanges(limit: limit) ?? []
+    }
+
     /// The new-listings tracker to save when its known or pending markets changed since the
     /// last call (or the restore); nil when nothing changed.
     public mutating func takeChangedListings() -> NewListings? {

@@ -66,11 +66,12 @@ final class DeliveryService: Service {
                     sinceCommit = 0
                 }
                 gate.dispatched()
-            case .save(let snapshots, let markets):
+            case .save(let snapshots, let markets, let written):
                 let (snapshots, markets) = unsaved.adding(snapshots, markets: markets)
                 if !(await delivery.save(snapshots, markets: markets, logger: logger)) {
                     unsaved.keep(snapshots, markets: markets)
                 }
+                written?()
                 unrecorded = record(unrecorded, unless: unsaved)
             case .backfilled(let entries):
                 unrecorded = record(unrecorded + entries, unless: unsaved)

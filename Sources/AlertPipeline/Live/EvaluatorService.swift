@@ -12,7 +12,8 @@ import Wallclock
 
 /// The evaluator as a service: takes the feed's events and reloaded rules from its inbox, in
 /// order, and hands alerts, saves and listings to delivery, in order. It never waits for a
-/// sink, only for `AlertGate` when a burst leaves too many alerts on their way out. With a
+/// sink, only for `AlertGate` when a burst leaves too many alerts on their way out, and for
+/// each part of a save to be written before it copies the next (`saveChanges`). With a
 /// state folder it hands on a save of the changed state every `saveEvery`, with each market
 /// list, before a reload and at the end, and the known markets of `listed` rules when they
 /// change, each behind the alerts made before it. Once the feed has stopped and every event in
@@ -69,7 +70,7 @@ final class EvaluatorService: Service {
         // The inbox ends when the feed has stopped; the final save waits for this service's
         // turn, so nothing it would hand on comes after it.
         try? await gracefulShutdown()
-        evaluation.saveChanges(final: true)
+        await evaluation.saveChanges(final: true)
         output.finish()
         result.withLock { $0 = evaluation.stats }
     }
@@ -192,7 +193,7 @@ struct LiveEvaluation {
             }
             monitor.prices(accepted: accepted)
             saveListings()
-            if persists, Wallclock.millis() - lastSave >= saveEvery { saveChanges() }
+            if persists, Wallclock.millis() - lastSave >= saveEvery { await saveChanges() }
             if !settled {
                 // The first frame built its symbols' groups from the restored state, and those
                 // symbols' snapshots are now freed: give their pages back.
@@ -244,7 +245,7 @@ struct LiveEvaluation {
         }
         for entry in entries { filledByThisRun[entry.symbol] = max(filledByThisRun[entry.symbol] ?? 0, entry.reach) }
         guard persists, !entries.isEmpty else { return }
-        saveChanges()
+        await saveChanges()
         output.yield(.backfilled(entries))
     }
 
@@ -256,13 +257,31 @@ struct LiveEvaluation {
 
     /// Hands what changed since the last save to the delivery task, behind the alerts before it.
     /// The `final` save moves each minute history into its snapshot instead of copying it (a
-    /// day of minutes for every symbol is megabytes): the engine takes no tick after it.
-    mutating func saveChanges(final: Bool = false) {
+    /// day of minutes for every symbol is megabytes): the engine takes no tick after it. Any
+    /// other save copies the histories, so it goes `symbolsPerSave` symbols at a time, each part
+    /// written before the next is taken: only one part's copies exist at once.
+    mutating func saveChanges(final: Bool = false) async {
         guard persists, evaluator.isReady else { return }
         lastSave = Wallclock.millis()
-        let changes = evaluator.takeChanges(final: final)
-        if !changes.isEmpty { output.yield(.save(changes, markets: nil)) }
+        if final {
+            let changes = evaluator.takeChanges(final: true)
+            if !changes.isEmpty { output.yield(.save(changes, markets: nil)) }
+            return
+        }
+        while true {
+            let part = evaluator.takeChanges(limit: Self.symbolsPerSave)
+            if part.isEmpty { return }
+            await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
+                // A delivery input that has ended (shutdown) writes nothing: no need to wait.
+                if case .terminated = output.yield(.save(part, markets: nil, written: { written.resume() })) {
+                    written.resume()
+                }
+            }
+        }
     }
+
+    /// Symbols a save hands over at a time (see `saveChanges`).
+    static let symbolsPerSave = 32
 
     /// Swaps in reloaded rules: a new engine takes over every symbol's state, so rules that did
     /// not change keep theirs (armed, cooldown, once) and changed or new rules start fresh.
@@ -270,7 +289,7 @@ struct LiveEvaluation {
     /// window, a new symbol) is filled before the next tick is evaluated with them. Delivery
     /// gets the rules too, behind the alerts made before them (their priorities).
     mutating func reload(_ rules: RuleSet) async {
-        saveChanges()
+        await saveChanges()
         output.yield(.rules(rules))
         evaluator.reload(rules)
         if let backfill { await fillHistory(from: backfill) }

@@ -12,7 +12,8 @@ enum EvaluatorInput: Sendable {
 /// What flows from the evaluator to delivery, in order.
 enum DeliveryInput: Sendable {
     case alert(Alert)
-    case save([SymbolSnapshot], markets: MarketsSave?)
+    /// `written`, when given, is called once the save was written or failed to be.
+    case save([SymbolSnapshot], markets: MarketsSave?, written: (@Sendable () -> Void)? = nil)
     /// The known markets of `listed` rules, saved behind the alerts before them.
     case listings(NewListings)
     /// Symbols filled from candles, recorded in the ledger once the save before them is written.

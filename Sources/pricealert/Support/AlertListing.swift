@@ -5,8 +5,9 @@ import AlertRules
 import AlertSinks
 
 /// Prints alerts as they come, in order, and hands each to the dispatcher when there is one.
-/// Without a dispatcher, `Lines` lists them in the caller's own loop, in batches of about
-/// 64 KiB; with one, `consume` writes each line before its alert is dispatched. Standard output
+/// Without a dispatcher, the caller writes the lines `appendLine` makes in batches of about
+/// `batchBytes` (`replay`: its `ListingWriter` thread); with one, `consume` writes each line
+/// before its alert is dispatched. Standard output
 /// is the listing alone: dispatched alerts leave out the sinks that print there (`printing`),
 /// which would repeat each line.
 struct AlertListing: Sendable {
@@ -65,9 +66,8 @@ struct AlertListing: Sendable {
         out.append(UInt8(ascii: "\n"))
     }
 
-    /// Lists alerts where they are made, without a task or a stream between: each line goes
-    /// into one reusable batch, written to standard output when it reaches `batchBytes` and on
-    /// `flush()`. It dispatches nothing: a listing with a dispatcher goes through `consume`.
+    /// Lists alerts into one reusable batch, written to standard output when it reaches
+    /// `batchBytes` and on `flush()`. It dispatches nothing (`consume` does).
     struct Lines {
         let listing: AlertListing
         private var batch: [UInt8] = []

@@ -2,15 +2,12 @@ import AlertHTTP
 import AlertTestSupport
 import Testing
 
-/// The libcurl client against a real Hummingbird server on 127.0.0.1.
-@Suite struct CurlHTTPClientTests {
-    let client = CurlHTTPClient()
-
-    private func send(_ request: HTTPRequest) async -> Result<HTTPResponse, HTTPError> {
-        do { return .success(try await client.send(request)) } catch { return .failure(error) }
-    }
-
-    @Test func getReturnsStatusBodyAndLowerCasedHeaders() async throws {
+/// Both clients (the feeds' SwiftNIO one, the webhooks' libcurl one) against a real Hummingbird
+/// server on 127.0.0.1: the same requests give the same responses and the same errors.
+@Suite struct HTTPClientTests {
+    @Test(arguments: Transport.allCases)
+    func getReturnsStatusBodyAndLowerCasedHeaders(_ transport: Transport) async throws {
+        let client = transport.client
         let response = try await TestServer.with { port in
             try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/hello"))
         }
@@ -22,14 +19,18 @@ import Testing
         #expect(response.duration > 0)
     }
 
-    @Test func unknownPathIs404() async throws {
+    @Test(arguments: Transport.allCases)
+    func unknownPathIs404(_ transport: Transport) async throws {
+        let client = transport.client
         let response = try await TestServer.with { port in
             try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/nowhere"))
         }
         #expect(response.status == 404)
     }
 
-    @Test func postBodyArrivesExactlyWithHeaders() async throws {
+    @Test(arguments: Transport.allCases)
+    func postBodyArrivesExactlyWithHeaders(_ transport: Transport) async throws {
+        let client = transport.client
         let body: [UInt8] = Array(0...255) + [0, 0, 13, 10, 0] + Array("{\"a\":1}".utf8)
         let response = try await TestServer.with { port in
             try await client.send(HTTPRequest(
@@ -45,8 +46,9 @@ import Testing
         #expect(response.header("x-got-user-agent") == "pricealert/0.1")
     }
 
-    @Test(arguments: ["PUT", "PATCH", "DELETE"])
-    func otherMethodsReachTheServer(method: String) async throws {
+    @Test(arguments: Transport.allCases, ["PUT", "PATCH", "DELETE"])
+    func otherMethodsReachTheServer(_ transport: Transport, method: String) async throws {
+        let client = transport.client
         let response = try await TestServer.with { port in
             try await client.send(HTTPRequest(method: method, url: "http://127.0.0.1:\(port)/echo",
                                               body: method == "DELETE" ? [] : Array("x=\(method)".utf8)))
@@ -58,11 +60,25 @@ import Testing
         #expect(response.header("x-got-content-type") == "-")
     }
 
-    @Test func statusesAreClassified() async throws {
+    /// A redirect is an answer like any other: the caller sees the 3xx and its `Location`.
+    @Test(arguments: Transport.allCases)
+    func redirectsAreNotFollowed(_ transport: Transport) async throws {
+        let client = transport.client
+        let response = try await TestServer.with { port in
+            try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/moved"))
+        }
+        #expect(response.status == 302)
+        #expect(response.header("location") == "/hello")
+        #expect(response.body.isEmpty)
+    }
+
+    @Test(arguments: Transport.allCases)
+    func statusesAreClassified(_ transport: Transport) async throws {
+        let client = transport.client
         let outcomes = try await TestServer.with { port in
             var outcomes: [HTTPOutcome] = []
             for path in ["status/429?retry-after=2", "status/503", "status/400", "status/204"] {
-                let result = await send(HTTPRequest(url: "http://127.0.0.1:\(port)/\(path)"))
+                let result = await client.result(HTTPRequest(url: "http://127.0.0.1:\(port)/\(path)"))
                 outcomes.append(HTTPOutcome.classify(result, now: 0))
             }
             return outcomes
@@ -76,26 +92,32 @@ import Testing
     }
 
     /// The peer accepts and never answers: only the client's timeout can end the request.
-    @Test(.timeLimit(.minutes(1))) func aPeerThatNeverAnswersTimesOut() async throws {
+    @Test(.timeLimit(.minutes(1)), arguments: Transport.allCases)
+    func aPeerThatNeverAnswersTimesOut(_ transport: Transport) async throws {
+        let client = transport.client
         let silent = try SilentListener()
         defer { silent.close() }
-        let result = await send(HTTPRequest(url: "http://127.0.0.1:\(silent.port)/sleep", timeout: 300))
+        let result = await client.result(HTTPRequest(url: "http://127.0.0.1:\(silent.port)/sleep", timeout: 300))
         guard case .failure(let error) = result else { Issue.record("expected a timeout, got \(result)"); return }
         #expect(error.kind == .timeout)
         guard case .retry = HTTPOutcome.classify(result, now: 0) else { Issue.record("timeout should retry"); return }
     }
 
-    @Test func closedPortIsConnectionRefused() async throws {
+    @Test(arguments: Transport.allCases)
+    func closedPortIsConnectionRefused(_ transport: Transport) async throws {
+        let client = transport.client
         let port = try await TestServer.with { port in port }
-        let result = await send(HTTPRequest(url: "http://127.0.0.1:\(port)/hello"))
+        let result = await client.result(HTTPRequest(url: "http://127.0.0.1:\(port)/hello"))
         guard case .failure(let error) = result else { Issue.record("expected refusal, got \(result)"); return }
         #expect(error.kind == .connectionRefused)
     }
 
-    @Test func errorsNeverShowTheSecretPartsOfTheURL() async throws {
+    @Test(arguments: Transport.allCases)
+    func errorsNeverShowTheSecretPartsOfTheURL(_ transport: Transport) async throws {
+        let client = transport.client
         let port = try await TestServer.with { port in port }
         let url = "http://user:SECRETPASS@127.0.0.1:\(port)/secret-token/x?key=SECRET#SECRET"
-        let result = await send(HTTPRequest(url: url))
+        let result = await client.result(HTTPRequest(url: url))
         guard case .failure(let error) = result else { Issue.record("expected an error"); return }
         for text in [error.description, error.url, error.reason, "\(error)", String(reflecting: error)] {
             #expect(!text.contains("SECRET"))
@@ -104,7 +126,9 @@ import Testing
         #expect(error.url.contains("127.0.0.1:\(port)"))
     }
 
-    @Test func fiftyConcurrentRequestsAllComplete() async throws {
+    @Test(arguments: Transport.allCases)
+    func fiftyConcurrentRequestsAllComplete(_ transport: Transport) async throws {
+        let client = transport.client
         let bodies = try await TestServer.with { port in
             try await withThrowingTaskGroup(of: (Int, String).self) { group in
                 for i in 0..<50 {
@@ -123,18 +147,22 @@ import Testing
         #expect(bodies.allSatisfy { "\($0.key)" == $0.value })
     }
 
-    @Test func httpsToAPlainServerFailsQuickly() async throws {
+    @Test(arguments: Transport.allCases)
+    func httpsToAPlainServerFailsQuickly(_ transport: Transport) async throws {
+        let client = transport.client
         let result = try await TestServer.with { port in
-            await send(HTTPRequest(url: "https://127.0.0.1:\(port)/hello", timeout: 5_000))
+            await client.result(HTTPRequest(url: "https://127.0.0.1:\(port)/hello", timeout: 5_000))
         }
         guard case .failure(let error) = result else { Issue.record("expected a TLS error, got \(result)"); return }
         #expect(error.kind == .tls || error.kind == .other)
         #expect(error.kind != .timeout)
     }
 
-    @Test func aMissingCAFileIsATLSError() async throws {
+    @Test(arguments: Transport.allCases)
+    func aMissingCAFileIsATLSError(_ transport: Transport) async throws {
+        let client = transport.client
         let result = try await TestServer.with { port in
-            await send(HTTPRequest(url: "https://127.0.0.1:\(port)/hello", caFile: "/nonexistent/pricealert-ca.pem"))
+            await client.result(HTTPRequest(url: "https://127.0.0.1:\(port)/hello", caFile: "/nonexistent/pricealert-ca.pem"))
         }
         guard case .failure(let error) = result else { Issue.record("expected a TLS error, got \(result)"); return }
         #expect(error.kind == .tls)
@@ -142,14 +170,16 @@ import Testing
         guard case .permanent = HTTPOutcome.classify(result, now: 0) else { Issue.record("TLS errors are permanent"); return }
     }
 
-    @Test func invalidRequestsArePermanent() async throws {
+    @Test(arguments: Transport.allCases)
+    func invalidRequestsArePermanent(_ transport: Transport) async throws {
+        let client = transport.client
         let bad = [
             HTTPRequest(method: "GET /x", url: "http://127.0.0.1:1/"),
             HTTPRequest(url: "http://127.0.0.1:1/", headers: [("X-A", "1\r\nX-Injected: 2")]),
             HTTPRequest(url: "ftp://127.0.0.1:1/file"),
         ]
         for request in bad {
-            let result = await send(request)
+            let result = await client.result(request)
             guard case .failure(let error) = result else { Issue.record("expected an error"); continue }
             #expect(error.isPermanent)
             guard case .permanent = HTTPOutcome.classify(result, now: 0) else { Issue.record("\(error)"); continue }
@@ -158,10 +188,12 @@ import Testing
 
     /// Cancelled once the peer has the connection, the request ends at once as cancelled: the
     /// peer never answers and the request's own timeout is longer than the test may take.
-    @Test(.timeLimit(.minutes(1))) func cancellingTheTaskEndsTheRequest() async throws {
+    @Test(.timeLimit(.minutes(1)), arguments: Transport.allCases)
+    func cancellingTheTaskEndsTheRequest(_ transport: Transport) async throws {
+        let client = transport.client
         let silent = try SilentListener()
         defer { silent.close() }
-        let task = Task { await send(HTTPRequest(url: "http://127.0.0.1:\(silent.port)/sleep", timeout: 600_000)) }
+        let task = Task { await client.result(HTTPRequest(url: "http://127.0.0.1:\(silent.port)/sleep", timeout: 600_000)) }
         var connections = silent.connections.makeAsyncIterator()
         #expect(await connections.next() != nil)
         task.cancel()
