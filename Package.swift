@@ -109,8 +109,8 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // glibc's malloc settings, malloc_trim and the relocation table's release: how pricealert
-        // keeps its resident memory down (see include/pa_memory.h for what they buy).
+        // glibc's malloc settings and malloc_trim: how pricealert keeps its heap's resident memory
+        // down (see include/pa_memory.h).
         .target(name: "CMemory"),
         // The command line: one file per command, thin.
         .executableTarget(name: "pricealert", dependencies: [
@@ -119,6 +119,12 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+        ], linkerSettings: [
+            // Linked position-dependent (no pages written by relocation at start) and exporting no
+            // symbols (no symbol tables read at start): what keeps a cron `check` within its memory
+            // target (Docs/performance.md#the-release-build).
+            .unsafeFlags(["-Xclang-linker", "-no-pie", "-Xlinker", "--no-export-dynamic"],
+                         .when(platforms: [.linux], configuration: .release)),
         ]),
         // Benchmarks are executables, never tests: `swift run -c release replay-benchmark`.
         .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds", "SeededRandom", "Wallclock"],

@@ -1,6 +1,6 @@
 # Sourced by Benchmarks/run-check.sh and Benchmarks/run-daemon-memory.sh.
 #   prepare RULES SNAPSHOTS
-# Builds the release binary ($bin; $PRICEALERT_BIN names another, e.g. a static build), makes a
+# Builds the release binary as README.md installs it ($bin; $PRICEALERT_BIN names another build), makes a
 # temporary folder ($dir, removed on exit unless the caller sets its own trap) and works in it: generates the rules and prices (generate.py; the
 # caller's environment passes through), then fills the state folder st/ with one `check` over
 # the day of minute prices, so every symbol has its full 24 h history (not timed).
@@ -9,7 +9,7 @@ prepare() {
     if [ -n "$PRICEALERT_BIN" ]; then
         bin=$(cd "$(dirname "$PRICEALERT_BIN")" && pwd)/$(basename "$PRICEALERT_BIN")
     else
-        swift build -c release --product pricealert --package-path "$repo" >&2
+        swift build -c release --static-swift-stdlib --product pricealert --package-path "$repo" >&2
         bin="$repo/.build/release/pricealert"
     fi
     dir=$(mktemp -d)

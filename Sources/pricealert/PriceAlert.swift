@@ -15,10 +15,8 @@ struct PriceAlert: AsyncParsableCommand {
 
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        // Before any other thread allocates (Sources/CMemory/include/pa_memory.h says what these buy).
+        // Before any other thread allocates (Sources/CMemory/include/pa_memory.h says what it buys).
         _ = pa_configure_malloc(["run", "demo"].contains(arguments.first) ? 1 : 0)
-        var released: (UnsafeMutableRawPointer?, Int) = (nil, 0)
-        _ = pa_release_relocations(&released.0, &released.1)
         await main(nil)
     }
 }
