@@ -31,6 +31,14 @@ struct DispatchTests {
         return url
     }
 
+    /// `long.jsonl`: `count` BTC ticks at 99.5 and 100.5 in turn, so `up` fires on every other.
+    func writeCrossings(_ count: Int, in dir: URL) throws {
+        let ticks = (0..<count).map { i in
+            #"{"time": \#(1_700_000_000_000 + Int64(i) * 1_000), "symbol": "BTC", "price": \#(i % 2 == 0 ? 99.5 : 100.5)}"#
+        }
+        try (ticks.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("long.jsonl"), atomically: true, encoding: .utf8)
+    }
+
     @Test func fileSinkAppendsTheListedEventsWithMode0600() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -62,10 +70,7 @@ struct DispatchTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
         // BTC crosses 100 up on every other tick: 3 000 alerts, about 0.9 MB of JSON lines.
-        let ticks = (0..<6_000).map { i in
-            #"{"time": \#(1_700_000_000_000 + Int64(i) * 1_000), "symbol": "BTC", "price": \#(i % 2 == 0 ? 99.5 : 100.5)}"#
-        }
-        try (ticks.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("long.jsonl"), atomically: true, encoding: .utf8)
+        try writeCrossings(6_000, in: dir)
         let args = ["replay", "--rules", "rules.json", "--ticks", "long.jsonl", "--format", "json"]
 
         let listed = try await PriceAlertBinary.run(args, in: dir)
@@ -89,10 +94,7 @@ struct DispatchTests {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
-        let ticks = (0..<2_000).map { i in
-            #"{"time": \#(1_700_000_000_000 + Int64(i) * 1_000), "symbol": "BTC", "price": \#(i % 2 == 0 ? 99.5 : 100.5)}"#
-        }
-        try (ticks.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("long.jsonl"), atomically: true, encoding: .utf8)
+        try writeCrossings(2_000, in: dir)
         var environment = ProcessInfo.processInfo.environment
         environment["STATE_DIRECTORY"] = nil
         environment["XDG_STATE_HOME"] = dir.appendingPathComponent("state").path

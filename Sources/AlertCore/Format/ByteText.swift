@@ -1,8 +1,9 @@
-// The alert encoder writes through a pointer into capacity it reserved for the whole event
+// A trick kept for what it buys (Docs/performance.md#encoding-alert-events): the alert encoder
+// writes through a pointer into capacity it reserved for the whole event
 // (`Array.append(addingCapacity:initializingWith:)`), sized from an upper bound of the event's
-// length, instead of one `append(contentsOf:)` per piece: each append checks uniqueness and
-// capacity and goes through a generic copy, which was most of what an event cost. The
-// standard library's `String(n)` and `Double.description` are replaced for the same reason.
+// length, instead of one `append(contentsOf:)` per piece, each of which checks uniqueness and
+// capacity and goes through a generic copy. `String(n)` and a `String` per number are avoided
+// for the same reason.
 
 extension Array where Element == UInt8 {
     /// Appends the bytes `body` writes, at most `maxCount` of them (checked).
