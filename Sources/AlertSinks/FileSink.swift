@@ -54,11 +54,11 @@ public final class FileSink: Sink {
     }
 
     public func send(_ alert: Alert) async -> SinkResult {
-        write(CollectionOfOne<Delivery>(.event(alert)))[0]
+        write([.event(alert)])[0]
     }
 
     public func send(_ delivery: Delivery) async -> SinkResult {
-        write(CollectionOfOne(delivery))[0]
+        write([delivery])[0]
     }
 
     /// Writes the deliveries' lines in order, about `chunkBytes` a `write(2)`; a result for each.
@@ -66,12 +66,12 @@ public final class FileSink: Sink {
         write(deliveries)
     }
 
-    private func write(_ deliveries: some Collection<Delivery>) -> [SinkResult] {
+    private func write(_ deliveries: [Delivery]) -> [SinkResult] {
         writer.withLock { writer in
             var results: [SinkResult] = []
             results.reserveCapacity(deliveries.count)
-            var next = deliveries.startIndex
-            while next != deliveries.endIndex {
+            var next = 0
+            while next < deliveries.count {
                 writer.bytes.removeAll(keepingCapacity: true)
                 writer.ends.removeAll(keepingCapacity: true)
                 if writer.unterminated { writer.bytes.append(UInt8(ascii: "\n")) }
@@ -79,8 +79,8 @@ public final class FileSink: Sink {
                 repeat {
                     Self.appendLine(deliveries[next], to: &writer.bytes)
                     writer.ends.append(writer.bytes.count)
-                    deliveries.formIndex(after: &next)
-                } while next != deliveries.endIndex && writer.bytes.count < Self.chunkBytes
+                    next += 1
+                } while next < deliveries.count && writer.bytes.count < Self.chunkBytes
                 let (written, error) = writer.bytes.withUnsafeBytes { POSIXWrite.writeCounting($0, to: fd) }
                 guard let error else {
                     writer.unterminated = false

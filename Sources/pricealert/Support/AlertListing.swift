@@ -3,11 +3,12 @@ import AlertPipeline
 import AlertPolicy
 import AlertRules
 import AlertSinks
+import Synchronization
 
 /// Prints alerts as they come, in order, and hands each to the dispatcher when there is one.
 /// Without a dispatcher, `Lines` lists them in the caller's own loop, in batches of about
-/// 64 KiB; with one, `consume` writes the lines of up to `dispatchBatch` alerts, then dispatches
-/// those alerts together. Standard output is the listing alone: dispatched alerts leave out the
+/// 64 KiB; with one, `consume` writes the lines of the alerts that have come, then dispatches
+/// them together. Standard output is the listing alone: dispatched alerts leave out the
 /// sinks that print there (`printing`), which would repeat each line.
 struct AlertListing: Sendable {
     let format: AlertOutputFormat
@@ -90,30 +91,81 @@ struct AlertListing: Sendable {
         }
     }
 
-    /// Lists the alerts of `alerts` in order and dispatches them after their lines are written,
-    /// `dispatchBatch` at a time (and what is left when the stream ends), so a sink delivered
-    /// directly takes many with one write. Returns how many deliveries failed.
+    /// Lists the alerts of `alerts` in order and dispatches them after their lines are written.
+    /// What came while the ones before were being dispatched goes on together, `dispatchBatch`
+    /// at a time, so a sink delivered directly takes many with one write when alerts come fast,
+    /// and each alert goes at once when they come one by one. Returns how many deliveries failed.
     func consume(_ alerts: AsyncStream<Alert>) async -> Int {
+        let arrived = Arrived()
+        let reader = Task {
+            for await alert in alerts { arrived.add(alert) }
+            arrived.finish()
+        }
         var lines = Lines(self)
-        var batch: [Alert] = []
-        batch.reserveCapacity(Self.dispatchBatch)
         var failures = 0
-        func handOn() async {
-            lines.flush()
-            if let dispatcher, !batch.isEmpty { failures += await dispatcher.dispatch(batch) }
-            batch.removeAll(keepingCapacity: true)
+        while let taken = await arrived.takeAll() {
+            for start in stride(from: 0, to: taken.count, by: Self.dispatchBatch) {
+                let batch = taken[start..<min(start + Self.dispatchBatch, taken.count)]
+                for alert in batch { lines.list(alert) }
+                lines.flush()
+                if let dispatcher { failures += await dispatcher.dispatch(batch.map { Self.dispatched($0, skipping: printing) }) }
+            }
         }
-        for await alert in alerts {
-            lines.list(alert)
-            batch.append(Self.dispatched(alert, skipping: printing))
-            if batch.count >= Self.dispatchBatch { await handOn() }
-        }
-        await handOn()
+        await reader.value
         return failures
     }
 
-    /// Alerts `consume` dispatches at once: about 80 KiB of JSON lines for a file sink.
+    /// Alerts handed to `dispatch` at most at once: about 80 KiB of JSON lines for a file sink.
     static let dispatchBatch = 256
+
+    /// Alerts that came from the stream and wait for the task that lists and dispatches them.
+    final class Arrived: Sendable {
+        private struct State {
+            var alerts: [Alert] = []
+            var finished = false
+            var taker: CheckedContinuation<[Alert]?, Never>?
+        }
+
+        private let state = Mutex(State())
+
+        func add(_ alert: Alert) {
+            let taker = state.withLock { state -> CheckedContinuation<[Alert]?, Never>? in
+                guard let taker = state.taker else {
+                    state.alerts.append(alert)
+                    return nil
+                }
+                state.taker = nil  // it waits only when no alert does
+                return taker
+            }
+            taker?.resume(returning: [alert])
+        }
+
+        func finish() {
+            let taker = state.withLock { state -> CheckedContinuation<[Alert]?, Never>? in
+                state.finished = true
+                defer { state.taker = nil }
+                return state.taker
+            }
+            taker?.resume(returning: nil)
+        }
+
+        /// Every alert that came since the last call, in order, waiting for one if none did;
+        /// nil once the stream has ended and all were taken.
+        func takeAll() async -> [Alert]? {
+            await withCheckedContinuation { (taker: CheckedContinuation<[Alert]?, Never>) in
+                let ready = state.withLock { state -> [Alert]?? in
+                    if !state.alerts.isEmpty {
+                        defer { state.alerts = [] }
+                        return .some(state.alerts)
+                    }
+                    if state.finished { return .some(nil) }
+                    state.taker = taker
+                    return .none
+                }
+                if let ready { taker.resume(returning: ready) }
+            }
+        }
+    }
 
     /// Lines written at once when no dispatcher waits for them.
     static let batchBytes = 65_536
