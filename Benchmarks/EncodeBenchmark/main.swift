@@ -9,7 +9,10 @@
 //   json      `AlertFormat.json` of each event, into memory
 //   listing   the events' JSON lines written to a file in writes of about 64 KiB, as
 //             `replay --format json > FILE` and `check --format json` list them
-//   file-sink `FileSink.send` of each event (one `write(2)` an event, as a dispatched alert)
+//   file-sink `FileSink.send` of each event (one `write(2)` an event)
+//   dispatch  the events through a `Dispatcher` to a `FileSink`, 256 at a time, as `replay
+//             --dispatch` and `check` hand alerts to a file sink (the sink writes each batch's
+//             lines with a `write(2)` per about 64 KiB)
 // A third argument picks phases (`json,listing`).
 import AlertCore
 import AlertSinks
@@ -22,7 +25,7 @@ let eventCount = arguments.first ?? 1_000_000
 let rounds = arguments.dropFirst().first ?? 5
 /// A third argument picks phases: `json,listing` (default: all).
 let phases = CommandLine.arguments.count > 3 ? CommandLine.arguments[3].split(separator: ",").map(String.init)
-    : ["json", "listing", "file-sink"]
+    : ["json", "listing", "file-sink", "dispatch"]
 
 var rng = SeededRandom(seed: 1)
 let symbols = (0..<227).map { "SYM\($0)" }
@@ -81,6 +84,9 @@ func cpuSeconds() -> Double {
           + "CPU median \(Int(cpuRates[cpuRates.count / 2])) events/s (\(bytes / eventCount) bytes an event)")
 }
 
+/// Alerts handed to the dispatcher at once (`AlertListing.dispatchBatch` in `replay --dispatch`).
+let dispatchBatch = 256
+
 func temporaryFile(_ name: String) -> String {
     "/tmp/encode-benchmark-\(getpid())-\(name).jsonl"
 }
@@ -119,6 +125,26 @@ await phase("file-sink") {
     // caller's thread instead of hopping between two threads for every event.
     await Task.detached { [alerts] in
         for alert in alerts { _ = await sink.send(alert) }
+    }.value
+    var info = stat()
+    stat(path, &info)
+    return Int(info.st_size)
+}
+await phase("dispatch") {
+    let path = temporaryFile("dispatch")
+    defer { unlink(path) }
+    let dispatcher = Dispatcher(sinks: ["journal": try! FileSink(name: "journal", path: path)])
+    await Task.detached { [alerts] in
+        var batch: [Alert] = []
+        batch.reserveCapacity(dispatchBatch)
+        for alert in alerts {
+            batch.append(alert)
+            if batch.count == dispatchBatch {
+                await dispatcher.dispatch(batch)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        await dispatcher.dispatch(batch)
     }.value
     var info = stat()
     stat(path, &info)

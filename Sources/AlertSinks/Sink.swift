@@ -15,6 +15,10 @@ public protocol Sink: Sendable {
     /// its events one after the other, stopping at the first that fails (whose result it
     /// returns); sinks that can say a digest in one message implement this.
     func send(_ delivery: Delivery) async -> SinkResult
+    /// Sends `deliveries` in order and returns one result for each, in that order. The default
+    /// sends each with `send(_ delivery:)`, whatever the one before it did; a sink that can hand
+    /// several to its receiver at once (`FileSink`: their lines in one `write(2)`) implements this.
+    func send(_ deliveries: [Delivery]) async -> [SinkResult]
 }
 
 extension Sink {
@@ -29,6 +33,13 @@ extension Sink {
             }
             return .delivered
         }
+    }
+
+    public func send(_ deliveries: [Delivery]) async -> [SinkResult] {
+        var results: [SinkResult] = []
+        results.reserveCapacity(deliveries.count)
+        for delivery in deliveries { results.append(await send(delivery)) }
+        return results
     }
 }
 

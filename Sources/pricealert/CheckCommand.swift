@@ -141,11 +141,16 @@ struct CheckCommand: AsyncParsableCommand {
         var failures = 0
         // With --format, standard output is the listing alone: the stdout sinks are left out.
         let printing = format == nil ? [] : AlertListing.printingSinks(of: ruleSet)
-        for alert in alerts {
-            let silence = silences.silence(for: alert)
-            if let format { StandardOutput.shared.writeLine(AlertListing.line(for: alert, format: format, silence: silence)) }
-            failures += await delivery.dispatch(AlertListing.dispatched(alert, skipping: printing))
+        if let format, !alerts.isEmpty {
+            var lines: [UInt8] = []
+            for alert in alerts {
+                AlertListing.appendLine(for: alert, format: format, silence: silences.silence(for: alert), to: &lines)
+                lines.append(UInt8(ascii: "\n"))
+            }
+            StandardOutput.shared.write(lines: lines)
         }
+        // Together: a sink delivered directly (a file) takes them with one write.
+        failures += await delivery.dispatch(alerts.map { AlertListing.dispatched($0, skipping: printing) })
         failures += await delivery.closeDue(wallTime: Wallclock.millis())
         // Every alert is in the outbox (or delivered) before the state that produced it is saved:
         // a crash in between fires it again rather than losing it. An alert the outbox cannot

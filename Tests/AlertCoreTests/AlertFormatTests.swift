@@ -211,6 +211,29 @@ import SeededRandom
         }
     }
 
+    /// The encoder writes into room it reserves from the event's length: texts that are long and
+    /// all escapes, templates of nothing but placeholders, the longest numbers and times of
+    /// years far from ours still come out as the plain version writes them.
+    @Test func longAndEscapeHeavyEventsEqualThePlainVersion() {
+        let controls = String(repeating: "\u{01}\"\\", count: 200)
+        let templates = [String(repeating: "{{rule}}", count: 300), String(repeating: "{{time}}{{threshold}}{{value}}{{price}}", count: 60),
+                         controls, String(repeating: "{{ condition }}\u{1f}", count: 100), "{{symbol}}" + controls + "{{rule}}"]
+        var json: [UInt8] = []
+        for template in templates {
+            for rule in ["", controls, "r"] {
+                for time in [Int64.min / 2, -1, 1_700_000_000_000, Int64.max / 2] {
+                    let alert = Alert(rule: rule, symbol: controls, time: time, price: -2.2250738585072014e-308,
+                                      condition: "change " + controls, threshold: .range(-2.2250738585072014e-308, -.greatestFiniteMagnitude),
+                                      value: -1.2345678901234567e-300, template: template, notify: [], kind: .reminder, reminder: Int.min)
+                    json.removeAll()
+                    AlertFormat.appendJSON(alert, to: &json)
+                    #expect(String(decoding: json, as: UTF8.self) == Self.referenceJSON(alert))
+                    #expect(AlertFormat.text(alert) == Timestamp.format(alert.time) + " [" + alert.rule + "] " + alert.message)
+                }
+            }
+        }
+    }
+
     /// Numbers appended to a buffer read back as the same double, in JSON's number grammar.
     @Test func numbersReadBackAsTheSameDouble() {
         var rng = SeededRandom(seed: 45)

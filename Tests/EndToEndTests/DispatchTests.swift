@@ -31,6 +31,14 @@ struct DispatchTests {
         return url
     }
 
+    /// `long.jsonl`: `count` BTC ticks at 99.5 and 100.5 in turn, so `up` fires on every other.
+    func writeCrossings(_ count: Int, in dir: URL) throws {
+        let ticks = (0..<count).map { i in
+            #"{"time": \#(1_700_000_000_000 + Int64(i) * 1_000), "symbol": "BTC", "price": \#(i % 2 == 0 ? 99.5 : 100.5)}"#
+        }
+        try (ticks.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("long.jsonl"), atomically: true, encoding: .utf8)
+    }
+
     @Test func fileSinkAppendsTheListedEventsWithMode0600() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -62,10 +70,7 @@ struct DispatchTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
         // BTC crosses 100 up on every other tick: 3 000 alerts, about 0.9 MB of JSON lines.
-        let ticks = (0..<6_000).map { i in
-            #"{"time": \#(1_700_000_000_000 + Int64(i) * 1_000), "symbol": "BTC", "price": \#(i % 2 == 0 ? 99.5 : 100.5)}"#
-        }
-        try (ticks.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("long.jsonl"), atomically: true, encoding: .utf8)
+        try writeCrossings(6_000, in: dir)
         let args = ["replay", "--rules", "rules.json", "--ticks", "long.jsonl", "--format", "json"]
 
         let listed = try await PriceAlertBinary.run(args, in: dir)
@@ -79,6 +84,35 @@ struct DispatchTests {
         #expect(listed.stdout == dispatched.stdout)
         let journal = try String(contentsOf: dir.appendingPathComponent("out/alerts.jsonl"), encoding: .utf8)
         #expect(journal == listed.stdout)
+    }
+
+    /// A file sink whose disk fills part-way (a file size limit, `ulimit -f`, makes writes past
+    /// it fail with EFBIG as a full disk fails them with ENOSPC, after a short write that cuts a
+    /// line): the journal holds the first lines of the listing, whole and in order, and every
+    /// alert not in it is reported failed (exit 74).
+    @Test func aFileSinkThatFillsUpKeepsWholeLinesAndReportsTheRest() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try writeCrossings(2_000, in: dir)
+        var environment = ProcessInfo.processInfo.environment
+        environment["STATE_DIRECTORY"] = nil
+        environment["XDG_STATE_HOME"] = dir.appendingPathComponent("state").path
+        // SIGXFSZ ignored, as a signal ignored before exec stays ignored: writes past the limit fail.
+        let script = #"trap '' XFSZ; ulimit -f 64 && exec "$0" "$@""#
+        let run = try await ObservedProcess(URL(fileURLWithPath: "/bin/sh"),
+                                            ["-c", script, PriceAlertBinary.url.path, "replay", "--rules", "rules.json",
+                                             "--ticks", "long.jsonl", "--format", "json", "--dispatch"],
+                                            in: dir, environment: environment).wait(timeout: 60)
+        #expect(run.status == 74)
+        let listed = run.stdout.split(separator: "\n").map { $0 + "\n" }
+        #expect(listed.count == 1_000)
+        let journal = try String(contentsOf: dir.appendingPathComponent("out/alerts.jsonl"), encoding: .utf8)
+        let kept = journal.split(separator: "\n", omittingEmptySubsequences: false).count - 1
+        #expect(kept > 0 && kept < 1_000)
+        #expect(journal == listed.prefix(kept).joined())
+        #expect(run.stderr.contains("replay: \(1_000 - kept) deliveries failed"))
+        #expect(run.stderr.components(separatedBy: "sink 'journal' failed to deliver").count - 1 == 1_000 - kept)
     }
 
     @Test func withoutDispatchNoSinkIsTouched() async throws {

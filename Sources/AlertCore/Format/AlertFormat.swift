@@ -11,42 +11,60 @@ public enum AlertFormat {
     }
 
     /// Appends `json(alert)`'s bytes to `out`: a caller that lists many alerts reuses one
-    /// buffer instead of making a string for each field and each line.
+    /// buffer instead of making a string for each field and each line. Only the strings a rule
+    /// or a tick brings (rule, symbol, condition, message) are checked for escapes; the keys,
+    /// numbers and times never need one.
     public static func appendJSON(_ alert: Alert, to out: inout [UInt8]) {
-        out.append(contentsOf: #"{"id":""#.utf8)
-        // `Alert.id`'s parts: ':', digits and `resolved` need no escape.
-        JSONString.appendEscaped(alert.rule, to: &out)
-        out.append(UInt8(ascii: ":"))
-        JSONString.appendEscaped(alert.symbol, to: &out)
-        out.append(UInt8(ascii: ":"))
-        out.append(contentsOf: String(alert.time).utf8)
-        if alert.kind == .resolved { out.append(contentsOf: ":resolved".utf8) }
-        out.append(contentsOf: #"","kind":""#.utf8)
-        out.append(contentsOf: alert.kind.rawValue.utf8)
-        out.append(UInt8(ascii: "\""))
-        if let n = alert.reminder {
-            out.append(contentsOf: #","reminder":"#.utf8)
-            out.append(contentsOf: String(n).utf8)
+        let rule = alert.rule.utf8.count, symbol = alert.symbol.utf8.count, condition = alert.condition.utf8.count
+        // The keys, the punctuation, the kind, the numbers and the time take at most 344 bytes;
+        // the rule and the symbol appear twice, each byte escaped in at most 6.
+        var maxLength = 384 + 12 * rule + 12 * symbol + 6 * condition
+        switch alert.messageSource {
+        case .text(let text): maxLength += 6 * text.utf8.count
+        case .template(let template):
+            maxLength += MessageTemplate.maxLength(template, longestText: max(rule, symbol, condition), escaped: true)
         }
-        out.append(contentsOf: #","rule":"#.utf8)
-        JSONString.append(alert.rule, to: &out)
-        out.append(contentsOf: #","symbol":"#.utf8)
-        JSONString.append(alert.symbol, to: &out)
-        out.append(contentsOf: #","time":""#.utf8)
-        Timestamp.append(alert.time, to: &out)  // digits, '-', ':', '.', 'T', 'Z': nothing to escape
-        out.append(contentsOf: #"","price":"#.utf8)
-        JSONNumber.append(alert.price, to: &out)
-        out.append(contentsOf: #","condition":"#.utf8)
-        JSONString.append(alert.condition, to: &out)
-        out.append(contentsOf: #","threshold":"#.utf8)
-        appendThresholdJSON(alert.threshold, to: &out)
-        out.append(contentsOf: #","value":"#.utf8)
-        JSONNumber.append(alert.value, to: &out)
-        out.append(contentsOf: #","message":""#.utf8)
-        let message = out.count
-        alert.appendMessage(to: &out)
-        JSONString.escapeTail(of: &out, from: message)
-        out.append(contentsOf: #""}"#.utf8)
+        out.write(atMost: maxLength) { out in
+            out.literal(#"{"id":""#)
+            // `Alert.id`'s parts: ':', digits and `resolved` need no escape.
+            out.escaped(alert.rule)
+            out.byte(UInt8(ascii: ":"))
+            out.escaped(alert.symbol)
+            out.byte(UInt8(ascii: ":"))
+            out.decimal(alert.time)
+            switch alert.kind {
+            case .alert: out.literal(#"","kind":"alert""#)
+            case .reminder: out.literal(#"","kind":"reminder""#)
+            case .resolved: out.literal(#":resolved","kind":"resolved""#)
+            }
+            if let n = alert.reminder {
+                out.literal(#","reminder":"#)
+                out.decimal(Int64(n))
+            }
+            out.literal(#","rule":""#)
+            out.escaped(alert.rule)
+            out.literal(#"","symbol":""#)
+            out.escaped(alert.symbol)
+            out.literal(#"","time":""#)
+            Timestamp.write(alert.time, to: &out)  // digits, '-', ':', '.', 'T', 'Z': nothing to escape
+            out.literal(#"","price":"#)
+            let price = NumberText(alert.price)
+            out.number(price)
+            out.literal(#","condition":""#)
+            out.escaped(alert.condition)
+            out.literal(#"","threshold":"#)
+            writeThresholdJSON(alert.threshold, to: &out)
+            out.literal(#","value":"#)
+            out.number(NumberText(alert.value))
+            out.literal(#","message":""#)
+            switch alert.messageSource {
+            case .text(let text):
+                out.escaped(text)
+            case .template(let template):
+                MessageTemplate.render(template, alert, price: price, escaped: true, to: &out)
+            }
+            out.literal(#""}"#)
+        }
     }
 
     /// `2023-11-14T22:13:20.000Z [btc-100k] MESSAGE`: the time, the rule, and the message,
@@ -61,9 +79,9 @@ public enum AlertFormat {
     /// Appends `text(alert)`'s bytes to `out`.
     public static func appendText(_ alert: Alert, to out: inout [UInt8]) {
         Timestamp.append(alert.time, to: &out)
-        out.append(contentsOf: " [".utf8)
-        out.append(contentsOf: alert.rule.utf8)
-        out.append(contentsOf: "] ".utf8)
+        out.appendLiteral(" [")
+        out.appendUTF8(alert.rule)
+        out.appendLiteral("] ")
         alert.appendMessage(to: &out)
     }
 
@@ -75,17 +93,24 @@ public enum AlertFormat {
 
     /// Appends `thresholdJSON(threshold)`'s bytes to `out`.
     public static func appendThresholdJSON(_ threshold: Threshold, to out: inout [UInt8]) {
+        out.write(atMost: maxThresholdLength) { writeThresholdJSON(threshold, to: &$0) }
+    }
+
+    /// The longest `thresholdJSON`: a pair of numbers.
+    static let maxThresholdLength = 2 * NumberText.capacity + 4
+
+    static func writeThresholdJSON(_ threshold: Threshold, to out: inout ReservedWriter) {
         switch threshold {
         case .value(let x):
-            JSONNumber.append(x, to: &out)
+            out.number(NumberText(x))
         case .range(let l, let h):
-            out.append(UInt8(ascii: "["))
-            JSONNumber.append(l, to: &out)
-            out.append(contentsOf: ", ".utf8)
-            JSONNumber.append(h, to: &out)
-            out.append(UInt8(ascii: "]"))
+            out.byte(UInt8(ascii: "["))
+            out.number(NumberText(l))
+            out.literal(", ")
+            out.number(NumberText(h))
+            out.byte(UInt8(ascii: "]"))
         case .none:
-            out.append(contentsOf: "null".utf8)
+            out.literal("null")
         }
     }
 }
@@ -110,8 +135,14 @@ public enum MessageTemplate {
     /// Whether an alert's `value` is a percentage, judged by its condition text (see
     /// `Condition.summary`): change, fromHigh, fromLow, pnl and percent moves.
     static func isPercent(condition: String) -> Bool {
-        condition.hasPrefix("change ") || condition.hasPrefix("fromHigh ") || condition.hasPrefix("fromLow ")
-            || condition.hasPrefix("pnl ") || condition.hasPrefix("move percent ")
+        var condition = condition
+        return condition.withUTF8 { text in
+            func starts(_ prefix: StaticString) -> Bool {
+                prefix.utf8CodeUnitCount <= text.count
+                    && text.prefix(prefix.utf8CodeUnitCount).elementsEqual(UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+            }
+            return starts("change ") || starts("fromHigh ") || starts("fromLow ") || starts("pnl ") || starts("move percent ")
+        }
     }
 
     /// Names used in `template` that are not placeholders, with their offsets in characters,
@@ -136,10 +167,45 @@ public enum MessageTemplate {
     /// Appends `render(…)`'s bytes to `out`.
     public static func render(_ template: String, rule: String, symbol: String, time: Int64, price: Double,
                               condition: String, threshold: Threshold, value: Double, to out: inout [UInt8]) {
+        let longest = max(rule.utf8.count, symbol.utf8.count, condition.utf8.count)
+        out.write(atMost: maxLength(template, longestText: longest, escaped: false)) { out in
+            render(template, rule: rule, symbol: symbol, time: time, price: NumberText(price), condition: condition,
+                   threshold: threshold, value: value, escaped: false, to: &out)
+        }
+    }
+
+    /// The most bytes `template` renders to when the longest of the rule, the symbol and the
+    /// condition has `longestText` bytes. A known placeholder takes at least 8 bytes of the
+    /// template (`{{rule}}`) and becomes one of those texts, a number (at most 32 bytes), a
+    /// threshold (at most 68) or a time (at most 40); everything else is copied. `escaped`: every
+    /// byte of text may become 6.
+    static func maxLength(_ template: String, longestText: Int, escaped: Bool) -> Int {
+        let scale = escaped ? 6 : 1
+        let bytes = template.utf8.count
+        let field = max(scale * longestText, AlertFormat.maxThresholdLength, Timestamp.maxLength)
+        return scale * bytes + bytes / 8 * field
+    }
+
+    /// Writes the message `template` makes for `alert`, with `price` already formatted;
+    /// `escaped`: as the inside of a JSON string. At most `maxLength(…)` bytes.
+    static func render(_ template: String, _ alert: Alert, price: NumberText, escaped: Bool, to out: inout ReservedWriter) {
+        render(template, rule: alert.rule, symbol: alert.symbol, time: alert.time, price: price,
+               condition: alert.condition, threshold: alert.threshold, value: alert.value, escaped: escaped, to: &out)
+    }
+
+    private static func render(_ template: String, rule: String, symbol: String, time: Int64, price: NumberText,
+                               condition: String, threshold: Threshold, value: Double, escaped: Bool,
+                               to out: inout ReservedWriter) {
+        // What the template and the rule's strings bring may need escapes; numbers and times never do.
+        func text(_ bytes: UnsafeBufferPointer<UInt8>) {
+            if escaped { out.escaped(bytes) } else { out.bytes(bytes) }
+        }
+        func text(_ string: String) {
+            if escaped { out.escaped(string) } else { out.utf8(string) }
+        }
         // On UTF-8 bytes: `{{` and `}}` are ASCII, so every cut is at a character boundary.
         var template = template
         template.withUTF8 { bytes in
-            out.reserveCapacity(out.count + bytes.count + 32)
             var i = 0
             var literal = 0
             while i + 1 < bytes.count {
@@ -152,40 +218,64 @@ public enum MessageTemplate {
                     close += 1
                 }
                 guard close + 1 < bytes.count else { break }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[literal..<i]))
+                text(UnsafeBufferPointer(rebasing: bytes[literal..<i]))
                 var nameStart = i + 2, nameEnd = close
                 while nameStart < nameEnd, bytes[nameStart] == UInt8(ascii: " ") { nameStart += 1 }
                 while nameEnd > nameStart, bytes[nameEnd - 1] == UInt8(ascii: " ") { nameEnd -= 1 }
-                let name = bytes[nameStart..<nameEnd]
-                if name.elementsEqual("rule".utf8) {
-                    out.append(contentsOf: rule.utf8)
-                } else if name.elementsEqual("symbol".utf8) {
-                    out.append(contentsOf: symbol.utf8)
-                } else if name.elementsEqual("price".utf8) {
-                    JSONNumber.append(price, to: &out)
-                } else if name.elementsEqual("value".utf8) {
-                    out.append(contentsOf: (isPercent(condition: condition) ? percent(value) : JSONNumber.format(value)).utf8)
-                } else if name.elementsEqual("threshold".utf8) {
-                    AlertFormat.appendThresholdJSON(threshold, to: &out)
-                } else if name.elementsEqual("condition".utf8) {
-                    out.append(contentsOf: condition.utf8)
-                } else if name.elementsEqual("time".utf8) {
-                    Timestamp.append(time, to: &out)
-                } else {
-                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<(close + 2)]))
+                switch Placeholder(UnsafeBufferPointer(rebasing: bytes[nameStart..<nameEnd])) {
+                case .rule: text(rule)
+                case .symbol: text(symbol)
+                case .price: out.number(price)
+                case .value: out.number(isPercent(condition: condition) ? percentText(value) : NumberText(value))
+                case .threshold: AlertFormat.writeThresholdJSON(threshold, to: &out)
+                case .condition: text(condition)
+                case .time: Timestamp.write(time, to: &out)
+                case nil: text(UnsafeBufferPointer(rebasing: bytes[i..<(close + 2)]))
                 }
                 i = close + 2
                 literal = i
             }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[literal...]))
+            text(UnsafeBufferPointer(rebasing: bytes[literal...]))
+        }
+    }
+
+    /// A name of `placeholders`, matched on its UTF-8 bytes.
+    private enum Placeholder {
+        case rule, symbol, price, value, threshold, condition, time
+
+        init?(_ name: UnsafeBufferPointer<UInt8>) {
+            func equals(_ text: StaticString) -> Bool {
+                text.utf8CodeUnitCount == name.count && name.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: name.count))
+            }
+            switch name.first {
+            case UInt8(ascii: "r") where equals("rule"): self = .rule
+            case UInt8(ascii: "s") where equals("symbol"): self = .symbol
+            case UInt8(ascii: "p") where equals("price"): self = .price
+            case UInt8(ascii: "v") where equals("value"): self = .value
+            case UInt8(ascii: "t") where equals("threshold"): self = .threshold
+            case UInt8(ascii: "t") where equals("time"): self = .time
+            case UInt8(ascii: "c") where equals("condition"): self = .condition
+            default: return nil
+            }
         }
     }
 
     /// Change values read as percent with two decimals in messages (`-5.23`); the event's
     /// `value` field keeps every digit (see `isPercent`).
     public static func percent(_ value: Double) -> String {
-        guard value.isFinite, abs(value) < 1e13 else { return JSONNumber.format(value) }
-        return JSONNumber.format((value * 100).rounded() / 100)
+        var out: [UInt8] = []
+        appendPercent(value, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `percent(value)`'s bytes to `out`.
+    static func appendPercent(_ value: Double, to out: inout [UInt8]) {
+        percentText(value).append(to: &out)
+    }
+
+    static func percentText(_ value: Double) -> NumberText {
+        guard value.isFinite, abs(value) < 1e13 else { return NumberText(value) }
+        return NumberText((value * 100).rounded() / 100)
     }
 
     static func forEachPlaceholder(in template: String, _ body: (String, Int) -> Void) {

@@ -11,6 +11,15 @@ public enum Timestamp {
 
     /// Appends `format(millis)`'s bytes to `out`.
     public static func append(_ millis: Int64, to out: inout [UInt8]) {
+        out.write(atMost: maxLength) { write(millis, to: &$0) }
+    }
+
+    /// The longest text `format` makes: years of an `Int64` of milliseconds have at most 9
+    /// digits and a sign, and the rest is 20 bytes.
+    static let maxLength = 40
+
+    /// Writes `format(millis)`'s bytes: at most `maxLength`.
+    static func write(_ millis: Int64, to out: inout ReservedWriter) {
         let (days, msOfDay) = floorDivMod(millis, 86_400_000)
         let (y, m, d) = civilFromDays(days)
         let h = msOfDay / 3_600_000
@@ -18,28 +27,28 @@ public enum Timestamp {
         let s = msOfDay / 1000 % 60
         let ms = msOfDay % 1000
         guard (0...9999).contains(y) else {
-            out.append(contentsOf: "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)).\(pad(ms, 3))Z".utf8)
+            out.utf8("\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)).\(pad(ms, 3))Z")
             return
         }
-        // The usual case, digit by digit into the 24 bytes of `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-        let start = out.count
-        out.append(contentsOf: "0000-00-00T00:00:00.000Z".utf8)
-        func put(_ value: Int64, at end: Int) {
+        // The usual case: the 24 bytes of `YYYY-MM-DDTHH:MM:SS.mmmZ`, digit by digit.
+        func put(_ value: Int64, _ width: Int, then separator: UInt8) {
             var value = value
-            var i = start + end
-            while value > 0 {
-                out[i] = UInt8(ascii: "0") + UInt8(value % 10)
-                value /= 10
+            var i = width
+            out.next[i] = separator
+            while i > 0 {
                 i -= 1
+                out.next[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
+                value /= 10
             }
+            out.skip(width + 1)
         }
-        put(y, at: 3)
-        put(m, at: 6)
-        put(d, at: 9)
-        put(h, at: 12)
-        put(mi, at: 15)
-        put(s, at: 18)
-        put(ms, at: 22)
+        put(y, 4, then: UInt8(ascii: "-"))
+        put(m, 2, then: UInt8(ascii: "-"))
+        put(d, 2, then: UInt8(ascii: "T"))
+        put(h, 2, then: UInt8(ascii: ":"))
+        put(mi, 2, then: UInt8(ascii: ":"))
+        put(s, 2, then: UInt8(ascii: "."))
+        put(ms, 3, then: UInt8(ascii: "Z"))
     }
 
     /// Parses RFC 3339 (`2023-11-14T22:13:20Z`, `...20.5+02:00`, lower-case `t`/`z`, or a space

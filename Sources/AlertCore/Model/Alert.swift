@@ -12,7 +12,7 @@ public struct Alert: Sendable, Equatable {
     public var value: Double
     /// The message text, or the rule's template: rendering waits until a sink asks, so firing
     /// an alert on the tick path costs a few reference counts, not string formatting.
-    private var messageSource: MessageSource
+    private(set) var messageSource: MessageSource
     /// Sink names the rule notifies. Not part of the event's JSON.
     public var notify: [String]
     public var kind: AlertKind
@@ -67,7 +67,7 @@ public struct Alert: Sendable, Equatable {
         }
     }
 
-    private enum MessageSource: Sendable, Equatable {
+    enum MessageSource: Sendable, Equatable {
         case text(String)
         case template(String)
     }

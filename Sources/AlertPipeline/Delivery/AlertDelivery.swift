@@ -89,6 +89,21 @@ public struct AlertDelivery: Sendable {
         return await hand(policy.receive(alert))
     }
 
+    /// Hands `alerts` on in order, as `dispatch(_ alert:)` does each; when the policy stages let
+    /// events through untouched, a sink delivered directly (stdout, file) is handed the events
+    /// meant for it at once. Returns how many direct deliveries failed.
+    public func dispatch(_ alerts: [Alert]) async -> Int {
+        guard policy.passesUntouched else {
+            var failed = 0
+            for alert in alerts { failed += await dispatch(alert) }
+            return failed
+        }
+        switch route {
+        case .direct(let dispatcher): return await dispatcher.dispatch(alerts)
+        case .reliable(let dispatcher, _): return await dispatcher.dispatch(alerts)
+        }
+    }
+
     /// Hands on the quiet windows and digests whose end the wall clock has passed (`run`: about
     /// every second; `check`: once, before it commits). Returns how many direct deliveries failed.
     public func closeDue(wallTime: Int64) async -> Int {

@@ -149,6 +149,17 @@ public actor ReliableDispatcher {
         return await self.direct.dispatch(delivery, to: direct, urgent: urgent)
     }
 
+    /// `dispatch(_ alert:)` for each of `alerts`, in order: the outbox takes what durable sinks
+    /// get, and each sink delivered directly is handed the events meant for it at once
+    /// (`Dispatcher.dispatch(_ alerts:skipping:)`). Returns how many direct deliveries failed.
+    public func dispatch(_ alerts: [Alert]) async -> Int {
+        for alert in alerts {
+            let queued = alert.notify.filter { durable.contains($0) }
+            if !queued.isEmpty { enqueue(.event(alert), sinks: queued, urgent: false) }
+        }
+        return await direct.dispatch(alerts, skipping: durable)
+    }
+
     private func enqueue(_ delivery: Delivery, sinks queued: [String], urgent: Bool) {
         let (workers, logger, outbox) = (self.workers, self.logger, self.outbox)
         let token = unwritten.withLock { $0.newToken() }

@@ -30,6 +30,13 @@ enum POSIXWrite {
     /// (then it loops). Retries on EINTR. Needs SIGPIPE ignored to see EPIPE instead of dying
     /// (see `StandardOutput.ignoreBrokenPipeSignal()`).
     static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Result<Void, OSError> {
+        if let error = writeCounting(bytes, to: fd).error { return .failure(error) }
+        return .success(())
+    }
+
+    /// Writes as `writeAll(_:to:)` does, and says how many bytes went to the kernel before an
+    /// error stopped it (all of them when `error` is nil).
+    static func writeCounting(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> (written: Int, error: OSError?) {
         var done = 0
         while done < bytes.count {
             let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
@@ -38,9 +45,9 @@ enum POSIXWrite {
             } else if n < 0 && errno == EINTR {
                 continue
             } else {
-                return .failure(OSError(code: n < 0 ? errno : EIO))
+                return (done, OSError(code: n < 0 ? errno : EIO))
             }
         }
-        return .success(())
+        return (done, nil)
     }
 }

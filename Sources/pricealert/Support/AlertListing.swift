@@ -3,13 +3,14 @@ import AlertPipeline
 import AlertPolicy
 import AlertRules
 import AlertSinks
+import Synchronization
 
 /// Prints alerts as they come, in order, and hands each to the dispatcher when there is one.
 /// Without a dispatcher, the caller writes the lines `appendLine` makes in batches of about
-/// `batchBytes` (`replay`: its `ListingWriter` thread); with one, `consume` writes each line
-/// before its alert is dispatched. Standard output
-/// is the listing alone: dispatched alerts leave out the sinks that print there (`printing`),
-/// which would repeat each line.
+/// `batchBytes` (`replay`: its `ListingWriter` thread); with one, `consume` writes the lines
+/// of the alerts that have come, then dispatches them together. Standard output is the listing
+/// alone: dispatched alerts leave out the sinks that print there (`printing`), which would
+/// repeat each line.
 struct AlertListing: Sendable {
     let format: AlertOutputFormat
     let dispatcher: AlertDelivery?
@@ -90,17 +91,80 @@ struct AlertListing: Sendable {
         }
     }
 
-    /// Lists the alerts of `alerts` in order and dispatches each after its line is written.
-    /// Returns how many deliveries failed.
+    /// Lists the alerts of `alerts` in order and dispatches them after their lines are written.
+    /// What came while the ones before were being dispatched goes on together, `dispatchBatch`
+    /// at a time, so a sink delivered directly takes many with one write when alerts come fast,
+    /// and each alert goes at once when they come one by one. Returns how many deliveries failed.
     func consume(_ alerts: AsyncStream<Alert>) async -> Int {
+        let arrived = Arrived()
+        let reader = Task {
+            for await alert in alerts { arrived.add(alert) }
+            arrived.finish()
+        }
         var lines = Lines(self)
         var failures = 0
-        for await alert in alerts {
-            lines.list(alert)
-            lines.flush()
-            if let dispatcher { failures += await dispatcher.dispatch(Self.dispatched(alert, skipping: printing)) }
+        while let taken = await arrived.takeAll() {
+            for start in stride(from: 0, to: taken.count, by: Self.dispatchBatch) {
+                let batch = taken[start..<min(start + Self.dispatchBatch, taken.count)]
+                for alert in batch { lines.list(alert) }
+                lines.flush()
+                if let dispatcher { failures += await dispatcher.dispatch(batch.map { Self.dispatched($0, skipping: printing) }) }
+            }
         }
+        await reader.value
         return failures
+    }
+
+    /// Alerts handed to `dispatch` at most at once: about 80 KiB of JSON lines for a file sink.
+    static let dispatchBatch = 256
+
+    /// Alerts that came from the stream and wait for the task that lists and dispatches them.
+    final class Arrived: Sendable {
+        private struct State {
+            var alerts: [Alert] = []
+            var finished = false
+            var taker: CheckedContinuation<[Alert]?, Never>?
+        }
+
+        private let state = Mutex(State())
+
+        func add(_ alert: Alert) {
+            let taker = state.withLock { state -> CheckedContinuation<[Alert]?, Never>? in
+                guard let taker = state.taker else {
+                    state.alerts.append(alert)
+                    return nil
+                }
+                state.taker = nil  // it waits only when no alert does
+                return taker
+            }
+            taker?.resume(returning: [alert])
+        }
+
+        func finish() {
+            let taker = state.withLock { state -> CheckedContinuation<[Alert]?, Never>? in
+                state.finished = true
+                defer { state.taker = nil }
+                return state.taker
+            }
+            taker?.resume(returning: nil)
+        }
+
+        /// Every alert that came since the last call, in order, waiting for one if none did;
+        /// nil once the stream has ended and all were taken.
+        func takeAll() async -> [Alert]? {
+            await withCheckedContinuation { (taker: CheckedContinuation<[Alert]?, Never>) in
+                let ready = state.withLock { state -> [Alert]?? in
+                    if !state.alerts.isEmpty {
+                        defer { state.alerts = [] }
+                        return .some(state.alerts)
+                    }
+                    if state.finished { return .some(nil) }
+                    state.taker = taker
+                    return .none
+                }
+                if let ready { taker.resume(returning: ready) }
+            }
+        }
     }
 
     /// Lines written at once when no dispatcher waits for them.
