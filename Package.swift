@@ -90,7 +90,7 @@ let package = Package(
         // The data path, in order: the Evaluator (ticks in, events out, drops reported one way)
         // that `replay`, `check` and `run` share, delivery, and `run`'s services in one ServiceGroup.
         .target(name: "AlertPipeline", dependencies: [
-            "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "AlertSinks", "Daemon", "CMemory", "Wallclock",
+            "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "AlertSinks", "Daemon", "Wallclock",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -109,12 +109,9 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // glibc's malloc settings and malloc_trim: how pricealert keeps its heap's resident memory
-        // down (see include/pa_memory.h).
-        .target(name: "CMemory"),
         // The command line: one file per command, thin.
         .executableTarget(name: "pricealert", dependencies: [
-            "CMemory", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertPipeline", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon", "Wallclock",
+            "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertPipeline", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon", "Wallclock",
             "AlertReport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -205,7 +202,7 @@ let package = Package(
         ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
-            "pricealert", "AlertTestSupport", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "AlertPipeline", "DemoExchange", "CMemory",
+            "pricealert", "AlertTestSupport", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "AlertPipeline", "DemoExchange",
             "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CMemory
 
 @main
 struct PriceAlert: AsyncParsableCommand {
@@ -12,11 +11,4 @@ struct PriceAlert: AsyncParsableCommand {
             RecordCommand.self, ExchangeCommand.self, SinksCommand.self, OutboxCommand.self, SilenceCommand.self,
         ]
     )
-
-    static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        // Before any other thread allocates (Sources/CMemory/include/pa_memory.h says what it buys).
-        _ = pa_configure_malloc(["run", "demo"].contains(arguments.first) ? 1 : 0)
-        await main(nil)
-    }
 }

@@ -3,7 +3,6 @@ import AlertFeeds
 import AlertHTTP
 import AlertRules
 import AlertStore
-import CMemory
 import Daemon
 import Logging
 import ServiceLifecycle
@@ -99,8 +98,6 @@ struct LiveEvaluation {
     private var persists = false
     private var saveEvery: Int64 = 60_000
     private var lastSave: Int64 = 0
-    /// The first frame after the engine was made has been evaluated (see `handle`).
-    private var settled = false
     /// Where the history of the rules' symbols is filled from, before their first tick.
     var backfill: LiveBackfill?
     /// The reach filled per symbol by this run: the ledger records a fill only after the save
@@ -163,9 +160,6 @@ struct LiveEvaluation {
                 saveListings()
                 if restored > 0 { logger.info("\(source): restored the saved state of \(restored) symbols") }
                 if let backfill { await fillHistory(from: backfill) }
-                // Fetching and decoding the market list left freed buffers: give their pages back
-                // before the first frame builds the symbols' groups.
-                _ = pa_release_free_memory()
                 logger.info("\(source): \(markets.count) markets, \(evaluator.ruleSet.rules.count) rules")
                 if evaluator.hasMatchRules, markets.isEmpty {
                     logger.warning("\(source): the market list is empty: 'match' rules apply to nothing")
@@ -194,12 +188,6 @@ struct LiveEvaluation {
             monitor.prices(accepted: accepted)
             saveListings()
             if persists, Wallclock.millis() - lastSave >= saveEvery { await saveChanges() }
-            if !settled {
-                // The first frame built its symbols' groups from the restored state, and those
-                // symbols' snapshots are now freed: give their pages back.
-                settled = true
-                _ = pa_release_free_memory()
-            }
         case .dropped(let reason):
             // Counted whether or not the log line is written (a log message is made only when logged).
             let drop = evaluator.reject(reason, at: .feed(source: source))

@@ -5,7 +5,6 @@ import AlertRules
 import AlertSinks
 import AlertStore
 import ArgumentParser
-import CMemory
 
 /// Loading what every command needs, with one way of reporting what is wrong.
 enum Inputs {
@@ -17,9 +16,6 @@ enum Inputs {
         if ruleSet.rules.capacity > ruleSet.rules.count + ruleSet.rules.count / 8 {
             ruleSet.rules = ruleSet.rules.withUnsafeBufferPointer { Array($0) }
         }
-        // Reading a big rule file leaves freed buffers (the file, a rule's syntax tree); give
-        // their pages back, so a daemon's resident memory is what it keeps, not what it read.
-        _ = pa_release_free_memory()
         return ruleSet
     }
 

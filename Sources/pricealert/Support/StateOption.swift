@@ -2,7 +2,6 @@ import AlertCore
 import AlertPipeline
 import AlertStore
 import ArgumentParser
-import CMemory
 
 #if canImport(Glibc)
 import Glibc
@@ -74,9 +73,6 @@ struct StateOption: ParsableArguments {
     func loadSaved(_ store: StateStore) throws -> SavedState {
         do {
             let saved = SavedState(try store.engineState.load())
-            // Reading it left freed buffers (SQLite's pages, decoding): a daemon keeps the
-            // state, not what it read it with.
-            _ = pa_release_free_memory()
             return saved
         } catch {
             throw Self.unusable(store, error)
