@@ -70,10 +70,15 @@ public final class HandOff<Value: Sendable>: Sendable {
         ready.wait()
         let value: Value? = state.withLock { state in
             guard state.head < state.waiting.count else { return nil }
+            // Received places are dropped once they outnumber the capacity, so the array holds
+            // at most twice `capacity` places even when the consumer never catches up.
             defer {
                 state.head += 1
                 if state.head == state.waiting.count {
                     state.waiting.removeAll(keepingCapacity: true)
+                    state.head = 0
+                } else if state.head >= capacity {
+                    state.waiting.removeFirst(state.head)
                     state.head = 0
                 }
             }
