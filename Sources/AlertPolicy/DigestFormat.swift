@@ -27,9 +27,15 @@ public enum DigestFormat {
         return "pricealert: \(digest.events.count) alerts" + (digest.held ? " held in quiet hours, " : ", ") + span
     }
 
+    /// A chat message's line for one event: `[rule] MESSAGE`, the message as a person reads it
+    /// (`AlertFormat.said`: `resolved: `, `reminder N: `).
+    public static func chatLine(_ alert: Alert) -> String {
+        "[\(alert.rule)] " + AlertFormat.said(alert)
+    }
+
     /// The headline, then one line per event (`line` renders it) up to `chatLines`, then
     /// `and N more` for the rest.
-    public static func chatText(_ digest: Digest, line: (Alert) -> String = { "[\($0.rule)] \($0.message)" }) -> String {
+    public static func chatText(_ digest: Digest, line: (Alert) -> String = chatLine) -> String {
         var lines = [headline(digest)] + digest.events.prefix(chatLines).map(line)
         if digest.events.count > chatLines { lines.append("and \(digest.events.count - chatLines) more") }
         return lines.joined(separator: "\n")

@@ -66,6 +66,9 @@ public struct Grouper: Sendable {
         take { _ in true }
     }
 
+    /// Digests open now.
+    public var openDigests: Int { open.count }
+
     /// Events in open digests.
     public var openEvents: Int { open.values.reduce(0) { $0 + $1.events.count } }
 

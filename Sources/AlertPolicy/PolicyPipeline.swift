@@ -68,6 +68,21 @@ public struct PolicyPipeline: Sendable {
         return decisions
     }
 
+    /// What the stages keep now, over every sink: events held by quiet hours, and open digests
+    /// with the events in them (`/metrics`).
+    public var waiting: (held: Int, openDigests: Int, inDigests: Int) {
+        stages.values.reduce((0, 0, 0)) { sum, stage in
+            (sum.0 + (stage.quiet?.heldCount ?? 0), sum.1 + (stage.grouper?.openDigests ?? 0),
+             sum.2 + (stage.grouper?.openEvents ?? 0))
+        }
+    }
+
+    /// When `sink`'s held window ends (epoch ms), while it holds events.
+    public func heldUntil(sink: String) -> Int64? {
+        guard let quiet = stages[sink]?.quiet, quiet.heldCount > 0 else { return nil }
+        return quiet.heldUntil
+    }
+
     /// Closes the quiet windows and digests that no event closed and whose end the wall clock
     /// has passed (`run`, `check`).
     public mutating func close(wallTime: Int64) -> [PolicyDecision] {

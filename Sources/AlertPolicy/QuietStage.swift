@@ -10,7 +10,11 @@ public struct QuietStage: Sendable {
     public let sink: String
     public let hours: QuietHours
     private var held: [Alert] = []
-    private var heldUntil: Int64 = .min
+    /// When the window that holds events ends (epoch ms); `.min` while none are held.
+    public private(set) var heldUntil: Int64 = .min
+
+    /// Events held now.
+    public var heldCount: Int { held.count }
 
     public init(sink: String, hours: QuietHours) {
         self.sink = sink

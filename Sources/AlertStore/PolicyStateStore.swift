@@ -13,11 +13,14 @@ import Synchronization
 /// earlier transaction than the removal of its events here, and `Outbox.commit()` waits for both.
 public final class PolicyStateStore: Sendable {
     private let writer: GroupCommitter
+    /// For `list()`, which also reads a folder opened read only.
+    private let reader: DatabasePool
     /// Writes that failed and are being written again (by token), with the last reason.
     private let failing = Mutex((tokens: Set<UInt64>(), next: UInt64(0), reason: ""))
 
-    init(writer: GroupCommitter) {
+    init(writer: GroupCommitter, reader: DatabasePool) {
         self.writer = writer
+        self.reader = reader
     }
 
     /// One event held for one sink.
@@ -26,17 +29,29 @@ public final class PolicyStateStore: Sendable {
         public var seq: Int64
         public var sink: String
         public var alert: Alert
+        /// True when quiet hours hold it, false when it waits in an open digest; nil for a
+        /// row written by a binary of schema 8, which did not say.
+        public var quiet: Bool?
 
-        public init(seq: Int64, sink: String, alert: Alert) {
+        public init(seq: Int64, sink: String, alert: Alert, quiet: Bool? = nil) {
             self.seq = seq
             self.sink = sink
             self.alert = alert
+            self.quiet = quiet
         }
     }
 
     /// Every pending row in `seq` order, read after everything recorded before.
     public func load() async throws -> [Pending] {
         try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM policy_pending ORDER BY seq").map(Self.pending)
+        }
+    }
+
+    /// Every pending row in `seq` order, as committed, read at once (also from a folder opened
+    /// read only, beside the process that writes it): `outbox list`.
+    public func list() throws -> [Pending] {
+        try reader.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM policy_pending ORDER BY seq").map(Self.pending)
         }
     }
@@ -55,8 +70,8 @@ public final class PolicyStateStore: Sendable {
             for (sink, id) in removed { try delete.execute(arguments: [sink, id]) }
             let insert = try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO policy_pending (seq, sink, alert_id, rule, symbol, time, price, condition,
-                  threshold_low, threshold_high, threshold_null, value, message, notify, kind, reminder)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  threshold_low, threshold_high, threshold_null, value, message, notify, kind, reminder, quiet)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for row in added {
                 let alert = row.alert
@@ -64,7 +79,7 @@ public final class PolicyStateStore: Sendable {
                 try insert.execute(arguments: [row.seq, row.sink, alert.id, alert.rule, alert.symbol, alert.time,
                                                alert.price, alert.condition, low, high, alert.threshold == .none ? 1 : 0, alert.value,
                                                alert.message, alert.notify.joined(separator: "\n"),
-                                               alert.kind.rawValue, alert.reminder])
+                                               alert.kind.rawValue, alert.reminder, row.quiet])
             }
             return { _ = self.failing.withLock { $0.tokens.remove(token) } }
         }, failed: { error in
@@ -81,7 +96,8 @@ public final class PolicyStateStore: Sendable {
     }
 
     private static func pending(_ row: Row) -> Pending {
-        Pending(seq: row["seq"], sink: row["sink"], alert: Outbox.alert(row))
+        // A schema 8 file opened read only has no `quiet` column: nil, as for its rows.
+        Pending(seq: row["seq"], sink: row["sink"], alert: Outbox.alert(row), quiet: row.hasColumn("quiet") ? row["quiet"] : nil)
     }
 
     /// Schema 8: the policy stages' pending events.
@@ -96,6 +112,14 @@ public final class PolicyStateStore: Sendable {
               UNIQUE (sink, alert_id)
             );
             PRAGMA user_version = 8;
+            """)
+    }
+
+    /// Schema 9: whether a row is held by quiet hours or waits in a digest, for `outbox list`.
+    static func migrateStage(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE policy_pending ADD COLUMN quiet INTEGER;
+            PRAGMA user_version = 9;
             """)
     }
 }

@@ -16,7 +16,7 @@ import Synchronization
 /// (0 bytes) or damaged file is an error naming it, never a fresh start.
 public final class StateStore: Sendable {
     /// The schema version this binary writes (`PRAGMA user_version`).
-    public static let schemaVersion = 8
+    public static let schemaVersion = 9
 
     public let folder: StateFolder
     public let outbox: Outbox
@@ -145,7 +145,7 @@ public final class StateStore: Sendable {
         self.outbox = Outbox(database: database)
         self.engineState = EngineStateStore(database: database)
         self.backfill = BackfillLedger(database: database)
-        self.policyState = PolicyStateStore(writer: outbox.writer)
+        self.policyState = PolicyStateStore(writer: outbox.writer, reader: database)
     }
 
     /// The writer connection's `PRAGMA synchronous` (2 = FULL), for tests.
@@ -235,6 +235,7 @@ public final class StateStore: Sendable {
         }
         migrator.registerMigration("v7-deliveries", migrate: migrateToDeliveries)
         migrator.registerMigration("v8-policy-pending", migrate: PolicyStateStore.migrate)
+        migrator.registerMigration("v9-policy-pending-stage", migrate: PolicyStateStore.migrateStage)
         return migrator
     }
 }

@@ -26,8 +26,8 @@ struct OutboxCommand: AsyncParsableCommand {
         // Named here, not derived from the type's name: that takes reflection at every start.
         static let configuration = CommandConfiguration(
             commandName: "list",
-            abstract: "List pending deliveries and dead letters (sink, alert id, attempts, next attempt, last error).",
-            discussion: "Reads the state folder also while a daemon uses it (read only, without its lock).")
+            abstract: "List pending deliveries, dead letters, and events held by quiet hours or waiting in an open digest.",
+            discussion: "Reads the state folder also while a daemon uses it (read only, without its lock). Held and grouped events are not in the outbox yet: they enter it as one digest when their quiet hours end or their digest closes.")
 
         @OptionGroup var state: StateOption
 
@@ -52,9 +52,11 @@ struct OutboxCommand: AsyncParsableCommand {
             defer { store.close() }
             let pending: [OutboxEntry]
             let dead: [OutboxEntry]
+            let waiting: [PolicyStateStore.Pending]
             do {
                 pending = try store.outbox.pending()
                 dead = try store.outbox.dead()
+                waiting = try store.policyState.list()
             } catch {
                 throw OutboxCommand.failed(store, error)
             }
@@ -62,8 +64,16 @@ struct OutboxCommand: AsyncParsableCommand {
             for (entry, isDead) in pending.map({ ($0, false) }) + dead.map({ ($0, true) }) {
                 lines.append(format == .json ? Self.json(entry, dead: isDead) : Self.text(entry, dead: isDead))
             }
+            for row in waiting {
+                lines.append(format == .json ? Self.json(row) : Self.text(row))
+            }
             if format == .text {
-                lines.append("\(pending.count) pending, \(dead.count) dead (\(store.folder.path))")
+                var summary = "\(pending.count) pending, \(dead.count) dead"
+                let held = waiting.filter { $0.quiet == true }.count, grouped = waiting.filter { $0.quiet == false }.count
+                if held > 0 { summary += ", \(held) held by quiet hours" }
+                if grouped > 0 { summary += ", \(grouped) in open digests" }
+                if waiting.count > held + grouped { summary += ", \(waiting.count - held - grouped) held or in open digests" }
+                lines.append(summary + " (\(store.folder.path))")
             }
             if !lines.isEmpty { StandardOutput.shared.writeLine(lines.joined(separator: "\n")) }
         }
@@ -80,6 +90,29 @@ struct OutboxCommand: AsyncParsableCommand {
             if let reason = entry.deadReason { line += "  reason: \(reason)" }
             else if let error = entry.lastError { line += "  last error: \(error)" }
             return line
+        }
+
+        /// `held     SINK  EVENT-ID  quiet hours  event TIME`: an event the policy stages keep
+        /// for a sink (`grouped` in an open digest; `waiting` for a row that does not say which).
+        static func text(_ row: PolicyStateStore.Pending) -> String {
+            let (state, why) = stage(row)
+            return state + String(repeating: " ", count: max(1, 9 - state.count)) + "\(row.sink)  \(row.alert.id)  \(why)  event \(Timestamp.format(row.alert.time))"
+        }
+
+        /// `{"state":"held"|"grouped"|"waiting","sink":…,"id":…,"alert":{…}}`.
+        static func json(_ row: PolicyStateStore.Pending) -> String {
+            var out = "{\"state\":" + JSONString.quote(stage(row).state)
+            out += ",\"sink\":" + JSONString.quote(row.sink)
+            out += ",\"id\":" + JSONString.quote(row.alert.id)
+            return out + ",\"alert\":" + AlertFormat.json(row.alert) + "}"
+        }
+
+        private static func stage(_ row: PolicyStateStore.Pending) -> (state: String, why: String) {
+            switch row.quiet {
+            case true?: return ("held", "quiet hours")
+            case false?: return ("grouped", "open digest")
+            case nil: return ("waiting", "quiet hours or open digest")
+            }
         }
 
         /// An event row has `"alert"` (the event's JSON), a digest row `"digest"` (the digest's).

@@ -155,6 +155,15 @@ import SeededRandom
         return out
     }
 
+    /// What a person reads before a reminder's or a resolved event's message.
+    static func referenceMarker(_ a: Alert) -> String {
+        switch a.kind {
+        case .alert: return ""
+        case .reminder: return "reminder \(a.reminder!): "
+        case .resolved: return "resolved: "
+        }
+    }
+
     static func randomAlert(_ rng: inout SeededRandom) -> Alert {
         let threshold: Threshold = switch Int.random(in: 0..<3, using: &rng) {
         case 0: .value(randomDouble(&rng))
@@ -196,7 +205,7 @@ import SeededRandom
             let reference = Self.referenceJSON(alert)
             #expect(String(decoding: line, as: UTF8.self) == reference)
             #expect(AlertFormat.json(alert) == reference)
-            let referenceText = Timestamp.format(alert.time) + " [" + alert.rule + "] " + alert.message
+            let referenceText = Timestamp.format(alert.time) + " [" + alert.rule + "] " + Self.referenceMarker(alert) + alert.message
             #expect(String(decoding: textLine, as: UTF8.self) == referenceText)
             #expect(AlertFormat.text(alert) == referenceText)
 
@@ -228,7 +237,7 @@ import SeededRandom
                     json.removeAll()
                     AlertFormat.appendJSON(alert, to: &json)
                     #expect(String(decoding: json, as: UTF8.self) == Self.referenceJSON(alert))
-                    #expect(AlertFormat.text(alert) == Timestamp.format(alert.time) + " [" + alert.rule + "] " + alert.message)
+                    #expect(AlertFormat.text(alert) == Timestamp.format(alert.time) + " [" + alert.rule + "] reminder \(Int.min): " + alert.message)
                 }
             }
         }

@@ -110,7 +110,7 @@ import Testing
         // notify naming an unknown sink
         (#"{"id": "a", "symbol": "BTC", "when": {"price": {"above": 1}}, "notify": ["stdut", "pager"]}"#, [#"r.json:4:74: error: unknown sink 'stdut' in 'notify' (did you mean 'stdout'?)"#, #"r.json:4:83: error: unknown sink 'pager' in 'notify'"#]),
         // message with unknown placeholders
-        (#"{"id": "a", "symbol": "BTC", "when": {"price": {"above": 1}}, "message": "{{symbol}} at {{prce}} {{ bid }}"}"#, [#"r.json:4:89: error: unknown placeholder '{{prce}}' in 'message' (did you mean '{{price}}'?)"#, #"r.json:4:98: error: unknown placeholder '{{bid}}' in 'message' (known: {{rule}} {{symbol}} {{price}} {{value}} {{threshold}} {{condition}} {{time}})"#]),
+        (#"{"id": "a", "symbol": "BTC", "when": {"price": {"above": 1}}, "message": "{{symbol}} at {{prce}} {{ bidding }}"}"#, [#"r.json:4:89: error: unknown placeholder '{{prce}}' in 'message' (did you mean '{{price}}'?)"#, #"r.json:4:98: error: unknown placeholder '{{bidding}}' in 'message' (known: {{rule}} {{symbol}} {{price}} {{value}} {{threshold}} {{condition}} {{time}} {{kind}} {{reminder}})"#]),
         // message not a string
         (#"{"id": "a", "symbol": "BTC", "when": {"price": {"above": 1}}, "message": ["hi"]}"#, [#"r.json:4:74: error: 'message' must be a string, found array"#]),
         // enabled not a boolean

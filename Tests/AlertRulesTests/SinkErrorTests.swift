@@ -44,7 +44,7 @@ import Testing
         // webhook timeout zero
         (#"{"ops": {"type": "webhook", "url": "https://x", "timeout": "0s"}}"#, [#"r.json:2:69: error: 'timeout' must be longer than 0s"#]),
         // webhook preset
-        (#"{"ops": {"type": "webhook", "url": "https://x", "preset": "teams"}}"#, [#"r.json:2:68: error: 'preset' must be one of "json", "slack", "discord", "ntfy", "telegram", "alertmanager", found "teams""#]),
+        (#"{"ops": {"type": "webhook", "url": "https://x", "preset": "teams"}}"#, [#"r.json:2:68: error: 'preset' must be one of "json", "slack", "discord", "ntfy", "telegram", "alertmanager", "alertmanager-webhook", found "teams""#]),
         // webhook two secrets
         (#"{"ops": {"type": "webhook", "url": "https://x", "secretEnv": "S", "secretFile": "/s"}}"#, [#"r.json:2:76: error: webhook takes only one of 'secretEnv' or 'secretFile'"#]),
         // webhook template not a string

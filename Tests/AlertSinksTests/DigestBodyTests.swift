@@ -37,8 +37,8 @@ struct DigestBodyTests {
         #expect(held["held"] as? Bool == true)
     }
 
-    @Test func alertmanagerSendsOnePayloadWithEveryEventAsAnAlert() throws {
-        let json = try object(WebhookPayload.alertmanager.render(Self.digest).body)
+    @Test func alertmanagerWebhookSendsOnePayloadWithEveryEventAsAnAlert() throws {
+        let json = try object(WebhookPayload.alertmanagerWebhook.render(Self.digest).body)
         #expect(json["version"] as? String == "4")
         #expect(json["groupKey"] as? String == Self.digest.id)
         let alerts = try #require(json["alerts"] as? [[String: Any]])
@@ -50,7 +50,7 @@ struct DigestBodyTests {
         #expect((json["groupLabels"] as? [String: String])?.isEmpty == true)
         // A one-rule digest is grouped by that rule.
         let oneRule = Digest(sink: "chat", events: Self.events.filter { $0.rule == "eth-dip" })
-        let grouped = try object(WebhookPayload.alertmanager.render(oneRule).body)
+        let grouped = try object(WebhookPayload.alertmanagerWebhook.render(oneRule).body)
         #expect(grouped["groupLabels"] as? [String: String] == ["alertname": "eth-dip"])
     }
 

@@ -63,7 +63,7 @@ struct WebhookSinkTests {
         #expect(try json(slack) as NSDictionary == ["text": alert.message])
         #expect(slack.headers["content-type"] == "application/json")
         let (_, discord) = try await deliver { $0.preset = "discord" }
-        #expect(try json(discord) as NSDictionary == ["content": alert.message])
+        #expect(try json(discord) as NSDictionary == ["content": alert.message, "allowed_mentions": ["parse": [String]()]])
     }
 
     @Test func ntfySendsPlainTextWithTitleAndTags() async throws {
@@ -86,8 +86,8 @@ struct WebhookSinkTests {
         #expect(throws: SinkError.self) { try sink(spec, client: CurlHTTPClient()) }
     }
 
-    @Test func alertmanagerVersion4Payload() async throws {
-        let (_, request) = try await deliver { $0.preset = "alertmanager" }
+    @Test func alertmanagerWebhookVersion4Payload() async throws {
+        let (_, request) = try await deliver { $0.preset = "alertmanager-webhook" }
         let body = try json(request)
         #expect(Set(body.keys) == ["version", "groupKey", "truncatedAlerts", "status", "receiver", "groupLabels",
                                    "commonLabels", "commonAnnotations", "externalURL", "alerts"])
@@ -101,7 +101,8 @@ struct WebhookSinkTests {
         let first = alerts[0]
         #expect(Set(first.keys) == ["status", "labels", "annotations", "startsAt", "endsAt", "generatorURL", "fingerprint"])
         #expect(first["labels"] as? NSDictionary == ["alertname": "btc-100k", "symbol": "BTC", "condition": alert.condition])
-        #expect(first["annotations"] as? NSDictionary == ["summary": alert.message, "value": "100012.5", "threshold": "100000"])
+        #expect(first["annotations"] as? NSDictionary == ["summary": alert.message, "value": "100012.5", "threshold": "100000",
+                                                          "kind": "alert", "price": "100012.5"])
         #expect(first["startsAt"] as? String == "2023-11-14T22:13:20.000Z")
         #expect(first["endsAt"] as? String == "0001-01-01T00:00:00Z")
         #expect((first["fingerprint"] as? String)?.count == 16)

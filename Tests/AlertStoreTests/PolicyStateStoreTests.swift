@@ -30,10 +30,29 @@ import Testing
         #expect(try await store.policyState.load() == [rows[1], rows[2]])
     }
 
-    @Test func aNewDatabaseIsAtSchema8WithThePolicyTable() async throws {
+    /// Whether quiet hours hold a row or a digest keeps it is stored with it, and `list()`
+    /// reads the rows also from a folder opened read only beside its writer.
+    @Test func rowsSayWhetherQuietHoursHoldThemAndAReaderListsThem() async throws {
+        let folder = temporaryFolder()
+        let rows: [PolicyStateStore.Pending] = [
+            .init(seq: 0, sink: "night", alert: alert(time: 1_700_000_000_000, notify: ["night", "grouped"]), quiet: true),
+            .init(seq: 1, sink: "grouped", alert: alert(time: 1_700_000_000_000, notify: ["night", "grouped"]), quiet: false),
+        ]
+        let store = try StateStore.open(folder)
+        defer { store.close() }
+        store.policyState.record(added: rows, removed: [])
+        await store.outbox.commit()
+        #expect(try store.policyState.list() == rows)
+        #expect(try await store.policyState.load() == rows)
+        let reader = try #require(try StateStore.openForReading(folder))
+        defer { reader.close() }
+        #expect(try reader.policyState.list().map(\.quiet) == [true, false])
+    }
+
+    @Test func aNewDatabaseIsAtSchema9WithThePolicyTable() async throws {
         let store = try StateStore.open(temporaryFolder())
         defer { store.close() }
-        #expect(StateStore.schemaVersion == 8)
+        #expect(StateStore.schemaVersion == 9)
         #expect(try await store.policyState.load().isEmpty)
     }
 }

@@ -67,8 +67,9 @@ public enum AlertFormat {
         }
     }
 
-    /// `2023-11-14T22:13:20.000Z [btc-100k] MESSAGE`: the time, the rule, and the message,
-    /// which by default says the symbol, the condition and the price.
+    /// `2023-11-14T22:13:20.000Z [btc-100k] MESSAGE`: the time, the rule, and the message as a
+    /// person reads it (`said`: marked `resolved: ` or `reminder N: `), which by default says the
+    /// symbol, the condition and the price.
     public static func text(_ alert: Alert) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(128)
@@ -82,7 +83,31 @@ public enum AlertFormat {
         out.appendLiteral(" [")
         out.appendUTF8(alert.rule)
         out.appendLiteral("] ")
+        appendSaid(alert, to: &out)
+    }
+
+    /// The message as a person reads it: a resolved event says `resolved: MESSAGE` and a
+    /// reminder `reminder N: MESSAGE`, so neither reads like a new alert (the message itself
+    /// describes the condition that fired); an alert says just `MESSAGE`.
+    public static func said(_ alert: Alert) -> String {
+        var out: [UInt8] = []
+        appendSaid(alert, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `said(alert)`'s bytes to `out`.
+    public static func appendSaid(_ alert: Alert, to out: inout [UInt8]) {
+        out.append(contentsOf: marker(alert).utf8)
         alert.appendMessage(to: &out)
+    }
+
+    /// `resolved: `, `reminder N: ` or nothing: what `said` puts before the message.
+    public static func marker(_ alert: Alert) -> String {
+        switch alert.kind {
+        case .alert: return ""
+        case .resolved: return "resolved: "
+        case .reminder: return alert.reminder.map { "reminder \($0): " } ?? "reminder: "
+        }
     }
 
     public static func thresholdJSON(_ threshold: Threshold) -> String {
@@ -116,9 +141,12 @@ public enum AlertFormat {
 }
 
 /// `message` templates (Docs/rules.md#messages): `{{rule}} {{symbol}} {{price}} {{value}} {{threshold}}
-/// {{condition}} {{time}}`. Placeholders may have spaces inside the braces (`{{ price }}`).
+/// {{condition}} {{time}} {{kind}} {{reminder}}`. Placeholders may have spaces inside the braces
+/// (`{{ price }}`). `kind` is `alert`, `reminder` or `resolved`; `reminder` the reminder's number,
+/// 0 for the other kinds.
 public enum MessageTemplate {
-    public static let placeholders: Set<String> = ["rule", "symbol", "price", "value", "threshold", "condition", "time"]
+    public static let placeholders: Set<String> = ["rule", "symbol", "price", "value", "threshold", "condition", "time",
+                                                   "kind", "reminder"]
 
     /// The message a price rule without `message` gets.
     public static let defaultTemplate = "{{symbol}} {{condition}} (price {{price}})"
@@ -157,27 +185,37 @@ public enum MessageTemplate {
 
     /// Fills `template` for `alert` (its `message` is ignored).
     public static func render(_ template: String, rule: String, symbol: String, time: Int64, price: Double,
-                              condition: String, threshold: Threshold, value: Double) -> String {
+                              condition: String, threshold: Threshold, value: Double,
+                              kind: AlertKind = .alert, reminder: Int? = nil) -> String {
         var out: [UInt8] = []
         render(template, rule: rule, symbol: symbol, time: time, price: price, condition: condition,
-               threshold: threshold, value: value, to: &out)
+               threshold: threshold, value: value, kind: kind, reminder: reminder, to: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Fills `template` with `alert`'s fields, its kind and reminder number included.
+    public static func render(_ template: String, _ alert: Alert) -> String {
+        render(template, rule: alert.rule, symbol: alert.symbol, time: alert.time, price: alert.price,
+               condition: alert.condition, threshold: alert.threshold, value: alert.value,
+               kind: alert.kind, reminder: alert.reminder)
     }
 
     /// Appends `render(…)`'s bytes to `out`.
     public static func render(_ template: String, rule: String, symbol: String, time: Int64, price: Double,
-                              condition: String, threshold: Threshold, value: Double, to out: inout [UInt8]) {
+                              condition: String, threshold: Threshold, value: Double,
+                              kind: AlertKind = .alert, reminder: Int? = nil, to out: inout [UInt8]) {
         let longest = max(rule.utf8.count, symbol.utf8.count, condition.utf8.count)
         out.write(atMost: maxLength(template, longestText: longest, escaped: false)) { out in
             render(template, rule: rule, symbol: symbol, time: time, price: NumberText(price), condition: condition,
-                   threshold: threshold, value: value, escaped: false, to: &out)
+                   threshold: threshold, value: value, kind: kind, reminder: reminder, escaped: false, to: &out)
         }
     }
 
     /// The most bytes `template` renders to when the longest of the rule, the symbol and the
     /// condition has `longestText` bytes. A known placeholder takes at least 8 bytes of the
     /// template (`{{rule}}`) and becomes one of those texts, a number (at most 32 bytes), a
-    /// threshold (at most 68) or a time (at most 40); everything else is copied. `escaped`: every
+    /// threshold (at most 68), a time (at most 40), a kind (at most 8) or a reminder number (at
+    /// most 20); everything else is copied. `escaped`: every
     /// byte of text may become 6.
     static func maxLength(_ template: String, longestText: Int, escaped: Bool) -> Int {
         let scale = escaped ? 6 : 1
@@ -190,12 +228,13 @@ public enum MessageTemplate {
     /// `escaped`: as the inside of a JSON string. At most `maxLength(…)` bytes.
     static func render(_ template: String, _ alert: Alert, price: NumberText, escaped: Bool, to out: inout ReservedWriter) {
         render(template, rule: alert.rule, symbol: alert.symbol, time: alert.time, price: price,
-               condition: alert.condition, threshold: alert.threshold, value: alert.value, escaped: escaped, to: &out)
+               condition: alert.condition, threshold: alert.threshold, value: alert.value,
+               kind: alert.kind, reminder: alert.reminder, escaped: escaped, to: &out)
     }
 
     private static func render(_ template: String, rule: String, symbol: String, time: Int64, price: NumberText,
-                               condition: String, threshold: Threshold, value: Double, escaped: Bool,
-                               to out: inout ReservedWriter) {
+                               condition: String, threshold: Threshold, value: Double, kind: AlertKind, reminder: Int?,
+                               escaped: Bool, to out: inout ReservedWriter) {
         // What the template and the rule's strings bring may need escapes; numbers and times never do.
         func text(_ bytes: UnsafeBufferPointer<UInt8>) {
             if escaped { out.escaped(bytes) } else { out.bytes(bytes) }
@@ -230,6 +269,8 @@ public enum MessageTemplate {
                 case .threshold: AlertFormat.writeThresholdJSON(threshold, to: &out)
                 case .condition: text(condition)
                 case .time: Timestamp.write(time, to: &out)
+                case .kind: out.utf8(kind.rawValue)  // ASCII letters: nothing to escape
+                case .reminder: out.decimal(Int64(reminder ?? 0))
                 case nil: text(UnsafeBufferPointer(rebasing: bytes[i..<(close + 2)]))
                 }
                 i = close + 2
@@ -241,7 +282,7 @@ public enum MessageTemplate {
 
     /// A name of `placeholders`, matched on its UTF-8 bytes.
     private enum Placeholder {
-        case rule, symbol, price, value, threshold, condition, time
+        case rule, symbol, price, value, threshold, condition, time, kind, reminder
 
         init?(_ name: UnsafeBufferPointer<UInt8>) {
             func equals(_ text: StaticString) -> Bool {
@@ -249,6 +290,8 @@ public enum MessageTemplate {
             }
             switch name.first {
             case UInt8(ascii: "r") where equals("rule"): self = .rule
+            case UInt8(ascii: "r") where equals("reminder"): self = .reminder
+            case UInt8(ascii: "k") where equals("kind"): self = .kind
             case UInt8(ascii: "s") where equals("symbol"): self = .symbol
             case UInt8(ascii: "p") where equals("price"): self = .price
             case UInt8(ascii: "v") where equals("value"): self = .value

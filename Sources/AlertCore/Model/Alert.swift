@@ -49,8 +49,7 @@ public struct Alert: Sendable, Equatable {
             switch messageSource {
             case .text(let text): return text
             case .template(let template):
-                return MessageTemplate.render(template, rule: rule, symbol: symbol, time: time, price: price,
-                                              condition: condition, threshold: threshold, value: value)
+                return MessageTemplate.render(template, self)
             }
         }
         set { messageSource = .text(newValue) }
@@ -63,7 +62,8 @@ public struct Alert: Sendable, Equatable {
             out.append(contentsOf: text.utf8)
         case .template(let template):
             MessageTemplate.render(template, rule: rule, symbol: symbol, time: time, price: price,
-                                   condition: condition, threshold: threshold, value: value, to: &out)
+                                   condition: condition, threshold: threshold, value: value,
+                                   kind: kind, reminder: reminder, to: &out)
         }
     }
 

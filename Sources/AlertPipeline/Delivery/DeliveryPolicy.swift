@@ -61,6 +61,8 @@ public final class DeliveryPolicy: Sendable {
         var pending: Set<Key> = []
         var nextSeq: Int64 = 0
         var counts = Counts()
+        /// What `publishWaiting` last recorded.
+        var published: (held: Int, openDigests: Int, inDigests: Int)?
     }
 
     private let state: Mutex<State>
@@ -123,27 +125,47 @@ public final class DeliveryPolicy: Sendable {
             guard !sinks.isEmpty || alert.notify.isEmpty else { return Plan() }
             let event = PolicyEvent(alert: alert, sinks: sinks, highPriority: state.highPriority.contains(alert.rule))
             var added: [PolicyStateStore.Pending] = []
-            let (plan, handed) = settle(state.pipeline.receive(event), of: alert.id, &state)
+            let (plan, handed, held) = settle(state.pipeline.receive(event), of: alert.id, &state)
             if !handed.contains(Self.everySink) {
                 for sink in sinks where staged.contains(sink) && !handed.contains(sink) {
                     state.pending.insert(Key(sink: sink, id: alert.id))
-                    added.append(.init(seq: state.nextSeq, sink: sink, alert: alert))
+                    added.append(.init(seq: state.nextSeq, sink: sink, alert: alert, quiet: held.contains(sink)))
                     state.nextSeq += 1
                 }
             }
             journal?.record(added: added, removed: [])
+            publishWaiting(&state, always: false)
             return plan
         }
     }
 
     /// Closes the quiet windows and digests whose end the wall clock has passed (`run`, `check`).
+    /// Also publishes what the stages keep to `/metrics`, so the gauges are right within a
+    /// close of the metrics backend starting.
     public func close(wallTime: Int64) -> Plan {
-        state.withLock { state in settle(state.pipeline.close(wallTime: wallTime), of: nil, &state).plan }
+        state.withLock { state in
+            let plan = settle(state.pipeline.close(wallTime: wallTime), of: nil, &state).plan
+            publishWaiting(&state, always: true)
+            return plan
+        }
     }
 
     /// Closes everything still open (the end of a replay).
     public func finish() -> Plan {
-        state.withLock { state in settle(state.pipeline.finish(), of: nil, &state).plan }
+        state.withLock { state in
+            let plan = settle(state.pipeline.finish(), of: nil, &state).plan
+            publishWaiting(&state, always: false)
+            return plan
+        }
+    }
+
+    /// Records `waiting` in the gauges of `PolicyMetrics` when it changed (or `always`).
+    private func publishWaiting(_ state: inout State, always: Bool) {
+        guard !staged.isEmpty else { return }
+        let now = state.pipeline.waiting
+        guard always || state.published.map({ $0 != now }) ?? true else { return }
+        state.published = now
+        PolicyMetrics.waiting(held: now.held, openDigests: now.openDigests, inDigests: now.inDigests)
     }
 
     /// Feeds journaled rows back into the stages, in order, past the silences in force (they were
@@ -159,13 +181,14 @@ public final class DeliveryPolicy: Sendable {
                 state.nextSeq = max(state.nextSeq, row.seq + 1)
                 let key = Key(sink: row.sink, id: row.alert.id)
                 state.pending.insert(key)
-                let (step, handed) = settle(state.pipeline.receive(PolicyEvent(alert: row.alert, sinks: [row.sink])),
-                                           of: row.alert.id, &state)
+                let (step, handed, _) = settle(state.pipeline.receive(PolicyEvent(alert: row.alert, sinks: [row.sink])),
+                                              of: row.alert.id, &state, restoring: true)
                 plan.add(step)
                 if handed.contains(row.sink), state.pending.remove(key) != nil {
                     plan.removed.append((row.sink, row.alert.id))
                 }
             }
+            publishWaiting(&state, always: false)
             return plan
         }
     }
@@ -182,13 +205,15 @@ public final class DeliveryPolicy: Sendable {
     /// Marks an event the stages took from every sink (silenced).
     private static let everySink = "\u{0}"
 
-    /// The plan for `decisions`, and the sinks to which the event `eventID` (the one that made
+    /// The plan for `decisions`, the sinks to which the event `eventID` (the one that made
     /// them, if any) is handed, delivered or dropped (`everySink` when silenced): the event is
-    /// pending for its other staged sinks.
-    private func settle(_ decisions: [PolicyDecision], of eventID: String?, _ state: inout State)
-        -> (plan: Plan, handed: Set<String>) {
+    /// pending for its other staged sinks; and the sinks whose quiet hours hold it. Each hold
+    /// is logged at `info` and counted, except when `restoring` what was held before.
+    private func settle(_ decisions: [PolicyDecision], of eventID: String?, _ state: inout State, restoring: Bool = false)
+        -> (plan: Plan, handed: Set<String>, held: Set<String>) {
         var plan = Plan()
         var handed: Set<String> = []
+        var held: Set<String> = []
         var eventAt: [String: Int] = [:]
         for decision in decisions {
             switch decision {
@@ -198,8 +223,12 @@ public final class DeliveryPolicy: Sendable {
                 logger.debug("silenced \(id) (silence \(silence))")
                 handed.insert(Self.everySink)
             case .held(let sink, let id):
+                held.insert(sink)
+                guard !restoring else { break }
                 state.counts.held += 1
-                logger.debug("held \(id) for sink '\(sink)' until its quiet hours end")
+                PolicyMetrics.held()
+                let until = state.pipeline.heldUntil(sink: sink).map { " until \(Timestamp.format($0))" } ?? ""
+                logger.info("held \(UserText.single(id)) for sink \(UserText.single(sink))\(until), the end of its quiet hours; it is delivered then in one digest")
             case .quietDropped(let sink, let id):
                 state.counts.quietDropped += 1
                 logger.debug("dropped \(id) for sink '\(sink)' in its quiet hours")
@@ -225,6 +254,6 @@ public final class DeliveryPolicy: Sendable {
                 }
             }
         }
-        return (plan, handed)
+        return (plan, handed, held)
     }
 }

@@ -6,7 +6,8 @@ extension FileChecker {
                            "hysteresis", "message", "enabled", "for", "expires", "resolve", "priority"]
 
     /// `MessageTemplate.placeholders` in the order Docs/rules.md#messages lists them, for messages.
-    static let placeholdersInSpecOrder = ["rule", "symbol", "price", "value", "threshold", "condition", "time"]
+    static let placeholdersInSpecOrder = ["rule", "symbol", "price", "value", "threshold", "condition", "time",
+                                         "kind", "reminder"]
 
     /// The rule, or nil when it has errors (they are reported).
     mutating func rule(_ node: JSONNode, defaults: RuleDefaults) -> Rule? {

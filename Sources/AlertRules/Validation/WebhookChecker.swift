@@ -3,7 +3,7 @@ import AlertCore
 /// A `webhook` sink: where to post (exactly one of `url`, `urlEnv`, `urlFile`) and how.
 extension FileChecker {
     static let webhookMethods = ["POST", "PUT", "PATCH", "GET"]
-    static let webhookPresets = ["json", "slack", "discord", "ntfy", "telegram", "alertmanager"]
+    static let webhookPresets = ["json", "slack", "discord", "ntfy", "telegram", "alertmanager", "alertmanager-webhook"]
 
     mutating func webhook(_ node: JSONNode, _ members: [JSONMember]) -> WebhookSpec? {
         let url = oneSource(of: ["url", "urlEnv", "urlFile"], node, members, required: true)

@@ -49,12 +49,21 @@ public struct WebhookSink: Sink {
             case "discord": payload = .discord
             case "ntfy": payload = .ntfy
             case "alertmanager": payload = .alertmanager
+            case "alertmanager-webhook": payload = .alertmanagerWebhook
             case "telegram":
                 guard let (rest, chatID) = Self.takeQueryParameter("chat_id", from: url), !chatID.isEmpty else {
                     throw SinkError(sink: name, description: "webhook sink '\(name)': the telegram preset needs the chat id in the url: https://api.telegram.org/bot<token>/sendMessage?chat_id=<id>")
                 }
                 url = rest
-                payload = .telegram(chatID: chatID)
+                var parseMode: String?
+                if let (rest, mode) = Self.takeQueryParameter("parse_mode", from: url) {
+                    guard WebhookPayload.telegramParseModes[mode] != nil else {
+                        throw SinkError(sink: name, description: "webhook sink '\(name)': the url's parse_mode must be HTML, MarkdownV2 or Markdown, not \(UserText.single(mode))")
+                    }
+                    url = rest
+                    parseMode = mode
+                }
+                payload = .telegram(chatID: chatID, parseMode: parseMode)
             default: payload = .json
             }
         }

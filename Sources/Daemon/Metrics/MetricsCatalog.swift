@@ -20,6 +20,10 @@ public enum MetricsCatalog {
     public static let secondsSinceLastTick = "pricealert_seconds_since_last_tick"
     public static let reconnects = "pricealert_feed_reconnects_total"
     public static let eventsSilenced = PolicyMetrics.silencedName
+    public static let eventsHeldTotal = PolicyMetrics.heldTotalName
+    public static let eventsHeld = PolicyMetrics.heldName
+    public static let digestsOpen = PolicyMetrics.openDigestsName
+    public static let digestEvents = PolicyMetrics.inDigestsName
 
     public static let all: [Entry] = [
         Entry(name: ticks, type: "counter", labels: [], help: "Ticks accepted by the engine."),
@@ -38,6 +42,14 @@ public enum MetricsCatalog {
               help: "Feed connections that ended or failed, each followed by a reconnect."),
         Entry(name: eventsSilenced, type: "counter", labels: [],
               help: "Events a silence kept from every sink (pricealert silence add)."),
+        Entry(name: eventsHeldTotal, type: "counter", labels: [],
+              help: "Events quiet hours held for a sink (one per sink), delivered as one digest when the window ends."),
+        Entry(name: eventsHeld, type: "gauge", labels: [],
+              help: "Events quiet hours hold now, over all sinks (listed by pricealert outbox list)."),
+        Entry(name: digestsOpen, type: "gauge", labels: [],
+              help: "Digests open now, collecting a group's events until their window ends or they are full."),
+        Entry(name: digestEvents, type: "gauge", labels: [],
+              help: "Events waiting in open digests now (listed by pricealert outbox list)."),
     ]
 
     static let help: [String: String] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0.help) })

@@ -33,6 +33,10 @@ public struct PipelineMetrics: Sendable {
         for gauge in [outboxDepth, feedConnected, feedStale] { gauge.record(0) }
         // Listed from the start at 0, like the per-rule alert counters.
         _ = Counter(label: MetricsCatalog.eventsSilenced, factory: factory)
+        _ = Counter(label: MetricsCatalog.eventsHeldTotal, factory: factory)
+        for gauge in [MetricsCatalog.eventsHeld, MetricsCatalog.digestsOpen, MetricsCatalog.digestEvents] {
+            Gauge(label: gauge, factory: factory).record(0)
+        }
         if rules.count <= Self.presetLimit {
             for rule in rules { _ = alertCounter(rule) }
         }
