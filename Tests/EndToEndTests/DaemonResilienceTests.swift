@@ -46,11 +46,12 @@ struct DaemonResilienceTests {
 
     // MARK: backfill beside the feed
 
-    /// SIGTERM while a candle request hangs: the run stops at once (the remaining symbol is never
-    /// asked for, the hanging request is not reported as a failure), exit 0; what was filled
-    /// before (BTC, which has no candles) is in the ledger, so a restart asks only for the
-    /// symbol it did not get (ETH) and not for BTC again.
-    @Test func sigtermDuringAHangingBackfillStopsAtOnceAndKeepsWhatWasFilled() async throws {
+    /// SIGTERM or SIGINT while a candle request hangs: the run stops at once (the remaining
+    /// symbol is never asked for, the hanging request is not reported as a failure), exit 0;
+    /// what was filled before (BTC, which has no candles) is in the ledger, so a restart asks
+    /// only for the symbol it did not get (ETH) and not for BTC again.
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalDuringAHangingBackfillStopsAtOnceAndKeepsWhatWasFilled(_ signal: Int32) async throws {
         let dir = try folder(rules: Self.rules([
             #"{"id": "week", "symbols": ["BTC", "ETH", "SOL"], "when": {"change": {"window": "7d", "above": 1}}}"#,
         ]))
@@ -60,7 +61,7 @@ struct DaemonResilienceTests {
                                        candles: .hang(answered: ["BTC-", "BTCPFC"]))
         try await run(exchange, ["--state", "st"], in: dir) { running, _ in
             try await exchange.wait(for: "the ETH candle request") { $0.candlesHeld == 1 }
-            let result = try await running.stop(signal: SIGTERM, timeout: 120)
+            let result = try await running.stop(signal: signal, timeout: 120)
             #expect(result == 0, "\(running.stderr)")
             let asked = exchange.current.candleRequests
             #expect(asked.filter { $0.contains("symbol=SOL") }.isEmpty, "\(asked)")

@@ -20,10 +20,12 @@ import UnixSignals
 ///
 /// SIGTERM, SIGINT, `stop` (`--duration`) or a feed that ends shut the group down in pipeline
 /// order (the group stops services in the reverse of their order in it): the backfill's
-/// candle requests are cancelled, the feed stops (`STOPPING=1`), the evaluator evaluates what the feed gave and hands on the final save,
-/// delivery writes every alert to its sink or the outbox, saves, and gives the outbox
-/// `drainTimeout`, and the status server stops last. Each service returns only at its turn (the
-/// group treats an earlier return as a failure). `monitor` sees every feed event, tick count
+/// candle request in flight is cancelled, the feed stops (`STOPPING=1`), the evaluator
+/// evaluates what the feed gave and hands on the final save, delivery writes every alert to its
+/// sink or the outbox, saves, and gives the outbox `drainTimeout`, and the status server stops
+/// last. Each service returns only at its turn (the group treats an earlier return as a
+/// failure), except the two whose return shuts the group down: the feed when it ends, and
+/// `StateFolderWatch` when the state folder is deleted under the run. `monitor` sees every feed event, tick count
 /// and alert (metrics, `/healthz`, systemd notifications); it never talks back.
 public struct LivePipeline: Sendable {
     public var ruleSet: RuleSet
@@ -71,7 +73,7 @@ public struct LivePipeline: Sendable {
         /// The state folder was deleted or moved away while the run used it (`StateFolderWatch`):
         /// why (logged as an error); the run stopped.
         public var stateLost: String?
-        /// Inputs through the evaluator's inbox (feed events and reloads), and the most that
+        /// Inputs through the evaluator's inbox (feed events, reloads and fills), and the most that
         /// waited at once (at most `feedEventsInFlight`).
         public var inboxSent = 0
         public var inboxReceived = 0
