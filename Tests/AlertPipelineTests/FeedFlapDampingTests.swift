@@ -1,4 +1,5 @@
 import AlertCore
+import Synchronization
 import Testing
 @testable import AlertPipeline
 
@@ -56,11 +57,13 @@ import Testing
 
     /// A feed that ends flapping in the state last delivered: nothing more to say.
     @Test func endingInTheStateLastDeliveredSaysNothingMore() {
-        var damping = FeedFlapDamping()
+        let counted = Mutex(0)
+        var damping = FeedFlapDamping { counted.withLock { $0 += 1 } }
         for i in 0..<6 { _ = damping.take(i % 2 == 0 ? stale(Int64(i) * 1_000) : recovered(Int64(i) * 1_000)) }
         _ = damping.take(stale(6_000))
         #expect(damping.flush().isEmpty)
         #expect(damping.damped == 4)
+        #expect(counted.withLock { $0 } == 4)
     }
 
     /// At shutdown a held change that differs from the last delivered is delivered; sources are

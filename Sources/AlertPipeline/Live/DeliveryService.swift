@@ -1,5 +1,6 @@
 import AlertCore
 import AlertStore
+import Daemon
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -58,7 +59,7 @@ final class DeliveryService: Service {
         var sinceCommit = 0
         var unsaved = UnsavedState()
         var unrecorded: [BackfillLedger.Entry] = []
-        var damping = FeedFlapDamping()
+        var damping = FeedFlapDamping(counted: PolicyMetrics.feedAlertDamped)
         for await item in input {
             switch item {
             case .alert(let alert):

@@ -34,6 +34,17 @@ struct FeedFlapDamping {
     private var sources: [String: Source] = [:]
     /// Feed alerts never delivered because a later change replaced them or nothing changed.
     private(set) var damped = 0
+    /// Called for each of them as it is damped (`/metrics`).
+    let counted: @Sendable () -> Void
+
+    init(counted: @escaping @Sendable () -> Void = {}) {
+        self.counted = counted
+    }
+
+    private mutating func dampOne() {
+        damped += 1
+        counted()
+    }
 
     enum Verdict: Equatable {
         /// Deliver it now.
@@ -58,7 +69,7 @@ struct FeedFlapDamping {
             return .deliver
         }
         let began = source.held == nil
-        if !began { damped += 1 }
+        if !began { dampOne() }
         source.held = alert
         return .held(began: began)
     }
@@ -84,7 +95,7 @@ struct FeedFlapDamping {
                 out.append(held)
                 source.lastDelivered = held.rule
             } else {
-                damped += 1
+                dampOne()
             }
             source.held = nil
             source.changes.removeAll()

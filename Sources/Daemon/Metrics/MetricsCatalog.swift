@@ -20,6 +20,7 @@ public enum MetricsCatalog {
     public static let secondsSinceLastTick = "pricealert_seconds_since_last_tick"
     public static let reconnects = "pricealert_feed_reconnects_total"
     public static let eventsSilenced = PolicyMetrics.silencedName
+    public static let feedAlertsDamped = PolicyMetrics.feedAlertsDampedName
 
     public static let all: [Entry] = [
         Entry(name: ticks, type: "counter", labels: [], help: "Ticks accepted by the engine."),
@@ -38,6 +39,8 @@ public enum MetricsCatalog {
               help: "Feed connections that ended or failed, each followed by a reconnect."),
         Entry(name: eventsSilenced, type: "counter", labels: [],
               help: "Events a silence kept from every sink (pricealert silence add)."),
+        Entry(name: feedAlertsDamped, type: "counter", labels: [],
+              help: "@feed-stale and @feed-recovered alerts of a flapping feed that flap damping kept from the sinks."),
     ]
 
     static let help: [String: String] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0.help) })
