@@ -52,6 +52,24 @@ public final class StateLock: Sendable {
         }
     }
 
+    /// Why the lock no longer guards its folder, or nil while it does: the lock file was
+    /// deleted (the open descriptor's file has no links left: the folder or the file was
+    /// removed), or its path now names another file or nothing (the folder was moved away, or
+    /// removed and made again). Either way another pricealert can lock the path now, and what
+    /// this process writes goes to files nobody will read.
+    public func lost() -> String? {
+        fd.withLock { fd in
+            guard fd >= 0 else { return nil }
+            var held = stat()
+            guard fstat(fd, &held) == 0 else { return "cannot check \(path): \(StateFolder.describe(errno))" }
+            if held.st_nlink == 0 { return "\(path) was deleted" }
+            var named = stat()
+            guard stat(path, &named) == 0 else { return "\(path) is gone (\(StateFolder.describe(errno)))" }
+            if named.st_ino != held.st_ino || named.st_dev != held.st_dev { return "\(path) is another file now" }
+            return nil
+        }
+    }
+
     private static func readPid(_ fd: Int32) -> Int32? {
         var buffer = [UInt8](repeating: 0, count: 32)
         let count = pread(fd, &buffer, 31, 0)

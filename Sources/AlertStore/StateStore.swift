@@ -167,6 +167,13 @@ public final class StateStore: Sendable {
         lock?.release()
     }
 
+    /// Why this process no longer holds the folder it opened, or nil while it does (see
+    /// `StateLock.lost`); always nil when opened for reading only.
+    public func lost() -> String? {
+        guard !closed.load(ordering: .relaxed), let reason = lock?.lost() else { return nil }
+        return "state folder \(folder.path) was deleted or moved while in use: \(reason)"
+    }
+
     /// `error` for a message: SQLite's errors (a damaged page, a missing table) name the
     /// database file.
     public func describe(_ error: any Error) -> String {

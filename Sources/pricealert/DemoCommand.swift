@@ -74,7 +74,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
         await exchange.stop()
         StandardError.write("demo: \(outcome.stats.accepted) ticks, \(outcome.stats.alerts) alerts")
-        if outcome.unwritten { throw ExitCodes.stateUnusable }
+        if outcome.unwritten || outcome.stateLost != nil { throw ExitCodes.stateUnusable }
         if outcome.deliveryFailures > 0 { throw ExitCodes.deliveryFailed }
     }
 

@@ -18,4 +18,28 @@ import Testing
             #expect(error.lockedBy == getpid())
         }
     }
+
+    /// The lock says when it no longer guards its folder: the folder removed, or moved away and
+    /// another made in its place.
+    @Test func aRemovedOrReplacedFolderIsNoticed() throws {
+        let folder = temporaryFolder()
+        try folder.create()
+        let lock = try StateLock(folder: folder)
+        defer { lock.release() }
+        #expect(lock.lost() == nil)
+        try FileManager.default.removeItem(atPath: folder.path)
+        #expect(lock.lost() == "\(folder.lockPath) was deleted")
+
+        let moved = temporaryFolder()
+        try moved.create()
+        let other = try StateLock(folder: moved)
+        defer { other.release() }
+        try FileManager.default.moveItem(atPath: moved.path, toPath: moved.path + "-away")
+        defer { try? FileManager.default.removeItem(atPath: moved.path + "-away") }
+        try moved.create()
+        defer { try? FileManager.default.removeItem(atPath: moved.path) }
+        #expect(other.lost()?.hasPrefix("\(moved.lockPath) is gone") == true)
+        #expect(FileManager.default.createFile(atPath: moved.lockPath, contents: Data()))
+        #expect(other.lost() == "\(moved.lockPath) is another file now")
+    }
 }

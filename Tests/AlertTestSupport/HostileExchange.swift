@@ -36,6 +36,18 @@ public final class HostileExchange: Sendable {
         case symbolFlood(perFrame: Int)
         /// A `coinIndex` frame with BTC every `every`.
         case prices(every: Duration)
+        /// `count` BTC frames, one every `every`, then silence with the connection left open:
+        /// the client finds the feed stale, reconnects, and gets prices again (a flapping feed).
+        case flapping(count: Int, every: Duration)
+    }
+
+    /// How `GET …/ohlcv` (candles) is answered.
+    public enum Candles: Sendable {
+        /// 404, as before the exchange had candles.
+        case notFound
+        /// `[]` (no candles) for markets whose name starts with one of `answered` (`BTC-`,
+        /// `BTCPFC`); every other candle request is read and never answered.
+        case hang(answered: [String])
     }
 
     public enum Markets: Sendable {
@@ -54,6 +66,10 @@ public final class HostileExchange: Sendable {
     }
 
     public struct Counts: Sendable {
+        /// The paths with query of the candle requests, in order of arrival.
+        public var candleRequests: [String] = []
+        /// Candle requests held open (`Candles.hang`) whose connection the client has not closed.
+        public var candlesHeld = 0
         public var upgradeRequests = 0
         public var marketRequests = 0
         public var openConnections = 0
@@ -64,12 +80,14 @@ public final class HostileExchange: Sendable {
 
     let websocket: WebSocket
     let markets: Markets
+    let candles: Candles
     private let counts = Mutex(Counts())
     private let channel = Mutex<(any Channel)?>(nil)
 
-    public init(websocket: WebSocket, markets: Markets = .valid) {
+    public init(websocket: WebSocket, markets: Markets = .valid, candles: Candles = .notFound) {
         self.websocket = websocket
         self.markets = markets
+        self.candles = candles
     }
 
     public var current: Counts { counts.withLock { $0 } }
@@ -132,6 +150,10 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
     private var head = ""
     private var answered = false
     private var nextSymbol = 0
+    /// A candle request this connection holds open (counted in `candlesHeld` until it closes).
+    private var holding = false
+    /// Price frames this connection sent.
+    private var pricesSent = 0
 
     init(exchange: HostileExchange) {
         self.exchange = exchange
@@ -143,7 +165,11 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        exchange.count { $0.openConnections -= 1 }
+        let held = holding
+        exchange.count {
+            $0.openConnections -= 1
+            if held { $0.candlesHeld -= 1 }
+        }
         context.fireChannelInactive()
     }
 
@@ -170,6 +196,8 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
         } else if path.hasPrefix("/futures/api/inquire/initial/market") {
             exchange.count { $0.marketRequests += 1 }
             answerMarkets(context: context)
+        } else if path.contains("/ohlcv?") {
+            answerCandles(context: context, path: path)
         } else if path.hasPrefix("/spot/api/v3.2/market_summary") {
             respond(context: context, status: "200 OK", body: "[]")
         } else {
@@ -207,14 +235,22 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
         case .symbolFlood(let perFrame):
             floodFrame(context: context, perFrame: perFrame)
         case .prices(let every):
-            let loop = NIOLoopBound(context, eventLoop: context.eventLoop)
-            context.eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .nanoseconds(every.nanoseconds)) { task in
-                let context = loop.value
-                guard context.channel.isActive else { return task.cancel() }
-                let price = 40_000 + Double(Int.random(in: 0..<1000))
-                self.write(context: context, Self.frame(opcode: 1, Array(#"{"topic":"coinIndex","id":null,"data":{"BTC_1":{"id":"BTC","name":"BTC","type":1,"price":\#(price)}}}"#.utf8)))
-                self.exchange.count { $0.framesSent += 1 }
-            }
+            sendPrices(context: context, every: every, count: .max)
+        case .flapping(let count, let every):
+            sendPrices(context: context, every: every, count: count)
+        }
+    }
+
+    /// `count` BTC frames at random prices, one every `every`.
+    private func sendPrices(context: ChannelHandlerContext, every: Duration, count: Int) {
+        let loop = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .nanoseconds(every.nanoseconds)) { task in
+            let context = loop.value
+            guard context.channel.isActive, self.pricesSent < count else { return task.cancel() }
+            self.pricesSent += 1
+            let price = 40_000 + Double(Int.random(in: 0..<1000))
+            self.write(context: context, Self.frame(opcode: 1, Array(#"{"topic":"coinIndex","id":null,"data":{"BTC_1":{"id":"BTC","name":"BTC","type":1,"price":\#(price)}}}"#.utf8)))
+            self.exchange.count { $0.framesSent += 1 }
         }
     }
 
@@ -237,6 +273,26 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
                 $0.symbolsSent += perFrame
             }
             self.floodFrame(context: loop.value, perFrame: perFrame)
+        }
+    }
+
+    private func answerCandles(context: ChannelHandlerContext, path: String) {
+        switch exchange.candles {
+        case .notFound:
+            exchange.count { $0.candleRequests.append(path) }
+            respond(context: context, status: "404 Not Found", body: "")
+        case .hang(let answered):
+            let market = path.components(separatedBy: "symbol=").dropFirst().first ?? ""
+            if answered.contains(where: { market.hasPrefix($0) }) {
+                exchange.count { $0.candleRequests.append(path) }
+                respond(context: context, status: "200 OK", body: "[]")
+            } else {
+                holding = true
+                exchange.count {
+                    $0.candleRequests.append(path)
+                    $0.candlesHeld += 1
+                }
+            }
         }
     }
 

@@ -135,6 +135,14 @@ public final class ObservedProcess: Sendable {
         return String(decoding: Self.line(in: bytes, containing: needle, final: closed) ?? [], as: UTF8.self)
     }
 
+    /// Waits up to `timeout` seconds until `stream` holds `text` at least `count` times.
+    public func occurrences(_ stream: Stream, of text: String, atLeast count: Int, timeout: TimeInterval) async throws {
+        try await wait(for: "\(count) times '\(text)' in \(command)'s \(stream)", timeout: timeout) { state in
+            if String(decoding: state.bytes(stream), as: UTF8.self).components(separatedBy: text).count - 1 >= count { return .met }
+            return state.closed(stream) ? .never : .waiting
+        }
+    }
+
     /// Waits up to `timeout` seconds for the process to end and both output streams to close;
     /// on timeout kills it (SIGKILL: a hung program may ignore SIGTERM) and throws `TimedOut`.
     public func wait(timeout: TimeInterval) async throws -> Result {

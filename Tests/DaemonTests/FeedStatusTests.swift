@@ -53,4 +53,15 @@ struct FeedStatusTests {
         status.stopping()
         #expect(status.health(now: at(5)) == .unhealthy(reason: "stopping"))
     }
+
+    /// A fatal fault (the state folder deleted) makes `/healthz` fail from then on, whatever the feed does.
+    @Test func aFatalFaultIsUnhealthyFromThenOn() {
+        let status = FeedStatus(staleAfter: .seconds(10), now: start)
+        status.connected(now: at(1))
+        status.pricesArrived(now: at(2))
+        #expect(status.health(now: at(3)) == .healthy)
+        status.failed("state folder st was deleted or moved while in use: st/pricealert.lock was deleted")
+        status.pricesArrived(now: at(4))
+        #expect(status.health(now: at(5)) == .unhealthy(reason: "state folder st was deleted or moved while in use: st/pricealert.lock was deleted"))
+    }
 }

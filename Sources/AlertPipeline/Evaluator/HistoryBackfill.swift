@@ -5,11 +5,13 @@ import AlertStore
 
 /// The backfill step of `run` and `check --source` (Docs/candles.md): the symbols the rules
 /// need history for and the state folder's ledger does not list yet are filled from the
-/// source's candles and seeded into the engine before their first live tick. The ledger
-/// entries it returns are to be recorded once the state holding the seeded history is saved,
-/// so a run that ends before that fetches again rather than counting history it lost.
+/// source's candles and seeded into the engine. The ledger entries it returns are to be
+/// recorded once the state holding the seeded history is saved, so a run that ends before that
+/// fetches again rather than counting history it lost. `check` fills before it evaluates
+/// (`fill`); `run` fills beside the feed, symbol by symbol (`BackfillService`), with the same
+/// outcomes and lines (`outcome`, `summary`).
 public enum HistoryBackfill {
-    public enum Line {
+    public enum Line: Sendable {
         /// What was filled (a daemon logs it; `check` stays quiet).
         case info(String)
         /// A symbol without candles, a source without candle history.
@@ -18,38 +20,65 @@ public enum HistoryBackfill {
         case warning(String)
     }
 
+    /// The needs that `filled` (the reach filled per symbol) does not cover yet, by symbol.
+    public static func todo(_ needs: [Backfill.Need], filled: [String: Int64]) -> [Backfill.Need] {
+        needs.filter { (filled[$0.symbol] ?? 0) < $0.reach }.sorted { $0.symbol < $1.symbol }
+    }
+
+    /// A source without candle history: one line, and an entry with 0 candles per need (not
+    /// asked again).
+    public static func withoutCandles(_ todo: [Backfill.Need], source: String, now: Int64) -> (Line, [BackfillLedger.Entry]) {
+        (.notice("\(source) has no candles: the windows of \(todo.count) symbols wait until live prices cover them"),
+         todo.map { BackfillLedger.Entry(source: source, symbol: $0.symbol, reach: $0.reach, fetchedAt: now, candles: 0) })
+    }
+
+    /// What one need's fetch means: its ledger entry (nil when the fetch failed, so the symbol is
+    /// asked again) and the line to say about it, if any.
+    public static func outcome(_ outcome: Backfill.Outcome, of need: Backfill.Need, source: String,
+                               now: Int64) -> (entry: BackfillLedger.Entry?, line: Line?) {
+        switch outcome {
+        case .candles(let found):
+            return (BackfillLedger.Entry(source: source, symbol: need.symbol, reach: need.reach, fetchedAt: now, candles: found.count), nil)
+        case .none:
+            return (BackfillLedger.Entry(source: source, symbol: need.symbol, reach: need.reach, fetchedAt: now, candles: 0),
+                    .notice("\(source): no candles for \(need.symbol): its windows wait until live prices cover them"))
+        case .failed(let error):
+            return (nil, .warning("\(source): candles for \(need.symbol) not fetched: \(error); its windows wait until live prices cover them (tried again on the next run)"))
+        }
+    }
+
+    /// The line that sums up one fill of `todo`.
+    public static func summary(_ todo: [Backfill.Need], entries: [BackfillLedger.Entry], source: String) -> Line {
+        let reach = todo.map(\.reach).max() ?? 0
+        let symbols = entries.filter { $0.candles > 0 }.count
+        let candles = entries.reduce(0) { $0 + $1.candles }
+        return .info("\(source): history of \(symbols) of \(todo.count) symbols filled from \(candles) candles (up to \(DurationText.format(reach)) back)")
+    }
+
     /// Fills each need that `filled` (the ledger's reach per symbol) does not cover yet.
     /// A symbol whose fetch failed gets no entry, so the next run tries it again; one without
     /// candles gets an entry with 0 candles, so it is not asked again.
     public static func fill(_ needs: [Backfill.Need], source: any PriceSource, http: any HTTPClient, engine: Engine,
                      filled: [String: Int64], now: Int64, say: (Line) -> Void) async -> [BackfillLedger.Entry] {
-        let todo = needs.filter { (filled[$0.symbol] ?? 0) < $0.reach }.sorted { $0.symbol < $1.symbol }
+        let todo = todo(needs, filled: filled)
         guard !todo.isEmpty else { return [] }
         let name = source.name
         guard let history = source.candleHistory else {
-            say(.notice("\(name) has no candles: the windows of \(todo.count) symbols wait until live prices cover them"))
-            return todo.map { BackfillLedger.Entry(source: name, symbol: $0.symbol, reach: $0.reach, fetchedAt: now, candles: 0) }
+            let (line, entries) = withoutCandles(todo, source: name, now: now)
+            say(line)
+            return entries
         }
         var entries: [BackfillLedger.Entry] = []
-        var candles = 0
         let backfill = Backfill(history: history, http: http)
         // One symbol at a time: its candles are seeded and let go before the next is fetched.
         for need in todo {
-            switch await backfill.fetch(need) {
-            case .candles(let found):
-                Backfill.seed(found, symbol: need.symbol, into: engine)
-                candles += found.count
-                entries.append(BackfillLedger.Entry(source: name, symbol: need.symbol, reach: need.reach, fetchedAt: now, candles: found.count))
-            case .none:
-                say(.notice("\(name): no candles for \(need.symbol): its windows wait until live prices cover them"))
-                entries.append(BackfillLedger.Entry(source: name, symbol: need.symbol, reach: need.reach, fetchedAt: now, candles: 0))
-            case .failed(let error):
-                say(.warning("\(name): candles for \(need.symbol) not fetched: \(error); its windows wait until live prices cover them (tried again on the next run)"))
-            }
+            let fetched = await backfill.fetch(need)
+            if case .candles(let found) = fetched { Backfill.seed(found, symbol: need.symbol, into: engine) }
+            let (entry, line) = outcome(fetched, of: need, source: name, now: now)
+            if let line { say(line) }
+            if let entry { entries.append(entry) }
         }
-        let reach = todo.map(\.reach).max() ?? 0
-        let symbols = entries.filter { $0.candles > 0 }.count
-        say(.info("\(name): history of \(symbols) of \(todo.count) symbols filled from \(candles) candles (up to \(DurationText.format(reach)) back)"))
+        say(summary(todo, entries: entries, source: name))
         return entries
     }
 }
@@ -69,5 +98,12 @@ extension Evaluator {
         guard let engine else { return [] }
         return await HistoryBackfill.fill(needs, source: source, http: http, engine: engine, filled: filled,
                                           now: now, say: say)
+    }
+
+    /// Seeds `candles` (oldest first) as `symbol`'s history (`Candle.seededTicks`); nothing
+    /// before the engine exists.
+    public func seedHistory(_ candles: [Candle], symbol: String) {
+        guard let engine else { return }
+        Backfill.seed(candles, symbol: symbol, into: engine)
     }
 }

@@ -1,5 +1,6 @@
 import AlertCore
 import AlertStore
+import Daemon
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -19,6 +20,8 @@ import Wallclock
 ///   the evaluator on, so the outbox's queue is bounded too, not only the hand-over.
 /// - Backfill ledger: symbols filled from candles are recorded only once every save handed
 ///   over before them is written.
+/// - Flapping feed: `@feed-stale`/`@feed-recovered` pass `FeedFlapDamping` first, so a feed
+///   that keeps going stale and recovering does not page people on every change.
 /// - Shutdown: once the evaluator has finished its input (its final save last), this service's
 ///   turn gives the outbox `drainTimeout` to deliver what is due and closes the state folder.
 final class DeliveryService: Service {
@@ -56,10 +59,17 @@ final class DeliveryService: Service {
         var sinceCommit = 0
         var unsaved = UnsavedState()
         var unrecorded: [BackfillLedger.Entry] = []
+        var damping = FeedFlapDamping(counted: PolicyMetrics.feedAlertDamped)
         for await item in input {
             switch item {
             case .alert(let alert):
-                failures += await delivery.dispatch(alert)
+                switch damping.take(alert) {
+                case .deliver: failures += await delivery.dispatch(alert)
+                case .held(let began):
+                    if began {
+                        logger.warning("\(alert.symbol.lowercased()) feed is flapping: more than \(FeedFlapDamping.limit) stale/recovered changes within \(DurationText.format(FeedFlapDamping.window)); its @feed-stale/@feed-recovered alerts are held until it has been steady for \(DurationText.format(FeedFlapDamping.holdDown))")
+                    }
+                }
                 sinceCommit += 1
                 if sinceCommit >= gate.limit / 2 {
                     try? await delivery.commit()
@@ -80,12 +90,17 @@ final class DeliveryService: Service {
             case .rules(let rules):
                 delivery.policy.use(rules)
             case .wallClock(let now):
+                for alert in damping.due(now: now) { failures += await delivery.dispatch(alert) }
                 failures += await everySecond(wallTime: now)
             }
         }
         ticker.cancel()
         // The input ends at the evaluator's turn in the shutdown; this service's comes next.
         try? await gracefulShutdown()
+        for alert in damping.flush() { failures += await delivery.dispatch(alert) }
+        if damping.damped > 0 {
+            logger.notice("\(damping.damped) @feed-stale/@feed-recovered alerts of a flapping feed were not delivered (flap damping)")
+        }
         failures += await delivery.finish(timeout: drainTimeout, countPending: false)
         result.withLock { $0 = failures }
     }

@@ -9,8 +9,9 @@ import ServiceLifecycle
 import Synchronization
 import Wallclock
 
-/// The evaluator as a service: takes the feed's events and reloaded rules from its inbox, in
-/// order, and hands alerts, saves and listings to delivery, in order. It never waits for a
+/// The evaluator as a service: takes the feed's events, reloaded rules and the history the
+/// `BackfillService` fetched from its inbox, in order, and hands alerts, saves and listings to
+/// delivery, in order. It asks the backfill service for history and never waits for it. It never waits for a
 /// sink, only for `AlertGate` when a burst leaves too many alerts on their way out, and for
 /// each part of a save to be written before it copies the next (`saveChanges`). With a
 /// state folder it hands on a save of the changed state every `saveEvery`, with each market
@@ -30,12 +31,14 @@ final class EvaluatorService: Service {
     /// Where saves go: nil without a state folder (nothing is saved, listings are not restored).
     let store: StateStore?
     let saveEvery: Duration
+    /// Where the history the rules need is asked for (nil: no backfill).
+    let backfill: LiveBackfill?
     /// The counts of the run, once the service has returned.
     private let result = Mutex<Engine.Stats>(Engine.Stats())
 
     init(ruleSet: RuleSet, runner: FeedRunner, logger: Logger, monitor: PipelineMonitor,
          inbox: Inbox<EvaluatorInput>, output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate,
-         saved: SavedState, store: StateStore?, saveEvery: Duration) {
+         saved: SavedState, store: StateStore?, saveEvery: Duration, backfill: LiveBackfill?) {
         self.ruleSet = ruleSet
         self.runner = runner
         self.logger = logger
@@ -46,6 +49,7 @@ final class EvaluatorService: Service {
         self.saved = saved
         self.store = store
         self.saveEvery = saveEvery
+        self.backfill = backfill
     }
 
     var stats: Engine.Stats { result.withLock { $0 } }
@@ -53,7 +57,7 @@ final class EvaluatorService: Service {
     func run() async {
         var evaluation = LiveEvaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
                                         logger: logger, monitor: monitor, output: output, gate: gate)
-        evaluation.backfill = LiveBackfill(source: runner.source, http: runner.http, ledger: store?.backfill)
+        evaluation.backfill = backfill
         if let store {
             evaluation.persist(restoring: saved.take(), every: saveEvery)
             evaluation.restoreListings(from: ListingStore(folder: store.folder))
@@ -64,8 +68,11 @@ final class EvaluatorService: Service {
             switch input {
             case .feed(let event): await evaluation.handle(event)
             case .reload(let rules): await evaluation.reload(rules)
+            case .filled(let need, let candles, let entry): evaluation.filled(need, candles: candles, entry: entry)
+            case .fillFinished: await evaluation.saveChanges()
             }
         }
+        backfill?.requests.finish()
         // The inbox ends when the feed has stopped; the final save waits for this service's
         // turn, so nothing it would hand on comes after it.
         try? await gracefulShutdown()
@@ -75,11 +82,11 @@ final class EvaluatorService: Service {
     }
 }
 
-/// `run`'s backfill (Docs/candles.md): where candles come from, and the ledger of the symbols
-/// filled before (nil without a state folder: every start fills again).
+/// `run`'s backfill (Docs/candles.md): where the evaluator asks for history (`BackfillService`),
+/// and the ledger of the symbols filled before (nil without a state folder: every start fills
+/// again).
 struct LiveBackfill: Sendable {
-    let source: any PriceSource
-    let http: any HTTPClient
+    let requests: AsyncStream<BackfillService.Request>.Continuation
     let ledger: BackfillLedger?
 }
 
@@ -103,6 +110,10 @@ struct LiveEvaluation {
     /// The reach filled per symbol by this run: the ledger records a fill only after the save
     /// holding it, and without a state folder there is no ledger.
     private var filledByThisRun: [String: Int64] = [:]
+    /// The reach per symbol asked of the backfill service and not answered yet.
+    private var asked: [String: Int64] = [:]
+    /// Fills seeded since the last save: recorded in the ledger behind the next one.
+    private var unrecorded: [BackfillLedger.Entry] = []
 
     init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
          output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate) {
@@ -154,12 +165,12 @@ struct LiveEvaluation {
             case .replaced:
                 saveListings()
                 logger.info("\(source): market list reloaded: \(markets.count) markets")
-                // Markets that `match` rules newly reach get their history before their first tick.
-                if let backfill { await fillHistory(from: backfill) }
+                // Markets that `match` rules newly reach get their history filled, beside the feed.
+                if let backfill { fillHistory(from: backfill) }
             case .madeEngine(let restored):
                 saveListings()
                 if restored > 0 { logger.info("\(source): restored the saved state of \(restored) symbols") }
-                if let backfill { await fillHistory(from: backfill) }
+                if let backfill { fillHistory(from: backfill) }
                 logger.info("\(source): \(markets.count) markets, \(evaluator.ruleSet.rules.count) rules")
                 if evaluator.hasMatchRules, markets.isEmpty {
                     logger.warning("\(source): the market list is empty: 'match' rules apply to nothing")
@@ -205,14 +216,16 @@ struct LiveEvaluation {
         }
     }
 
-    /// Fills the history of the symbols the rules need (`match` rules: under the market list in
-    /// use) that neither the ledger nor this run filled as far back, before any tick is
-    /// evaluated with these rules and markets; the seeded history is saved at once and the
-    /// ledger records it after that save.
-    private mutating func fillHistory(from backfill: LiveBackfill) async {
+    /// Asks the backfill service for the history of the symbols the rules need (`match` rules:
+    /// under the market list in use) that neither the ledger, this run, nor a request still in
+    /// flight covers as far back. Returns at once: ticks go on being evaluated while it fills,
+    /// and each symbol's candles are seeded when they arrive (`filled`).
+    private mutating func fillHistory(from backfill: LiveBackfill) {
+        // Before the first market list there is no engine to seed: that list asks for it all.
+        guard evaluator.isReady else { return }
         let reaches = evaluator.historyReaches
         guard !reaches.isEmpty else { return }
-        var filled = filledByThisRun
+        var filled = filledByThisRun.merging(asked) { max($0, $1) }
         if let ledger = backfill.ledger {
             do {
                 filled.merge(try ledger.reaches(source: source)) { max($0, $1) }
@@ -222,19 +235,22 @@ struct LiveEvaluation {
         }
         let now = Wallclock.millis()
         let needs = reaches.map { Backfill.Need(symbol: $0.key, reach: $0.value.reach, detail: $0.value.detail, until: now) }
-        let logger = self.logger
-        let entries = await evaluator.fillHistory(needs, source: backfill.source, http: backfill.http,
-                                                  filled: filled, now: now) { line in
-            switch line {
-            case .info(let text): logger.info("\(text)")
-            case .notice(let text): logger.notice("\(text)")
-            case .warning(let text): logger.warning("\(text)")
-            }
-        }
-        for entry in entries { filledByThisRun[entry.symbol] = max(filledByThisRun[entry.symbol] ?? 0, entry.reach) }
-        guard persists, !entries.isEmpty else { return }
-        await saveChanges()
-        output.yield(.backfilled(entries))
+        let todo = HistoryBackfill.todo(needs, filled: filled)
+        guard !todo.isEmpty else { return }
+        for need in todo { asked[need.symbol] = max(asked[need.symbol] ?? 0, need.reach) }
+        backfill.requests.yield(BackfillService.Request(todo: todo, now: now))
+    }
+
+    /// One symbol's fill from the backfill service: its candles go into the engine now (history,
+    /// highs and lows, coverage; no rule is evaluated on them), and its ledger entry is recorded
+    /// after the next save, which holds them (at the end of the request, every `saveEvery`, at
+    /// shutdown): a run stopped half way keeps what it filled.
+    mutating func filled(_ need: Backfill.Need, candles: [Candle], entry: BackfillLedger.Entry?) {
+        if asked[need.symbol] ?? 0 <= need.reach { asked[need.symbol] = nil }
+        guard let entry else { return }
+        if !candles.isEmpty { evaluator.seedHistory(candles, symbol: need.symbol) }
+        filledByThisRun[entry.symbol] = max(filledByThisRun[entry.symbol] ?? 0, entry.reach)
+        if persists { unrecorded.append(entry) }
     }
 
     private func emit(_ alert: Alert) {
@@ -251,6 +267,12 @@ struct LiveEvaluation {
     mutating func saveChanges(final: Bool = false) async {
         guard persists, evaluator.isReady else { return }
         lastSave = Wallclock.millis()
+        // The fills seeded before this save are recorded behind it (delivery records them once
+        // every save before is written).
+        defer {
+            if !unrecorded.isEmpty { output.yield(.backfilled(unrecorded)) }
+            unrecorded.removeAll()
+        }
         if final {
             let changes = evaluator.takeChanges(final: true)
             if !changes.isEmpty { output.yield(.save(changes, markets: nil)) }
@@ -274,13 +296,13 @@ struct LiveEvaluation {
     /// Swaps in reloaded rules: a new engine takes over every symbol's state, so rules that did
     /// not change keep theirs (armed, cooldown, once) and changed or new rules start fresh.
     /// History the new rules need and neither the ledger nor this run filled yet (a longer
-    /// window, a new symbol) is filled before the next tick is evaluated with them. Delivery
+    /// window, a new symbol) is asked of the backfill service; ticks go on meanwhile. Delivery
     /// gets the rules too, behind the alerts made before them (their priorities).
     mutating func reload(_ rules: RuleSet) async {
         await saveChanges()
         output.yield(.rules(rules))
         evaluator.reload(rules)
-        if let backfill { await fillHistory(from: backfill) }
+        if let backfill { fillHistory(from: backfill) }
         logger.info("rules reloaded: \(rules.rules.count) rules")
     }
 

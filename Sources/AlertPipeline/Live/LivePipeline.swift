@@ -9,7 +9,8 @@ import UnixSignals
 /// `run` and `demo`: every long-lived part is a `Service` in one `ServiceGroup`, in data order:
 ///
 ///     FeedService ──inbox──▶ EvaluatorService ──hand-over (AlertGate)──▶ DeliveryService ──▶ sinks, outbox
-///         RuleReloadService (SIGHUP) ──┘                       StatusServer (/metrics, /healthz), WatchdogService
+///         RuleReloadService (SIGHUP) ──┤    │ (history to fill)       StatusServer (/metrics, /healthz), WatchdogService
+///         BackfillService (candles) ◀──┴────┘
 ///
 /// Data flows one way, through two bounds: the evaluator's `Inbox` holds at most
 /// `feedEventsInFlight` feed events (the feed then waits, and frames wait in the socket), and
@@ -18,11 +19,13 @@ import UnixSignals
 /// waiting past its stale limit reconnects like any silent feed.
 ///
 /// SIGTERM, SIGINT, `stop` (`--duration`) or a feed that ends shut the group down in pipeline
-/// order (the group stops services in the reverse of their order in it): the feed stops first
-/// (`STOPPING=1`), the evaluator evaluates what the feed gave and hands on the final save,
-/// delivery writes every alert to its sink or the outbox, saves, and gives the outbox
-/// `drainTimeout`, and the status server stops last. Each service returns only at its turn (the
-/// group treats an earlier return as a failure). `monitor` sees every feed event, tick count
+/// order (the group stops services in the reverse of their order in it): the backfill's
+/// candle request in flight is cancelled, the feed stops (`STOPPING=1`), the evaluator
+/// evaluates what the feed gave and hands on the final save, delivery writes every alert to its
+/// sink or the outbox, saves, and gives the outbox `drainTimeout`, and the status server stops
+/// last. Each service returns only at its turn (the group treats an earlier return as a
+/// failure), except the two whose return shuts the group down: the feed when it ends, and
+/// `StateFolderWatch` when the state folder is deleted under the run. `monitor` sees every feed event, tick count
 /// and alert (metrics, `/healthz`, systemd notifications); it never talks back.
 public struct LivePipeline: Sendable {
     public var ruleSet: RuleSet
@@ -41,6 +44,8 @@ public struct LivePipeline: Sendable {
     public var reloadRequests: (any AsyncSequence<Void, Never> & Sendable)?
     /// State saved by the previous run, handed to the engine (once).
     public var saved = SavedState([])
+    /// How often the state folder is checked to be still in place (`StateFolderWatch`).
+    public var stateCheckEvery: Duration = .seconds(1)
     /// How often the engine's changed state is saved (also when a market list arrives, and at shutdown).
     public var saveEvery: Duration = .seconds(60)
     /// After a tick that leaves this many alerts on their way from the engine to the outbox, the
@@ -65,7 +70,10 @@ public struct LivePipeline: Sendable {
         /// Some alert could not be written to the outbox and was not sent (named on standard
         /// error); the state was not saved after it.
         public var unwritten = false
-        /// Inputs through the evaluator's inbox (feed events and reloads), and the most that
+        /// The state folder was deleted or moved away while the run used it (`StateFolderWatch`):
+        /// why (logged as an error); the run stopped.
+        public var stateLost: String?
+        /// Inputs through the evaluator's inbox (feed events, reloads and fills), and the most that
         /// waited at once (at most `feedEventsInFlight`).
         public var inboxSent = 0
         public var inboxReceived = 0
@@ -90,9 +98,13 @@ public struct LivePipeline: Sendable {
         let feed = FeedService(runner: runner, monitor: monitor, stopping: stopping, inbox: inbox)
         let reload = RuleReloadService(paths: rulePaths, running: ruleSet, logger: logger, inbox: inbox,
                                        requests: reloadRequests)
+        let (fillRequests, fillRequestsInput) = AsyncStream.makeStream(of: BackfillService.Request.self)
+        let backfill = BackfillService(source: runner.source, http: runner.http, logger: logger, requests: fillRequests,
+                                       inbox: inbox)
         let evaluator = EvaluatorService(ruleSet: ruleSet, runner: runner, logger: logger, monitor: monitor, inbox: inbox,
                                          output: handOverInput, gate: gate, saved: saved, store: delivery.store,
-                                         saveEvery: saveEvery)
+                                         saveEvery: saveEvery,
+                                         backfill: LiveBackfill(requests: fillRequestsInput, ledger: delivery.store?.backfill))
         let deliveryService = DeliveryService(delivery: delivery, input: handOver, clock: handOverInput, gate: gate,
                                               drainTimeout: drainTimeout, logger: logger)
         // In data order; the group shuts them down from the last to the first.
@@ -104,6 +116,10 @@ public struct LivePipeline: Sendable {
         services.append(.init(service: reload))
         services.append(.init(service: WatchdogService(monitor: monitor)))
         services.append(.init(service: feed, successTerminationBehavior: .gracefullyShutdownGroup))
+        // Shut down first: a candle request in flight must not hold up the feed's stop.
+        services.append(.init(service: backfill))
+        let watch = delivery.store.map { StateFolderWatch(store: $0, every: stateCheckEvery, logger: logger, monitor: monitor) }
+        if let watch { services.append(.init(service: watch, successTerminationBehavior: .gracefullyShutdownGroup)) }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
         let timer = stop.map { stop in
@@ -116,7 +132,7 @@ public struct LivePipeline: Sendable {
         try await group.run()
         let counts = inbox.counts
         return Outcome(stats: evaluator.stats, deliveryFailures: deliveryService.failures,
-                       unwritten: delivery.unwritten != nil, inboxSent: counts.sent,
+                       unwritten: delivery.unwritten != nil, stateLost: watch?.lost, inboxSent: counts.sent,
                        inboxReceived: counts.received, inboxPeak: counts.peak)
     }
 }

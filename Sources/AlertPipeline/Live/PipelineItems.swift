@@ -3,10 +3,16 @@ import AlertFeeds
 import AlertRules
 import AlertStore
 
-/// What the evaluator reacts to, in order: the feed's events and reloaded rules.
+/// What the evaluator reacts to, in order: the feed's events, reloaded rules and the history
+/// the backfill service fetched.
 enum EvaluatorInput: Sendable {
     case feed(FeedEvent)
     case reload(RuleSet)
+    /// One symbol's fill (`BackfillService`): its candles to seed (oldest first; none when the
+    /// source has none) and its ledger entry (nil: the fetch failed, asked again later).
+    case filled(Backfill.Need, candles: [Candle], entry: BackfillLedger.Entry?)
+    /// The backfill service finished a request: what it filled is saved and recorded now.
+    case fillFinished
 }
 
 /// What flows from the evaluator to delivery, in order.

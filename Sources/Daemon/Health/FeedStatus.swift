@@ -30,6 +30,8 @@ public final class FeedStatus: Sendable {
     /// No prices for this long is a stale feed (the feed runner's own limit).
     public let staleAfter: Duration
     private let state: Mutex<State>
+    /// A fault that ends the run (the state folder deleted under it); nil: none.
+    private let fatal = Mutex<String?>(nil)
     /// Why alerts cannot be written to the outbox right now (nil: they can).
     private let outboxFailure = Mutex<@Sendable () -> String?>({ nil })
 
@@ -78,6 +80,11 @@ public final class FeedStatus: Sendable {
         state.withLock { $0.stopping = true }
     }
 
+    /// A fault the run cannot go on with: `health` names it from now on (before anything else).
+    public func failed(_ reason: String) {
+        fatal.withLock { $0 = $0 ?? reason }
+    }
+
     /// Where `health` asks whether alerts can be written to the outbox: `failure` returns why
     /// not, or nil when they can.
     public func watchOutbox(_ failure: @escaping @Sendable () -> String?) {
@@ -98,11 +105,12 @@ public final class FeedStatus: Sendable {
         state.withLock { freshness(of: $0, now: now) }
     }
 
-    /// Fresh and connected, alerts written to the outbox, and not shutting down (`/healthz`'s
+    /// No fatal fault, fresh and connected, alerts written to the outbox, and not shutting down (`/healthz`'s
     /// question). An outbox that cannot be written does not withhold the watchdog: a restart
     /// would lose the alerts held in memory.
     public func health(now: ContinuousClock.Instant = .now) -> Verdict {
         let outbox = outboxFailure.withLock { $0 }()
+        if let fatal = fatal.withLock({ $0 }) { return .unhealthy(reason: fatal) }
         return state.withLock { s in
             if s.stopping { return .unhealthy(reason: "stopping") }
             if let outbox { return .unhealthy(reason: "outbox: \(outbox)") }

@@ -24,6 +24,7 @@ public enum MetricsCatalog {
     public static let eventsHeld = PolicyMetrics.heldName
     public static let digestsOpen = PolicyMetrics.openDigestsName
     public static let digestEvents = PolicyMetrics.inDigestsName
+    public static let feedAlertsDamped = PolicyMetrics.feedAlertsDampedName
 
     public static let all: [Entry] = [
         Entry(name: ticks, type: "counter", labels: [], help: "Ticks accepted by the engine."),
@@ -50,6 +51,8 @@ public enum MetricsCatalog {
               help: "Digests open now, collecting a group's events until their window ends or they are full."),
         Entry(name: digestEvents, type: "gauge", labels: [],
               help: "Events waiting in open digests now (listed by pricealert outbox list)."),
+        Entry(name: feedAlertsDamped, type: "counter", labels: [],
+              help: "@feed-stale and @feed-recovered alerts of a flapping feed that flap damping kept from the sinks."),
     ]
 
     static let help: [String: String] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0.help) })

@@ -8,6 +8,12 @@ public enum PolicyMetrics {
     public static let heldName = "pricealert_events_held"
     public static let openDigestsName = "pricealert_digests_open"
     public static let inDigestsName = "pricealert_digest_events"
+    public static let feedAlertsDampedName = "pricealert_feed_alerts_damped_total"
+
+    /// One `@feed-stale`/`@feed-recovered` of a flapping feed that was not delivered.
+    @Sendable public static func feedAlertDamped() {
+        Counter(label: feedAlertsDampedName).increment()
+    }
 
     /// One event a silence kept from every sink.
     public static func silenced() {
