@@ -119,8 +119,10 @@ let package = Package(
         ], linkerSettings: [
             // Linked position-dependent (no pages written by relocation at start) and exporting no
             // symbols (no symbol tables read at start): what keeps a cron `check` within its memory
-            // target (Docs/performance.md#the-release-build).
-            .unsafeFlags(["-Xclang-linker", "-no-pie", "-Xlinker", "--no-export-dynamic"],
+            // target (Docs/performance.md#the-release-build). Stripped (`--strip-all`): the
+            // debug info and symbol tables of the static Swift runtime and Foundation are more
+            // than half the file, and nothing reads them at run time.
+            .unsafeFlags(["-Xclang-linker", "-no-pie", "-Xlinker", "--no-export-dynamic", "-Xlinker", "--strip-all"],
                          .when(platforms: [.linux], configuration: .release)),
         ]),
         // Benchmarks are executables, never tests: `swift run -c release replay-benchmark`.

@@ -11,7 +11,7 @@ seconds=${2:-30}
 PRICEALERT_BENCH_NOW=1 prepare "$rules" 0
 cleanup() { [ -n "$exchange" ] && kill "$exchange" 2>/dev/null; cd /; rm -rf "$dir"; }
 trap cleanup EXIT
-"$bin" exchange --port 0 --interval 1 2> exchange.log &
+"$bin" exchange --port 0 --interval 1s 2> exchange.log &
 exchange=$!
 while ! grep -q "listening on" exchange.log; do sleep 0.1; done
 port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' exchange.log | head -1)

@@ -191,7 +191,7 @@ try:
         command = [binary, "check", "--rules", "rules.json", "--ticks", "snapshot0.jsonl", "--state", "st"]
     else:
         log = open(os.path.join(work, "exchange.log"), "w+")
-        exchange = subprocess.Popen([binary, "exchange", "--port", "0", "--interval", "1"],
+        exchange = subprocess.Popen([binary, "exchange", "--port", "0", "--interval", "1s"],
                                     stdout=subprocess.DEVNULL, stderr=log)
         endpoint = None
         while not endpoint:

@@ -64,7 +64,7 @@ for label, binary in pairs:
 exchange, endpoint = None, None
 if mode == "daemon":
     log = open(os.path.join(work, "exchange.log"), "w+")
-    exchange = subprocess.Popen([os.path.abspath(pairs[0][1]), "exchange", "--port", "0", "--interval", "1"],
+    exchange = subprocess.Popen([os.path.abspath(pairs[0][1]), "exchange", "--port", "0", "--interval", "1s"],
                                 stdout=subprocess.DEVNULL, stderr=log)
     while not endpoint:
         time.sleep(0.1)

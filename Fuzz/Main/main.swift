@@ -25,7 +25,7 @@ struct Options {
           --parser NAME     only this parser (repeatable): \(FuzzTarget.all.map(\.name).joined(separator: ", "))
           --from I          start at input I (with --inputs 1: reproduce one input)
           --repo PATH       the repository, for Rules/ and Samples/ (the current directory)
-          --fixtures PATH   the recorded payloads (REPO/../shared/fixtures)
+          --fixtures PATH   the recorded payloads (REPO/Tests/Fixtures)
           --budget-ms MS    an input running longer is a hang (2000)
           --write-input F   write input --from of the one --parser to F and stop
         """
@@ -56,7 +56,7 @@ struct Options {
         for name in parsers where FuzzTarget.named(name) == nil { fail("no parser named \(name)") }
     }
 
-    var fixturesPath: String { fixtures ?? repository + "/../shared/fixtures" }
+    var fixturesPath: String { fixtures ?? repository + "/Tests/Fixtures" }
 
     func reproduce(_ parser: String, from: Int, inputs: Int) -> String {
         "pricealert-fuzz --parser \(parser) --seed \(seed) --from \(from) --inputs \(inputs)"

@@ -21,7 +21,7 @@ struct DemoCommand: AsyncParsableCommand {
         discussion: "Uses Rules/demo.json from the current folder when present, else the built-in copy. Runs until Ctrl-C or --duration. The change rules' history is filled from the exchange's candles (the simulated market's past, as `run` fills it from a real exchange), so they can fire at once; with the default seed every demo rule fires within the first minute.")
 
     @Option(name: .customLong("rules"), parsing: .upToNextOption,
-            help: ArgumentHelp("Rule files instead of the demo rules (--rules A B, or --rules A --rules B).", valueName: "file"))
+            help: ArgumentHelp("Rule files instead of the demo rules (--rules A B, or --rules A --rules B). Every alert is printed on standard output, and also sent to the other sinks its rule names. The simulated prices start near real ones of 2023 (BTC near 43000, ETH near 2300, SOL near 60) and move about as much as real ones: levels far from them are not reached.", valueName: "file"))
     var rules: [String] = []
 
     @Option(help: "Stop after this long (e.g. 30s).")
@@ -84,8 +84,24 @@ struct DemoCommand: AsyncParsableCommand {
         return access(DemoRules.path, F_OK) == 0 ? [DemoRules.path] : []
     }
 
+    /// `ruleSet` with every rule printing on standard output, as the command's help says: a
+    /// rule that names no stdout sink (a file, a webhook, `[]`) gets the built-in one too.
+    static func printingEveryAlert(_ ruleSet: RuleSet) -> RuleSet {
+        var ruleSet = ruleSet
+        let printing = AlertListing.printingSinks(of: ruleSet)
+        var name = SinkDefinition.builtinStdout.name
+        while ruleSet.sinks[name] != nil && !printing.contains(name) { name += "_" }
+        for index in ruleSet.rules.indices where !ruleSet.rules[index].notify.contains(where: printing.contains) {
+            ruleSet.rules[index].notify.append(name)
+            if ruleSet.sinks[name] == nil {
+                ruleSet.sinks[name] = SinkDefinition(name: name, kind: SinkDefinition.builtinStdout.kind)
+            }
+        }
+        return ruleSet
+    }
+
     private func loadRules() throws -> RuleSet {
-        if !rules.isEmpty { return try Inputs.rules(rules) }
+        if !rules.isEmpty { return Self.printingEveryAlert(try Inputs.rules(rules)) }
         if access(DemoRules.path, F_OK) == 0 { return try Inputs.rules([DemoRules.path]) }
         switch RuleLoader.load([RuleSource(path: "(built-in demo rules)", bytes: Array(DemoRules.text.utf8))]) {
         case .success(let ruleSet): return ruleSet

@@ -1,6 +1,7 @@
 import AlertCore
 import AlertFeeds
 import ArgumentParser
+import Daemon
 import DemoExchange
 import Logging
 import ServiceLifecycle
@@ -22,8 +23,8 @@ struct ExchangeCommand: AsyncParsableCommand {
     @Option(help: "Seed of the random walk; the same seed gives the same prices.")
     var seed: UInt64 = 1
 
-    @Option(help: "Seconds between price frames of the random walk.")
-    var interval = 1.0
+    @Option(help: "How often the random walk publishes prices (e.g. 1s, 200ms), as for demo.")
+    var interval: DurationArgument = DurationArgument(.seconds(1))
 
     @Option(help: "Replay this recorded tick file (JSON Lines) instead of the random walk.")
     var replay: String?
@@ -52,7 +53,6 @@ struct ExchangeCommand: AsyncParsableCommand {
     func validate() throws {
         if let newMarketAfter, newMarketAfter < 0 { throw ValidationError("--new-market-after must be 0 or more") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
-        guard interval > 0, interval.isFinite else { throw ValidationError("--interval must be greater than 0") }
         guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
         if let dropEvery, !(dropEvery > 0) { throw ValidationError("--drop-every must be greater than 0") }
         guard invalidEvery >= 0 else { throw ValidationError("--invalid-every must be 0 or more") }
@@ -72,8 +72,8 @@ struct ExchangeCommand: AsyncParsableCommand {
         do {
             port = try await server.start()
         } catch {
-            StandardError.write("exchange: error: cannot listen on 127.0.0.1:\(self.port): \(error)")
-            throw ExitCode.failure
+            StandardError.write("exchange: error: cannot listen on 127.0.0.1:\(self.port): \(ListenFailure.reason(error))")
+            throw ExitCodes.unavailable
         }
         let group = ServiceGroup(services: [ExchangeService(server: server, port: port)], gracefulShutdownSignals: [.sigterm, .sigint],
                                  logger: Logger(label: "pricealert.exchange"))
@@ -90,7 +90,7 @@ struct ExchangeCommand: AsyncParsableCommand {
             silenceFor: silenceFor.map { .seconds($0) },
             status429: status429)
         guard let replay else {
-            return ExchangeConfiguration(port: port, prices: .randomWalk(seed: seed, interval: .seconds(interval)), faults: faults,
+            return ExchangeConfiguration(port: port, prices: .randomWalk(seed: seed, interval: interval.duration), faults: faults,
                                          newMarketAfter: newMarketAfter)
         }
         let loaded: (ticks: [Tick], skipped: Int)

@@ -118,16 +118,20 @@ struct MarketRow {
             + "\"price\":\(price.map(JSONNumber.format) ?? "null"),\"change24h\":\(change24h.map(JSONNumber.format) ?? "null")\(changes)}"
     }
 
-    /// Aligned columns: SYMBOL NAME PAIR TYPE PRICE 24H%, then one per `--changes` window
-    /// (`7D%`: "—" where the source had no candle that far back).
+    /// What a cell without a value shows: no price, no 24 h change, no candle that far back.
+    static let missing = "—"
+
+    /// Aligned columns: SYMBOL NAME PAIR TYPE PRICE 24H% (the source's own 24 h change), then
+    /// one per `--changes` window, named as `--sort` names it (`CHANGE:7D%`), so a `24h` window
+    /// from the candles is never mistaken for the source's figure. Every header is distinct.
     static func table(_ rows: [MarketRow], windows: [ChangeWindows.Window] = []) -> [String] {
-        let header = ["SYMBOL", "NAME", "PAIR", "TYPE", "PRICE", "24H%"] + windows.map { $0.label.uppercased() + "%" }
+        let header = ["SYMBOL", "NAME", "PAIR", "TYPE", "PRICE", "24H%"] + windows.map { "CHANGE:" + $0.label.uppercased() + "%" }
         let cells = rows.map { row in
             [row.market.symbol, row.market.name, "\(row.market.base)/\(row.market.quote)",
              row.market.future ? "future" : "spot" + (row.market.active ? "" : " (inactive)"),
-             row.price.map(JSONNumber.format) ?? "-",
-             row.change24h.map { MessageTemplate.percent($0) } ?? "-"]
-                + windows.map { window in row.changes[window.label].map { MessageTemplate.percent($0) } ?? "—" }
+             row.price.map(JSONNumber.format) ?? missing,
+             row.change24h.map { MessageTemplate.percent($0) } ?? missing]
+                + windows.map { window in row.changes[window.label].map { MessageTemplate.percent($0) } ?? missing }
         }
         let widths = header.indices.map { i in ([header] + cells).map { $0[i].count }.max() ?? 0 }
         return ([header] + cells).map { line in

@@ -16,7 +16,11 @@ struct ReplayCommand: AsyncParsableCommand {
             ticks and a summary go to standard error. With --dispatch, alerts also go to the sinks \
             the rules name, except the stdout ones (the list holds each alert once); webhook and exec \
             sinks go through the durable outbox in the state folder (--state, or the default one), \
-            and replay waits up to 30 s for them before exiting.
+            and replay waits up to 30 s for them before exiting. --dispatch delivers now; it is no \
+            preview of when: silences, quiet hours and groups go by each event's time, but a sink's \
+            rate, batching and retries go by the wall clock, so events a day apart can reach a \
+            rate-limited sink in one message within seconds. To see what would be sent when, read \
+            the list (each alert with its time) or --report.
 
             With --report, an HTML page (no external assets) shows what each rule would have sent \
             and a price chart per symbol with its events (Docs/rules.md).

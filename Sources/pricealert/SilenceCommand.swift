@@ -62,7 +62,7 @@ struct SilenceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "add",
             abstract: "Add a silence and print its id.",
-            discussion: "Give --for or --until. Patterns use * (any run of characters) and ? (one character); the symbol is matched upper-cased.")
+            discussion: "Give --for or --until. Patterns use * (any run of characters) and ? (one character); the symbol is matched upper-cased. Silences match events by their time, so one that ended in the past is added too (with a note): it silences a replay --dispatch of that time.")
 
         @Option(help: ArgumentHelp("Rule ids to silence.", valueName: "glob"))
         var rule = "*"
@@ -107,13 +107,17 @@ struct SilenceCommand: AsyncParsableCommand {
                 throw SilenceCommand.usage("give exactly one of --for or --until")
             }
             guard end > start else { throw SilenceCommand.usage("the silence ends (\(Timestamp.format(end))) before it starts (\(Timestamp.format(start)))") }
-            guard end > now else { throw SilenceCommand.usage("the silence ends in the past (\(Timestamp.format(end)))") }
             let store = try SilenceCommand.open(state)
             defer { store.close() }
             do {
                 let record = try store.add(rule: rule.pattern, symbol: symbol.pattern, from: start, until: end,
                                            comment: comment, now: now)
                 StandardOutput.shared.writeLine(record.id)
+                // Silences match by event time, so one that is over still silences a replay of
+                // its time (`replay --dispatch` of last week); it says so, as nothing live can match.
+                if end <= now {
+                    StandardError.write("pricealert: note: silence \(record.id) ended in the past (\(Timestamp.format(end))): it matches only events before then, as in a replay --dispatch of that time, and no live alert")
+                }
             } catch {
                 throw SilenceCommand.failed(store, error)
             }

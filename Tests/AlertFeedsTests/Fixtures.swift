@@ -2,14 +2,10 @@ import AlertCore
 import AlertFeeds
 import Foundation
 
-/// `/work/shared/fixtures` seen from this repository: `<repo>/../shared/fixtures`, with `<repo>`
-/// found from this file's path (`<repo>/Tests/AlertFeedsTests/Fixtures.swift`), so it works
-/// from any worktree that sits next to `shared`.
-let fixturesFolder: String = {
-    let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    return repo.deletingLastPathComponent().appendingPathComponent("shared/fixtures").path
-}()
+/// `Tests/Fixtures` of this repository (its README names each file's source), found from this
+/// file's path (`<repo>/Tests/AlertFeedsTests/Fixtures.swift`): a clone needs nothing beside it.
+let fixturesFolder: String = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures").path
 
 /// The bytes of one fixture file.
 func fixtureBytes(_ name: String) throws -> [UInt8] {

@@ -59,12 +59,35 @@ struct MarketChangesTests {
                                                    "--changes", "7d,500d"])
         #expect(text.status == 0, "\(text.stderr)")
         let lines = text.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.first?.hasSuffix("7D%  500D%") == true, "\(text.stdout)")
+        #expect(lines.first?.hasSuffix("CHANGE:7D%  CHANGE:500D%") == true, "\(text.stdout)")
         let btc = try #require(lines.first { $0.hasPrefix("BTC ") })
         let cells = btc.split(separator: " ")
         #expect(cells.last == "—")
         #expect(Double(String(cells[cells.count - 2])) != nil, "\(btc)")
         await exchange.stop()
+    }
+
+    /// A `24h` window beside the source's own 24 h change: two columns, two names; and a cell
+    /// without a value (a future's price, a window without candles) reads the same everywhere.
+    @Test func everyColumnHasItsOwnNameAndAMissingValueOneSign() async throws {
+        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 9, interval: .seconds(60))))
+        let port = try await exchange.start()
+        let text = try await PriceAlertBinary.run(["markets", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                                                   "--search", "BTC", "--changes", "1h,24h,7d,500d"])
+        await exchange.stop()
+        #expect(text.status == 0, "\(text.stderr)")
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        let header = try #require(lines.first).split(separator: " ").map(String.init)
+        #expect(header == ["SYMBOL", "NAME", "PAIR", "TYPE", "PRICE", "24H%", "CHANGE:1H%", "CHANGE:24H%", "CHANGE:7D%", "CHANGE:500D%"])
+        #expect(Set(header).count == header.count, "\(header)")
+        let rows = lines.dropFirst().dropLast().map { $0.split(separator: " ").map(String.init) }
+        #expect(rows.contains { $0.contains("future") }, "no future (a market without a price) among \(lines)")
+        for row in rows {
+            #expect(!row.contains("-"), "a missing value shown as '-': \(row)")
+            #expect(row.last == "—", "no candles 500 days back: \(row)")
+        }
+        let future = try #require(rows.first { $0.contains("future") })
+        #expect(future.suffix(6) == ["—", "—", "—", "—", "—", "—"], "\(future)")
     }
 
     @Test func sortingByAWindowNotAskedForIsAnError() async throws {

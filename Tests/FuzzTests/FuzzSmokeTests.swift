@@ -12,7 +12,7 @@ import Testing
 struct FuzzSmokeTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-    static let fixtures = repository + "/../shared/fixtures"
+    static let fixtures = repository + "/Tests/Fixtures"
 
     /// Resident memory of this process, KiB.
     static func residentKiB() -> Int {

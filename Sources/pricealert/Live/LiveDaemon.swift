@@ -23,7 +23,7 @@ enum LiveDaemon {
                 let bound = ListenAddress(host: listen.host, port: port)
                 logger.notice("listening on http://\(bound) (/metrics, /healthz)")
             } catch {
-                StandardError.write("pricealert: error: cannot listen on \(listen): \(error)")
+                StandardError.write("pricealert: error: cannot listen on \(listen): \(ListenFailure.reason(error))")
                 throw ExitCodes.unavailable
             }
             pipeline.statusServer = status

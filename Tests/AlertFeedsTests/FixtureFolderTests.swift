@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+/// The recorded payloads the tests read are part of the repository, so `swift test` passes in a
+/// clone with nothing beside it (`.ci/run` runs the suite in such a clone).
+@Suite("the fixtures are in the repository")
+struct FixtureFolderTests {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    @Test func theFixturesFolderIsInsideTheRepository() throws {
+        let folder = URL(fileURLWithPath: fixturesFolder).standardizedFileURL.path
+        #expect(folder.hasPrefix(Self.repo.standardizedFileURL.path + "/"), "\(folder) is outside \(Self.repo.path)")
+        #expect(FileManager.default.fileExists(atPath: folder + "/README.md"))
+    }
+
+    /// Every file has a row in the README naming its source, and every row a file.
+    @Test func theReadmeNamesEveryFixtureAndItsSource() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: fixturesFolder).filter { $0 != "README.md" }.sorted()
+        let readme = try String(contentsOfFile: fixturesFolder + "/README.md", encoding: .utf8)
+        let rows = readme.components(separatedBy: "\n").filter { $0.hasPrefix("| ") && !$0.hasPrefix("| file ") }
+            .map { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
+        #expect(files.count >= 10)
+        #expect(rows.map { $0[0] }.sorted() == files)
+        for row in rows { #expect(row.count == 4 && (row[2].contains("@") || row[2].contains("repositor")), "\(row[0]): no source") }
+    }
+
+    /// No source of the package reaches for a folder beside the repository.
+    @Test func noSourceReadsAFolderBesideTheRepository() throws {
+        let outside = ["..", "shared", "fixtures"].joined(separator: "/")
+        var offenders: [String] = []
+        for tree in ["Sources", "Tests", "Fuzz", "Benchmarks", "scripts", ".ci"] {
+            let root = Self.repo.appendingPathComponent(tree)
+            guard let walk = FileManager.default.enumerator(atPath: root.path) else { continue }
+            for case let path as String in walk where [".swift", ".py", ".sh", "run", "bootstrap"].contains(where: path.hasSuffix) {
+                let text = (try? String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)) ?? ""
+                if text.contains(outside) { offenders.append(tree + "/" + path) }
+            }
+        }
+        #expect(offenders.isEmpty, "read \(outside): \(offenders)")
+    }
+}
