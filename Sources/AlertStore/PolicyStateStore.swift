@@ -81,7 +81,9 @@ public final class PolicyStateStore: Sendable {
     }
 
     private static func pending(_ row: Row) -> Pending {
-        Pending(seq: row["seq"], sink: row["sink"], alert: Outbox.alert(row))
+        var alert = Outbox.alert(row)
+        alert.adoptOccurrence(fromID: row["alert_id"])
+        return Pending(seq: row["seq"], sink: row["sink"], alert: alert)
     }
 
     /// Schema 8: the policy stages' pending events.

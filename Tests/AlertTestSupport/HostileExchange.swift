@@ -8,7 +8,9 @@ import Synchronization
 
 /// A BTSE-shaped exchange on 127.0.0.1 (port 0) that misbehaves on purpose, for the feed's tests.
 /// REST: the market list at `/futures/api/inquire/initial/market` (as `markets` says), an empty
-/// `/spot/api/v3.2/market_summary`. Websocket: `/ws/futures`, answered as `websocket` says.
+/// `/spot/api/v3.2/market_summary`, and a Poloniex market list (BTC_USDT) at `/markets`.
+/// Websocket: any path under `/ws/` (BTSE's `/ws/futures`, Poloniex's `/ws/public`), answered as
+/// `websocket` says.
 /// It counts what happened (upgrade attempts, market-list requests, open connections, what it
 /// sent), and tests wait on those counts.
 public final class HostileExchange: Sendable {
@@ -36,6 +38,8 @@ public final class HostileExchange: Sendable {
         case symbolFlood(perFrame: Int)
         /// A `coinIndex` frame with BTC every `every`.
         case prices(every: Duration)
+        /// These text frames, in order; then the connection stays open and quiet.
+        case text([String])
     }
 
     public enum Markets: Sendable {
@@ -115,6 +119,10 @@ public final class HostileExchange: Sendable {
         public var description: String { "hostile exchange: timed out waiting for \(what); counts: \(counts)" }
     }
 
+    static let poloniexMarkets = #"""
+        [{"symbol":"BTC_USDT","baseCurrencyName":"BTC","quoteCurrencyName":"USDT","displayName":"BTC/USDT","state":"NORMAL"}]
+        """#
+
     static let marketList = #"""
         {"code":1,"msg":"success","data":[{"symbol":"BTC","marketName":"BTC-USD","active":true,"future":false,
         "quoteCurrency":"USD","baseCurrency":"BTC"}]}
@@ -170,6 +178,9 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
         } else if path.hasPrefix("/futures/api/inquire/initial/market") {
             exchange.count { $0.marketRequests += 1 }
             answerMarkets(context: context)
+        } else if path == "/markets" {
+            exchange.count { $0.marketRequests += 1 }
+            respond(context: context, status: "200 OK", body: HostileExchange.poloniexMarkets)
         } else if path.hasPrefix("/spot/api/v3.2/market_summary") {
             respond(context: context, status: "200 OK", body: "[]")
         } else {
@@ -204,6 +215,11 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
             write(context: context, header)
             stream(context: context, chunk: ByteBuffer(repeating: 0x62, count: 1 << 16), every: .zero,
                    remaining: bytes)
+        case .text(let frames):
+            for text in frames {
+                write(context: context, Self.frame(opcode: 1, Array(text.utf8)))
+                exchange.count { $0.framesSent += 1 }
+            }
         case .symbolFlood(let perFrame):
             floodFrame(context: context, perFrame: perFrame)
         case .prices(let every):
