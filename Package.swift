@@ -170,7 +170,7 @@ let package = Package(
         .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertCore"]),
         .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertPipelineTests", dependencies: [
-            "AlertPipeline", "AlertPolicy", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertSinks", "AlertStore", "Daemon", "DemoExchange",
+            "AlertPipeline", "AlertPolicy", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertSinks", "AlertStore", "Daemon", "DemoExchange", "Wallclock",
             "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -283,7 +283,8 @@ public final class Outbox: DeliveryOutbox {
                 if let alert = alerts[id] {
                     events.append(alert)
                 } else if let stored = try Row.fetchOne(lookup, arguments: [id]) {
-                    let alert = Self.alert(stored)
+                    var alert = Self.alert(stored)
+                    alert.adoptOccurrence(fromID: id)
                     alerts[id] = alert
                     events.append(alert)
                 }

@@ -96,8 +96,10 @@ public final class PolicyStateStore: Sendable {
     }
 
     private static func pending(_ row: Row) -> Pending {
+        var alert = Outbox.alert(row)
+        alert.adoptOccurrence(fromID: row["alert_id"])
         // A schema 8 file opened read only has no `quiet` column: nil, as for its rows.
-        Pending(seq: row["seq"], sink: row["sink"], alert: Outbox.alert(row), quiet: row.hasColumn("quiet") ? row["quiet"] : nil)
+        return Pending(seq: row["seq"], sink: row["sink"], alert: alert, quiet: row.hasColumn("quiet") ? row["quiet"] : nil)
     }
 
     /// Schema 8: the policy stages' pending events.

@@ -63,9 +63,11 @@ public final class PipelineMonitor: Sendable {
         }
     }
 
-    /// One frame's prices were evaluated: `accepted` of them passed the engine's checks.
-    public func prices(accepted: Int) {
+    /// One frame's prices were evaluated: `accepted` of them passed the engine's checks;
+    /// `allRefused` when every one was refused as timed ahead of the local clock.
+    public func prices(accepted: Int, allRefused: Bool = false) {
         status.pricesArrived()
+        status.ticksEvaluated(allRefused: allRefused)
         metrics.ticks.increment(by: Int64(accepted))
     }
 

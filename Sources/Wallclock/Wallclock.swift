@@ -42,3 +42,28 @@ extension Wallclock {
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 }
+
+/// The system clock against the monotonic one between two readings: when the time of day moves
+/// by more than the monotonic time did, the clock was stepped (set by hand, an NTP step, a
+/// virtual machine resumed) or the machine was suspended (the monotonic clock stops then).
+/// Readings are given, so a test can step a clock of its own.
+public struct ClockStepWatch: Sendable {
+    private var wall: Int64
+    private var monotonic: Int64
+
+    public init(wall: Int64 = Wallclock.millis(), monotonic: Int64 = Monotonic.milliseconds()) {
+        self.wall = wall
+        self.monotonic = monotonic
+    }
+
+    /// The step since the previous reading in ms (negative: back), or nil when the clocks moved
+    /// together within 1 s plus 0.1 % of the time between the readings (what NTP's slewing
+    /// changes at most, 500 ppm, stays inside that).
+    public mutating func step(wall: Int64, monotonic: Int64) -> Int64? {
+        let elapsed = monotonic - self.monotonic
+        let step = wall - (self.wall + elapsed)
+        self.wall = wall
+        self.monotonic = monotonic
+        return abs(step) > 1_000 + abs(elapsed) / 1_000 ? step : nil
+    }
+}

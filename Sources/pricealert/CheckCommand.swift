@@ -66,6 +66,7 @@ struct CheckCommand: AsyncParsableCommand {
     static let defaultDrainTimeout = DurationArgument(.seconds(10))
 
     @OptionGroup var state: StateOption
+    @OptionGroup var skew: TickSkewOption
 
     func validate() throws {
         guard (source == nil) != (ticks == nil) else { throw ValidationError("give either --source or --ticks") }
@@ -102,6 +103,7 @@ struct CheckCommand: AsyncParsableCommand {
         var filled: (source: String, reaches: [String: Int64])?
         var historyRead = 0
         var malformedTicks = 0
+        var liveLimit: Int64?
         do {
             silences = try SilenceCommand.load(state.path)
             let saved = try store.engineState.loadMarkets()
@@ -113,7 +115,13 @@ struct CheckCommand: AsyncParsableCommand {
             }
             if let list = input.markets { evaluator.updateMarkets(MarketList(list.markets)) }
             // Only the ticked symbols' state, and of their minute history what these ticks look up.
-            evaluator.restore(try store.engineState.load(lookingUp: evaluator.historyLookups(for: input.ticks)))
+            // A source's ticks are timed by now's clocks: saved times beyond the local clock and
+            // the skew are not seen (Docs/rules.md#ticks-from-the-future); a tick file is history.
+            liveLimit = source == nil ? nil : Wallclock.millis() + skew.maxTickSkew.duration.milliseconds
+            if let forgotten = evaluator.restore(try store.engineState.load(lookingUp: evaluator.historyLookups(for: input.ticks)),
+                                                 forgettingAfter: liveLimit) {
+                StandardError.write("pricealert: warning: \(forgotten.warning(limit: liveLimit!, why: "beyond the local clock and --max-tick-skew"))")
+            }
             snapshot = input.ticks
             lines = input.lines
             if let source { filled = (source, try store.backfill.reaches(source: source)) }
@@ -136,7 +144,9 @@ struct CheckCommand: AsyncParsableCommand {
             let place: Drop.Place = if let lines { .line(file: ticks ?? "-", line: lines[i]) } else {
                 .snapshot(source: source ?? "", symbol: tick.symbol)
             }
-            if let drop = evaluator.process(tick, at: place, into: &alerts) { StandardError.write(drop.description) }
+            if let drop = evaluator.process(tick, at: place, into: &alerts, notAfter: liveLimit ?? .max) {
+                StandardError.write(drop.description)
+            }
         }
         var failures = 0
         // With --format, standard output is the listing alone: the stdout sinks are left out.

@@ -34,6 +34,7 @@ struct DemoCommand: AsyncParsableCommand {
     var interval: DurationArgument = DurationArgument(.seconds(1))
 
     @OptionGroup var tuning: FeedTuning
+    @OptionGroup var skew: TickSkewOption
 
     @OptionGroup var state: StateOption
     @OptionGroup var daemon: DaemonOptions
@@ -65,7 +66,7 @@ struct DemoCommand: AsyncParsableCommand {
             outcome = try await LiveDaemon.run(
                 ruleSet: ruleSet,
                 runner: FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: NIOHTTPClient.shared,
-                                   options: tuning.options, logger: logger),
+                                   options: skew.applied(to: tuning.options), logger: logger),
                 delivery: delivery, options: daemon, duration: duration?.duration, logger: logger,
                 rulePaths: rulePaths, saved: saved)
         } catch {

@@ -17,6 +17,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var source: SourceOptions
     @OptionGroup var tuning: FeedTuning
+    @OptionGroup var skew: TickSkewOption
 
     @OptionGroup var state: StateOption
     @OptionGroup var daemon: DaemonOptions
@@ -40,7 +41,7 @@ struct RunCommand: AsyncParsableCommand {
         let logger = Logger(label: "pricealert")
         let outcome = try await LiveDaemon.run(
             ruleSet: ruleSet,
-            runner: FeedRunner(source: try source.make(), http: http, options: tuning.options, logger: logger),
+            runner: FeedRunner(source: try source.make(), http: http, options: skew.applied(to: tuning.options), logger: logger),
             delivery: delivery, options: daemon, duration: duration?.duration, logger: logger,
             rulePaths: rules.files, saved: saved, saveEvery: saveEvery.duration)
         var summary = "run: \(outcome.stats.accepted) ticks, \(outcome.stats.droppedTotal) dropped, \(outcome.stats.alerts) alerts"

@@ -146,7 +146,7 @@ struct EngineChangeTests {
         var rng = SeededRandom(seed: 7)
         var price = 1000.0
         var ours: [Alert] = []
-        var theirs: [(String, String, Int64, Double)] = []
+        var theirs: [(String, String, Int64, Double, String)] = []
         for i in 0..<(3 * 8640) {
             price *= 1 + Double.random(in: -0.002...0.002, using: &rng)
             let tick = Tick(time: Int64(i) * 10_000, symbol: "BTC", price: price)

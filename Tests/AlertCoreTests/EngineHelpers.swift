@@ -49,7 +49,7 @@ func bothEngines(_ rules: [Rule], _ ticks: [Tick], markets: MarketList? = nil) -
     var theirs: [String] = []
     for tick in ticks {
         engine.process(tick, into: &ours)
-        theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
+        theirs += reference.process(tick).map { "\($0.4) \($0.3)" }
     }
     return (ours.map { "\($0.id) \($0.value)" }, theirs)
 }

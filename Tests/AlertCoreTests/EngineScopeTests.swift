@@ -118,7 +118,7 @@ struct EngineMarketReloadTests {
                 reference.markets = list
             }
             engine.process(tick, into: &ours)
-            theirs += reference.process(tick).map { "\($0.0):\($0.1):\($0.2) \($0.3)" }
+            theirs += reference.process(tick).map { "\($0.4) \($0.3)" }
         }
         return (engine, ours.map { "\($0.id) \($0.value)" }, theirs)
     }

@@ -384,13 +384,15 @@ struct ReferenceV2AgainstV1Tests {
     static func compare(_ rules: [Rule], _ ticks: [Tick], markets: MarketList? = nil) throws -> (Int, Bool) {
         let v1 = ReferenceEngine(rules: rules, markets: markets)
         let v2 = try ReferenceEngineV2(files: [v1File(rules)], markets: markets?.markets)
-        var theirs: [(String, String, Int64, Double)] = []
-        var ours: [(String, String, Int64, Double)] = []
+        var theirs: [(String, String, Int64, Double, String)] = []
+        var ours: [(String, String, Int64, Double, String)] = []
         for tick in ticks {
             theirs += v1.process(tick)
-            ours += v2.process(tick).map { ($0.rule, $0.symbol, $0.time, $0.value) }
+            ours += v2.process(tick).map { ($0.rule, $0.symbol, $0.time, $0.value, $0.id) }
         }
-        let same = theirs.count == ours.count && zip(theirs, ours).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 && $0.2 == $1.2 && $0.3 == $1.3 }
+        let same = theirs.count == ours.count && zip(theirs, ours).allSatisfy {
+            $0.0 == $1.0 && $0.1 == $1.1 && $0.2 == $1.2 && $0.3 == $1.3 && $0.4 == $1.4
+        }
         return (ours.count, same)
     }
 

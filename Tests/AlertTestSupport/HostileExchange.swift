@@ -8,7 +8,9 @@ import Synchronization
 
 /// A BTSE-shaped exchange on 127.0.0.1 (port 0) that misbehaves on purpose, for the feed's tests.
 /// REST: the market list at `/futures/api/inquire/initial/market` (as `markets` says), an empty
-/// `/spot/api/v3.2/market_summary`. Websocket: `/ws/futures`, answered as `websocket` says.
+/// `/spot/api/v3.2/market_summary`, and a Poloniex market list (BTC_USDT) at `/markets`.
+/// Websocket: any path under `/ws/` (BTSE's `/ws/futures`, Poloniex's `/ws/public`), answered as
+/// `websocket` says.
 /// It counts what happened (upgrade attempts, market-list requests, open connections, what it
 /// sent), and tests wait on those counts.
 public final class HostileExchange: Sendable {
@@ -39,6 +41,8 @@ public final class HostileExchange: Sendable {
         /// `count` BTC frames, one every `every`, then silence with the connection left open:
         /// the client finds the feed stale, reconnects, and gets prices again (a flapping feed).
         case flapping(count: Int, every: Duration)
+        /// These text frames, in order; then the connection stays open and quiet.
+        case text([String])
     }
 
     /// How `GET …/ohlcv` (candles) is answered.
@@ -133,6 +137,10 @@ public final class HostileExchange: Sendable {
         public var description: String { "hostile exchange: timed out waiting for \(what); counts: \(counts)" }
     }
 
+    static let poloniexMarkets = #"""
+        [{"symbol":"BTC_USDT","baseCurrencyName":"BTC","quoteCurrencyName":"USDT","displayName":"BTC/USDT","state":"NORMAL"}]
+        """#
+
     static let marketList = #"""
         {"code":1,"msg":"success","data":[{"symbol":"BTC","marketName":"BTC-USD","active":true,"future":false,
         "quoteCurrency":"USD","baseCurrency":"BTC"}]}
@@ -198,6 +206,9 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
             answerMarkets(context: context)
         } else if path.contains("/ohlcv?") {
             answerCandles(context: context, path: path)
+        } else if path == "/markets" {
+            exchange.count { $0.marketRequests += 1 }
+            respond(context: context, status: "200 OK", body: HostileExchange.poloniexMarkets)
         } else if path.hasPrefix("/spot/api/v3.2/market_summary") {
             respond(context: context, status: "200 OK", body: "[]")
         } else {
@@ -232,6 +243,11 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
             write(context: context, header)
             stream(context: context, chunk: ByteBuffer(repeating: 0x62, count: 1 << 16), every: .zero,
                    remaining: bytes)
+        case .text(let frames):
+            for text in frames {
+                write(context: context, Self.frame(opcode: 1, Array(text.utf8)))
+                exchange.count { $0.framesSent += 1 }
+            }
         case .symbolFlood(let perFrame):
             floodFrame(context: context, perFrame: perFrame)
         case .prices(let every):

@@ -16,8 +16,12 @@ public final class ReferenceEngine {
         self.markets = markets
     }
 
-    /// (rule id, symbol, time, value) for each alert.
-    public func process(_ tick: Tick) -> [(String, String, Int64, Double)] {
+    /// How many alerts had each base id `rule:SYMBOL:time` so far.
+    var emitted: [String: Int] = [:]
+
+    /// (rule id, symbol, time, value, event id) for each alert. The event id is `rule:SYMBOL:time`,
+    /// with `:n` for the n-th alert of the pair at that time (rules-v3 §6).
+    public func process(_ tick: Tick) -> [(String, String, Int64, Double, String)] {
         guard tick.price.isFinite, tick.price > 0, !tick.symbol.isEmpty else { return [] }
         let symbol = tick.symbol.uppercased()
         // A symbol no rule applies to is not remembered (Docs/rules.md): if one applies after a
@@ -26,7 +30,7 @@ public final class ReferenceEngine {
         var s = seen[symbol] ?? Seen()
         if let last = s.lastTime, tick.time < last { return [] }
         let t = tick.time, p = tick.price
-        var out: [(String, String, Int64, Double)] = []
+        var out: [(String, String, Int64, Double, String)] = []
         for rule in rules where rule.enabled && applies(rule, symbol) {
             var value: Double
             switch rule.condition {
@@ -50,7 +54,9 @@ public final class ReferenceEngine {
             if pair.spent { continue }
             if pair.armed, fires(rule, value, s.prev),
                pair.lastFired == nil || t - pair.lastFired! >= rule.cooldown {
-                out.append((rule.id, symbol, t, value))
+                let base = "\(rule.id):\(symbol):\(t)"
+                emitted[base, default: 0] += 1
+                out.append((rule.id, symbol, t, value, emitted[base]! > 1 ? "\(base):\(emitted[base]!)" : base))
                 pair.lastFired = t
                 pair.armed = false
                 if rule.repeatMode == .once { pair.spent = true }

@@ -29,6 +29,22 @@ struct FeedStatusTests {
         #expect(status.freshness(now: at(16)) == .unhealthy(reason: "stale: no prices for 10 s"))
     }
 
+    /// Prices that come but are all refused as timed ahead of the local clock leave the rules
+    /// blind: unhealthy after the stale limit of them, healthy again with the first taken tick.
+    @Test func ticksAllRefusedForTheStaleLimitAreUnhealthy() {
+        let status = FeedStatus(staleAfter: .seconds(10), now: start)
+        status.connected(now: at(0))
+        for second in 1...12 {
+            status.pricesArrived(now: at(Double(second)))
+            status.ticksEvaluated(allRefused: true, now: at(Double(second)))
+        }
+        #expect(status.health(now: at(10)) == .healthy)
+        #expect(status.health(now: at(12)) == .unhealthy(reason: "every tick for 11 s was timed more than --max-tick-skew ahead of the local clock"))
+        #expect(status.freshness(now: at(12)) == .healthy)  // not wedged: a restart would not help
+        status.ticksEvaluated(allRefused: false, now: at(13))
+        #expect(status.health(now: at(13)) == .healthy)
+    }
+
     @Test func aDisconnectIsUnhealthyButStillFreshForTheWatchdog() {
         let status = FeedStatus(staleAfter: .seconds(10), now: start)
         status.connected(now: at(0))

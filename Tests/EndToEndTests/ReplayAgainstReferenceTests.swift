@@ -27,8 +27,8 @@ struct ReplayAgainstReferenceTests {
         let reference = ReferenceEngine(rules: rules, markets: MarketList(try BTSEMarketList.load(path: marketsPath)))
         var expected: [String] = []
         try TickFileReader(path: ticksPath).forEachLine { _, parsed in
-            for (rule, symbol, time, value) in reference.process(try parsed.get()) {
-                expected.append("\(rule):\(symbol):\(time) \(NSNumber(value: value))")
+            for (_, _, _, value, id) in reference.process(try parsed.get()) {
+                expected.append("\(id) \(NSNumber(value: value))")
             }
         }
         #expect(expected.count > 20)

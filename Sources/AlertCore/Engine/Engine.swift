@@ -32,6 +32,8 @@ public final class Engine {
     let plain: PlainEvaluator?
     /// Symbols whose plain series a save in progress carries (see `takeChanges`).
     var changedSeries: [String] = []
+    /// How many events each pair emitted in its latest millisecond, for unique ids.
+    var eventNumbers = EventNumbers()
 
     /// `rules` in evaluation order (files in the order given, rules in file order);
     /// `portfolios` in the order the files define them.
@@ -45,6 +47,13 @@ public final class Engine {
     /// the symbol. Returns why the tick was dropped, or nil when it was accepted.
     @discardableResult
     public func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
+        let start = alerts.count
+        let reason = evaluate(tick, into: &alerts)
+        if alerts.count > start { eventNumbers.number(&alerts, from: start) }
+        return reason
+    }
+
+    private func evaluate(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
         guard let plain else { return core.process(tick, into: &alerts) }
         var symbol = ""
         if tick.price.isFinite, tick.price > 0, !tick.symbol.isEmpty {
@@ -102,6 +111,11 @@ public final class Engine {
     /// Counts a tick that never reached the engine (a line or frame that could not be read).
     public func countDropped(_ reason: DropReason) {
         core.stats.dropped[reason, default: 0] += 1
+    }
+
+    /// Takes over `other`'s counts, for an engine that replaces it in the same run.
+    public func carryStats(from other: Engine) {
+        core.stats = other.core.stats
     }
 }
 

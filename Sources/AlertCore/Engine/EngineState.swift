@@ -5,6 +5,9 @@ extension Engine {
     /// whose fingerprint changed start fresh. Call before the first tick.
     public func restore(_ snapshots: some Sequence<SymbolSnapshot>) {
         core.restore(snapshots)
+        for snapshot in snapshots {
+            if let events = snapshot.events { eventNumbers.restore(Symbol.normalize(snapshot.symbol), events) }
+        }
         guard let plain else { return }
         for snapshot in snapshots {
             guard let series = snapshot.series else { continue }
@@ -73,18 +76,24 @@ extension Engine {
 
     /// `snapshots` with each symbol's plain series attached, plus the symbols only the plain
     /// evaluator knows (portfolios, symbols with only version 2 rules).
+    /// Each snapshot carries its symbol's event counts (see `EventNumbers`).
     private func withSeries(_ snapshots: [SymbolSnapshot], all: Bool) -> [SymbolSnapshot] {
-        guard let plain else { return snapshots }
-        if all { changedSeries = plain.takeChanged(all: true) }
         var out = snapshots
+        guard let plain else {
+            for i in out.indices where out[i].events == nil { out[i].events = eventNumbers.counts(of: out[i].symbol) }
+            return out
+        }
+        if all { changedSeries = plain.takeChanged(all: true) }
         var seen = Set<String>()
         for i in out.indices {
             out[i].series = plain.snapshot(out[i].symbol)
+            if out[i].events == nil { out[i].events = eventNumbers.counts(of: out[i].symbol) }
             seen.insert(out[i].symbol)
         }
         for symbol in changedSeries where !seen.contains(symbol) {
             var snapshot = SymbolSnapshot(symbol: symbol)
             snapshot.series = plain.snapshot(symbol)
+            snapshot.events = eventNumbers.counts(of: symbol)
             out.append(snapshot)
         }
         changedSeries = []

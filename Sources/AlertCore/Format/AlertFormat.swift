@@ -32,10 +32,15 @@ public enum AlertFormat {
             out.escaped(alert.symbol)
             out.byte(UInt8(ascii: ":"))
             out.decimal(alert.time)
+            if alert.kind == .resolved { out.literal(":resolved") }
+            if alert.occurrence > 1 {
+                out.byte(UInt8(ascii: ":"))
+                out.decimal(Int64(alert.occurrence))
+            }
             switch alert.kind {
             case .alert: out.literal(#"","kind":"alert""#)
             case .reminder: out.literal(#"","kind":"reminder""#)
-            case .resolved: out.literal(#":resolved","kind":"resolved""#)
+            case .resolved: out.literal(#"","kind":"resolved""#)
             }
             if let n = alert.reminder {
                 out.literal(#","reminder":"#)

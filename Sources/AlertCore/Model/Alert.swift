@@ -18,6 +18,10 @@ public struct Alert: Sendable, Equatable {
     public var kind: AlertKind
     /// The n-th reminder since the pair last fired normally; nil unless `kind` is `.reminder`.
     public var reminder: Int?
+    /// Which of its pair's events with the same `baseID` this is (1 for the first): two events
+    /// of a pair in one millisecond get `:2`, `:3`, … on their ids (Docs/rules.md#the-alert-event).
+    /// Set by the engine, which counts them across restarts; not part of the event's other fields.
+    public var occurrence: Int = 1
 
     public init(rule: String, symbol: String, time: Int64, price: Double, condition: String,
                 threshold: Threshold, value: Double, message: String, notify: [String],
@@ -76,12 +80,29 @@ public struct Alert: Sendable, Equatable {
         a.rule == b.rule && a.symbol == b.symbol && a.time == b.time && a.price == b.price
             && a.condition == b.condition && a.threshold == b.threshold && a.value == b.value
             && a.message == b.message && a.notify == b.notify && a.kind == b.kind && a.reminder == b.reminder
+            && a.occurrence == b.occurrence
     }
 
-    /// `rule:SYMBOL:epochMillis`, plus `:resolved` for a resolved event — stable, so receivers
-    /// can de-duplicate retried deliveries.
-    public var id: String {
+    /// `rule:SYMBOL:epochMillis`, plus `:resolved` for a resolved event: what every event of the
+    /// pair at that time and of that kind shares.
+    public var baseID: String {
         kind == .resolved ? "\(rule):\(symbol):\(time):resolved" : "\(rule):\(symbol):\(time)"
+    }
+
+    /// `baseID`, plus `:n` for the n-th event (n ≥ 2) of the pair with that base id — unique
+    /// per event and stable across retries and restarts, so receivers can de-duplicate
+    /// retried deliveries without losing an event.
+    public var id: String {
+        occurrence > 1 ? "\(baseID):\(occurrence)" : baseID
+    }
+
+    /// Takes the occurrence from `id`, the id this event was stored under (an outbox row): the
+    /// event rebuilt from its columns gets the same id again.
+    public mutating func adoptOccurrence(fromID id: String) {
+        let base = baseID
+        guard id.count > base.count, id.hasPrefix(base + ":"),
+              let n = Int(id.dropFirst(base.count + 1)), n >= 2 else { return }
+        occurrence = n
     }
 }
 

@@ -29,6 +29,10 @@ public enum DropReason: String, Sendable, CaseIterable, Comparable {
     case outOfOrder = "out-of-order"
     /// The symbol starts with `@`, which only a portfolio's own ticks do (when rules define portfolios).
     case portfolioSymbol = "portfolio-symbol"
+    /// A live tick's time is further ahead of the local clock than `--max-tick-skew`
+    /// (Docs/rules.md#ticks-from-the-future): taken, it would make every later tick of its
+    /// symbol out of order.
+    case aheadOfClock = "ahead-of-clock"
 
     public static func < (a: DropReason, b: DropReason) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

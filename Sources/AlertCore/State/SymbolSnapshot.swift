@@ -18,6 +18,9 @@ public struct SymbolSnapshot: Sendable, Equatable {
     public var pairs: [PairSnapshot]
     /// The plain evaluator's state of the symbol (version 2 rules, portfolios), when it has one.
     public var series: SeriesSnapshot?
+    /// How many events each pair of the symbol emitted in their latest millisecond, so ids stay
+    /// unique and stable across restarts (see `EventNumbers`); nil when it emitted none.
+    public var events: EventCounts?
 
     public init(symbol: String, firstTime: Int64? = nil, lastTime: Int64? = nil, lastPrice: Double? = nil,
                 minutes: [Int64] = [], prices: [Double] = [], pairs: [PairSnapshot] = []) {
@@ -58,14 +61,17 @@ public struct SnapshotError: Error, Sendable, CustomStringConvertible {
 
 extension SymbolSnapshot {
     /// The format tag of `encoded()`: 1 without `series` (what every version writes for
-    /// version 1 rules), 2 with it appended; a reader refuses other tags.
+    /// version 1 rules), 2 with it appended, 3 with a flags byte (1: `series`, 2: `events`)
+    /// and those that are there appended (written only when `events` is there); a reader
+    /// refuses other tags.
     static let formatVersion: UInt8 = 1
     static let seriesFormatVersion: UInt8 = 2
+    static let flaggedFormatVersion: UInt8 = 3
 
     /// A compact little-endian encoding, for the state database.
     public func encoded() -> [UInt8] {
         var w = ByteWriter()
-        w.byte(series == nil ? Self.formatVersion : Self.seriesFormatVersion)
+        w.byte(events != nil ? Self.flaggedFormatVersion : series == nil ? Self.formatVersion : Self.seriesFormatVersion)
         w.string(symbol)
         w.optional(firstTime)
         w.optional(lastTime)
@@ -83,14 +89,25 @@ extension SymbolSnapshot {
             w.byte((pair.armed ? 1 : 0) | (pair.spent ? 2 : 0))
             w.optional(pair.lastFired)
         }
-        if let series { w.series(series) }
+        if let events {
+            w.byte((series == nil ? 0 : 1) | 2)
+            if let series { w.series(series) }
+            w.int64(events.time)
+            w.count(events.counts.count)
+            for (key, n) in events.counts.sorted(by: { $0.key < $1.key }) {
+                w.string(key)
+                w.int64(Int64(n))
+            }
+        } else if let series {
+            w.series(series)
+        }
         return w.bytes
     }
 
     public init(decoding bytes: [UInt8]) throws(SnapshotError) {
         var r = ByteReader(bytes)
         let version = try r.byte()
-        guard version == Self.formatVersion || version == Self.seriesFormatVersion else {
+        guard (Self.formatVersion...Self.flaggedFormatVersion).contains(version) else {
             throw SnapshotError(reason: "unknown symbol state format \(version)")
         }
         symbol = try r.string()
@@ -117,7 +134,18 @@ extension SymbolSnapshot {
             pairs.append(PairSnapshot(rule: rule, fingerprint: fingerprint, armed: flags & 1 != 0,
                                       spent: flags & 2 != 0, lastFired: lastFired))
         }
-        series = version == Self.seriesFormatVersion ? try r.series() : nil
+        let flags = version == Self.flaggedFormatVersion ? try r.byte() : version == Self.seriesFormatVersion ? 1 : 0
+        series = flags & 1 != 0 ? try r.series() : nil
+        if flags & 2 != 0 {
+            var counts = EventCounts(time: try r.int64())
+            for _ in 0..<(try r.count(itemSize: 12)) {
+                let key = try r.string()
+                counts.counts[key] = Int(try r.int64())
+            }
+            events = counts
+        } else {
+            events = nil
+        }
         guard r.isAtEnd else { throw SnapshotError(reason: "symbol state has \(r.remaining) bytes too many") }
     }
 }

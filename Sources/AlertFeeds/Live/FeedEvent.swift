@@ -51,6 +51,11 @@ public struct FeedOptions: Sendable {
     /// watch ends the attempt as "no prices".
     public var handshakeLimit: Duration { min(handshakeTimeout, staleAfter / 2) }
 
+    /// A tick timed further ahead of the local clock than this is refused (`--max-tick-skew`,
+    /// Docs/rules.md#ticks-from-the-future).
+    public var maxTickSkew: Duration = FeedOptions.defaultMaxTickSkew
+    public static let defaultMaxTickSkew = Duration.seconds(300)
+
     public init(staleAfter: Duration = .seconds(60), backoffBase: Duration = .milliseconds(500),
                 backoffMaximum: Duration = .seconds(60), marketsEvery: Duration = .seconds(3600),
                 handshakeTimeout: Duration = .seconds(10)) {

@@ -26,18 +26,21 @@ public struct Drop: Sendable, Equatable, CustomStringConvertible {
     public var place: Place
     /// Why the input was not a tick at all (`reason` is `.malformed`), in its reader's words.
     public var detail: String?
+    /// Which tick, when the place does not say (`SYMBOL at TIME`, symbol escaped).
+    public var tick: String?
 
-    public init(reason: DropReason, place: Place, detail: String? = nil) {
+    public init(reason: DropReason, place: Place, detail: String? = nil, tick: String? = nil) {
         self.reason = reason
         self.place = place
         self.detail = detail
+        self.tick = tick
     }
 
     /// The one line that reports the drop: `FILE:LINE: dropped: …` for a tick the engine
     /// refused, `FILE:LINE: error: …; line skipped` for a line that is not a tick,
     /// `SOURCE: frame dropped: …` for a feed frame that was not understood.
     public var description: String {
-        guard let detail else { return "\(place): dropped: \(reason.explanation)" }
+        guard let detail else { return "\(place): dropped: " + (tick.map { "\($0): " } ?? "") + reason.explanation }
         if case .feed = place { return "\(place): frame dropped: \(detail)" }
         return "\(place): error: \(detail); line skipped"
     }
@@ -52,6 +55,7 @@ extension DropReason {
         case .emptySymbol: return "symbol is empty (empty-symbol)"
         case .outOfOrder: return "time is earlier than the previous tick of this symbol (out-of-order)"
         case .portfolioSymbol: return "symbol starts with @, which only portfolios use (portfolio-symbol)"
+        case .aheadOfClock: return "time is further ahead of the local clock than --max-tick-skew (ahead-of-clock)"
         }
     }
 }

@@ -55,8 +55,28 @@ public struct Evaluator {
     // MARK: State a previous run saved
 
     /// Saved symbol state: into the engine now, or into the one the first market list makes.
-    public mutating func restore(_ snapshots: [SymbolSnapshot]) {
+    /// With `forgettingAfter`, every saved time after it is taken as never seen
+    /// (Docs/rules.md#ticks-from-the-future); what was forgotten is returned, for a warning.
+    @discardableResult
+    public mutating func restore(_ snapshots: [SymbolSnapshot], forgettingAfter limit: Int64? = nil) -> ForgottenTimes? {
+        var snapshots = snapshots
+        let forgotten = limit.flatMap { ForgottenTimes.apply(after: $0, to: &snapshots) }
         if let engine { engine.restore(snapshots) } else { restoring = snapshots }
+        return forgotten
+    }
+
+    /// Takes every time after `limit` in the state as never seen (Docs/rules.md#ticks-from-the-future),
+    /// so ticks after the system clock stepped back are not out of order: a new engine takes over
+    /// the state with those times forgotten, as after a restart. Nil when no time was after `limit`.
+    public mutating func forgetTimes(after limit: Int64) -> ForgottenTimes? {
+        guard let old = engine else { return ForgottenTimes.apply(after: limit, to: &restoring) }
+        var snapshots = old.snapshotAll()
+        guard let forgotten = ForgottenTimes.apply(after: limit, to: &snapshots) else { return nil }
+        let engine = Engine(rules: ruleSet.rules, markets: old.markets, portfolios: ruleSet.portfolios)
+        engine.carryStats(from: old)
+        engine.restore(snapshots)
+        self.engine = engine
+        return forgotten
     }
 
     /// The known and pending markets of `listed` rules a previous run saved.
@@ -100,9 +120,16 @@ public struct Evaluator {
     /// Evaluates `tick` and appends its events to `alerts`: the rules' (Docs/rules.md#event-order),
     /// then those of new listings. Returns the drop, with `place` (built only then), when the
     /// engine refused the tick. Does nothing before the engine exists (see `isReady`).
+    /// `notAfter`: for live ticks, the local clock plus `--max-tick-skew`; a tick timed after
+    /// it is refused (Docs/rules.md#ticks-from-the-future).
     public mutating func process(_ tick: Tick, at place: @autoclosure () -> Drop.Place,
-                                 into alerts: inout [Alert]) -> Drop? {
+                                 into alerts: inout [Alert], notAfter limit: Int64 = .max) -> Drop? {
         guard let engine else { return nil }
+        if tick.time > limit {
+            engine.countDropped(.aheadOfClock)
+            return Drop(reason: .aheadOfClock, place: place(),
+                        tick: "\(UserText.escaped(tick.symbol)) at \(Timestamp.format(tick.time))")
+        }
         if let reason = engine.process(tick, into: &alerts) { return Drop(reason: reason, place: place()) }
         listings.process(tick, into: &alerts)
         return nil

@@ -57,6 +57,7 @@ final class EvaluatorService: Service {
     func run() async {
         var evaluation = LiveEvaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
                                         logger: logger, monitor: monitor, output: output, gate: gate)
+        evaluation.maxTickSkew = runner.options.maxTickSkew.milliseconds
         evaluation.backfill = backfill
         if let store {
             evaluation.persist(restoring: saved.take(), every: saveEvery)
@@ -114,6 +115,13 @@ struct LiveEvaluation {
     private var asked: [String: Int64] = [:]
     /// Fills seeded since the last save: recorded in the ledger behind the next one.
     private var unrecorded: [BackfillLedger.Entry] = []
+    /// `--max-tick-skew` in ms (Docs/rules.md#ticks-from-the-future).
+    var maxTickSkew: Int64 = FeedOptions.defaultMaxTickSkew.milliseconds
+    /// The system clock against the monotonic one, read at each frame of ticks.
+    private var clock = ClockStepWatch()
+    /// Symbols whose refused ticks were logged at warning (the rest at debug), at most `refusalsLogged`.
+    private var refusedSymbols: Set<String> = []
+    static let refusalsLogged = 100
 
     init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
          output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate) {
@@ -145,14 +153,44 @@ struct LiveEvaluation {
     /// Restores `saved` into the engine when it is made, and saves changes every `every`.
     mutating func persist(restoring saved: [SymbolSnapshot], every: Duration) {
         persists = true
-        evaluator.restore(saved)
+        restore(saved)
         saveEvery = every.milliseconds
         lastSave = Wallclock.millis()
     }
 
-    /// Restores `saved` into the engine when it is made, saving nothing (no state folder).
+    /// Restores `saved` into the engine when it is made, its times beyond the local clock and
+    /// `--max-tick-skew` taken as not seen.
     mutating func restore(_ saved: [SymbolSnapshot]) {
-        evaluator.restore(saved)
+        let now = Wallclock.millis()
+        if let forgotten = evaluator.restore(saved, forgettingAfter: now + maxTickSkew) {
+            logger.warning("\(forgotten.warning(limit: now + maxTickSkew, why: "beyond the local clock and --max-tick-skew"))")
+        }
+    }
+
+    /// Watches for a step of the system clock before a frame's ticks are evaluated: a step back
+    /// makes the state's times after the new time not seen, as at a restart, so ticks timed by
+    /// the new clock are not all out of order (Docs/rules.md#ticks-from-the-future).
+    private mutating func watchClock(now: Int64) {
+        guard let step = clock.step(wall: now, monotonic: Monotonic.milliseconds()) else { return }
+        let size = DurationText.format(abs(step))
+        guard step < 0 else {
+            logger.warning("the system clock moved forward by \(size) against the monotonic clock (set, stepped, or the machine was suspended)")
+            return
+        }
+        logger.warning("the system clock stepped back by \(size) against the monotonic clock; ticks are timed by the new clock")
+        if let forgotten = evaluator.forgetTimes(after: now) {
+            logger.warning("\(forgotten.warning(limit: now, why: "after the new clock"))")
+        }
+    }
+
+    /// A refused tick: logged with its source and reason, at warning for the first ticks of
+    /// `refusalsLogged` symbols (a clock far off refuses every tick), at debug after that.
+    private mutating func logRefused(_ drop: Drop, symbol: String) {
+        if refusedSymbols.count < Self.refusalsLogged, refusedSymbols.insert(symbol).inserted {
+            logger.warning("\(drop); later ones of this symbol at debug")
+        } else {
+            logger.debug("\(drop)")
+        }
     }
 
     var stats: Engine.Stats { evaluator.stats }
@@ -182,10 +220,18 @@ struct LiveEvaluation {
         case .ticks(let ticks):
             guard evaluator.isReady else { return }
             var accepted = 0
+            var refused = 0
             let place = Drop.Place.feed(source: source)
+            let now = Wallclock.millis()
+            watchClock(now: now)
+            let limit = now &+ maxTickSkew
             for tick in ticks {
-                if let drop = evaluator.process(tick, at: place, into: &alerts) {
+                if let drop = evaluator.process(tick, at: place, into: &alerts, notAfter: limit) {
                     monitor.dropped(drop.reason)
+                    if drop.reason == .aheadOfClock {
+                        refused += 1
+                        logRefused(drop, symbol: tick.symbol)
+                    }
                 } else {
                     accepted += 1
                 }
@@ -196,7 +242,7 @@ struct LiveEvaluation {
                 alerts.removeAll(keepingCapacity: true)
                 if gate.isFull { await gate.waitForRoom() }
             }
-            monitor.prices(accepted: accepted)
+            monitor.prices(accepted: accepted, allRefused: refused > 0 && refused == ticks.count)
             saveListings()
             if persists, Wallclock.millis() - lastSave >= saveEvery { await saveChanges() }
         case .dropped(let reason):

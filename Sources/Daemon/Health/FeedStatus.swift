@@ -24,6 +24,8 @@ public final class FeedStatus: Sendable {
         var disconnectReason: String?
         var staleSince: ContinuousClock.Instant?
         var lastPrices: ContinuousClock.Instant?
+        /// Since when every tick that came was refused as timed ahead of the local clock.
+        var refusedSince: ContinuousClock.Instant?
         var stopping = false
     }
 
@@ -76,6 +78,16 @@ public final class FeedStatus: Sendable {
         }
     }
 
+    /// A frame's ticks were evaluated: `allRefused` when every one of them was refused as timed
+    /// ahead of the local clock (Docs/rules.md#ticks-from-the-future). Prices that come but
+    /// are all refused leave the rules as blind as no prices: after `staleAfter` of them,
+    /// `health` says so.
+    public func ticksEvaluated(allRefused: Bool, now: ContinuousClock.Instant = .now) {
+        state.withLock { s in
+            s.refusedSince = allRefused ? s.refusedSince ?? now : nil
+        }
+    }
+
     public func stopping() {
         state.withLock { $0.stopping = true }
     }
@@ -116,6 +128,9 @@ public final class FeedStatus: Sendable {
             if let outbox { return .unhealthy(reason: "outbox: \(outbox)") }
             let fresh = freshness(of: s, now: now)
             guard fresh.isHealthy else { return fresh }
+            if let since = s.refusedSince, now - since >= staleAfter {
+                return .unhealthy(reason: "every tick for \(Int(Self.seconds(now - since))) s was timed more than --max-tick-skew ahead of the local clock")
+            }
             if !s.connected { return .unhealthy(reason: "disconnected: \(s.disconnectReason ?? "reconnecting")") }
             return .healthy
         }

@@ -29,7 +29,7 @@ public enum MetricsCatalog {
     public static let all: [Entry] = [
         Entry(name: ticks, type: "counter", labels: [], help: "Ticks accepted by the engine."),
         Entry(name: dropped, type: "counter", labels: ["reason"],
-              help: "Ticks and frames dropped: malformed (a frame not understood), invalid-price, empty-symbol, out-of-order."),
+              help: "Ticks and frames dropped: malformed (a frame not understood), invalid-price, empty-symbol, out-of-order, ahead-of-clock."),
         Entry(name: alerts, type: "counter", labels: ["rule"],
               help: "Alerts made, by rule id (@feed-stale and @feed-recovered for the feed's own alerts)."),
         Entry(name: deliveries, type: "counter", labels: ["sink", "outcome"],

@@ -41,6 +41,19 @@ struct FeedTuning: ParsableArguments {
     }
 }
 
+/// `--max-tick-skew`, for the commands that evaluate live ticks (`run`, `demo`, `check`).
+struct TickSkewOption: ParsableArguments {
+    @Option(help: "Refuse a live tick timed further ahead of the local clock than this, and take saved times beyond it as not seen (e.g. 5m).")
+    var maxTickSkew: DurationArgument = DurationArgument(FeedOptions.defaultMaxTickSkew)
+
+    /// `options` with this skew.
+    func applied(to options: FeedOptions) -> FeedOptions {
+        var options = options
+        options.maxTickSkew = maxTickSkew.duration
+        return options
+    }
+}
+
 /// A command-line duration in the rule files' syntax (`90s`, `1h30m`).
 struct DurationArgument: ExpressibleByArgument, Sendable {
     var duration: Duration

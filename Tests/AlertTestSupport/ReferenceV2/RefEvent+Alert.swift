@@ -17,5 +17,6 @@ extension RefEvent {
         }
         self.init(kind, alert.rule, alert.symbol, alert.time, price: alert.price, value: alert.value,
                   threshold: threshold, reminder: alert.reminder)
+        occurrence = alert.occurrence
     }
 }

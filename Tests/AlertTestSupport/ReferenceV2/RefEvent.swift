@@ -26,8 +26,14 @@ public struct RefEvent: Equatable, CustomStringConvertible, Sendable {
         self.reminder = reminder
     }
 
+    /// Which event of its pair with this `baseID` it is (1: the first).
+    public var occurrence = 1
+
     /// `rule:SYMBOL:epochMs`, with `:resolved` after it for a resolved event.
-    public var id: String { "\(rule):\(symbol):\(time)" + (kind == .resolved ? ":resolved" : "") }
+    public var baseID: String { "\(rule):\(symbol):\(time)" + (kind == .resolved ? ":resolved" : "") }
+
+    /// `baseID`, with `:n` after it for the n-th event (n ≥ 2) of the pair with that base id.
+    public var id: String { occurrence > 1 ? "\(baseID):\(occurrence)" : baseID }
 
     public var description: String {
         let th: String

@@ -74,6 +74,20 @@ public final class ReferenceEngineV2 {
     /// The events of one live tick, in order: the symbol's rules in rule order, then each
     /// portfolio holding the symbol in file order, with its rules in rule order.
     public func process(_ tick: Tick) -> [RefEvent] {
+        var events = evaluateTick(tick)
+        // Every id unique (rules-v3 §6): the n-th event of a pair with one base id gets `:n`.
+        for i in events.indices {
+            let base = events[i].baseID
+            emitted[base, default: 0] += 1
+            events[i].occurrence = emitted[base]!
+        }
+        return events
+    }
+
+    /// How many events had each base id so far (every one ever: the naive reading of the rule).
+    var emitted: [String: Int] = [:]
+
+    private func evaluateTick(_ tick: Tick) -> [RefEvent] {
         let symbol = tick.symbol.uppercased()
         // Choice: a live tick whose symbol starts with `@` is dropped as invalid; only a
         // portfolio makes `@` ticks.
