@@ -97,7 +97,11 @@ struct LiveEvaluation {
     /// Saving: on when a state folder is in use.
     private var persists = false
     private var saveEvery: Int64 = 60_000
+    /// When the last save was handed on, on `intervals`.
     private var lastSave: Int64 = 0
+    /// The monotonic clock `saveEvery` is measured on: setting the time of day neither stops
+    /// saves nor bunches them.
+    var intervals = ElapsedMillis()
     /// Where the history of the rules' symbols is filled from, before their first tick.
     var backfill: LiveBackfill?
     /// The reach filled per symbol by this run: the ledger records a fill only after the save
@@ -136,7 +140,7 @@ struct LiveEvaluation {
         persists = true
         evaluator.restore(saved)
         saveEvery = every.milliseconds
-        lastSave = Wallclock.millis()
+        lastSave = intervals()
     }
 
     /// Restores `saved` into the engine when it is made, saving nothing (no state folder).
@@ -187,7 +191,7 @@ struct LiveEvaluation {
             }
             monitor.prices(accepted: accepted)
             saveListings()
-            if persists, Wallclock.millis() - lastSave >= saveEvery { await saveChanges() }
+            if persists, intervals() - lastSave >= saveEvery { await saveChanges() }
         case .dropped(let reason):
             // Counted whether or not the log line is written (a log message is made only when logged).
             let drop = evaluator.reject(reason, at: .feed(source: source))
@@ -250,7 +254,7 @@ struct LiveEvaluation {
     /// written before the next is taken: only one part's copies exist at once.
     mutating func saveChanges(final: Bool = false) async {
         guard persists, evaluator.isReady else { return }
-        lastSave = Wallclock.millis()
+        lastSave = intervals()
         if final {
             let changes = evaluator.takeChanges(final: true)
             if !changes.isEmpty { output.yield(.save(changes, markets: nil)) }
