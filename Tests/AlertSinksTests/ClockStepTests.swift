@@ -60,12 +60,13 @@ import Testing
         #expect(await dispatcher.drain(timeout: .seconds(30)))
     }
 
-    /// A day forward is no day of retrying: the alert is minutes old, not past its `maxAge`.
+    /// A day forward is no day of retrying: the alert, failing again after the step, is under
+    /// a second old, not past its `maxAge`, and is retried once more.
     @Test func aStepForwardDoesNotTurnARetryIntoADeadLetter() async throws {
         let store = try openStore()
         defer { store.close() }
         let wall = SteppedWallClock()
-        let sink = ScriptedSink(name: "hook", script: [.retry(reason: "busy", after: 300)])
+        let sink = ScriptedSink(name: "hook", script: [.retry(reason: "busy", after: 300), .retry(reason: "busy", after: 10)])
         let dispatcher = try await dispatcher(sink, store, wall: wall, maxAge: 600_000)
         await dispatcher.dispatch(sampleAlert("a", notify: ["hook"]))
         #expect(await eventually { await dispatcher.counts()["hook"]?.retried == 1 })
@@ -75,6 +76,7 @@ import Testing
             return sink.delivered.count == 1 || dead > 0
         })
         #expect(sink.delivered.count == 1)
+        #expect(sink.attempts == 3)
         #expect(await dispatcher.counts()["hook"]?.dead == 0)
         #expect(await dispatcher.drain(timeout: .seconds(30)))
     }
