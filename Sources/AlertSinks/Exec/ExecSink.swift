@@ -14,9 +14,9 @@ import AlertPolicy
 /// `PRICEALERT_ID`, `_RULE`, `_SYMBOL`, `_TIME`, `_PRICE`, `_VALUE`, `_THRESHOLD`, `_CONDITION`,
 /// `_MESSAGE` (each cut to `variableLimit` bytes) on top of pricealert's own environment, less
 /// the variables holding secrets: webhook URLs and signing keys (`ExecSpec.withheldVariables`)
-/// and source API keys (`APIKeyVariables`). It inherits no descriptor but 0, 1 and 2. Its standard output
-/// is discarded; the first line of its standard error becomes the failure reason. Nothing it
-/// starts in its process group outlives it (see `ChildProcess`).
+/// and source API keys (`APIKeyVariables`). It inherits no descriptor but 0, 1 and 2. Its
+/// standard output is discarded; the first line of its standard error becomes the failure
+/// reason. Nothing it starts in its process group outlives it (see `ChildProcess`).
 ///
 /// - exit 0: delivered.
 /// - exit 126 or 127 (the shells' "not executable" / "not found"), or a program that cannot be
