@@ -79,6 +79,10 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case timeout
         case connectionRefused
         case dns
+        /// The server's certificate was not accepted: expired, not yet valid, not for this host,
+        /// or not signed by a trusted CA. Renewing it on the server fixes it.
+        case certificate
+        /// The TLS handshake was refused, or TLS cannot be set up here (an unreadable CA file).
         case tls
         case other
     }

@@ -1,7 +1,8 @@
 import AlertCore
 
-/// At most `count` starts in any interval of `per` milliseconds of wall time
-/// (Docs/sinks.md#rate): a sliding window over the last `count` starts.
+/// At most `count` starts in any interval of `per` milliseconds of the caller's clock (the sink
+/// workers pass monotonic milliseconds) (Docs/sinks.md#rate): a sliding window over the last
+/// `count` starts.
 ///
 /// An attempt begun with `begin` is in flight until `settle`: the receiver may see it at any
 /// moment until it ends, so until then it holds its place in the window as if it were still
@@ -18,7 +19,7 @@ public struct RateLimit: Sendable, Equatable {
         self.spec = spec
     }
 
-    /// The earliest wall time at or after `now` at which a delivery may start; `.max` while the
+    /// The earliest time at or after `now` at which a delivery may start; `.max` while the
     /// attempt that decides it is still in flight (its `settle` tells).
     public func nextStart(now: Int64) -> Int64 {
         // Oldest first, with the attempts in flight last (they end no sooner than now).

@@ -67,3 +67,23 @@ public struct ClockStepWatch: Sendable {
         return abs(step) > 1_000 + abs(elapsed) / 1_000 ? step : nil
     }
 }
+
+/// Whole milliseconds elapsed on an injected clock since this was made: what rate limits, retry
+/// backoff and periodic saves measure their intervals with, so that setting the time of day
+/// (a step back or forward, an NTP correction) neither stalls nor hurries them. Production passes
+/// `ContinuousClock()`; tests pass a clock they drive.
+public struct ElapsedMillis: Sendable {
+    private let read: @Sendable () -> Int64
+
+    public init(_ clock: any Clock<Duration> = ContinuousClock()) {
+        read = Self.reader(clock)
+    }
+
+    private static func reader<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Int64 {
+        let origin = clock.now
+        return { origin.duration(to: clock.now).milliseconds }
+    }
+
+    /// Milliseconds since this was made (never negative for a clock that never goes back).
+    public func callAsFunction() -> Int64 { read() }
+}

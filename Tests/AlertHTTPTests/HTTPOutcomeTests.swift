@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func errors() {
-        for kind in [HTTPError.Kind.timeout, .connectionRefused, .dns, .other] {
+        for kind in [HTTPError.Kind.timeout, .connectionRefused, .dns, .certificate, .other] {
             #expect(outcome(kind) == .retry(after: nil, reason: "https://h/…: r"))
         }
         #expect(outcome(.tls) == .permanent(reason: "https://h/…: r"))

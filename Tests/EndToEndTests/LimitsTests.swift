@@ -103,6 +103,25 @@ struct LimitsTests {
         #expect(seen.contains("LIMITS_HARMLESS=kept\n"))
     }
 
+    /// The source API keys pricealert reads never reach a notifier, with or without webhooks.
+    @Test func notifiersDoNotInheritSourceAPIKeys() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let notifier = try script("env > \"$1/env\"\n", to: "notify.sh", in: dir)
+        try write("""
+            {"version": 1, "sinks": {"pager": {"type": "exec", "command": ["\(notifier)", "\(dir.path)"]}}, "rules": []}
+            """, to: "pager.json", in: dir)
+        let environment = ["COINGECKO_API_KEY": "CG-k3y-for-the-test", "COINRANKING_API_KEY": "cr-k3y-for-the-test",
+                           "LIMITS_HARMLESS": "kept"]
+        let result = try await PriceAlertBinary.run(["sinks", "test", "pager", "--rules", "pager.json"],
+                                                    in: dir, environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let seen = try String(contentsOf: dir.appendingPathComponent("env"), encoding: .utf8)
+        #expect(!seen.contains("k3y-for-the-test"))
+        #expect(!seen.contains("_API_KEY="))
+        #expect(seen.contains("LIMITS_HARMLESS=kept\n"))
+    }
+
     /// A notifier still running when `check` gives up waiting, and what it started, end with
     /// pricealert (the alert stays in the outbox for the next run).
     @Test func notifiersRunningAtExitAreStopped() async throws {

@@ -40,7 +40,7 @@ extension PolledSource {
     public static func coinGecko(endpoint: String? = nil, interval: Duration = .seconds(60)) -> PolledSource {
         PolledSource(name: "coingecko", endpoint: endpoint ?? "https://api.coingecko.com",
                      path: "/api/v3/coins/markets?vs_currency=usd&per_page=250&page=1",
-                     keyHeader: ("x-cg-demo-api-key", "COINGECKO_API_KEY"), interval: interval,
+                     keyHeader: ("x-cg-demo-api-key", APIKeyVariables.coinGecko), interval: interval,
                      markets: { CoinGeckoMarkets.markets($0) }, ticks: CoinGeckoMarkets.ticks,
                      history: CoinHistory(ids: CoinGeckoMarkets.coinIDs, parse: CoinGeckoMarketChart.parse) { id, span, endpoint in
                          CoinGeckoMarketChart.request(id: id, days: CoinGeckoMarketChart.days(covering: span), endpoint: endpoint)
@@ -51,7 +51,7 @@ extension PolledSource {
     /// `x-access-token`.
     public static func coinRanking(endpoint: String? = nil, interval: Duration = .seconds(60)) -> PolledSource {
         PolledSource(name: "coinranking", endpoint: endpoint ?? "https://api.coinranking.com",
-                     path: "/v2/coins?limit=100", keyHeader: ("x-access-token", "COINRANKING_API_KEY"),
+                     path: "/v2/coins?limit=100", keyHeader: ("x-access-token", APIKeyVariables.coinRanking),
                      interval: interval, markets: { CoinRankingCoins.markets($0) }, ticks: CoinRankingCoins.ticks,
                      history: CoinHistory(ids: CoinRankingCoins.coinIDs, parse: CoinRankingHistory.parse) { id, span, endpoint in
                          CoinRankingHistory.request(uuid: id, period: .covering(span), endpoint: endpoint)

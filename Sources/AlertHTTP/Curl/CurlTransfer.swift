@@ -70,7 +70,9 @@ final class CurlTransfer: @unchecked Sendable {
             }
             finish(.failure(HTTPError(kind: .other, url: redactedURL, reason: reason)))
         } else {
-            finish(.failure(HTTPError(curlCode: code, detail: String(cString: errorBuffer),
+            var osError = 0
+            _ = pa_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osError)
+            finish(.failure(HTTPError(curlCode: code, osError: osError, detail: String(cString: errorBuffer),
                                       rawURL: rawURL, redactedURL: redactedURL)))
         }
     }

@@ -13,8 +13,12 @@ public enum HTTPOutcome: Sendable, Equatable {
     /// - Any other status (other 4xx, and 1xx/3xx: redirects are not followed, so a webhook that
     ///   redirects is misconfigured): permanent.
     /// - Errors: timeouts, refused connections, DNS failures and other transport failures
-    ///   (resets, empty replies) retry; TLS failures (certificate not trusted, handshake
-    ///   refused) and requests that cannot be sent as written (`HTTPError.isPermanent`) do not.
+    ///   (resets and closed connections, also before or during a TLS handshake; empty replies)
+    ///   retry. So do certificates the client does not accept (expired, wrong host, untrusted):
+    ///   a renewed certificate fixes them, so they are retried until the sink's `maxAge`, with
+    ///   libcurl's reason in each retry's log line. A refused handshake or a TLS set-up that
+    ///   cannot work (`HTTPError.Kind.tls`) and requests that cannot be sent as written
+    ///   (`HTTPError.isPermanent`) do not.
     ///
     /// Reasons never contain a URL other than the already-redacted one in an `HTTPError`.
     public static func classify(_ result: Result<HTTPResponse, HTTPError>, now: Int64) -> HTTPOutcome {

@@ -105,7 +105,11 @@ struct LiveEvaluation {
     /// Saving: on when a state folder is in use.
     private var persists = false
     private var saveEvery: Int64 = 60_000
+    /// When the last save was handed on, on `intervals`.
     private var lastSave: Int64 = 0
+    /// The monotonic clock `saveEvery` is measured on: setting the time of day neither stops
+    /// saves nor bunches them.
+    var intervals = ElapsedMillis()
     /// Where the history of the rules' symbols is filled from, before their first tick.
     var backfill: LiveBackfill?
     /// The reach filled per symbol by this run: the ledger records a fill only after the save
@@ -155,7 +159,7 @@ struct LiveEvaluation {
         persists = true
         restore(saved)
         saveEvery = every.milliseconds
-        lastSave = Wallclock.millis()
+        lastSave = intervals()
     }
 
     /// Restores `saved` into the engine when it is made, its times beyond the local clock and
@@ -244,7 +248,7 @@ struct LiveEvaluation {
             }
             monitor.prices(accepted: accepted, allRefused: refused > 0 && refused == ticks.count)
             saveListings()
-            if persists, Wallclock.millis() - lastSave >= saveEvery { await saveChanges() }
+            if persists, intervals() - lastSave >= saveEvery { await saveChanges() }
         case .dropped(let reason):
             // Counted whether or not the log line is written (a log message is made only when logged).
             let drop = evaluator.reject(reason, at: .feed(source: source))
@@ -312,7 +316,7 @@ struct LiveEvaluation {
     /// written before the next is taken: only one part's copies exist at once.
     mutating func saveChanges(final: Bool = false) async {
         guard persists, evaluator.isReady else { return }
-        lastSave = Wallclock.millis()
+        lastSave = intervals()
         // The fills seeded before this save are recorded behind it (delivery records them once
         // every save before is written).
         defer {

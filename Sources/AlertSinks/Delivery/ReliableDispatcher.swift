@@ -74,22 +74,30 @@ public actor ReliableDispatcher {
     /// Alerts whose outbox write failed and is being tried again.
     private nonisolated let unwritten = Mutex(Unwritten())
     private let clock: @Sendable () -> Int64
+    /// The workers' monotonic timeline (`intervals`).
+    private let elapsed: ElapsedMillis
     private let logger: Logger
     private var started = false
 
     /// `durable`: names of the sinks delivered through the outbox. Call `start()` to deliver.
     /// A durable sink's dead letters go to its `fallback` (`configuration.fallbacks`): through
     /// the outbox when that sink is durable too, else sent to it directly.
+    ///
+    /// `clock` is the time of day (epoch ms) the outbox's rows are stamped with; `intervals` is
+    /// the monotonic clock that rates, backoff, `maxAge` and due times run on (`SinkWorker`).
     public init(sinks: [String: any Sink], durable: Set<String>, outbox: any DeliveryOutbox,
                 configuration: Configuration = Configuration(),
                 logger: Logger = Logger(label: "pricealert.delivery"),
-                clock: @escaping @Sendable () -> Int64 = Wallclock.millis) {
+                clock: @escaping @Sendable () -> Int64 = Wallclock.millis,
+                intervals: any Clock<Duration> = ContinuousClock()) {
         self.durable = durable
         self.outbox = outbox
         self.clock = clock
         self.logger = logger
         let direct = Dispatcher(sinks: sinks.filter { !durable.contains($0.key) }, logger: logger)
         self.direct = direct
+        let elapsed = ElapsedMillis(intervals)
+        self.elapsed = elapsed
         let handoff = Handoff(outbox: outbox, direct: direct, clock: clock, logger: logger)
         var workers: [String: SinkWorker] = [:]
         for name in durable {
@@ -102,7 +110,8 @@ public actor ReliableDispatcher {
                                        policy: settings.retry, rate: configuration.rates[name],
                                        batchMax: configuration.batchMax[name] ?? GroupSpec.defaultMax,
                                        fallback: fallback, handOn: handoff.handOn,
-                                       pollInterval: configuration.pollInterval, clock: clock, logger: logger)
+                                       pollInterval: configuration.pollInterval, clock: clock, elapsed: elapsed,
+                                       logger: logger)
         }
         handoff.workers.withLock { $0 = workers }
         self.workers = workers
@@ -206,7 +215,7 @@ public actor ReliableDispatcher {
     @discardableResult
     public func drain(timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        let until = clock() + timeout.milliseconds
+        let until = elapsed() + timeout.milliseconds
         await outbox.commit()
         let workers = Array(self.workers.values)
         // Its own task: shutdown usually runs in a cancelled task, where sleeping returns at once.

@@ -2,6 +2,7 @@ import AlertCore
 import AlertPolicy
 import Logging
 import Synchronization
+import Wallclock
 
 /// Delivers one sink's outbox rows: the rate, retry and fallback stages for that sink
 /// (Docs/sinks.md#rate, #fallback).
@@ -10,9 +11,9 @@ import Synchronization
 ///   order they were enqueued; only a lane's oldest rows are ever attempted and a lane has at
 ///   most one attempt in flight, so a rule's events arrive in order, even when one is retried.
 /// - Rate: with a `rate`, at most `count` attempts (a digest counts as one) start in any `per`
-///   milliseconds of the clock, counting each from when it ended once it has (so the receiver,
-///   which sees it in between, never counts more); the rest wait, in order, and nothing is
-///   dropped.
+///   milliseconds of the monotonic clock, counting each from when it ended once it has (so the
+///   receiver, which sees it in between, never counts more); the rest wait, in order, and
+///   nothing is dropped.
 /// - Backlog batching: when more events wait than the rate's `count`, the next attempt carries
 ///   the waiting rows from the front (oldest first, each lane's in order) up to `batchMax`
 ///   events as one digest, `digest:SINK:<first event id>`. Its rows get one outcome together;
@@ -22,6 +23,12 @@ import Synchronization
 /// - Retries back off by `RetryPolicy` (never sooner than `Retry-After`); a row that fails for
 ///   good, or is still failing at `maxAge`, becomes a dead letter, and with a `fallback` its
 ///   delivery is handed to that sink with the same id (`handOn`).
+///
+/// Time: every interval (the rate's window, backoff, `maxAge`, when a row falls due) runs on the
+/// injected monotonic clock (`elapsed`), so setting the time of day neither holds deliveries
+/// back nor gives rows up early. The wall clock (`clock`) only stamps what the outbox keeps
+/// (when a retry is due, when a row died); a row entering the worker is put on the monotonic
+/// timeline by how old it is and how long it still has to wait at that moment.
 ///
 /// The rows are held in memory; the outbox is their durable copy, written ahead and updated
 /// behind: a row reaches the worker (`add`) only once its insert is committed, so nothing is
@@ -48,7 +55,10 @@ final class SinkWorker: Sendable {
     /// they are with the fallback's worker, or delivered directly (or a dead letter there).
     private let handOn: @Sendable ([OutboxEntry]) async -> Void
     private let pollInterval: Int64
+    /// The time of day (epoch ms), for what the outbox keeps.
     private let clock: @Sendable () -> Int64
+    /// Monotonic milliseconds, for every interval; the rows held carry times on this timeline.
+    private let elapsed: ElapsedMillis
     private let logger: Logger
 
     private struct State {
@@ -65,7 +75,7 @@ final class SinkWorker: Sendable {
         var started = false
         var stopped = false
         var timer: Task<Void, Never>?
-        /// When `timer` fires (epoch ms); `.max` when none is set.
+        /// When `timer` fires (monotonic ms); `.max` when none is set.
         var timerAt = Int64.max
     }
     private let state: Mutex<State>
@@ -73,7 +83,7 @@ final class SinkWorker: Sendable {
     init(sink: any Sink, outbox: any DeliveryOutbox, concurrency: Int, policy: RetryPolicy,
          rate: RateSpec? = nil, batchMax: Int = GroupSpec.defaultMax, fallback: Fallback? = nil,
          handOn: @escaping @Sendable ([OutboxEntry]) async -> Void = { _ in }, pollInterval: Int64,
-         clock: @escaping @Sendable () -> Int64, logger: Logger) {
+         clock: @escaping @Sendable () -> Int64, elapsed: ElapsedMillis, logger: Logger) {
         self.sink = sink
         self.outbox = outbox
         self.concurrency = max(1, concurrency)
@@ -83,6 +93,7 @@ final class SinkWorker: Sendable {
         self.handOn = handOn
         self.pollInterval = max(1, pollInterval)
         self.clock = clock
+        self.elapsed = elapsed
         self.logger = logger
         self.state = Mutex(State(rate: rate.map(RateLimit.init)))
     }
@@ -90,8 +101,10 @@ final class SinkWorker: Sendable {
     /// Rows committed to the outbox, in commit order; a row already held is ignored.
     func add(_ rows: [OutboxEntry]) {
         guard !rows.isEmpty else { return }
+        let (wall, now) = (clock(), elapsed())
         state.withLock { state in
-            for row in rows where state.lanes[Self.lane(of: row), default: Lane()].insert(row) {
+            for row in rows.map({ Self.held($0, wall: wall, now: now) })
+            where state.lanes[Self.lane(of: row), default: Lane()].insert(row) {
                 state.waitingEvents += row.delivery.events.count
             }
         }
@@ -113,8 +126,8 @@ final class SinkWorker: Sendable {
 
     var counts: DeliveryCounts { state.withLock { $0.counts } }
 
-    /// Nothing in flight and no row that can be attempted before `until` (epoch ms): each lane's
-    /// oldest row, which holds up the others, falls due later or there is none.
+    /// Nothing in flight and no row that can be attempted before `until` (monotonic ms): each
+    /// lane's oldest row, which holds up the others, falls due later or there is none.
     func isSettled(before until: Int64) -> Bool {
         state.withLock { state in
             state.busy.isEmpty && state.handingOn == 0
@@ -127,6 +140,18 @@ final class SinkWorker: Sendable {
         state.withLock { $0.lanes.isEmpty }
     }
 
+    /// `row` as the worker holds it: `createdAt` and `nextAttemptAt` moved from the time of day
+    /// `wall` to the monotonic timeline, where it is `now`, keeping its age and its wait.
+    static func held(_ row: OutboxEntry, wall: Int64, now: Int64) -> OutboxEntry {
+        var row = row
+        let age = wall > row.createdAt ? wall - row.createdAt : 0
+        let wait = row.nextAttemptAt > wall ? row.nextAttemptAt - wall : 0
+        row.createdAt = now - age
+        let (due, overflow) = now.addingReportingOverflow(wait)
+        row.nextAttemptAt = overflow ? .max : due
+        return row
+    }
+
     /// The lane a row waits in: its rule, or one lane for digests of several rules.
     static func lane(of row: OutboxEntry) -> String {
         let events = row.delivery.events
@@ -137,7 +162,7 @@ final class SinkWorker: Sendable {
     /// Starts as many attempts as `concurrency` and the rate allow, each on the oldest rows
     /// that are due (urgent ones first), and sets the timer for when the next can start.
     private func startDueAttempts() {
-        let now = clock()
+        let now = elapsed()
         let starting: [[OutboxEntry]] = state.withLock { state in
             // Every slot taken: a finishing attempt calls again (and sets the timer).
             guard state.started, !state.stopped else { return [] }
@@ -214,8 +239,8 @@ final class SinkWorker: Sendable {
         return taken
     }
 
-    /// Wakes at `at`, or after `pollInterval` if that is sooner (a clock that is not the wall
-    /// clock, in tests, is looked at again at least that often).
+    /// Wakes at `at`, or after `pollInterval` of real time if that is sooner (a clock a test
+    /// drives is looked at again at least that often).
     private func setTimer(_ state: inout State, at: Int64, now: Int64) {
         state.timer?.cancel()
         state.timerAt = at
@@ -232,8 +257,8 @@ final class SinkWorker: Sendable {
     }
 
     private func finish(_ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult, started: Int64) {
-        let now = clock()
-        var outcome = decide(rows, delivery, result, now: now)
+        let (wall, now) = (clock(), elapsed())
+        var outcome = decide(rows, delivery, result, wall: wall, now: now)
         if case .dead(let reason, let lastError, let at, _) = outcome, let fallback, fallback.durable {
             outcome = .dead(reason: reason, lastError: lastError, at: at, fallback: fallback.sink)
         }
@@ -256,7 +281,7 @@ final class SinkWorker: Sendable {
                 case .retry(let at, let reason):
                     state.counts.retried += 1
                     state.waitingEvents += row.delivery.events.count
-                    state.lanes[lane]?.retry(row.id, at: at, reason: reason)
+                    state.lanes[lane]?.retry(row.id, at: now + (at - wall), reason: reason)
                 }
                 if state.lanes[lane]?.first == nil { state.lanes[lane] = nil }
             }
@@ -291,9 +316,11 @@ final class SinkWorker: Sendable {
         startDueAttempts()
     }
 
-    /// What an attempt's result means for its rows (by the retry policy), logged. A batch is as
-    /// old as its oldest row and has been tried as often as its most tried one.
-    private func decide(_ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult, now: Int64) -> OutboxOutcome {
+    /// What an attempt's result means for its rows (by the retry policy), logged, with the times
+    /// the outbox keeps on the time of day `wall`; `now` is monotonic, as the rows' times are. A
+    /// batch is as old as its oldest row and has been tried as often as its most tried one.
+    private func decide(_ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult,
+                        wall: Int64, now: Int64) -> OutboxOutcome {
         let name = sink.name
         let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(delivery.id)"]
         let onward = fallback.map { "; handed to '\($0.sink)'" } ?? ""
@@ -303,7 +330,7 @@ final class SinkWorker: Sendable {
         case .permanent(let reason):
             logger.error("sink '\(name)' rejected \(delivery.id) for good: \(reason); kept as a dead letter\(onward)",
                          metadata: metadata)
-            return .dead(reason: reason, lastError: reason, at: now)
+            return .dead(reason: reason, lastError: reason, at: wall)
         case .retry(let reason, let after):
             let attempts = (rows.map(\.attempts).max() ?? 0) + 1
             let createdAt = rows.map(\.createdAt).min() ?? now
@@ -311,12 +338,12 @@ final class SinkWorker: Sendable {
                 let why = "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") over "
                     + "\(RetryPolicy.describe(millis: policy.maxAge)): \(reason)"
                 logger.error("sink '\(name)' \(why) (\(delivery.id)); kept as a dead letter\(onward)", metadata: metadata)
-                return .dead(reason: why, lastError: reason, at: now)
+                return .dead(reason: why, lastError: reason, at: wall)
             }
             let delay = policy.delay(attempts: attempts, retryAfter: after)
             logger.warning("sink '\(name)' failed to deliver \(delivery.id): \(reason); retry \(attempts) in \(delay) ms",
                            metadata: metadata)
-            return .retry(at: now + delay, reason: reason)
+            return .retry(at: wall + delay, reason: reason)
         }
     }
 }

@@ -11,10 +11,11 @@ import Wallclock
 ///
 /// The child gets `stdin` through a pipe, written whole as it reads (or until it exits or the
 /// timeout), standard output on /dev/null and standard error on a pipe we read (first
-/// `stderrLimit` bytes kept). It leads a new process group, and nothing of that group outlives
-/// the run: when the child ends, whatever it left running in the group is killed (SIGKILL); on a
-/// timeout the group gets SIGTERM, then SIGKILL after `killGrace`; and when pricealert exits,
-/// every group still running gets the same (`stopAll`, run by `atexit`).
+/// `stderrLimit` bytes kept), and no other descriptor of pricealert's. It leads a new process
+/// group, and nothing of that group outlives the run: when the child ends, whatever it left
+/// running in the group is killed (SIGKILL); on a timeout the group gets SIGTERM, then SIGKILL
+/// after `killGrace`; and when pricealert exits, every group still running gets the same
+/// (`stopAll`, run by `atexit`).
 enum ChildProcess {
     enum Ending: Sendable, Equatable {
         case exited(Int32)
@@ -32,6 +33,15 @@ enum ChildProcess {
     }
 
     static let stderrLimit = 4096
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34 and later), which its
+    /// header declares only under `_GNU_SOURCE`, as Swift's Glibc module is not built: found by
+    /// name once. nil on other C libraries.
+    private static let addCloseFrom: CloseFrom? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: CloseFrom.self)
+    }()
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
     static let killGrace: Int64 = 500
 
     /// Runs on a new detached thread and resumes when the child has ended (or been killed).
@@ -68,6 +78,11 @@ enum ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        // Nothing else: not the `--listen` socket, the feed's connections, epoll or eventfd
+        // descriptors, nor the pipes' other ends. Descriptors opened without O_CLOEXEC (by
+        // libraries) would otherwise live on in whatever the notifier leaves running, keeping a
+        // port bound after pricealert exits.
+        _ = addCloseFrom?(&actions, 3)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

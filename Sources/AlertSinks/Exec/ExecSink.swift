@@ -13,9 +13,10 @@ import AlertPolicy
 /// gets the alert event's JSON (Docs/rules.md) and a newline on stdin (all of it, however long), and
 /// `PRICEALERT_ID`, `_RULE`, `_SYMBOL`, `_TIME`, `_PRICE`, `_VALUE`, `_THRESHOLD`, `_CONDITION`,
 /// `_MESSAGE` (each cut to `variableLimit` bytes) on top of pricealert's own environment, less
-/// the variables holding webhook secrets (`ExecSpec.withheldVariables`). Its standard output
-/// is discarded; the first line of its standard error becomes the failure reason. Nothing it
-/// starts in its process group outlives it (see `ChildProcess`).
+/// the variables holding secrets: webhook URLs and signing keys (`ExecSpec.withheldVariables`)
+/// and source API keys (`APIKeyVariables`). It inherits no descriptor but 0, 1 and 2. Its
+/// standard output is discarded; the first line of its standard error becomes the failure
+/// reason. Nothing it starts in its process group outlives it (see `ChildProcess`).
 ///
 /// - exit 0: delivered.
 /// - exit 126 or 127 (the shells' "not executable" / "not found"), or a program that cannot be
@@ -28,6 +29,7 @@ public struct ExecSink: Sink {
     public let command: [String]
     /// Milliseconds.
     public let timeout: Int64
+    /// The spec's `withheldVariables` and every `APIKeyVariables` name.
     public let withheldVariables: Set<String>
 
     /// The longest value of a `PRICEALERT_*` variable, in bytes: Linux refuses to start a
@@ -41,7 +43,7 @@ public struct ExecSink: Sink {
         self.name = name
         self.command = spec.command
         self.timeout = spec.timeout
-        withheldVariables = Set(spec.withheldVariables)
+        withheldVariables = Set(spec.withheldVariables).union(APIKeyVariables.all)
         // Writing to a child that exited without reading its input must give EPIPE, not end us.
         signal(SIGPIPE, SIG_IGN)
         _ = ChildProcess.stopAllAtExit

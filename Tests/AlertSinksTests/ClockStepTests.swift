@@ -1,0 +1,128 @@
+import AlertCore
+import AlertPolicy
+import AlertSinks
+import AlertStore
+import Foundation
+import Synchronization
+import Testing
+
+/// The time of day stepped back or forward (by an administrator, NTP, a VM resumed) while a
+/// sink is rate limited or retrying: intervals run on the monotonic clock, so deliveries go on
+/// as if nothing happened. The outbox's own times follow the stepped clock.
+@Suite struct ClockStepTests {
+    /// The real time of day plus a step the test sets.
+    final class SteppedWallClock: Sendable {
+        private let step = Atomic<Int64>(0)
+        func move(by milliseconds: Int64) { step.add(milliseconds, ordering: .relaxed) }
+        var read: @Sendable () -> Int64 {
+            { Int64(Date().timeIntervalSince1970 * 1000) + self.step.load(ordering: .relaxed) }
+        }
+    }
+
+    private func dispatcher(_ sink: ScriptedSink, _ store: StateStore, wall: SteppedWallClock,
+                            intervals: any Clock<Duration> = ContinuousClock(),
+                            rate: RateSpec? = nil, maxAge: Int64 = 60_000) async throws -> ReliableDispatcher {
+        var configuration = fastConfiguration(maxAge: maxAge)
+        if let rate { configuration.rates[sink.name] = rate }
+        let dispatcher = ReliableDispatcher(sinks: [sink.name: sink], durable: [sink.name], outbox: store.outbox,
+                                            configuration: configuration, clock: wall.read, intervals: intervals)
+        try await dispatcher.start()
+        return dispatcher
+    }
+
+    @Test func aRateLimitedSinkKeepsDeliveringAfterAStepBack() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let wall = SteppedWallClock()
+        let sink = ScriptedSink(name: "hook")
+        let dispatcher = try await dispatcher(sink, store, wall: wall, rate: RateSpec(count: 1, per: 200))
+        await dispatcher.dispatch(sampleAlert("first", notify: ["hook"]))
+        #expect(await eventually { sink.delivered.count == 1 })
+        wall.move(by: -3_600_000)
+        await dispatcher.dispatch(sampleAlert("second", notify: ["hook"]))
+        #expect(await eventually(timeout: .seconds(30)) { sink.delivered.count == 2 },
+                "the rate held the second alert back for the size of the step")
+        #expect(await dispatcher.drain(timeout: .seconds(30)))
+    }
+
+    @Test func aRetryFallsDueAfterItsBackoffAcrossAStepBack() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let wall = SteppedWallClock()
+        let sink = ScriptedSink(name: "hook", script: [.retry(reason: "busy", after: 500)])
+        let dispatcher = try await dispatcher(sink, store, wall: wall)
+        await dispatcher.dispatch(sampleAlert("a", notify: ["hook"]))
+        #expect(await eventually { await dispatcher.counts()["hook"]?.retried == 1 })
+        wall.move(by: -3_600_000)
+        #expect(await eventually(timeout: .seconds(30)) { sink.delivered.count == 1 },
+                "the retry waited for the size of the step")
+        #expect(sink.attempts == 2)
+        #expect(await dispatcher.drain(timeout: .seconds(30)))
+    }
+
+    /// A day forward is no day of retrying: the alert, failing again after the step, is under
+    /// a second old, not past its `maxAge`, and is retried once more.
+    @Test func aStepForwardDoesNotTurnARetryIntoADeadLetter() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let wall = SteppedWallClock()
+        let sink = ScriptedSink(name: "hook", script: [.retry(reason: "busy", after: 300), .retry(reason: "busy", after: 10)])
+        let dispatcher = try await dispatcher(sink, store, wall: wall, maxAge: 600_000)
+        await dispatcher.dispatch(sampleAlert("a", notify: ["hook"]))
+        #expect(await eventually { await dispatcher.counts()["hook"]?.retried == 1 })
+        wall.move(by: 86_400_000)
+        #expect(await eventually {
+            let dead = await dispatcher.counts()["hook"]?.dead ?? 0
+            return sink.delivered.count == 1 || dead > 0
+        })
+        #expect(sink.delivered.count == 1)
+        #expect(sink.attempts == 3)
+        #expect(await dispatcher.counts()["hook"]?.dead == 0)
+        #expect(await dispatcher.drain(timeout: .seconds(30)))
+    }
+
+    /// The rate's window is measured on the injected clock alone: an hour of it passes in an
+    /// instant of real time, and the second alert leaves then.
+    @Test func theRateRunsOnTheInjectedClock() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let clock = ManualClock()
+        let sink = ScriptedSink(name: "hook")
+        let dispatcher = try await dispatcher(sink, store, wall: SteppedWallClock(), intervals: clock,
+                                              rate: RateSpec(count: 1, per: 3_600_000))
+        await dispatcher.dispatch(sampleAlert("first", notify: ["hook"]))
+        #expect(await eventually { sink.delivered.count == 1 })
+        await dispatcher.dispatch(sampleAlert("second", notify: ["hook"]))
+        try await dispatcher.commit()
+        clock.advance(by: .seconds(3_599))
+        #expect(sink.delivered.map(\.rule) == ["first"])
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { sink.delivered.count == 2 })
+        #expect(sink.delivered.map(\.rule) == ["first", "second"])
+        #expect(await dispatcher.drain(timeout: .seconds(30)))
+    }
+}
+
+/// A clock that moves only when told (`advance`); sleeping on it waits for that.
+final class ManualClock: Clock, Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
+    }
+
+    private let current = Mutex(Instant(offset: .zero))
+    var now: Instant { current.withLock { $0 } }
+    var minimumResolution: Duration { .milliseconds(1) }
+
+    func advance(by duration: Duration) {
+        current.withLock { $0 = $0.advanced(by: duration) }
+    }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        while now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+}
