@@ -150,9 +150,12 @@ let package = Package(
         // A naive reading of Docs/rules.md that tests compare the engine and the binary with.
         .target(name: "AlertTestSupport", dependencies: [
             "AlertCore", "SeededRandom",
-            // The hostile exchange misbehaves below HTTP, where only raw SwiftNIO lets it.
+            // The hostile exchange misbehaves below HTTP, where only raw SwiftNIO lets it; so does
+            // the TLS receiver, below TLS.
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),

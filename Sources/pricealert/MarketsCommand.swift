@@ -119,7 +119,8 @@ struct MarketRow {
     }
 
     /// Aligned columns: SYMBOL NAME PAIR TYPE PRICE 24H%, then one per `--changes` window
-    /// (`7D%`: "—" where the source had no candle that far back).
+    /// (`7D%`: "—" where the source had no candle that far back). A control character the
+    /// feed put in a name or symbol is escaped: one row stays one line.
     static func table(_ rows: [MarketRow], windows: [ChangeWindows.Window] = []) -> [String] {
         let header = ["SYMBOL", "NAME", "PAIR", "TYPE", "PRICE", "24H%"] + windows.map { $0.label.uppercased() + "%" }
         let cells = rows.map { row in
@@ -128,7 +129,7 @@ struct MarketRow {
              row.price.map(JSONNumber.format) ?? "-",
              row.change24h.map { MessageTemplate.percent($0) } ?? "-"]
                 + windows.map { window in row.changes[window.label].map { MessageTemplate.percent($0) } ?? "—" }
-        }
+        }.map { $0.map { UserText.escapingControls($0) } }
         let widths = header.indices.map { i in ([header] + cells).map { $0[i].count }.max() ?? 0 }
         return ([header] + cells).map { line in
             line.enumerated().map { i, cell in
