@@ -187,7 +187,7 @@ import SeededRandom
             AlertFormat.appendJSON(alert, to: &json)
             json.append(UInt8(ascii: "\n"))
             AlertFormat.appendText(alert, to: &text)
-            text.append(0)  // messages may hold newlines
+            text.append(0)  // a separator no line holds
         }
         let jsonLines = json.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast()
         let textLines = text.split(separator: 0, omittingEmptySubsequences: false).dropLast()
@@ -196,7 +196,8 @@ import SeededRandom
             let reference = Self.referenceJSON(alert)
             #expect(String(decoding: line, as: UTF8.self) == reference)
             #expect(AlertFormat.json(alert) == reference)
-            let referenceText = Timestamp.format(alert.time) + " [" + alert.rule + "] " + alert.message
+            // The text line escapes control characters (it stays one line); JSON has them exact.
+            let referenceText = Timestamp.format(alert.time) + UserText.escapingControls(" [" + alert.rule + "] " + alert.message)
             #expect(String(decoding: textLine, as: UTF8.self) == referenceText)
             #expect(AlertFormat.text(alert) == referenceText)
 
