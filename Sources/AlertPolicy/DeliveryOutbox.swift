@@ -84,3 +84,11 @@ public protocol DeliveryOutbox: Sendable {
     /// `error` (from this outbox) in a few words for a log line.
     func reason(_ error: any Error) -> String
 }
+
+/// An outbox write that came after the outbox was closed at the end of the process (a
+/// delivery attempt that outlived the drain): not made. The rows it would have updated are
+/// still pending, and are attempted again at the next start.
+public struct OutboxClosed: Error, Sendable, CustomStringConvertible {
+    public init() {}
+    public var description: String { "the outbox was already closed (pricealert is exiting)" }
+}

@@ -1,3 +1,4 @@
+import AlertPolicy
 import Dispatch
 import GRDB
 import Synchronization
@@ -78,10 +79,12 @@ final class GroupCommitter: Sendable {
         self.retryDelay = retryDelay
     }
 
-    /// Queues `write` for the next group; returns at once.
+    /// Queues `write` for the next group; returns at once. Once `waitBlocking` has run (the
+    /// database is closing or closed), the write is not made: its `failed` gets `OutboxClosed`.
     func submit(_ write: Write) {
-        enum Schedule { case none, now, later }
+        enum Schedule { case none, now, later, refused }
         let schedule: Schedule = state.withLock { state in
+            if state.closed { return .refused }
             state.submitted.append(write)
             if state.running { return .none }
             if write.lazy {
@@ -94,6 +97,7 @@ final class GroupCommitter: Sendable {
         }
         switch schedule {
         case .none: break
+        case .refused: write.failed(OutboxClosed())
         case .now: queue.async { self.run() }
         case .later: queue.asyncAfter(deadline: .now() + lazyDelay) { self.runLazy() }
         }
@@ -208,3 +212,4 @@ final class GroupCommitter: Sendable {
         }
     }
 }
+

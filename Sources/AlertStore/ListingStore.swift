@@ -3,8 +3,9 @@ import Foundation
 
 /// The markets a state folder knows, for `listed` rules (Docs/rules.md "New listings: the
 /// event"): `listings.txt` beside the database, one upper-cased symbol a line, `+SYMBOL` for a
-/// market a list added whose first tick has not come yet. A file of its own, replaced whole
-/// (write and rename), so a crash leaves the old list or the new one. No file: no list seen yet.
+/// market a list added whose first tick has not come yet. A file of its own (0600), replaced
+/// whole (write and rename), so a crash leaves the old list or the new one. No file: no list
+/// seen yet. A symbol holding a control character is never written (it could forge a line).
 public struct ListingStore: Sendable {
     public let path: String
 
@@ -32,9 +33,9 @@ public struct ListingStore: Sendable {
     public func save(_ listings: NewListings) throws {
         guard let known = listings.known else { return }
         var text = "# pricealert: the markets of the last market list; +SYMBOL waits for its first tick\n"
-        for symbol in known.sorted() where !symbol.contains("\n") {
+        for symbol in known.sorted() where !Symbol.hasControlCharacter(symbol) {
             text += (listings.pending.contains(symbol) ? "+" : "") + symbol + "\n"
         }
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try PrivateFile.replace(path, with: Array(text.utf8))
     }
 }

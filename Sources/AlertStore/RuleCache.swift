@@ -85,23 +85,6 @@ public struct RuleCache: Sendable {
     public func store(_ rules: [Rule], rulesEnds: [Int?] = [], for key: [UInt8]) -> Bool {
         let ends = Self.littleEndian([Int64(rulesEnds.count)] + rulesEnds.map { Int64($0 ?? -1) })
         let bytes = Self.magic + key + ends + Rule.encode(rules)
-        let temporary = path + ".\(getpid()).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return false }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, $0.count - written) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
-            written += n
-        }
-        // On disk before it is renamed into place: after a crash the cache is the old or the new.
-        let synced = fsync(descriptor) == 0
-        close(descriptor)
-        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            return false
-        }
-        return true
+        return (try? PrivateFile.replace(path, with: bytes)) != nil
     }
 }

@@ -123,7 +123,8 @@ struct MarketRow {
 
     /// Aligned columns: SYMBOL NAME PAIR TYPE PRICE 24H% (the source's own 24 h change), then
     /// one per `--changes` window, named as `--sort` names it (`CHANGE:7D%`), so a `24h` window
-    /// from the candles is never mistaken for the source's figure. Every header is distinct.
+    /// from the candles is never mistaken for the source's figure. Every header is distinct. A control character
+    /// the feed put in a name or symbol is escaped: one row stays one line.
     static func table(_ rows: [MarketRow], windows: [ChangeWindows.Window] = []) -> [String] {
         let header = ["SYMBOL", "NAME", "PAIR", "TYPE", "PRICE", "24H%"] + windows.map { "CHANGE:" + $0.label.uppercased() + "%" }
         let cells = rows.map { row in
@@ -132,7 +133,7 @@ struct MarketRow {
              row.price.map(JSONNumber.format) ?? missing,
              row.change24h.map { MessageTemplate.percent($0) } ?? missing]
                 + windows.map { window in row.changes[window.label].map { MessageTemplate.percent($0) } ?? missing }
-        }
+        }.map { $0.map { UserText.escapingControls($0) } }
         let widths = header.indices.map { i in ([header] + cells).map { $0[i].count }.max() ?? 0 }
         return ([header] + cells).map { line in
             line.enumerated().map { i, cell in

@@ -196,7 +196,7 @@ import SeededRandom
             AlertFormat.appendJSON(alert, to: &json)
             json.append(UInt8(ascii: "\n"))
             AlertFormat.appendText(alert, to: &text)
-            text.append(0)  // messages may hold newlines
+            text.append(0)  // a separator no line holds
         }
         let jsonLines = json.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast()
         let textLines = text.split(separator: 0, omittingEmptySubsequences: false).dropLast()
@@ -205,7 +205,8 @@ import SeededRandom
             let reference = Self.referenceJSON(alert)
             #expect(String(decoding: line, as: UTF8.self) == reference)
             #expect(AlertFormat.json(alert) == reference)
-            let referenceText = Timestamp.format(alert.time) + " [" + alert.rule + "] " + Self.referenceMarker(alert) + alert.message
+            // The text line escapes control characters (it stays one line); JSON has them exact.
+            let referenceText = Timestamp.format(alert.time) + UserText.escapingControls(" [" + alert.rule + "] " + Self.referenceMarker(alert) + alert.message)
             #expect(String(decoding: textLine, as: UTF8.self) == referenceText)
             #expect(AlertFormat.text(alert) == referenceText)
 
@@ -237,7 +238,9 @@ import SeededRandom
                     json.removeAll()
                     AlertFormat.appendJSON(alert, to: &json)
                     #expect(String(decoding: json, as: UTF8.self) == Self.referenceJSON(alert))
-                    #expect(AlertFormat.text(alert) == Timestamp.format(alert.time) + " [" + alert.rule + "] reminder \(Int.min): " + alert.message)
+                    // The text line escapes control characters (it stays one line); JSON has them exact.
+                    #expect(AlertFormat.text(alert)
+                            == Timestamp.format(alert.time) + UserText.escapingControls(" [" + alert.rule + "] reminder \(Int.min): " + alert.message))
                 }
             }
         }
@@ -257,5 +260,24 @@ import SeededRandom
                 #expect(text.wholeMatch(of: /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/) != nil, "\(text)")
             }
         }
+    }
+}
+
+/// The text listing is one line per alert, whatever a feed's symbol or a rule's text holds:
+/// control characters, line separators and bidirectional overrides are escaped, the rest kept.
+@Suite struct AlertTextLineTests {
+    @Test func controlCharactersCannotSplitOrForgeALine() {
+        let forged = "BTC\n2023-11-14T22:13:20.000Z [btc] BTC price above 1\r\u{0}\u{85}\u{2028}\u{202E}"
+        let alert = Alert(rule: "r\u{1B}[31m", symbol: forged, time: 1_700_000_000_000, price: 2, condition: "price above 1",
+                          threshold: .value(1), value: 2, template: MessageTemplate.defaultTemplate, notify: [])
+        let line = AlertFormat.text(alert)
+        #expect(line == #"2023-11-14T22:13:20.000Z [r\u001b[31m] BTC\n2023-11-14T22:13:20.000Z [btc] BTC price above 1\r\u0000\u0085\u2028\u202e price above 1 (price 2)"#)
+        #expect(!line.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+    }
+
+    @Test func plainTextIsKeptAsItIs() {
+        let alert = Alert(rule: "btc-€", symbol: "BTC…", time: 1_700_000_000_000, price: 2, condition: "price above 1",
+                          threshold: .value(1), value: 2, message: #"BTC up 5% \o/ “quoted” 日本"#, notify: [])
+        #expect(AlertFormat.text(alert) == #"2023-11-14T22:13:20.000Z [btc-€] BTC up 5% \o/ “quoted” 日本"#)
     }
 }

@@ -18,6 +18,40 @@ struct EngineTickTests {
         #expect(engine.process(Tick(time: 1, symbol: "", price: 1), into: &alerts) == .emptySymbol)
     }
 
+    /// C0, DEL and C1 anywhere in a symbol: dropped before any state changes, seeded or live,
+    /// by the indexed path and by the plain one (a `for` rule) alike.
+    @Test(arguments: ["BT\nC", "\u{0}BTC", "BTC\r", "B\u{7F}TC", "BTC\u{85}", "\u{9F}", "\t"])
+    func aControlCharacterInTheSymbolIsDropped(symbol: String) {
+        for rules in [[rule(.price(.above(0.5)))], [Rule(id: "held", scope: .symbols(["BTC"]), condition: .price(.above(0.5)), fileVersion: 2,
+                                                                extras: RuleExtras(sustain: 1))]] {
+            let engine = Engine(rules: rules)
+            var alerts: [Alert] = []
+            #expect(engine.process(Tick(time: 1, symbol: symbol, price: 1), into: &alerts) == .controlCharacter)
+            #expect(engine.seed(Tick(time: 1, symbol: symbol, price: 1)) == .controlCharacter)
+            #expect(alerts.isEmpty)
+            #expect(engine.stats.dropped == [.controlCharacter: 2])
+            #expect(engine.stats.accepted == 0)
+        }
+    }
+
+    /// A symbol only a plain (version 2) rule watches is watched: its ticks are not counted as
+    /// ticks of symbols no rule applies to.
+    @Test func aSymbolOnlyAPlainRuleWatchesIsNotUnwatched() {
+        let engine = Engine(rules: [Rule(id: "held", scope: .symbols(["BTC"]), condition: .price(.above(0.5)), fileVersion: 2,
+                                         extras: RuleExtras(sustain: 1))])
+        var alerts: [Alert] = []
+        #expect(engine.process(Tick(time: 1, symbol: "BTC", price: 1), into: &alerts) == nil)
+        #expect(engine.process(Tick(time: 2, symbol: "ETH", price: 1), into: &alerts) == nil)
+        #expect(engine.stats.unwatched == 1)
+        #expect(engine.stats.accepted == 2)
+    }
+
+    @Test func otherUnicodeInTheSymbolIsKept() {
+        for symbol in ["BTC€", "ÀÉ", "币", "\u{A0}X"] {
+            #expect(Tick(time: 1, symbol: symbol, price: 1).symbolFault == nil, "\(symbol)")
+        }
+    }
+
     @Test func earlierThanPreviousValidTickIsDroppedButEqualTimeIsNot() {
         // Time order is kept for symbols a rule applies to (the engine remembers no other).
         let engine = Engine(rules: [Rule(id: "r", scope: .symbols(["BTC", "ETH"]), condition: .price(.above(1000)))])

@@ -142,3 +142,28 @@ struct ExecSinkTests {
         #expect(try await ExecSink(name: "hook", spec: ExecSpec(command: [path], timeout: .max)).send(sampleAlert()) == .delivered)
     }
 }
+
+/// Control characters in an alert's texts (a symbol from a feed, a rule's strings) reach the
+/// program's environment escaped: a NUL cannot cut a variable short, a CR or LF cannot forge
+/// a line. Standard input carries the exact text.
+@Suite struct ExecSinkControlCharacterTests {
+    @Test func variablesHoldNoControlCharacter() async throws {
+        let folder = try temporaryFolder()
+        let sink = ExecSinkTests()
+        let path = try sink.script("""
+            cat > "$1/stdin.json"
+            printf '%s' "$PRICEALERT_SYMBOL" > "$1/SYMBOL"
+            printf '%s' "$PRICEALERT_ID" > "$1/ID"
+            printf '%s' "$PRICEALERT_MESSAGE" > "$1/MESSAGE"
+            """, in: folder)
+        var alert = sampleAlert()
+        alert.symbol = "BTC\u{0}\r\nX\u{85}"
+        alert.message = "BTC\u{0}up\nline two\u{1B}[31m"
+        let result = try await ExecSink(name: "hook", spec: ExecSpec(command: [path, folder])).send(alert)
+        #expect(result == .delivered)
+        #expect(try sink.read(folder + "/SYMBOL") == #"BTC\u0000\r\nX\u0085"#)
+        #expect(try sink.read(folder + "/ID") == #"btc-100k:BTC\u0000\r\nX\u0085:1700000000000"#)
+        #expect(try sink.read(folder + "/MESSAGE") == "BTC\\u0000up\nline two\\u001b[31m")
+        #expect(try sink.read(folder + "/stdin.json") == AlertFormat.json(alert) + "\n")
+    }
+}

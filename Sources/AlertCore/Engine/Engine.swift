@@ -25,6 +25,12 @@ public final class Engine {
     /// Whether some enabled rule has a `match` scope (they apply to nothing without a market list).
     public var hasMatchRules: Bool { !core.matchRules.isEmpty }
 
+    /// Goes on counting from `stats` (an engine that takes over from another one, after a
+    /// rule reload), so a run's counts cover the whole run.
+    public func continueCounting(from stats: Stats) {
+        core.stats = stats
+    }
+
     /// All state lives in one struct, so a tick is one exclusive access to it rather than a
     /// dynamically checked access per property.
     var core: EngineCore
@@ -56,7 +62,7 @@ public final class Engine {
     private func evaluate(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
         guard let plain else { return core.process(tick, into: &alerts) }
         var symbol = ""
-        if tick.price.isFinite, tick.price > 0, !tick.symbol.isEmpty {
+        if tick.price.isFinite, tick.price > 0, tick.symbolFault == nil {
             symbol = Symbol.normalize(tick.symbol)
             // Only a portfolio makes `@` ticks (Docs/rules.md#portfolios).
             if plain.hasPortfolios, symbol.hasPrefix("@") {
@@ -69,9 +75,13 @@ public final class Engine {
             }
         }
         let start = alerts.count
+        let unwatched = core.stats.unwatched
         if let reason = core.process(tick, into: &alerts) { return reason }
         let before = alerts.count
-        plain.process(symbol, tick, indexed: core.firedRules(count: before - start), start: start, into: &alerts)
+        let watched = plain.process(symbol, tick, indexed: core.firedRules(count: before - start), start: start, into: &alerts)
+        // The indexed rules' count of unwatched ticks is the engine's only when no plain rule
+        // or portfolio watches the symbol either.
+        if watched, core.stats.unwatched > unwatched { core.stats.unwatched = unwatched }
         core.stats.alerts += alerts.count - before
         return nil
     }
@@ -83,7 +93,7 @@ public final class Engine {
     @discardableResult
     public func seed(_ tick: Tick) -> DropReason? {
         guard tick.price.isFinite, tick.price > 0 else { return core.drop(.invalidPrice) }
-        guard !tick.symbol.isEmpty else { return core.drop(.emptySymbol) }
+        if let fault = tick.symbolFault { return core.drop(fault) }
         let symbol = Symbol.normalize(tick.symbol)
         core.seed(symbol, time: tick.time, price: tick.price)
         plain?.seed(symbol, time: tick.time, price: tick.price)
@@ -186,7 +196,7 @@ struct EngineCore {
 
     mutating func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
         guard tick.price.isFinite, tick.price > 0 else { return drop(.invalidPrice) }
-        guard !tick.symbol.isEmpty else { return drop(.emptySymbol) }
+        if let fault = tick.symbolFault { return drop(fault) }
         let symbol = Symbol.normalize(tick.symbol)
         guard let s = stateIndex(symbol) else {
             // No rule applies: keeping state for it would let a feed grow the engine (and the

@@ -120,8 +120,10 @@ final class PlainEvaluator {
     /// Evaluates a valid live tick: the symbol's plain rules, merged in rule order with the
     /// alerts the indexed path gave (`indexed`: their rule indices, ascending, one per alert
     /// appended from `start` on), then every portfolio holding the symbol (Docs/rules.md#event-order).
-    func process(_ symbol: String, _ tick: Tick, indexed: ArraySlice<Int32>, start: Int, into alerts: inout [Alert]) {
-        guard let s = seriesIndex(symbol) else { return }
+    /// Returns whether a plain rule or a portfolio watches `symbol`.
+    @discardableResult
+    func process(_ symbol: String, _ tick: Tick, indexed: ArraySlice<Int32>, start: Int, into alerts: inout [Alert]) -> Bool {
+        guard let s = seriesIndex(symbol) else { return false }
         var own: [(Int32, Alert)] = []
         evaluate(s, time: tick.time, price: tick.price, change24h: tick.change24h, portfolio: nil, into: &own)
         if !own.isEmpty {
@@ -159,6 +161,7 @@ final class PlainEvaluator {
             evaluate(ps, time: tick.time, price: value, change24h: nil, portfolio: portfolio, into: &events)
             alerts += events.map(\.1)
         }
+        return true
     }
 
     /// The series of `symbol`, made on first use; nil when nothing here needs the symbol.

@@ -73,8 +73,9 @@ public enum AlertFormat {
     }
 
     /// `2023-11-14T22:13:20.000Z [btc-100k] MESSAGE`: the time, the rule, and the message as a
-    /// person reads it (`said`: marked `resolved: ` or `reminder N: `), which by default says the
-    /// symbol, the condition and the price.
+    /// person reads it (`said`: marked `resolved: ` or `reminder N: `), which by default says the symbol, the condition and the price. Always one line: control
+    /// characters (and line separators, bidirectional overrides) the rule, the message or a
+    /// symbol hold are escaped as `UserText` does, so no text can split or forge a line.
     public static func text(_ alert: Alert) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(128)
@@ -85,10 +86,12 @@ public enum AlertFormat {
     /// Appends `text(alert)`'s bytes to `out`.
     public static func appendText(_ alert: Alert, to out: inout [UInt8]) {
         Timestamp.append(alert.time, to: &out)
+        let start = out.count
         out.appendLiteral(" [")
         out.appendUTF8(alert.rule)
         out.appendLiteral("] ")
         appendSaid(alert, to: &out)
+        UserText.escapeControls(in: &out, from: start)
     }
 
     /// The message as a person reads it: a resolved event says `resolved: MESSAGE` and a

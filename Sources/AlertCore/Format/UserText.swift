@@ -34,6 +34,29 @@ public enum UserText {
         return out
     }
 
+    /// Escapes, in `bytes[start...]` (UTF-8), the characters `escaped` escapes but `\` and
+    /// quotes, and keeps everything else as it is, at full length: a line that must stay one
+    /// line (an alert's text listing) whatever text a feed or a rule put into it.
+    /// `keepingLines`: newlines and tabs stay as they are (text a person wrote in several lines).
+    public static func escapeControls(in bytes: inout [UInt8], from start: Int, keepingLines: Bool = false) {
+        // Every escaped character's UTF-8 starts with a byte below 0x20, 0x7F, 0xC2 or 0xE2.
+        guard bytes[start...].contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }) else { return }
+        let text = String(decoding: bytes[start...], as: UTF8.self)
+        var out = ""
+        for scalar in text.unicodeScalars {
+            let kept = scalar == "\\" || (keepingLines && (scalar == "\n" || scalar == "\t"))
+            out += kept ? String(scalar) : escape(scalar, quote: nil)
+        }
+        bytes.replaceSubrange(start..., with: out.utf8)
+    }
+
+    /// `text` with `escapeControls`' escapes, at full length.
+    public static func escapingControls(_ text: String, keepingLines: Bool = false) -> String {
+        var bytes = Array(text.utf8)
+        escapeControls(in: &bytes, from: 0, keepingLines: keepingLines)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     private static func escape(_ scalar: Unicode.Scalar, quote: Character?) -> String {
         switch scalar {
         case "\n": return "\\n"

@@ -74,4 +74,19 @@ public enum Symbol {
         } ?? s.utf8.contains { ($0 >= 0x61 && $0 <= 0x7A) || $0 >= 0x80 }
         return needsWork ? s.uppercased() : s
     }
+
+    /// Whether `s` holds a control character: C0 (U+0000–U+001F), DEL (U+007F) or C1
+    /// (U+0080–U+009F, UTF-8 `C2 80`–`C2 9F`).
+    @inlinable
+    public static func hasControlCharacter(_ s: String) -> Bool {
+        func scan<C: Collection>(_ bytes: C) -> Bool where C.Element == UInt8 {
+            var afterC2 = false
+            for byte in bytes {
+                if byte < 0x20 || byte == 0x7F || (afterC2 && byte <= 0x9F) { return true }
+                afterC2 = byte == 0xC2
+            }
+            return false
+        }
+        return s.utf8.withContiguousStorageIfAvailable(scan) ?? scan(s.utf8)
+    }
 }

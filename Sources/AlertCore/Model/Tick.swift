@@ -17,6 +17,17 @@ public struct Tick: Sendable, Equatable {
     }
 }
 
+extension Tick {
+    /// Why `symbol` cannot name a market (`empty-symbol`, `control-character`), or nil. Every
+    /// tick, whichever source or file it came from, passes this check in the engine before it
+    /// changes any state, so a new source needs no check of its own.
+    @inlinable
+    public var symbolFault: DropReason? {
+        if symbol.isEmpty { return .emptySymbol }
+        return Symbol.hasControlCharacter(symbol) ? .controlCharacter : nil
+    }
+}
+
 /// Why a tick was dropped. Dropped ticks change no state (Docs/rules.md#ticks).
 public enum DropReason: String, Sendable, CaseIterable, Comparable {
     /// The line or frame could not be read as a tick at all (not JSON, missing fields, bad types).
@@ -25,6 +36,9 @@ public enum DropReason: String, Sendable, CaseIterable, Comparable {
     case invalidPrice = "invalid-price"
     /// `symbol` is empty.
     case emptySymbol = "empty-symbol"
+    /// `symbol` holds a control character (C0, DEL or C1): feed text that could split a line
+    /// where the symbol is printed, cut an environment variable or break a header.
+    case controlCharacter = "control-character"
     /// `time` is earlier than the previous valid tick of the same symbol.
     case outOfOrder = "out-of-order"
     /// The symbol starts with `@`, which only a portfolio's own ticks do (when rules define portfolios).

@@ -22,13 +22,14 @@ public enum FeedEvent: Sendable {
 extension FeedEvent {
     /// The one log line for an event about the connection (the runner emits, consumers log):
     /// dropped frames at debug, connects at info, disconnects at warning, silence at error.
+    /// Reasons may quote what a server sent: their control characters are escaped.
     public func log(source: String, to logger: Logger) {
         switch self {
         case .markets, .ticks: break
-        case .dropped(let reason): logger.debug("\(source): frame dropped: \(reason)")
+        case .dropped(let reason): logger.debug("\(source): frame dropped: \(UserText.escapingControls(reason))")
         case .connected(let url): logger.info("\(source): connected to \(url)")
         case .disconnected(let reason, let retryIn):
-            logger.warning("\(source): \(reason); retrying in \(retryIn.milliseconds) ms")
+            logger.warning("\(source): \(UserText.escapingControls(reason)); retrying in \(retryIn.milliseconds) ms")
         case .stale(let silence): logger.error("\(source): no prices for \(silence.milliseconds / 1000) s: alerts are blind")
         case .recovered(let silence): logger.notice("\(source): prices again after \(silence.milliseconds / 1000) s")
         }

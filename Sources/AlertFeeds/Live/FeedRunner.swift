@@ -118,11 +118,20 @@ public struct FeedRunner: Sendable {
         return options.staleAfter
     }
 
+    /// Reloads the market list every `marketsEvery`. A reload that fails, or that lists no
+    /// market at all, keeps the last list, with a warning: an exchange's empty answer would
+    /// leave `match` rules applying to nothing, and make every market of the next full list
+    /// look new to `listed` rules.
     private func reloadMarkets(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
         while true {
             try await Task.sleep(for: options.marketsEvery)
             do {
-                await emit(.markets(try await source.loadMarkets(http: http)))
+                let markets = try await source.loadMarkets(http: http)
+                if markets.isEmpty {
+                    logger.warning("\(source.name): market list reload gave no markets; keeping the last one ('match' rules would apply to nothing)")
+                } else {
+                    await emit(.markets(markets))
+                }
             } catch {
                 logger.warning("\(source.name): market list reload failed: \(error); keeping the last one")
             }

@@ -27,6 +27,8 @@ struct FeedSocket: Sendable {
         case resetBeforeUpgrade
         case upgradeRejected(String)
         case frameTooLarge(limit: Int)
+        /// The connection or its TLS handshake failed: `NIOFailure`'s words.
+        case connection(String)
 
         var description: String {
             switch self {
@@ -36,6 +38,7 @@ struct FeedSocket: Sendable {
             case .resetBeforeUpgrade: "the server reset the connection before answering the websocket upgrade"
             case .upgradeRejected(let why): "websocket upgrade rejected: \(why)"
             case .frameTooLarge(let limit): "a frame longer than \(limit >> 20) MiB: rejected unread, connection closed"
+            case .connection(let why): why
             }
         }
     }
@@ -56,7 +59,7 @@ struct FeedSocket: Sendable {
     func run(_ handler: @escaping Handler) async throws {
         guard let target = URLTarget(url, schemes: .websocket) else { throw Failure.invalidURL }
         let attempt = Attempt()
-        let tls = target.secure ? try Self.tlsContext.get() : nil
+        let tls = target.secure ? try ClientTLS.context() : nil
         defer { attempt.close() }
         try await withTaskCancellationHandler {
             do {
@@ -76,7 +79,7 @@ struct FeedSocket: Sendable {
                     throw Failure.upgradeRejected(attempt.answer ?? "no HTTP 101 Switching Protocols")
                 }
             } catch {
-                throw attempt.explain(error, timeout: handshakeTimeout, limit: maxFrameSize)
+                throw attempt.explain(error, timeout: handshakeTimeout, limit: maxFrameSize, host: target.host)
             }
             if attempt.outcome.oversized { throw Failure.frameTooLarge(limit: maxFrameSize) }
         } onCancel: {
@@ -100,8 +103,8 @@ struct FeedSocket: Sendable {
         let maxFrameSize = self.maxFrameSize
         return channel.eventLoop.makeCompletedFuture {
             if let tls {
-                let handler = try NIOSSLClientHandler(context: tls, serverHostname: target.isAddress ? nil : target.host)
-                try channel.pipeline.syncOperations.addHandler(handler)
+                try ClientTLS.addHandlers(tls, host: target.host, isAddress: target.isAddress, failure: attempt.tlsFailure,
+                                          to: channel.pipeline.syncOperations)
             }
             let upgrader = JudgedUpgrader(attempt: attempt, inner: NIOTypedWebSocketClientUpgrader<Upgrade>(
                 maxFrameSize: maxFrameSize, enableAutomaticErrorHandling: true
@@ -129,9 +132,6 @@ struct FeedSocket: Sendable {
             return settled.futureResult
         }
     }
-
-    /// Loaded once: the system's trust roots.
-    private static let tlsContext = Result { try NIOSSLContext(configuration: .makeClientConfiguration()) }
 }
 
 /// What one attempt learnt, shared between the event loop and the task that runs it.
@@ -146,6 +146,8 @@ private final class Attempt: Sendable {
     }
 
     private let state = Mutex(Outcome())
+    /// Why the TLS handshake failed, when it did.
+    let tlsFailure = TLSFailure()
 
     var outcome: Outcome { state.withLock { $0 } }
 
@@ -185,9 +187,11 @@ private final class Attempt: Sendable {
 
     /// The error an attempt that failed with `error` reports: what really happened, not the
     /// channel error it surfaced as.
-    func explain(_ error: any Error, timeout: Duration, limit: Int) -> any Error {
+    func explain(_ error: any Error, timeout: Duration, limit: Int, host: String) -> any Error {
         let s = outcome
         if s.oversized { return FeedSocket.Failure.frameTooLarge(limit: limit) }
+        // A failed handshake closes the channel: say why, not that it closed.
+        if let reason = tlsFailure.reason { return FeedSocket.Failure.connection(reason) }
         if s.timedOut { return FeedSocket.Failure.handshakeTimedOut(timeout) }
         if let answer { return FeedSocket.Failure.upgradeRejected(answer) }
         if case ChannelError.connectTimeout = error { return FeedSocket.Failure.handshakeTimedOut(timeout) }
@@ -196,7 +200,8 @@ private final class Attempt: Sendable {
             return FeedSocket.Failure.closedBeforeUpgrade
         }
         if s.status == nil, let io = error as? IOError, io.errnoCode == ECONNRESET { return FeedSocket.Failure.resetBeforeUpgrade }
-        return error
+        if error is FeedSocket.Failure || error is CancellationError { return error }
+        return FeedSocket.Failure.connection(NIOFailure.explain(error, host: host).1)
     }
 }
 

@@ -16,7 +16,13 @@ extension CurlTransfer {
         setopt(easy, CURLOPT_TIMEOUT_MS, Int(max(request.timeout, 1)))
         setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(max(request.connectTimeout, 1)))
         setopt(easy, CURLOPT_USERAGENT, HTTPRequest.userAgent)
-        if let caFile = request.caFile { setopt(easy, CURLOPT_CAINFO, caFile) }
+        // The same trust as the feeds' (`ClientTLS`): the sink's CA file, else SSL_CERT_FILE,
+        // else SSL_CERT_DIR (libcurl itself reads neither variable).
+        if let caFile = request.caFile ?? ClientTLS.certFile {
+            setopt(easy, CURLOPT_CAINFO, caFile)
+        } else if let directory = ClientTLS.certDirectory {
+            setopt(easy, CURLOPT_CAPATH, directory)
+        }
         _ = pa_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = pa_easy_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlBodyCallback)
         _ = pa_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, me)

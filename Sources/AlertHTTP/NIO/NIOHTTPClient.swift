@@ -13,8 +13,8 @@ import Glibc
 /// `HTTPClient` over SwiftNIO, HTTP/1.1: the feeds' REST requests (market lists, snapshots,
 /// candles), so a daemon without webhook sinks never loads libcurl.
 ///
-/// The same policy as `CurlHTTPClient`: TLS peer and host verification always on (the system's
-/// trust roots, or `caFile`); redirects never followed (a 3xx is a response like any other);
+/// The same policy as `CurlHTTPClient`: TLS peer and host verification always on (`caFile`,
+/// else the roots `ClientTLS` names: `SSL_CERT_FILE`, `SSL_CERT_DIR`, the system's); redirects never followed (a 3xx is a response like any other);
 /// `timeout` bounds the whole request, `connectTimeout` the TCP connection; the body is read up
 /// to `responseLimit`, the headers up to `ResponseLimit.maxHeaderBytes`; errors and log lines
 /// carry only `RedactedURL` forms of URLs; cancelling the task ends the request at once with
@@ -54,8 +54,6 @@ public final class NIOHTTPClient: HTTPClient {
         return try result.get()
     }
 
-    /// Loaded once: the system's trust roots.
-    fileprivate static let systemTLS = Result { try NIOSSLContext(configuration: .makeClientConfiguration()) }
 }
 
 /// One request, from the connection to its result, shared by the task that waits, the event
@@ -72,6 +70,8 @@ private final class Exchange: Sendable {
     let target: URLTarget
     let redactedURL: String
     let tls: NIOSSLContext?
+    /// Why the TLS handshake failed, when it did.
+    let tlsFailure = TLSFailure()
     let started = NIODeadline.now()
     private let state = Mutex(State())
 
@@ -91,13 +91,9 @@ private final class Exchange: Sendable {
 
     private static func tlsContext(caFile: String?, redactedURL: String) throws(HTTPError) -> NIOSSLContext {
         do {
-            guard let caFile else { return try NIOHTTPClient.systemTLS.get() }
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            configuration.trustRoots = .file(caFile)
-            return try NIOSSLContext(configuration: configuration)
+            return try ClientTLS.context(caFile: caFile)
         } catch {
-            let what = caFile.map { "cannot use the CA file \($0): " } ?? "cannot load the system's trust roots: "
-            throw HTTPError(kind: .tls, url: redactedURL, reason: what + "\(error)")
+            throw HTTPError(kind: .tls, url: redactedURL, reason: error.reason)
         }
     }
 
@@ -136,9 +132,7 @@ private final class Exchange: Sendable {
 
     private func setUp(_ channel: any Channel) throws {
         let pipeline = channel.pipeline.syncOperations
-        if let tls {
-            try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: target.isAddress ? nil : target.host))
-        }
+        if let tls { try ClientTLS.addHandlers(tls, host: target.host, isAddress: target.isAddress, failure: tlsFailure, to: pipeline) }
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderListSize = ResponseLimit.maxHeaderBytes
         limits.maxHeaderFieldSize = ResponseLimit.maxHeaderBytes
@@ -184,37 +178,8 @@ private final class Exchange: Sendable {
 
     /// The request's error for what NIO reported; names hosts and ports, never the URL's path.
     func describe(_ error: any Error) -> HTTPError {
-        let (kind, reason) = Self.explain(error)
+        let (kind, reason) = NIOFailure.explain(error, tls: tlsFailure, host: target.host)
         return HTTPError(kind: kind, url: redactedURL, reason: reason)
-    }
-
-    private static func explain(_ error: any Error) -> (HTTPError.Kind, String) {
-        switch error {
-        case let error as NIOConnectionError:
-            if let first = error.connectionErrors.first { return explain(first.error) }
-            if error.dnsAError != nil || error.dnsAAAAError != nil {
-                return (.dns, "cannot resolve host \(error.host)")
-            }
-            return (.other, "cannot connect to \(error.host) port \(error.port)")
-        case ChannelError.connectTimeout(let limit):
-            return (.timeout, "no connection within \(limit.nanoseconds / 1_000_000) ms")
-        case let error as IOError where error.errnoCode == ECONNREFUSED:
-            return (.connectionRefused, "connection refused")
-        case let error as IOError where error.errnoCode == ECONNRESET:
-            return (.other, "connection reset by the server")
-        case HTTPParserError.headerOverflow:
-            return (.other, "response headers larger than \(sizeText(ResponseLimit.maxHeaderBytes))")
-        case let error as HTTPParserError:
-            return (.other, "malformed HTTP response (\(error))")
-        case let error as NIOSSLError:
-            return (.tls, "TLS: \(error)")
-        case let error as BoringSSLError:
-            return (.tls, "TLS: \(error)")
-        case let error as NIOSSLExtraError:
-            return (.tls, "TLS: \(error)")
-        default:
-            return (.other, "\(error)")
-        }
     }
 }
 

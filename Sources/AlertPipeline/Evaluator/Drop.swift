@@ -16,7 +16,7 @@ public struct Drop: Sendable, Equatable, CustomStringConvertible {
         public var description: String {
             switch self {
             case .line(let file, let line): "\(file):\(line)"
-            case .snapshot(let source, let symbol): "\(source): \(symbol)"
+            case .snapshot(let source, let symbol): "\(source): \(UserText.escaped(symbol))"
             case .feed(let source): source
             }
         }
@@ -53,6 +53,7 @@ extension DropReason {
         case .malformed: return "not a tick"
         case .invalidPrice: return "price is not a finite number greater than 0 (invalid-price)"
         case .emptySymbol: return "symbol is empty (empty-symbol)"
+        case .controlCharacter: return "symbol holds a control character (control-character)"
         case .outOfOrder: return "time is earlier than the previous tick of this symbol (out-of-order)"
         case .portfolioSymbol: return "symbol starts with @, which only portfolios use (portfolio-symbol)"
         case .aheadOfClock: return "time is further ahead of the local clock than --max-tick-skew (ahead-of-clock)"

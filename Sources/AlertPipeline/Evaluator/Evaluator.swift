@@ -148,13 +148,14 @@ public struct Evaluator {
         return Drop(reason: .malformed, place: place, detail: detail)
     }
 
-    /// Swaps in reloaded rules: a new engine takes over every symbol's state, so rules that did
-    /// not change keep theirs (armed, cooldown, once) and changed or new rules start fresh; new
-    /// listings keep their known and pending markets.
+    /// Swaps in reloaded rules: a new engine takes over every symbol's state and the run's
+    /// counts, so rules that did not change keep theirs (armed, cooldown, once) and changed or
+    /// new rules start fresh; new listings keep their known and pending markets.
     public mutating func reload(_ rules: RuleSet) {
         if let old = engine {
             let engine = Engine(rules: rules.rules, markets: old.markets, portfolios: rules.portfolios)
             engine.restore(old.snapshotAll())
+            engine.continueCounting(from: old.stats)
             self.engine = engine
         }
         ruleSet = rules

@@ -310,8 +310,14 @@ final class SinkWorker: Sendable {
         }, failed: { error in
             // Tried again with every later commit; if the process ends first, the rows are
             // attempted again on the next start (at least once, never lost).
-            logger.error("outbox not updated after an attempt to deliver \(delivery.id) to '\(name)': \(error)",
-                         metadata: ["sink": "\(name)", "alert": "\(delivery.id)"])
+            let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(delivery.id)"]
+            if error is OutboxClosed {
+                logger.notice("the attempt to deliver \(delivery.id) to '\(name)' ended after the outbox was closed at exit; it is attempted again at the next start",
+                              metadata: metadata)
+            } else {
+                logger.error("outbox not updated after an attempt to deliver \(delivery.id) to '\(name)': \(error)",
+                             metadata: metadata)
+            }
         })
         startDueAttempts()
     }

@@ -49,13 +49,20 @@ public struct ExecSink: Sink {
         _ = ChildProcess.stopAllAtExit
     }
 
-    /// The `PRICEALERT_*` variables for `alert`.
+    /// The `PRICEALERT_*` variables for `alert`. The texts (id, rule, symbol, condition,
+    /// message) hold no control character: each is escaped as `UserText.escapeControls` does
+    /// (`\n`, `\u0000`), so a NUL cannot cut a value short nor a newline forge a line in what
+    /// the program prints. Only the message keeps its newlines and tabs, which its rule's author
+    /// wrote. Standard input has the exact text.
     public static func variables(for alert: Alert) -> [(name: String, value: String)] {
-        [("PRICEALERT_ID", alert.id), ("PRICEALERT_RULE", alert.rule), ("PRICEALERT_SYMBOL", alert.symbol),
-         ("PRICEALERT_TIME", Timestamp.format(alert.time)), ("PRICEALERT_PRICE", JSONNumber.format(alert.price)),
-         ("PRICEALERT_VALUE", JSONNumber.format(alert.value)),
-         ("PRICEALERT_THRESHOLD", AlertFormat.thresholdJSON(alert.threshold)),
-         ("PRICEALERT_CONDITION", alert.condition), ("PRICEALERT_MESSAGE", alert.message)]
+        let text = { (value: String) in UserText.escapingControls(value) }
+        return [("PRICEALERT_ID", text(alert.id)), ("PRICEALERT_RULE", text(alert.rule)),
+                ("PRICEALERT_SYMBOL", text(alert.symbol)),
+                ("PRICEALERT_TIME", Timestamp.format(alert.time)), ("PRICEALERT_PRICE", JSONNumber.format(alert.price)),
+                ("PRICEALERT_VALUE", JSONNumber.format(alert.value)),
+                ("PRICEALERT_THRESHOLD", AlertFormat.thresholdJSON(alert.threshold)),
+                ("PRICEALERT_CONDITION", text(alert.condition)),
+                ("PRICEALERT_MESSAGE", UserText.escapingControls(alert.message, keepingLines: true))]
     }
 
     public func send(_ alert: Alert) async -> SinkResult {
@@ -67,7 +74,7 @@ public struct ExecSink: Sink {
     /// and the other `PRICEALERT_*` variables describe its first event.
     public func send(_ digest: AlertPolicy.Digest) async -> SinkResult {
         var environment = environment(for: digest.events[0]).filter { !$0.hasPrefix("PRICEALERT_ID=") }
-        environment += ["PRICEALERT_ID=\(digest.id)", "PRICEALERT_COUNT=\(digest.events.count)"]
+        environment += ["PRICEALERT_ID=\(UserText.escapingControls(digest.id))", "PRICEALERT_COUNT=\(digest.events.count)"]
         return await run(environment: environment, stdin: DigestFormat.json(digest))
     }
 
