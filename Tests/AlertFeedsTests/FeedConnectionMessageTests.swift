@@ -56,7 +56,7 @@ import Testing
     func tlsReason(serving served: KeyPath<PrivateCA, PrivateCA.Served>) async throws -> (String, Int) {
         let ca = try PrivateCA()
         defer { ca.remove() }
-        let server = try HTTPSAnswerServer(serving: ca[keyPath: served], body: "")
+        let server = try TLSReceiver(serving: ca[keyPath: served], body: "")
         let port = try await server.start()
         defer { Task { await server.stop() } }
         return (try await firstDisconnect("wss://127.0.0.1:\(port)/ws?key=s3cret"), port)

@@ -10,7 +10,7 @@ import Testing
     func failure(serving served: KeyPath<PrivateCA, PrivateCA.Served>, host: String = "127.0.0.1") async throws -> HTTPError {
         let ca = try PrivateCA()
         defer { ca.remove() }
-        let server = try HTTPSAnswerServer(serving: ca[keyPath: served], body: "[]")
+        let server = try TLSReceiver(serving: ca[keyPath: served], body: "[]")
         let port = try await server.start()
         defer { Task { await server.stop() } }
         do {
@@ -35,7 +35,7 @@ import Testing
     @Test func aTrustedCertificateWorks() async throws {
         let ca = try PrivateCA()
         defer { ca.remove() }
-        let server = try HTTPSAnswerServer(serving: ca.valid, body: "[]")
+        let server = try TLSReceiver(serving: ca.valid, body: "[]")
         let port = try await server.start()
         defer { Task { await server.stop() } }
         let response = try await NIOHTTPClient().send(HTTPRequest(url: "https://127.0.0.1:\(port)/", caFile: ca.ca))

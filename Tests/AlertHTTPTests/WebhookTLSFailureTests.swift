@@ -12,7 +12,7 @@ import Testing
     }
 
     @Test func aResetBeforeTheHandshakeIsATransportFailureAndRetried() async throws {
-        let certificates = try TestCertificates()
+        let certificates = try PrivateCA()
         defer { certificates.remove() }
         let client = CurlHTTPClient()
         try await TLSReceiver.with(certificates.valid, resetting: 1) { receiver, port in
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func anExpiredCertificateIsRetriedAndTheRenewedOneAccepted() async throws {
-        let certificates = try TestCertificates()
+        let certificates = try PrivateCA()
         defer { certificates.remove() }
         let client = CurlHTTPClient()
         try await TLSReceiver.with(certificates.expired) { receiver, port in
@@ -47,23 +47,21 @@ import Testing
             #expect(reason.contains("certificate has expired"))
             #expect(receiver.current.requests.isEmpty)
 
-            try receiver.serve(certificate: certificates.valid.certificate, key: certificates.valid.key)
+            try receiver.serve(certificates.valid)
             let renewed = await post(client, port: port, ca: certificates.ca)
             #expect((try? renewed.get())?.status == 200, "\(renewed)")
             #expect(receiver.current.requests == ["POST /hook {}"])
         }
     }
 
-    /// A certificate no trusted CA signed (here: the request trusts no CA of the test's) is a
-    /// certificate failure too, retried.
+    /// A certificate no trusted CA signed (here: one by a second CA the request does not trust)
+    /// is a certificate failure too, retried.
     @Test func anUntrustedCertificateIsRetried() async throws {
-        let certificates = try TestCertificates()
+        let certificates = try PrivateCA()
         defer { certificates.remove() }
-        let other = try TestCertificates()
-        defer { other.remove() }
         let client = CurlHTTPClient()
-        try await TLSReceiver.with(certificates.valid) { _, port in
-            let result = await post(client, port: port, ca: other.ca)
+        try await TLSReceiver.with(certificates.unknownCA) { _, port in
+            let result = await post(client, port: port, ca: certificates.ca)
             guard case .failure(let error) = result else { Issue.record("expected a certificate error, got \(result)"); return }
             #expect(error.kind == .certificate, "\(error)")
             guard case .retry = HTTPOutcome.classify(result, now: 0) else { Issue.record("not retried: \(result)"); return }

@@ -1,12 +1,6 @@
 // The `openssl` command, not a Swift package: the only X.509 writer on the machine (libcurl and
-// NIOSSL read certificates; neither makes them). Raw SwiftNIO for the server: Hummingbird's TLS
-// server is not among the packages the tests build.
+// NIOSSL read certificates; neither makes them).
 public import Foundation
-import NIOCore
-import NIOHTTP1
-import NIOPosix
-import NIOSSL
-import Synchronization
 
 /// A private CA and the server certificates a TLS test needs, made by `openssl` in a folder of
 /// their own: each one wrong in one way only, so a message can be checked to name that way.
@@ -85,81 +79,6 @@ public struct PrivateCA: Sendable {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw OpenSSLFailed(arguments: arguments, status: process.terminationStatus)
-        }
-    }
-}
-
-/// An HTTPS server on 127.0.0.1 (port 0) that serves one certificate and answers every request
-/// with 200 and `body`, counting the requests it answered (a handshake the client refused is
-/// no request).
-public final class HTTPSAnswerServer: Sendable {
-    private let context: NIOSSLContext
-    private let body: String
-    public let answered = EventCounter()
-    private let channel = Mutex<(any Channel)?>(nil)
-
-    public init(serving served: PrivateCA.Served, body: String) throws {
-        let configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: try NIOSSLCertificate.fromPEMFile(served.certificate).map { .certificate($0) },
-            privateKey: .privateKey(try NIOSSLPrivateKey(file: served.key, format: .pem)))
-        context = try NIOSSLContext(configuration: configuration)
-        self.body = body
-    }
-
-    /// Starts listening; returns the port.
-    public func start() async throws -> Int {
-        let (context, body, answered) = (context, body, answered)
-        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandler(NIOSSLServerHandler(context: context))
-                    try pipeline.configureHTTPServerPipeline()
-                    try pipeline.addHandler(Answer(body: body, answered: answered))
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
-        channel.withLock { $0 = server }
-        return server.localAddress?.port ?? 0
-    }
-
-    public func stop() async {
-        let server = channel.withLock { c in
-            defer { c = nil }
-            return c
-        }
-        try? await server?.close()
-    }
-
-    /// Answers each request once its end has come; closes the connection on any error (a
-    /// refused handshake).
-    private final class Answer: ChannelInboundHandler, Sendable {
-        typealias InboundIn = HTTPServerRequestPart
-        typealias OutboundOut = HTTPServerResponsePart
-        let body: String
-        let answered: EventCounter
-
-        init(body: String, answered: EventCounter) {
-            self.body = body
-            self.answered = answered
-        }
-
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            guard case .end = unwrapInboundIn(data) else { return }
-            var headers = HTTPHeaders()
-            headers.add(name: "Content-Length", value: String(body.utf8.count))
-            headers.add(name: "Content-Type", value: "application/json")
-            headers.add(name: "Connection", value: "close")
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
-            answered.record()
-        }
-
-        func errorCaught(context: ChannelHandlerContext, error: any Error) {
-            context.close(promise: nil)
         }
     }
 }

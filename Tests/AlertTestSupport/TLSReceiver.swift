@@ -6,11 +6,12 @@ import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// An HTTPS webhook receiver on 127.0.0.1 (port 0) whose transport and certificate misbehave on
-/// purpose: the first `resetting` connections get a TCP reset as the TLS handshake begins (as
-/// while a load balancer restarts), the others a TLS server with the certificate set last
-/// (`serve(certificate:key:)`, so one can expire and be renewed), which answers every request
-/// `200 ok`. It counts connections and keeps each request's method, path and body.
+/// An HTTPS server on 127.0.0.1 (port 0) whose transport and certificate misbehave on purpose:
+/// the first `resetting` connections get a TCP reset as the TLS handshake begins (as while a
+/// load balancer restarts), the others a TLS server with the certificate set last (`serve(_:)`,
+/// so one can expire and be renewed), which answers every request 200 with `body` and closes the
+/// connection. It counts connections and answers (a handshake the client refused is no request)
+/// and keeps each request's method, path and body.
 public final class TLSReceiver: Sendable {
     public struct Counts: Sendable {
         /// Connections accepted, reset or not.
@@ -28,17 +29,21 @@ public final class TLSReceiver: Sendable {
 
     private let state: Mutex<State>
     private let channel = Mutex<(any Channel)?>(nil)
+    /// What every request is answered with (`application/json`).
+    let reply: String
+    /// Requests answered.
+    public let answered = EventCounter()
 
-    /// `certificate` and `key`: PEM files (`TestCertificates`).
-    public init(certificate: String, key: String, resetting: Int = 0) throws {
-        state = Mutex(State(context: try Self.context(certificate: certificate, key: key), resetsLeft: resetting))
+    public init(serving served: PrivateCA.Served, body: String = "ok", resetting: Int = 0) throws {
+        state = Mutex(State(context: try Self.context(served), resetsLeft: resetting))
+        reply = body
     }
 
-    /// Runs `body` with a receiver serving `pair` (resetting the first `resetting` connections)
+    /// Runs `body` with a receiver serving `served` (resetting the first `resetting` connections)
     /// and its port; stops it afterwards, also when `body` throws.
-    public static func with<T>(_ pair: TestCertificates.Pair, resetting: Int = 0,
+    public static func with<T>(_ served: PrivateCA.Served, resetting: Int = 0,
                                _ body: (TLSReceiver, Int) async throws -> T) async throws -> T {
-        let receiver = try TLSReceiver(certificate: pair.certificate, key: pair.key, resetting: resetting)
+        let receiver = try TLSReceiver(serving: served, resetting: resetting)
         let port = try await receiver.start()
         do {
             let result = try await body(receiver, port)
@@ -51,8 +56,8 @@ public final class TLSReceiver: Sendable {
     }
 
     /// New connections get this certificate from now on.
-    public func serve(certificate: String, key: String) throws {
-        let context = try Self.context(certificate: certificate, key: key)
+    public func serve(_ served: PrivateCA.Served) throws {
+        let context = try Self.context(served)
         state.withLock { $0.context = context }
     }
 
@@ -96,12 +101,13 @@ public final class TLSReceiver: Sendable {
 
     fileprivate func received(_ request: String) {
         state.withLock { $0.counts.requests.append(request) }
+        answered.record()
     }
 
-    private static func context(certificate: String, key: String) throws -> NIOSSLContext {
-        let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+    private static func context(_ served: PrivateCA.Served) throws -> NIOSSLContext {
+        let chain = try NIOSSLCertificate.fromPEMFile(served.certificate).map { NIOSSLCertificateSource.certificate($0) }
         let configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+            certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: served.key, format: .pem)))
         return try NIOSSLContext(configuration: configuration)
     }
 }
@@ -119,8 +125,8 @@ private final class Reset: ChannelInboundHandler, Sendable {
     }
 }
 
-/// Answers each request `200 ok` once it has been read whole. `@unchecked Sendable`: it runs
-/// only on its channel's event loop.
+/// Answers each request 200 with the receiver's reply once it has been read whole, then closes
+/// the connection. `@unchecked Sendable`: it runs only on its channel's event loop.
 private final class Answer: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -143,13 +149,16 @@ private final class Answer: ChannelInboundHandler, @unchecked Sendable {
         case .end:
             guard let head else { return }
             receiver.received("\(head.method.rawValue) \(head.uri) \(String(decoding: body, as: UTF8.self))")
-            let reply = ByteBuffer(string: "ok")
+            let reply = ByteBuffer(string: receiver.reply)
             var headers = HTTPHeaders()
             headers.add(name: "content-length", value: "\(reply.readableBytes)")
+            headers.add(name: "content-type", value: "application/json")
+            headers.add(name: "connection", value: "close")
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
                           promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(reply))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
             self.head = nil
         }
     }

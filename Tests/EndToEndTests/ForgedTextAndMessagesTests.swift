@@ -213,10 +213,10 @@ struct ForgedTextAndMessagesTests {
 
     /// One server with a certificate of the private CA, answering everything with `body`, for `body`'s run.
     func withHTTPS<T>(_ served: KeyPath<PrivateCA, PrivateCA.Served>, body: String,
-                      _ run: (PrivateCA, HTTPSAnswerServer, Int) async throws -> T) async throws -> T {
+                      _ run: (PrivateCA, TLSReceiver, Int) async throws -> T) async throws -> T {
         let ca = try PrivateCA()
         defer { ca.remove() }
-        let server = try HTTPSAnswerServer(serving: ca[keyPath: served], body: body)
+        let server = try TLSReceiver(serving: ca[keyPath: served], body: body)
         let port = try await server.start()
         do {
             let result = try await run(ca, server, port)

@@ -28,7 +28,7 @@ struct WebhookTLSTests {
     }
 
     @Test func aResetBeforeTheHandshakeIsRetriedAndTheAlertDelivered() async throws {
-        let certificates = try TestCertificates()
+        let certificates = try PrivateCA()
         defer { certificates.remove() }
         try await TLSReceiver.with(certificates.valid, resetting: 1) { receiver, port in
             let dir = try folder(port: port, ca: certificates.ca)
@@ -49,7 +49,7 @@ struct WebhookTLSTests {
     /// Until the certificate is renewed the alert waits in the outbox (retried, the reason in the
     /// log); once it is, `outbox flush` delivers it.
     @Test func anExpiredCertificateKeepsTheAlertUntilItIsRenewed() async throws {
-        let certificates = try TestCertificates()
+        let certificates = try PrivateCA()
         defer { certificates.remove() }
         try await TLSReceiver.with(certificates.expired) { receiver, port in
             let dir = try folder(port: port, ca: certificates.ca)
@@ -63,7 +63,7 @@ struct WebhookTLSTests {
             let waiting = try await PriceAlertBinary.run(["outbox", "list", "--state", "st"], in: dir)
             #expect(waiting.stdout.hasSuffix("1 pending, 0 dead (st)\n"), "\(waiting.stdout)")
 
-            try receiver.serve(certificate: certificates.valid.certificate, key: certificates.valid.key)
+            try receiver.serve(certificates.valid)
             let flush = try await PriceAlertBinary.run(["outbox", "flush", "--rules", "r.json", "--state", "st",
                                                         "--timeout", "60s"], in: dir)
             #expect(flush.status == 0, "\(flush.stderr)")
