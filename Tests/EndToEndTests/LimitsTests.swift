@@ -112,6 +112,7 @@ struct LimitsTests {
             {"version": 1, "sinks": {"pager": {"type": "exec", "command": ["\(notifier)", "\(dir.path)"]}}, "rules": []}
             """, to: "pager.json", in: dir)
         let environment = ["COINGECKO_API_KEY": "CG-k3y-for-the-test", "COINRANKING_API_KEY": "cr-k3y-for-the-test",
+                           "NOTIFY_SOCKET": "/run/systemd/notify", "WATCHDOG_USEC": "30000000",
                            "LIMITS_HARMLESS": "kept"]
         let result = try await PriceAlertBinary.run(["sinks", "test", "pager", "--rules", "pager.json"],
                                                     in: dir, environment: environment)
@@ -119,6 +120,7 @@ struct LimitsTests {
         let seen = try String(contentsOf: dir.appendingPathComponent("env"), encoding: .utf8)
         #expect(!seen.contains("k3y-for-the-test"))
         #expect(!seen.contains("_API_KEY="))
+        #expect(!seen.contains("NOTIFY_SOCKET=") && !seen.contains("WATCHDOG_USEC="))
         #expect(seen.contains("LIMITS_HARMLESS=kept\n"))
     }
 

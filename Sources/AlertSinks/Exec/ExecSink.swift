@@ -29,7 +29,11 @@ public struct ExecSink: Sink {
     public let command: [String]
     /// Milliseconds.
     public let timeout: Int64
-    /// The spec's `withheldVariables` and every `APIKeyVariables` name.
+    /// What systemd gives pricealert itself: its notify socket, watchdog and passed sockets. A
+    /// notifier that inherited them could report readiness or keep the watchdog alive for us.
+    static let serviceManagerVariables: Set<String> = ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
+                                                        "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"]
+    /// The spec's `withheldVariables`, every `APIKeyVariables` name and the service manager's.
     public let withheldVariables: Set<String>
 
     /// The longest value of a `PRICEALERT_*` variable, in bytes: Linux refuses to start a
@@ -43,7 +47,7 @@ public struct ExecSink: Sink {
         self.name = name
         self.command = spec.command
         self.timeout = spec.timeout
-        withheldVariables = Set(spec.withheldVariables).union(APIKeyVariables.all)
+        withheldVariables = Set(spec.withheldVariables).union(APIKeyVariables.all).union(Self.serviceManagerVariables)
         // Writing to a child that exited without reading its input must give EPIPE, not end us.
         signal(SIGPIPE, SIG_IGN)
         _ = ChildProcess.stopAllAtExit
