@@ -49,9 +49,7 @@ extension LiveCommandTests {
                 ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
                  "--listen", "127.0.0.1:0", "--stale-after", "5s"],
                 in: dir, environment: ["NOTIFY_SOCKET": socket.address, "WATCHDOG_USEC": "300000"])
-            let line = try await daemon.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 30)
-            let listen = try #require(line.components(separatedBy: "listening on http://127.0.0.1:").last)
-            let base = "http://127.0.0.1:\(try #require(Int(listen.prefix { $0.isNumber })))"
+            let base = try await daemon.statusBase()
             _ = try await socket.waitFor(line: "READY=1", timeout: 30)
 
             // Prices flow: healthy, and the counters say what happened.
@@ -102,9 +100,7 @@ extension LiveCommandTests {
         let socket = try NotifySocket(abstract: true)
         let demo = try PriceAlertBinary.start(["demo", "--interval", "200ms", "--listen", "127.0.0.1:0"], in: dir,
                                               environment: ["NOTIFY_SOCKET": socket.address])
-        let line = try await demo.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 30)
-        let listen = try #require(line.components(separatedBy: "listening on http://127.0.0.1:").last)
-        let base = "http://127.0.0.1:\(try #require(Int(listen.prefix { $0.isNumber })))"
+        let base = try await demo.statusBase()
         _ = try await socket.waitFor(line: "READY=1", timeout: 30)
         #expect(try await poll("\(base)/healthz", draining: socket) { $0.status == 200 }.body == "ok\n")
         #expect(try await demo.stop(signal: SIGTERM) == 0)

@@ -32,9 +32,7 @@ extension LiveCommandTests {
             let daemon = try PriceAlertBinary.start(
                 ["run", "--rules", "pager.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
                  "--state", "state", "--listen", "127.0.0.1:0"], in: dir)
-            let line = try await daemon.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 60)
-            let listen = try #require(line.components(separatedBy: "listening on http://127.0.0.1:").last)
-            let metricsPort = try #require(Int(listen.prefix { $0.isNumber }))
+            let metricsPort = try await daemon.statusPort(timeout: 60)
             helper = try await Self.pid(in: dir.appendingPathComponent("helper"), timeout: .seconds(60))
             let pid = try #require(helper)
             let descriptors = Self.descriptors(of: pid)

@@ -24,9 +24,7 @@ extension LiveCommandTests {
                 ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
                  "--state", "state", "--listen", "127.0.0.1:0"],
                 in: dir, environment: ["NOTIFY_SOCKET": socket.address])
-            let line = try await daemon.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 30)
-            let listen = try #require(line.components(separatedBy: "listening on http://127.0.0.1:").last)
-            let metrics = "http://127.0.0.1:\(try #require(Int(listen.prefix { $0.isNumber })))/metrics"
+            let metrics = try await daemon.statusBase() + "/metrics"
 
             let held = try await daemon.waitForStderrLine(containing: "held 'btc-always:BTC:", timeout: 60)
             #expect(held.contains(" info ") && held.contains("for sink 'night' until "), "\(held)")

@@ -175,9 +175,7 @@ struct OutboxDurabilityTests {
                                                  "--endpoint", "http://127.0.0.1:\(exchangePort)", "--state", "st",
                                                  "--listen", "127.0.0.1:0", "--save-every", "200ms"],
                                                 in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(hookPort)/hook"])
-        let line = try await daemon.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 30)
-        let listen = try #require(line.components(separatedBy: "listening on http://127.0.0.1:").last)
-        try await body(daemon, "http://127.0.0.1:\(try #require(Int(listen.prefix { $0.isNumber })))")
+        try await body(daemon, try await daemon.statusBase())
     }
 
     func health(_ base: String) async throws -> (status: Int, body: String) {

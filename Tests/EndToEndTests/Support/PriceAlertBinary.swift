@@ -1,5 +1,6 @@
 import AlertTestSupport
 import Foundation
+import Testing
 
 /// Runs the `pricealert` binary that `swift build` put beside this test bundle.
 struct PriceAlertBinary {
@@ -51,6 +52,19 @@ extension ObservedProcess {
     /// The first line of standard error containing `text`, waiting up to `timeout` seconds.
     func waitForStderrLine(containing text: String, timeout: TimeInterval) async throws -> String {
         try await line(.stderr, containing: text, timeout: timeout)
+    }
+
+    /// The port of the status server that `run --listen 127.0.0.1:0` (or `demo`) says it listens
+    /// on, waiting up to `timeout` seconds for that line.
+    func statusPort(timeout: TimeInterval = 30) async throws -> Int {
+        let line = try await waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: timeout)
+        let listen = try #require(line.components(separatedBy: "listening on http://127.0.0.1:").last)
+        return try #require(Int(listen.prefix { $0.isNumber }))
+    }
+
+    /// `http://127.0.0.1:PORT` of that status server.
+    func statusBase(timeout: TimeInterval = 30) async throws -> String {
+        "http://127.0.0.1:\(try await statusPort(timeout: timeout))"
     }
 
     /// The first line of standard output containing `text`, waiting up to `timeout` seconds.
