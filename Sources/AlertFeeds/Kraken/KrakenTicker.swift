@@ -12,9 +12,8 @@ public enum KrakenTicker {
     /// Symbols per subscribe request: the docs give `symbol` as a list with no stated
     /// maximum; 100 per request keeps each message small.
     public static let symbolsPerMessage = 100
-    /// Kraken closes a connection idle for about a minute; the `ticker` channel's heartbeats
-    /// arrive every second, and this application ping (answered by `pong`) is sent every
-    /// 30 s to detect a dead connection.
+    /// Heartbeats arrive about once a second while subscribed, so silence means a dead
+    /// connection; this application ping (answered by `pong`) checks the round trip.
     public static let pingMessage = #"{"method":"ping"}"#
 
     public static func subscribeMessages(symbols: [String]) -> [String] {
