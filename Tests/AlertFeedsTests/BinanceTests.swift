@@ -21,6 +21,8 @@ import Testing
             == "Binance frame: BTCUSDT: no usable price")
         #expect(droppedReason(BinanceTicker.parse(bytes(#"{"e":"24hrTicker","s":"BTCUSDT","c":"1"}"#)))
             == "Binance frame: BTCUSDT: no event time")
+        #expect(BinanceTicker.parse(bytes(#"[{"e":"24hrTicker","E":5,"s":"A","c":"1"},{"e":"24hrTicker","E":6,"s":"B"},{"e":"trade"}]"#))
+            == .ticks([ExchangeTick(symbol: "A", time: 5, price: 1)], skipped: 2))
         #expect(droppedReason(BinanceTicker.parse(bytes(#"{"e":"24hrTicker","E":5,"s":"BTC\u0007USDT","c":"1"}"#)))?
             .contains("refused") == true)
         #expect(droppedReason(BinanceTicker.parse(bytes(#"{"e":"24hrTicker","E":5,"s":"BTC\u009bUSDT","c":"1"}"#)))?

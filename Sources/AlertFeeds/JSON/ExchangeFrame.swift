@@ -68,8 +68,8 @@ enum ExchangeJSON {
         FeedJSON.parse(frame).mapError { ExchangeFrameFailure(reason: FeedReason.notJSON(context, $0)) }
     }
 
-    /// A symbol or asset code a parser may keep: 1–64 bytes, no control characters (C0, DEL,
-    /// C1), no `/` inside an asset code is checked by the caller. Nil refuses it.
+    /// A symbol or asset code a parser may keep: a string of 1–64 bytes without control
+    /// characters (C0, DEL, C1). Nil refuses it.
     static func symbol(_ value: FeedJSON?) -> String? {
         guard let text = value?.string, !text.isEmpty, text.utf8.count <= 64,
               !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
@@ -118,7 +118,8 @@ struct TickCollector {
         if firstReason == nil { firstReason = reason }
     }
 
-    /// Adds a tick after the checks every exchange shares; `what` names the entry in reasons.
+    /// Adds a tick, or counts the entry as skipped when its symbol is missing or refused, its
+    /// price is not usable (`usablePrice`) or it has no time.
     mutating func add(symbol: FeedJSON?, time: Int64?, price: Double?, change24h: Double?, volume24h: Double?) {
         guard let raw = symbol?.string else { return skip("an entry has no symbol") }
         guard let name = ExchangeJSON.symbol(symbol) else {
