@@ -101,6 +101,58 @@ extension FuzzTarget {
         FuzzTarget(name: "control-frame", seedFiles: [.fixtureLines("poloniex_v3_ws_ticker_samples.jsonl")], builtInSeeds: [
             #"{"event":"error","message":"bad topic"}"#, #"{"event":"error","msg":7,"error":"x"}"#, #"{"event":"ERROR"}"#,
         ]) { bytes in ControlFrame.errorMessage(in: bytes)?.utf8.count ?? -1 },
+        FuzzTarget(name: "binance-frame", seedFiles: [.whole("Tests/Fixtures/exchanges/binance_24hrTicker.jsonc"), .whole("Tests/Fixtures/exchanges/binance_miniTicker.jsonc")],
+                   builtInSeeds: [
+            #"{"e":"24hrTicker","E":1672515782136,"s":"BNBBTC","P":"250.00","c":"0.0025","q":"18"}"#,
+            #"{"stream":"bnbbtc@ticker","data":{"e":"24hrTicker","E":1,"s":"BNBBTC","c":"1","P":"x","q":null}}"#,
+            #"[{"e":"24hrTicker","E":1,"s":"A","c":"1"},{"e":"24hrTicker","E":2,"s":"B"}]"#,
+            #"{"result":null,"id":1}"#, #"{"code":2,"msg":"Invalid request","id":1}"#, #"{"error":{"code":-1,"msg":"x"},"id":2}"#,
+            #"{"e":"serverShutdown","E":1}"#,
+        ]) { bytes in exchangeFrameSize(BinanceTicker.parse(bytes)) },
+        FuzzTarget(name: "coinbase-frame", seedFiles: [.whole("Tests/Fixtures/exchanges/coinbase_advanced_trade_ticker.json"),
+                                                       .whole("Tests/Fixtures/exchanges/coinbase_advanced_trade_heartbeats.json")], builtInSeeds: [
+            #"{"channel":"subscriptions","events":[{"subscriptions":{"ticker":["BTC-USD"]}}]}"#,
+            #"{"type":"error","message":"failure to subscribe"}"#,
+            #"{"channel":"ticker","timestamp":"2023-02-09T20:30:37Z","events":[{"tickers":[{"product_id":"A-USD","price":"1","volume_24_h":"1e308"},{"product_id":"B"}]}]}"#,
+        ]) { bytes in exchangeFrameSize(CoinbaseTicker.parse(bytes)) },
+        FuzzTarget(name: "kraken-frame", seedFiles: [.whole("Tests/Fixtures/exchanges/kraken_v2_ticker_snapshot.json"), .whole("Tests/Fixtures/exchanges/kraken_v2_heartbeat.json")],
+                   builtInSeeds: [
+            #"{"method":"pong","req_id":101}"#, #"{"method":"subscribe","result":{"channel":"ticker","symbol":"XBT/USD"},"success":true}"#,
+            #"{"method":"subscribe","error":"Currency pair not supported","success":false}"#, #"{"channel":"status","data":[]}"#,
+            #"{"channel":"ticker","type":"update","data":[{"symbol":"XBT/USD","last":1,"volume":1e300,"vwap":1e300,"timestamp":"2023-09-25T09:04:31Z"}]}"#,
+        ]) { bytes in exchangeFrameSize(KrakenTicker.parse(bytes)) },
+        FuzzTarget(name: "bybit-frame", seedFiles: [.whole("Tests/Fixtures/exchanges/bybit_v5_spot_ticker.json"), .whole("Tests/Fixtures/exchanges/bybit_v5_linear_ticker.json")],
+                   builtInSeeds: [
+            #"{"success":true,"ret_msg":"pong","conn_id":"x","req_id":"","op":"ping"}"#,
+            #"{"success":false,"ret_msg":"error:handler not found","op":"subscribe"}"#,
+            #"{"topic":"tickers.A","type":"delta","ts":1,"data":{"symbol":"A","lastPrice":"1"}}"#,
+        ]) { bytes in exchangeFrameSize(BybitTicker.parse(bytes)) },
+        FuzzTarget(name: "okx-frame", seedFiles: [.whole("Tests/Fixtures/exchanges/okx_v5_tickers_captured_spot.json"),
+                                                  .whole("Tests/Fixtures/exchanges/okx_v5_tickers_captured_swap.json")], builtInSeeds: [
+            "pong", #"{"event":"subscribe","arg":{"channel":"tickers","instId":"BTC-USDT"}}"#,
+            #"{"event":"error","code":"60012","msg":"Invalid request"}"#,
+            #"{"arg":{"channel":"tickers"},"data":[{"instType":"SPOT","instId":"A-B","last":"1","open24h":"0","ts":"1"}]}"#,
+        ]) { bytes in exchangeFrameSize(OKXTicker.parse(bytes)) },
+        FuzzTarget(name: "binance-rest", seedFiles: [.whole("Tests/Fixtures/exchanges/binance_exchangeInfo.json"), .whole("Tests/Fixtures/exchanges/binance_klines.json")],
+                   builtInSeeds: [#"{"code":-1121,"msg":"Invalid symbol."}"#]) { bytes in
+            restSize(BinanceMarkets.parse(bytes), BinanceCandles.parse(bytes, interval: .hour))
+        },
+        FuzzTarget(name: "coinbase-rest", seedFiles: [.whole("Tests/Fixtures/exchanges/coinbase_products.json"), .whole("Tests/Fixtures/exchanges/coinbase_candles.json")],
+                   builtInSeeds: [#"{"error":"NOT_FOUND","message":"x"}"#]) { bytes in
+            restSize(CoinbaseMarkets.parse(bytes), CoinbaseCandles.parse(bytes, interval: .minute))
+        },
+        FuzzTarget(name: "kraken-rest", seedFiles: [.whole("Tests/Fixtures/exchanges/kraken_AssetPairs.json"), .whole("Tests/Fixtures/exchanges/kraken_OHLC.json")],
+                   builtInSeeds: [#"{"error":["EQuery:Unknown asset pair"]}"#]) { bytes in
+            restSize(KrakenMarkets.parse(bytes), KrakenCandles.parse(bytes, interval: .day))
+        },
+        FuzzTarget(name: "bybit-rest", seedFiles: [.whole("Tests/Fixtures/exchanges/bybit_instruments_spot.json"), .whole("Tests/Fixtures/exchanges/bybit_kline.json")],
+                   builtInSeeds: [#"{"retCode":10001,"retMsg":"params error","result":{}}"#]) { bytes in
+            restSize(BybitMarkets.parse(bytes), BybitCandles.parse(bytes, interval: .hour))
+        },
+        FuzzTarget(name: "okx-rest", seedFiles: [.whole("Tests/Fixtures/exchanges/okx_instruments_spot.json"), .whole("Tests/Fixtures/exchanges/okx_candles.json")],
+                   builtInSeeds: [#"{"code":"51001","msg":"Instrument ID does not exist","data":[]}"#]) { bytes in
+            restSize(OKXMarkets.parse(bytes), OKXCandles.parse(bytes, interval: .minute))
+        },
     ]
 
     public static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
@@ -116,4 +168,24 @@ private func frameSize(_ parsed: ParsedFrame) -> Int {
     case .control: return 0
     case .invalid: return -1
     }
+}
+
+/// Ticks plus skipped entries, -1 for a dropped frame, the text's length for a control frame.
+private func exchangeFrameSize(_ frame: ExchangeFrame) -> Int {
+    switch frame {
+    case .ticks(let ticks, let skipped): return ticks.count + skipped
+    case .control(let control):
+        switch control {
+        case .subscribed(let text), .error(let text), .notice(let text): return text.utf8.count
+        case .heartbeat, .pong: return 0
+        }
+    case .dropped: return -1
+    }
+}
+
+/// Markets plus candles and skipped candles; -1 for each body refused.
+private func restSize(_ markets: Result<[ExchangeMarket], FeedPayloadError>, _ candles: Result<CandlePage, FeedPayloadError>) -> Int {
+    let m = (try? markets.get())?.count ?? -1
+    let c = (try? candles.get()).map { $0.candles.count + $0.skipped } ?? -1
+    return m + c
 }

@@ -1,0 +1,66 @@
+/// Coinbase Advanced Trade market data websocket (`wss://advanced-trade-ws.coinbase.com`):
+/// the public `ticker` channel and `heartbeats`. Docs:
+/// https://docs.cdp.coinbase.com/coinbase-app/advanced-trade-apis/websocket/websocket-channels
+///
+/// Tick (rules v3 §2), per `events[].tickers[]` entry: symbol `product_id` (`BTC-USD`, `-` as
+/// `/` via `commonSymbol`), time the message's `timestamp` (RFC 3339), price `price`,
+/// change24h `price_percent_chg_24_h` (percent), volume24h `volume_24_h` × `price` (the
+/// channel gives base volume). `ticker_batch` has the same shape and is read the same way.
+/// Control: `subscriptions` (ack), `heartbeats`, `{"type":"error","message":…}`.
+public enum CoinbaseTicker {
+    /// Coinbase closes a connection that sends no subscribe within 5 s of connecting, and
+    /// "most channels close within 60-90 seconds if no updates are sent" unless `heartbeats`
+    /// is subscribed (docs above): a runner sends every message of `subscribeMessages` right
+    /// after connecting, heartbeats first.
+    public static let subscribeDeadlineSeconds = 5
+    /// Product ids per subscribe message: the docs set no limit per message; 100 keeps each
+    /// message small.
+    public static let productsPerMessage = 100
+    public static let heartbeatsMessage = #"{"type":"subscribe","channel":"heartbeats"}"#
+
+    /// The heartbeats subscription, then the ticker subscriptions in batches.
+    public static func subscribeMessages(productIDs: [String]) -> [String] {
+        [heartbeatsMessage] + productIDs.batched(productsPerMessage).map { ids in
+            #"{"type":"subscribe","product_ids":[\#(ids.map(jsonString).joined(separator: ","))],"channel":"ticker"}"#
+        }
+    }
+
+    /// `BTC-USD` → `BTC/USD`.
+    public static func commonSymbol(_ productID: String) -> String {
+        String(productID.map { $0 == "-" ? "/" : $0 })
+    }
+
+    public static func parse(_ frame: [UInt8]) -> ExchangeFrame {
+        let context = "Coinbase frame"
+        switch ExchangeJSON.parse(frame, context) {
+        case .failure(let failure): return .dropped(failure.reason)
+        case .success(let json):
+            guard json.members != nil else { return .dropped("\(context): expected an object, found \(json.typeName)") }
+            if json["type"]?.string == "error" {
+                return .control(.error(ExchangeJSON.text(json["message"]?.string ?? json["reason"]?.string ?? "error")))
+            }
+            switch json["channel"]?.string {
+            case "heartbeats"?: return .control(.heartbeat)
+            case "subscriptions"?:
+                let names = json["events"]?.array?.first?["subscriptions"]?.members?.map(\.key) ?? []
+                return .control(.subscribed(ExchangeJSON.text(names.joined(separator: ","))))
+            case "ticker"?, "ticker_batch"?: break
+            case let other?: return .dropped("\(context): channel \"\(ExchangeJSON.text(other))\" is not ticker")
+            case nil: return .dropped(#"\#(context): no "channel""#)
+            }
+            guard let events = json["events"]?.array else { return .dropped(#"\#(context): no "events" array"#) }
+            let time = ExchangeJSON.millis(json["timestamp"])
+            var collector = TickCollector(context)
+            for event in events {
+                for entry in event["tickers"]?.array ?? [] {
+                    let price = ExchangeJSON.figure(entry["price"])
+                    let volume = ExchangeJSON.figure(entry["volume_24_h"]).flatMap { v in price.map { v * $0 } }
+                    collector.add(symbol: entry["product_id"], time: time, price: price,
+                                  change24h: ExchangeJSON.figure(entry["price_percent_chg_24_h"]),
+                                  volume24h: volume.flatMap { $0.isFinite ? $0 : nil })
+                }
+            }
+            return collector.frame
+        }
+    }
+}

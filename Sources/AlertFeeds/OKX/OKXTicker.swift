@@ -1,0 +1,81 @@
+/// OKX v5 public websocket (`wss://ws.okx.com:8443/ws/v5/public`), `tickers` channel. Docs:
+/// https://www.okx.com/docs-v5/en/#order-book-trading-market-data-ws-tickers-channel,
+/// https://www.okx.com/docs-v5/en/#overview-websocket-connect
+///
+/// Tick (rules v3 §2), per `data[]` entry of instType `SPOT` (others skipped): symbol `instId`
+/// (`BTC-USDT`, `-` as `/` via `commonSymbol`), time `ts`, price `last`, change24h
+/// (`last` − `open24h`) / `open24h` × 100 (none when `open24h` is missing or 0), volume24h
+/// `volCcy24h` (quote currency for spot).
+/// Control: the text frame `pong`, `{"event":"subscribe",…}`, `{"event":"error","code":…,"msg":…}`,
+/// `{"event":"notice",…}` and `{"event":"channel-conn-count",…}`.
+public enum OKXTicker {
+    /// "The total length of multiple channels cannot exceed 64 KB" per subscribe request
+    /// (docs: websocket subscribe): each message stays under this many bytes.
+    public static let maxMessageBytes = 65_536
+    /// Sent when nothing arrived for 25 s: OKX closes a connection idle for 30 s; the
+    /// answer is the text `pong`.
+    public static let pingMessage = "ping"
+
+    public static func subscribeMessages(instIDs: [String]) -> [String] {
+        let head = #"{"op":"subscribe","args":["#, tail = "]}"
+        var messages: [String] = []
+        var args: [String] = []
+        var size = head.utf8.count + tail.utf8.count
+        for id in instIDs {
+            let arg = #"{"channel":"tickers","instId":\#(jsonString(id))}"#
+            if !args.isEmpty, size + arg.utf8.count + 1 > maxMessageBytes {
+                messages.append(head + args.joined(separator: ",") + tail)
+                args = []
+                size = head.utf8.count + tail.utf8.count
+            }
+            args.append(arg)
+            size += arg.utf8.count + 1
+        }
+        if !args.isEmpty { messages.append(head + args.joined(separator: ",") + tail) }
+        return messages
+    }
+
+    /// `BTC-USDT` → `BTC/USDT`.
+    public static func commonSymbol(_ instID: String) -> String {
+        String(instID.map { $0 == "-" ? "/" : $0 })
+    }
+
+    public static func parse(_ frame: [UInt8]) -> ExchangeFrame {
+        let context = "OKX frame"
+        if frame.withUnsafeBufferPointer({ ControlFrame.isPlainText($0, oneOf: ["pong"]) }) { return .control(.pong) }
+        switch ExchangeJSON.parse(frame, context) {
+        case .failure(let failure): return .dropped(failure.reason)
+        case .success(let json):
+            guard json.members != nil else { return .dropped("\(context): expected an object, found \(json.typeName)") }
+            if let event = json["event"]?.string {
+                switch event {
+                case "subscribe":
+                    let arg = json["arg"]
+                    let name = [arg?["channel"]?.string, arg?["instId"]?.string].compactMap { $0 }.joined(separator: " ")
+                    return .control(.subscribed(ExchangeJSON.text(name)))
+                case "error":
+                    let code = json["code"]?.string ?? json["code"]?.integer.map(String.init) ?? "?"
+                    return .control(.error(ExchangeJSON.text("\(code): \(json["msg"]?.string ?? "")")))
+                default: return .control(.notice(ExchangeJSON.text(event)))
+                }
+            }
+            guard let channel = json["arg"]?["channel"]?.string else { return .dropped(#"\#(context): no "arg.channel" and no "event""#) }
+            guard channel == "tickers" else { return .dropped("\(context): channel \"\(ExchangeJSON.text(channel))\" is not tickers") }
+            guard let entries = json["data"]?.array else { return .dropped(#"\#(context): no "data" array"#) }
+            var collector = TickCollector(context)
+            for entry in entries {
+                if let type = entry["instType"]?.string, type != "SPOT" {
+                    collector.skip("instType \(ExchangeJSON.text(type)) is not SPOT")
+                    continue
+                }
+                let last = ExchangeJSON.figure(entry["last"])
+                let change = last.flatMap { last in
+                    ExchangeJSON.figure(entry["open24h"]).flatMap { open in open != 0 ? (last - open) / open * 100 : nil }
+                }
+                collector.add(symbol: entry["instId"], time: entry["ts"]?.integer, price: last,
+                              change24h: change.flatMap { $0.isFinite ? $0 : nil }, volume24h: ExchangeJSON.figure(entry["volCcy24h"]))
+            }
+            return collector.frame
+        }
+    }
+}
