@@ -3,7 +3,6 @@ import AlertTestSupport
 import Foundation
 import GRDB
 import Hummingbird
-import Synchronization
 import Testing
 
 /// `run` when the system clock steps back by an hour while it runs (issue #23): the built binary
