@@ -86,7 +86,7 @@ public final class HostileExchange: Sendable {
     let markets: Markets
     let candles: Candles
     private let counts = Mutex(Counts())
-    private let channel = Mutex<(any Channel)?>(nil)
+    private let listener = BoundChannel()
 
     public init(websocket: WebSocket, markets: Markets = .valid, candles: Candles = .notFound) {
         self.websocket = websocket
@@ -100,7 +100,7 @@ public final class HostileExchange: Sendable {
 
     /// Starts listening; returns the port.
     public func start() async throws -> Int {
-        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
@@ -108,17 +108,11 @@ public final class HostileExchange: Sendable {
                     try channel.pipeline.syncOperations.addHandler(HostileConnection(exchange: self))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
-        channel.withLock { $0 = server }
-        return server.localAddress?.port ?? 0
+        return try await listener.bind(bootstrap)
     }
 
     public func stop() async {
-        let server = channel.withLock { c in
-            defer { c = nil }
-            return c
-        }
-        try? await server?.close()
+        await listener.close()
     }
 
     /// Waits until `condition` holds of the counts, checking every 20 ms, for up to `timeout`.

@@ -28,7 +28,7 @@ public final class TLSReceiver: Sendable {
     }
 
     private let state: Mutex<State>
-    private let channel = Mutex<(any Channel)?>(nil)
+    private let listener = BoundChannel()
     /// What every request is answered with (`application/json`).
     let reply: String
     /// Requests answered.
@@ -65,7 +65,7 @@ public final class TLSReceiver: Sendable {
 
     /// Starts listening; returns the port.
     public func start() async throws -> Int {
-        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 let context: NIOSSLContext? = self.state.withLock { state in
@@ -86,17 +86,11 @@ public final class TLSReceiver: Sendable {
                     try channel.pipeline.syncOperations.addHandler(Answer(receiver: self))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
-        channel.withLock { $0 = server }
-        return server.localAddress?.port ?? 0
+        return try await listener.bind(bootstrap)
     }
 
     public func stop() async {
-        let server = channel.withLock { c in
-            defer { c = nil }
-            return c
-        }
-        try? await server?.close()
+        await listener.close()
     }
 
     fileprivate func received(_ request: String) {
