@@ -1,10 +1,10 @@
 import AlertCore
 import AlertPolicy
-import AlertSinks
 import AlertStore
 import Foundation
 import Synchronization
 import Testing
+@testable import AlertSinks
 
 /// The time of day stepped back or forward (by an administrator, NTP, a VM resumed) while a
 /// sink is rate limited or retrying: intervals run on the monotonic clock, so deliveries go on
@@ -124,5 +124,21 @@ final class ManualClock: Clock, Sendable {
         while now < deadline {
             try await Task.sleep(for: .milliseconds(1))
         }
+    }
+
+    /// A row stamped just before the time of day was set back an hour, and handed to the worker
+    /// just after: it is due at once (its stamp said so), not an hour later; its age is 0, and a
+    /// retry keeps at most the wait it was given.
+    @Test func aRowStampedBeforeAStepBackIsNotHeldForTheStep() {
+        let stamped: Int64 = 1_700_000_000_000, wall = stamped - 3_600_000, now: Int64 = 5_000
+        let fresh = OutboxEntry(id: 1, sink: "hook", delivery: .event(sampleAlert(notify: ["hook"])),
+                                createdAt: stamped, nextAttemptAt: stamped)
+        let held = SinkWorker.held(fresh, wall: wall, now: now)
+        #expect(held.nextAttemptAt == now)
+        #expect(held.createdAt == now)
+        var retry = fresh
+        retry.nextAttemptAt = stamped + 2_000
+        #expect(SinkWorker.held(retry, wall: wall, now: now).nextAttemptAt == now + 2_000)
+        #expect(SinkWorker.held(retry, wall: stamped + 500, now: now).nextAttemptAt == now + 1_500)
     }
 }

@@ -141,11 +141,16 @@ final class SinkWorker: Sendable {
     }
 
     /// `row` as the worker holds it: `createdAt` and `nextAttemptAt` moved from the time of day
-    /// `wall` to the monotonic timeline, where it is `now`, keeping its age and its wait.
+    /// `wall` to the monotonic timeline, where it is `now`, keeping its age and its wait. The
+    /// wait is never longer than the row was given when it was stamped (`nextAttemptAt -
+    /// createdAt`): a time of day set back between the stamp and `wall` would otherwise add the
+    /// whole step to it (a row stamped before a one-hour step back, due at once, would wait an
+    /// hour and hold its lane).
     static func held(_ row: OutboxEntry, wall: Int64, now: Int64) -> OutboxEntry {
         var row = row
         let age = wall > row.createdAt ? wall - row.createdAt : 0
-        let wait = row.nextAttemptAt > wall ? row.nextAttemptAt - wall : 0
+        let planned = row.nextAttemptAt > row.createdAt ? row.nextAttemptAt - row.createdAt : 0
+        let wait = row.nextAttemptAt > wall ? min(row.nextAttemptAt - wall, planned) : 0
         row.createdAt = now - age
         let (due, overflow) = now.addingReportingOverflow(wait)
         row.nextAttemptAt = overflow ? .max : due
