@@ -2,16 +2,20 @@
 /// deterministic: no clock, no I/O; time is the tick's. Not thread-safe: one engine is driven by
 /// one task.
 ///
-/// Rules are indexed by symbol (and `match` rules are resolved against the market list once
-/// per symbol), then by threshold inside each symbol's `ConditionGroup`s, so a tick touches
-/// only the pairs whose state can change.
+/// One model per key (a symbol, or a portfolio's `@NAME`): `KeyState` holds its time order,
+/// `prev`, history, highs and lows and the state of every (rule, key) pair. Rules are indexed
+/// by symbol (and `match` rules are resolved against the market list once per symbol); the
+/// `price` and `change` rules that need nothing but a threshold (`Rule.isIndexed`) are further
+/// indexed by threshold inside each key's `ConditionGroup`s, an accelerator so that a tick
+/// touches only the pairs whose state can change; every other rule is evaluated pair by pair
+/// on the same key (`PairRules.swift`).
 public final class Engine {
     public struct Stats: Sendable, Equatable {
         public var accepted = 0
         public var dropped: [DropReason: Int] = [:]
         public var alerts = 0
-        /// Ticks of symbols no rule applies to: valid and counted as accepted, but the engine
-        /// keeps nothing for them (see `EngineCore.process`).
+        /// Ticks of symbols no rule or portfolio applies to: valid and counted as accepted, but
+        /// the engine keeps nothing for them (see `EngineCore.process`).
         public var unwatched = 0
 
         public var droppedTotal: Int { dropped.values.reduce(0, +) }
@@ -34,18 +38,13 @@ public final class Engine {
     /// All state lives in one struct, so a tick is one exclusive access to it rather than a
     /// dynamically checked access per property.
     var core: EngineCore
-    /// The rules the threshold index does not serve, and the portfolios; nil when there are none.
-    let plain: PlainEvaluator?
-    /// Symbols whose plain series a save in progress carries (see `takeChanges`).
-    var changedSeries: [String] = []
     /// How many events each pair emitted in its latest millisecond, for unique ids.
     var eventNumbers = EventNumbers()
 
     /// `rules` in evaluation order (files in the order given, rules in file order);
     /// `portfolios` in the order the files define them.
     public init(rules: [Rule], markets: MarketList? = nil, portfolios: [Portfolio] = []) {
-        core = EngineCore(rules: rules, markets: markets)
-        plain = PlainEvaluator(rules: rules, markets: markets, portfolios: portfolios)
+        core = EngineCore(rules: rules, markets: markets, portfolios: portfolios)
     }
 
     /// Evaluates one tick and appends the events it gives to `alerts`, in the order of
@@ -54,36 +53,9 @@ public final class Engine {
     @discardableResult
     public func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
         let start = alerts.count
-        let reason = evaluate(tick, into: &alerts)
+        let reason = core.process(tick, into: &alerts)
         if alerts.count > start { eventNumbers.number(&alerts, from: start) }
         return reason
-    }
-
-    private func evaluate(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
-        guard let plain else { return core.process(tick, into: &alerts) }
-        var symbol = ""
-        if tick.price.isFinite, tick.price > 0, tick.symbolFault == nil {
-            symbol = Symbol.normalize(tick.symbol)
-            // Only a portfolio makes `@` ticks (Docs/rules.md#portfolios).
-            if plain.hasPortfolios, symbol.hasPrefix("@") {
-                core.stats.dropped[.portfolioSymbol, default: 0] += 1
-                return .portfolioSymbol
-            }
-            if plain.isOutOfOrder(symbol, time: tick.time) {
-                core.stats.dropped[.outOfOrder, default: 0] += 1
-                return .outOfOrder
-            }
-        }
-        let start = alerts.count
-        let unwatched = core.stats.unwatched
-        if let reason = core.process(tick, into: &alerts) { return reason }
-        let before = alerts.count
-        let watched = plain.process(symbol, tick, indexed: core.firedRules(count: before - start), start: start, into: &alerts)
-        // The indexed rules' count of unwatched ticks is the engine's only when no plain rule
-        // or portfolio watches the symbol either.
-        if watched, core.stats.unwatched > unwatched { core.stats.unwatched = unwatched }
-        core.stats.alerts += alerts.count - before
-        return nil
     }
 
     /// Seeded history (Docs/rules.md#seeded-history): the tick enters its symbol's history
@@ -96,7 +68,6 @@ public final class Engine {
         if let fault = tick.symbolFault { return core.drop(fault) }
         let symbol = Symbol.normalize(tick.symbol)
         core.seed(symbol, time: tick.time, price: tick.price)
-        plain?.seed(symbol, time: tick.time, price: tick.price)
         return nil
     }
 
@@ -115,7 +86,6 @@ public final class Engine {
     /// Swaps in a reloaded market list; see `EngineCore.replaceMarkets`.
     public func replaceMarkets(_ markets: MarketList?) {
         core.replaceMarkets(markets)
-        plain?.replaceMarkets(markets)
     }
 
     /// Counts a tick that never reached the engine (a line or frame that could not be read).
@@ -134,38 +104,43 @@ struct EngineCore {
     var stats = Engine.Stats()
     private(set) var markets: MarketList?
 
-    /// Rule indices by upper-cased symbol, for `symbol`/`symbols` rules.
+    /// Indexed rule indices by upper-cased symbol, for `symbol`/`symbols` rules.
     private let rulesBySymbol: [String: [Int32]]
-    /// Indices of enabled `match` rules.
+    /// Indices of enabled indexed `match` rules.
     let matchRules: [Int32]
-    /// The longest change window in whole minutes (0: no minute history is kept).
+    /// The rules evaluated pair by pair (`Rule.isIndexed` false) and the portfolios.
+    let pairRules: PairRuleIndex
+    /// The longest change window of an indexed rule in whole minutes (0: no minute history is kept).
     private let keepMinutes: Int64
-    /// Every change window of an enabled rule, in whole minutes.
+    /// Every change window of an enabled indexed rule, in whole minutes.
     let windowMinutes: Set<Int64>
 
-    /// Upper-cased symbol to its index in `symbols`.
+    /// Key (upper-cased symbol, or `@NAME`) to its index in `symbols`.
     var symbolIndex: [String: Int] = [:]
-    var symbols: [SymbolState] = []
-    /// Every symbol's condition groups in one array, so the part each tick reads stays in a
+    /// The one table of keys: everything the engine keeps of each.
+    var symbols: [KeyState] = []
+    /// Every key's condition groups in one array, so the part each tick reads stays in a
     /// few pages and cache lines whatever the number of rules behind them.
     private(set) var groups: [ConditionGroup] = []
     private var stamp: UInt32 = 0
     private var fired: [Int32] = []
-    /// Symbols no rule applies to under the current market list, so their ticks skip the
-    /// lookup; at most `unwatchedLimit`, emptied when the market list changes.
+    /// Keys no rule or portfolio applies to under the current market list, so their ticks skip
+    /// the lookup; at most `unwatchedLimit`, emptied when the market list changes.
     private var unwatchedSymbols: Set<String> = []
     static let unwatchedLimit = 1 << 16
-    /// Saved state of symbols not seen yet in this run, by upper-cased symbol (see `restore`).
+    /// Saved state of keys not seen yet in this run (see `restore`).
     var restoring: [String: SymbolSnapshot] = [:]
     /// Each rule's `RuleFingerprint` once it was needed (0: not computed yet; see `fingerprint`).
     var fingerprints: [UInt64] = []
     /// The buffer `fingerprint` encodes rules into.
     var fingerprintBuffer = ByteWriter()
-    /// Rule ids to indices, built when a saved pair is first not found among its symbol's rules
+    /// Rule ids to indices, built when a saved pair is first not found among its key's rules
     /// in order (see `savedPairs`).
     var ruleIndexByID: [String: Int32]?
+    /// Synthetic ticks dropped for being earlier than their portfolio's previous one.
+    var droppedSynthetic = 0
 
-    init(rules: [Rule], markets: MarketList?) {
+    init(rules: [Rule], markets: MarketList?, portfolios: [Portfolio] = []) {
         self.rules = rules
         self.markets = markets
         var bySymbol: [String: [Int32]] = [:]
@@ -192,12 +167,15 @@ struct EngineCore {
         matchRules = match
         keepMinutes = windows.max() ?? 0
         windowMinutes = windows
+        pairRules = PairRuleIndex(rules: rules, portfolios: portfolios)
     }
 
     mutating func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
         guard tick.price.isFinite, tick.price > 0 else { return drop(.invalidPrice) }
         if let fault = tick.symbolFault { return drop(fault) }
         let symbol = Symbol.normalize(tick.symbol)
+        // Only a portfolio makes `@` ticks (Docs/rules.md#portfolios).
+        if pairRules.hasPortfolios, symbol.hasPrefix("@") { return drop(.portfolioSymbol) }
         guard let s = stateIndex(symbol) else {
             // No rule applies: keeping state for it would let a feed grow the engine (and the
             // saved state) without bound, one symbol at a time. If a market-list reload makes a
@@ -209,13 +187,35 @@ struct EngineCore {
         }
         if let last = symbols[s].lastTime, tick.time < last { return drop(.outOfOrder) }
         stats.accepted += 1
+        let start = alerts.count
+        if symbols[s].evaluatesPairs {
+            // The key's rules in rule order: the indexed ones' events merged with the others'.
+            let prev = symbols[s].lastPrice
+            recordBuckets(s, time: tick.time, price: tick.price)
+            evaluateIndexed(s, tick, symbol, into: &alerts)
+            evaluatePairs(s, time: tick.time, price: tick.price, change24h: tick.change24h, prev: prev, portfolio: nil,
+                          indexed: alerts.count > start ? fired[...] : [], start: start, into: &alerts)
+            symbols[s].lastTime = tick.time
+            symbols[s].lastPrice = tick.price
+            if pairRules.isHeld(symbol) { evaluatePortfolios(holding: symbol, time: tick.time, into: &alerts) }
+        } else {
+            evaluateIndexed(s, tick, symbol, into: &alerts)
+        }
+        stats.alerts += alerts.count - start
+        return nil
+    }
+
+    /// The indexed rules of key `s` on a valid tick in time order: their events in rule order,
+    /// and what every accepted tick leaves behind (`record`).
+    @inline(__always)
+    private mutating func evaluateIndexed(_ s: Int, _ tick: Tick, _ symbol: String, into alerts: inout [Alert]) {
         let t = tick.time
         let p = tick.price
         let minute = floorDivMod(t, 60_000).0
         if symbols[s].quiet.admits(price: p, change24h: tick.change24h, time: t) {
             // No group can move past a level: only the symbol's own record changes.
             record(s, time: t, price: p, minute: minute)
-            return nil
+            return
         }
         if symbols[s].quiet.valid, t >= symbols[s].quiet.until {
             // The window ran out of time (mostly: a new minute, so new change bases) and no
@@ -224,7 +224,7 @@ struct EngineCore {
             symbols[s].quiet = quietWindow(s, time: t, minute: minute)
             if symbols[s].quiet.admits(price: p, change24h: tick.change24h, time: t) {
                 record(s, time: t, price: p, minute: minute)
-                return nil
+                return
             }
         }
         stamp &+= 1
@@ -248,7 +248,7 @@ struct EngineCore {
         }
         record(s, time: t, price: p, minute: minute)
         symbols[s].quiet = quietWindow(s, time: t, minute: minute)
-        guard !fired.isEmpty else { return nil }
+        guard !fired.isEmpty else { return }
         if fired.count > 1 { fired.sort() }
         for r in fired {
             let rule = Int(r)
@@ -260,13 +260,11 @@ struct EngineCore {
             }
             alerts.append(makeAlert(rule: rule, symbol: symbol, time: t, price: p, value: value))
         }
-        stats.alerts += fired.count
-        return nil
     }
 
-    /// The index of `symbol`'s state, made on its first tick; nil when no rule applies to it.
+    /// The index of `symbol`'s state, made on its first tick; nil when nothing applies to it.
     @inline(__always)
-    private mutating func stateIndex(_ symbol: String) -> Int? {
+    mutating func stateIndex(_ symbol: String) -> Int? {
         if let known = symbolIndex[symbol] { return known }
         guard !unwatchedSymbols.contains(symbol), let state = makeState(symbol) else { return nil }
         symbols.append(state)
@@ -274,14 +272,9 @@ struct EngineCore {
         return symbols.count - 1
     }
 
-    /// The rule indices of the last `count` alerts `process` appended, in their order.
-    func firedRules(count: Int) -> ArraySlice<Int32> {
-        count == 0 ? [] : fired[...]
-    }
-
-    /// A seeded history tick (Docs/rules.md#seeded-history): the symbol's minute history and
-    /// coverage, nothing else. A tick older than the newest minute kept fills a minute that has
-    /// no price yet (`MinuteHistory`), so the bases the groups keep are looked up again.
+    /// A seeded history tick (Docs/rules.md#seeded-history): the key's history and coverage,
+    /// nothing else. A tick older than the newest minute kept fills a minute that has no price
+    /// yet (`MinuteHistory`), so the bases the groups keep are looked up again.
     mutating func seed(_ symbol: String, time t: Int64, price p: Double) {
         guard let s = stateIndex(symbol) else { return }
         symbols[s].firstTime = min(symbols[s].firstTime ?? t, t)
@@ -291,6 +284,7 @@ struct EngineCore {
         if keepMinutes > 0, symbols[s].keepsHistory {
             symbols[s].history.record(minute: floorDivMod(t, 60_000).0, price: p, keepMinutes: keepMinutes)
         }
+        if symbols[s].evaluatesPairs { recordBuckets(s, time: t, price: p) }
     }
 
     /// What every accepted tick leaves behind: `prev`, the time order, the minute history.
@@ -401,6 +395,12 @@ struct EngineCore {
     mutating func replaceMarkets(_ list: MarketList?) {
         markets = list
         unwatchedSymbols = []
+        if pairRules.hasMatchRules {
+            for s in symbols.indices where !symbols[s].symbol.hasPrefix("@") {
+                symbols[s].pairRules = pairRules.applicable(to: symbols[s].symbol, markets: markets, of: rules)
+                if !symbols[s].pairRules.isEmpty { symbols[s].evaluatesPairs = true }
+            }
+        }
         guard !matchRules.isEmpty else { return }
         var garbage = 0
         for s in symbols.indices {
@@ -444,19 +444,26 @@ struct EngineCore {
         return markets.adding(matchRules, of: rules, to: applicable, for: symbol)
     }
 
-    /// Builds a new symbol's groups from the rules that apply to it, taking over its saved
-    /// state when `restore` was given one. Nil when no rule applies and no saved pair waits for
-    /// one: the engine keeps nothing for such a symbol.
-    private mutating func makeState(_ symbol: String) -> SymbolState? {
+    /// Builds a new key's state: the groups of the indexed rules that apply to it and the list
+    /// of the others, taking over its saved state when `restore` was given one. Nil when no rule
+    /// or portfolio applies and no saved pair waits for one: the engine keeps nothing for such a key.
+    private mutating func makeState(_ symbol: String) -> KeyState? {
         var snapshot = restoring.removeValue(forKey: symbol)
-        let applicable = applicableRules(symbol)
-        if applicable.isEmpty, snapshot?.pairs.isEmpty ?? true { return nil }
+        let applicable = symbol.hasPrefix("@") ? [] : applicableRules(symbol)
+        let others = pairRules.applicable(to: symbol, markets: markets, of: rules)
+        var restoredPairs: [Int32: PairState] = [:]
+        if let snapshot { restoredPairs = savedPairStates(snapshot) }
+        let evaluatesPairs = !others.isEmpty || pairRules.isHeld(symbol) || !restoredPairs.isEmpty
+        if applicable.isEmpty, !evaluatesPairs, snapshot?.pairs.isEmpty ?? true { return nil }
         var saved: [Int32: ConditionGroup.Pair] = [:]
         if let snapshot { saved = savedPairs(snapshot, expected: applicable) }
         let fresh = buildGroups(applicable, restoring: saved)
         let range = groups.count..<(groups.count + fresh.count)
         groups += fresh
-        var state = SymbolState(symbol: symbol, groups: range, keepsHistory: fresh.contains { $0.coordinate != .price })
+        var state = KeyState(symbol: symbol, groups: range, keepsHistory: fresh.contains { $0.coordinate != .price })
+        state.pairRules = others
+        state.evaluatesPairs = evaluatesPairs
+        state.pairs = restoredPairs
         if snapshot != nil {
             for rule in applicable { saved[rule] = nil }
             state.restore(&snapshot!, retired: Self.compacted(saved))
@@ -553,18 +560,36 @@ struct QuietWindow: Sendable {
     }
 }
 
-/// Everything the engine keeps for one symbol.
-struct SymbolState: Sendable {
+/// Everything the engine keeps for one key (an upper-cased symbol, or a portfolio's `@NAME`):
+/// its time order, `prev`, its history, highs and lows, and the state of each of its pairs.
+struct KeyState: Sendable {
     let symbol: String
-    /// Indices into the engine's `groups`.
+    /// Indices into the engine's `groups`: the pairs of indexed rules.
     var groups: Range<Int>
+    /// The earliest tick, live or seeded (window coverage).
     var firstTime: Int64?
     var lastTime: Int64?
     /// `prev` of Docs/rules.md#conditions: the previous valid price.
     var lastPrice: Double?
+    /// The newest tick recorded, live or seeded.
+    var newest: Int64?
+    /// The last price of each minute, for the indexed change windows.
     var history = MinuteHistory()
-    /// Only symbols with a change rule need their minute history.
+    /// Only keys with an indexed change rule need their minute history.
     var keepsHistory: Bool
+    /// The rules evaluated pair by pair that apply, in rule order (`PairRules.swift`).
+    var pairRules: [Int32] = []
+    /// Evaluates rules pair by pair or is held by a portfolio: keeps `minutes` and `hours`.
+    var evaluatesPairs = false
+    /// The state of each pair of a rule evaluated pair by pair, by rule index.
+    var pairs: [Int32: PairState] = [:]
+    /// Minute and hour buckets with highs and lows (Docs/rules.md#change-windows, #highs-and-lows).
+    var minutes = Buckets()
+    var hours = Buckets()
+    /// The minute and hour bucket the last seeded tick older than `newest` opened
+    /// (`Buckets.record`). Not saved: it matters only while one backfill's ticks arrive.
+    var seededMinute: Int64?
+    var seededHour: Int64?
     /// State of pairs whose `match` rule stopped applying at a market-list reload, or whose
     /// rule (still in the rule set) no longer applies to the symbol since the state was saved.
     var retired: [Int32: ConditionGroup.Pair] = [:]

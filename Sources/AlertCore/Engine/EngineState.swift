@@ -8,12 +8,6 @@ extension Engine {
         for snapshot in snapshots {
             if let events = snapshot.events { eventNumbers.restore(Symbol.normalize(snapshot.symbol), events) }
         }
-        guard let plain else { return }
-        for snapshot in snapshots {
-            guard let series = snapshot.series else { continue }
-            let symbol = Symbol.normalize(snapshot.symbol)
-            if plain.restoring[symbol] == nil, plain.series[symbol] == nil { plain.restoring[symbol] = series }
-        }
     }
 
     /// The minutes whose saved price evaluating `ticks` can look up, by upper-cased symbol: the
@@ -31,72 +25,46 @@ extension Engine {
         var lookups = minutes.mapValues { span in
             windows.map { (span.lowerBound &- $0)...(span.upperBound &- $0) }
         }
-        // A portfolio's value reads the last price of every holding, and its own saved series.
-        if let plain {
+        // A portfolio's value reads the last price of every holding, and its own saved state.
+        if core.pairRules.hasPortfolios {
             for symbol in minutes.keys {
-                for other in plain.related(to: symbol) where lookups[other] == nil { lookups[other] = [] }
+                for other in core.pairRules.related(to: symbol) where lookups[other] == nil { lookups[other] = [] }
             }
         }
         return lookups
     }
 
-    /// Snapshots of the symbols that accepted a tick since the last call (or since the start),
+    /// Snapshots of the keys that accepted a tick since the last call (or since the start),
     /// which are then counted as saved: what a periodic or final save writes.
     public func takeChanges() -> [SymbolSnapshot] {
-        withSeries(core.takeSnapshots(all: false, including: plainChanged(all: false)), all: false)
+        withEvents(core.takeSnapshots(all: false))
     }
 
-    /// `takeChanges`, a part at a time: the snapshots of at most `limit` of the symbols that
-    /// accepted a tick (the others stay changed for the next call), and every symbol whose plain
-    /// series changed. Calls until one returns nothing save what one `takeChanges` would, while
-    /// only one part's copies of the minute histories exist at a time.
+    /// `takeChanges`, a part at a time: the snapshots of at most `limit` of the keys that
+    /// accepted a tick (the others stay changed for the next call). Calls until one returns
+    /// nothing save what one `takeChanges` would, while only one part's copies of the histories
+    /// exist at a time.
     public func takeChanges(limit: Int) -> [SymbolSnapshot] {
-        withSeries(core.takeSnapshots(all: false, limit: limit, including: plainChanged(all: false)), all: false)
+        withEvents(core.takeSnapshots(all: false, limit: limit))
     }
 
     /// `takeChanges` for the last save of the engine's life (a `check` run's end): each minute
     /// history is moved into its snapshot instead of copied, so the engine must not take
     /// ticks afterwards (its histories are empty).
     public func takeFinalChanges() -> [SymbolSnapshot] {
-        withSeries(core.takeSnapshots(all: false, moving: true, including: plainChanged(all: false)), all: false)
+        withEvents(core.takeSnapshots(all: false, moving: true))
     }
 
-    /// Every symbol's state, including restored snapshots not used yet: what a new engine
+    /// Every key's state, including restored snapshots not used yet: what a new engine
     /// built from reloaded rules takes over.
     public func snapshotAll() -> [SymbolSnapshot] {
-        withSeries(core.takeSnapshots(all: true), all: true)
+        withEvents(core.takeSnapshots(all: true))
     }
 
-    /// The symbols whose plain series changed, which the saved state must carry.
-    private func plainChanged(all: Bool) -> Set<String> {
-        guard let plain else { return [] }
-        changedSeries = plain.takeChanged(all: all)
-        return Set(changedSeries)
-    }
-
-    /// `snapshots` with each symbol's plain series attached, plus the symbols only the plain
-    /// evaluator knows (portfolios, symbols with only version 2 rules).
-    /// Each snapshot carries its symbol's event counts (see `EventNumbers`).
-    private func withSeries(_ snapshots: [SymbolSnapshot], all: Bool) -> [SymbolSnapshot] {
+    /// Each snapshot with its key's event counts (see `EventNumbers`).
+    private func withEvents(_ snapshots: [SymbolSnapshot]) -> [SymbolSnapshot] {
         var out = snapshots
-        guard let plain else {
-            for i in out.indices where out[i].events == nil { out[i].events = eventNumbers.counts(of: out[i].symbol) }
-            return out
-        }
-        if all { changedSeries = plain.takeChanged(all: true) }
-        var seen = Set<String>()
-        for i in out.indices {
-            out[i].series = plain.snapshot(out[i].symbol)
-            if out[i].events == nil { out[i].events = eventNumbers.counts(of: out[i].symbol) }
-            seen.insert(out[i].symbol)
-        }
-        for symbol in changedSeries where !seen.contains(symbol) {
-            var snapshot = SymbolSnapshot(symbol: symbol)
-            snapshot.series = plain.snapshot(symbol)
-            snapshot.events = eventNumbers.counts(of: symbol)
-            out.append(snapshot)
-        }
-        changedSeries = []
+        for i in out.indices where out[i].events == nil { out[i].events = eventNumbers.counts(of: out[i].symbol) }
         return out
     }
 }
@@ -111,14 +79,12 @@ extension EngineCore {
         }
     }
 
-    /// `including`: symbols saved whether or not they changed (their plain series did).
-    /// `limit`: how many changed symbols (not counting `including`) one call takes at most.
-    mutating func takeSnapshots(all: Bool, moving: Bool = false, limit: Int = .max,
-                                including: Set<String> = []) -> [SymbolSnapshot] {
+    /// `limit`: how many changed keys one call takes at most.
+    mutating func takeSnapshots(all: Bool, moving: Bool = false, limit: Int = .max) -> [SymbolSnapshot] {
         var out: [SymbolSnapshot] = []
         var taken = 0
-        for s in symbols.indices where all || symbols[s].changed || including.contains(symbols[s].symbol) {
-            if !all, !including.contains(symbols[s].symbol) {
+        for s in symbols.indices where all || symbols[s].changed {
+            if !all {
                 guard taken < limit else { continue }
                 taken += 1
             }
@@ -163,6 +129,18 @@ extension EngineCore {
         return saved
     }
 
+    /// The saved states of `snapshot`'s pairs of rules evaluated pair by pair whose rules are
+    /// still the same (same id, same fingerprint), by rule index.
+    mutating func savedPairStates(_ snapshot: SymbolSnapshot) -> [Int32: PairState] {
+        guard let saved = snapshot.series?.pairs, !saved.isEmpty else { return [:] }
+        var out: [Int32: PairState] = [:]
+        for pair in saved {
+            guard let r = ensureRuleIndex()[pair.rule], fingerprint(r) == pair.fingerprint else { continue }
+            out[r] = pair.pair
+        }
+        return out
+    }
+
     private mutating func ensureRuleIndex() -> [String: Int32] {
         if let ruleIndexByID { return ruleIndexByID }
         var byID: [String: Int32] = [:]
@@ -192,9 +170,17 @@ extension EngineCore {
             saved.append(PairSnapshot(rule: rules[Int(pair.rule)].id, fingerprint: fingerprint(pair.rule),
                                       armed: pair.armed, spent: pair.spent, lastFired: pair.lastFired))
         }
-        return SymbolSnapshot(
+        var snapshot = SymbolSnapshot(
             symbol: state.symbol, firstTime: state.firstTime, lastTime: state.lastTime, lastPrice: state.lastPrice,
             minutes: history.minutes, prices: history.prices, pairs: saved)
+        if state.evaluatesPairs || !state.pairs.isEmpty {
+            let pairs = state.pairs.filter { $0.value != PairState() }.sorted { $0.key < $1.key }.map {
+                SeriesPairSnapshot(rule: rules[Int($0.key)].id, fingerprint: fingerprint($0.key), pair: $0.value)
+            }
+            snapshot.series = SeriesSnapshot(firstTime: state.firstTime, prev: state.lastPrice, lastTime: state.lastTime,
+                                             newest: state.newest, minutes: state.minutes, hours: state.hours, pairs: pairs)
+        }
+        return snapshot
     }
 }
 
@@ -203,15 +189,29 @@ extension ConditionGroup.Pair {
     var isSettled: Bool { armed && !spent && lastFired == nil }
 }
 
-extension SymbolState {
+extension KeyState {
     /// Takes over a saved symbol: its times, `prev`, its minute history when its rules need one,
     /// and the saved pairs of rules that do not apply to it now.
     /// The snapshot's history is moved out, not copied.
+    /// A snapshot saved by the version that kept the pair-by-pair rules' state apart (in
+    /// `series`) gives the earliest of the two first times, the later of the two last ticks
+    /// with its price.
     mutating func restore(_ snapshot: inout SymbolSnapshot, retired: [Int32: ConditionGroup.Pair]) {
         firstTime = snapshot.firstTime
         lastTime = snapshot.lastTime
         lastPrice = snapshot.lastPrice
         if keepsHistory { history = MinuteHistory(taking: &snapshot.minutes, &snapshot.prices) }
         self.retired = retired
+        guard let series = snapshot.series else { return }
+        if let first = series.firstTime { firstTime = min(firstTime ?? first, first) }
+        if let last = series.lastTime, last >= lastTime ?? .min {
+            lastTime = last
+            lastPrice = series.prev ?? lastPrice
+        } else if lastPrice == nil {
+            lastPrice = series.prev
+        }
+        newest = series.newest ?? lastTime
+        minutes = series.minutes
+        hours = series.hours
     }
 }

@@ -36,8 +36,8 @@ extension SymbolSnapshot {
             s.firstTime = kept(s.firstTime)
             s.lastTime = kept(s.lastTime)
             s.newest = kept(s.newest)
-            s.minutes = s.minutes.dropping(after: floorDivMod(limit, PlainEvaluator.minute).0)
-            s.hours = s.hours.dropping(after: floorDivMod(limit, PlainEvaluator.hour).0)
+            s.minutes = s.minutes.dropping(after: floorDivMod(limit, PairRuleIndex.minute).0)
+            s.hours = s.hours.dropping(after: floorDivMod(limit, PairRuleIndex.hour).0)
             for i in s.pairs.indices {
                 s.pairs[i].pair.lastFired = kept(s.pairs[i].pair.lastFired)
                 s.pairs[i].pair.since = kept(s.pairs[i].pair.since)

@@ -60,6 +60,9 @@ public struct SnapshotError: Error, Sendable, CustomStringConvertible {
 }
 
 extension SymbolSnapshot {
+    /// `prev`: the key's last live price.
+    var prev: Double? { lastPrice ?? series?.prev }
+
     /// The format tag of `encoded()`: 1 without `series` (what every version writes for
     /// version 1 rules), 2 with it appended, 3 with a flags byte (1: `series`, 2: `events`)
     /// and those that are there appended (written only when `events` is there); a reader
@@ -225,7 +228,7 @@ public struct SeriesSnapshot: Sendable, Equatable {
 struct SeriesPairSnapshot: Sendable, Equatable {
     var rule: String
     var fingerprint: UInt64
-    var pair: PlainPair
+    var pair: PairState
 }
 
 extension ByteWriter {
@@ -272,7 +275,7 @@ extension ByteReader {
         for _ in 0..<(try count(itemSize: 17)) {
             let rule = try string()
             let fingerprint = try uint64()
-            var pair = PlainPair()
+            var pair = PairState()
             pair.armed = try byte() & 1 != 0
             pair.lastFired = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
             pair.since = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
