@@ -119,7 +119,7 @@ extension EngineCore {
                 }
             }
             if rule == nil { rule = ensureRuleIndex()[pair.rule] }
-            guard let r = rule, fingerprint(r) == pair.fingerprint else { continue }
+            guard let r = rule, rules[Int(r)].isIndexed, fingerprint(r) == pair.fingerprint else { continue }
             var restored = self.pair(of: r)
             restored.armed = pair.armed
             restored.spent = pair.spent
@@ -132,11 +132,11 @@ extension EngineCore {
     /// The saved states of `snapshot`'s pairs of rules evaluated pair by pair whose rules are
     /// still the same (same id, same fingerprint), by rule index.
     mutating func savedPairStates(_ snapshot: SymbolSnapshot) -> [Int32: PairState] {
-        guard let saved = snapshot.series?.pairs, !saved.isEmpty else { return [:] }
+        guard !snapshot.pairStates.isEmpty else { return [:] }
         var out: [Int32: PairState] = [:]
-        for pair in saved {
-            guard let r = ensureRuleIndex()[pair.rule], fingerprint(r) == pair.fingerprint else { continue }
-            out[r] = pair.pair
+        for pair in snapshot.pairStates {
+            guard let r = ensureRuleIndex()[pair.rule], !rules[Int(r)].isIndexed, fingerprint(r) == pair.fingerprint else { continue }
+            out[r] = pair.state
         }
         return out
     }
@@ -174,11 +174,13 @@ extension EngineCore {
             symbol: state.symbol, firstTime: state.firstTime, lastTime: state.lastTime, lastPrice: state.lastPrice,
             minutes: history.minutes, prices: history.prices, pairs: saved)
         if state.evaluatesPairs || !state.pairs.isEmpty {
-            let pairs = state.pairs.filter { $0.value != PairState() }.sorted { $0.key < $1.key }.map {
-                SeriesPairSnapshot(rule: rules[Int($0.key)].id, fingerprint: fingerprint($0.key), pair: $0.value)
+            snapshot.evaluatesPairs = true
+            snapshot.newest = state.newest
+            snapshot.minuteBuckets = state.minutes
+            snapshot.hourBuckets = state.hours
+            for (r, pair) in state.pairs.sorted(by: { $0.key < $1.key }) where pair != PairState() {
+                snapshot.pairStates.append(PairStateSnapshot(rule: rules[Int(r)].id, fingerprint: fingerprint(r), state: pair))
             }
-            snapshot.series = SeriesSnapshot(firstTime: state.firstTime, prev: state.lastPrice, lastTime: state.lastTime,
-                                             newest: state.newest, minutes: state.minutes, hours: state.hours, pairs: pairs)
         }
         return snapshot
     }
@@ -193,25 +195,14 @@ extension KeyState {
     /// Takes over a saved symbol: its times, `prev`, its minute history when its rules need one,
     /// and the saved pairs of rules that do not apply to it now.
     /// The snapshot's history is moved out, not copied.
-    /// A snapshot saved by the version that kept the pair-by-pair rules' state apart (in
-    /// `series`) gives the earliest of the two first times, the later of the two last ticks
-    /// with its price.
     mutating func restore(_ snapshot: inout SymbolSnapshot, retired: [Int32: ConditionGroup.Pair]) {
         firstTime = snapshot.firstTime
         lastTime = snapshot.lastTime
         lastPrice = snapshot.lastPrice
+        newest = snapshot.newest ?? snapshot.lastTime
         if keepsHistory { history = MinuteHistory(taking: &snapshot.minutes, &snapshot.prices) }
+        minutes = snapshot.minuteBuckets
+        hours = snapshot.hourBuckets
         self.retired = retired
-        guard let series = snapshot.series else { return }
-        if let first = series.firstTime { firstTime = min(firstTime ?? first, first) }
-        if let last = series.lastTime, last >= lastTime ?? .min {
-            lastTime = last
-            lastPrice = series.prev ?? lastPrice
-        } else if lastPrice == nil {
-            lastPrice = series.prev
-        }
-        newest = series.newest ?? lastTime
-        minutes = series.minutes
-        hours = series.hours
     }
 }

@@ -176,7 +176,7 @@ extension EngineCore {
             var defined = true
             for holding in portfolio.holdings {
                 let held = Symbol.normalize(holding.symbol)
-                guard let p = symbolIndex[held].flatMap({ symbols[$0].lastPrice }) ?? restoring[held]?.prev else {
+                guard let p = symbolIndex[held].flatMap({ symbols[$0].lastPrice }) ?? restoring[held]?.lastPrice else {
                     defined = false
                     break
                 }

@@ -7,13 +7,10 @@
 extension SymbolSnapshot {
     /// The latest time the snapshot holds: its last tick, its newest history, a pair's last event.
     public var latestTime: Int64? {
-        var times: [Int64?] = [firstTime, lastTime, events?.time]
+        var times: [Int64?] = [firstTime, lastTime, newest, events?.time]
         times.append(minutes.last.map { $0 * 60_000 })
         times += pairs.map(\.lastFired)
-        if let series {
-            times += [series.firstTime, series.lastTime, series.newest]
-            times += series.pairs.flatMap { [$0.pair.lastFired, $0.pair.since] }
-        }
+        times += pairStates.flatMap { [$0.state.lastFired, $0.state.since] }
         return times.compactMap { $0 }.max()
     }
 
@@ -30,20 +27,15 @@ extension SymbolSnapshot {
             out.minutes.removeSubrange(cut...)
             out.prices.removeSubrange(cut...)
         }
+        out.newest = kept(newest)
+        out.minuteBuckets = minuteBuckets.dropping(after: floorDivMod(limit, PairRuleIndex.minute).0)
+        out.hourBuckets = hourBuckets.dropping(after: floorDivMod(limit, PairRuleIndex.hour).0)
         for i in out.pairs.indices { out.pairs[i].lastFired = kept(out.pairs[i].lastFired) }
-        if let events, events.time > limit { out.events = nil }
-        if var s = series {
-            s.firstTime = kept(s.firstTime)
-            s.lastTime = kept(s.lastTime)
-            s.newest = kept(s.newest)
-            s.minutes = s.minutes.dropping(after: floorDivMod(limit, PairRuleIndex.minute).0)
-            s.hours = s.hours.dropping(after: floorDivMod(limit, PairRuleIndex.hour).0)
-            for i in s.pairs.indices {
-                s.pairs[i].pair.lastFired = kept(s.pairs[i].pair.lastFired)
-                s.pairs[i].pair.since = kept(s.pairs[i].pair.since)
-            }
-            out.series = s
+        for i in out.pairStates.indices {
+            out.pairStates[i].state.lastFired = kept(out.pairStates[i].state.lastFired)
+            out.pairStates[i].state.since = kept(out.pairStates[i].state.since)
         }
+        if let events, events.time > limit { out.events = nil }
         return out
     }
 }

@@ -1,24 +1,34 @@
-/// What the engine keeps of one symbol between runs (a `check` and the next, a daemon and its
-/// restart): the time order, `prev`, first-tick time (for window coverage), the minute history,
-/// and every (rule, symbol) pair whose state differs from a fresh, armed one.
+/// What the engine keeps of one key (an upper-cased symbol, or a portfolio's `@NAME`) between
+/// runs (a `check` and the next, a daemon and its restart): one record for everything its
+/// `KeyState` holds: the time order, `prev`, first-tick time (for window coverage), the minute
+/// history of the indexed change windows, the minute and hour buckets with highs and lows, and
+/// every (rule, key) pair whose state differs from a fresh, armed one.
 ///
 /// Restoring a snapshot and going on gives exactly the alerts that continuing would have given
-/// (Docs/rules.md#firing-and-re-arming): each pair's armed/spent/last-fired state is what
-/// decides, and the first tick after a restore looks at every pair (so one cooling down is
-/// queued again).
+/// (Docs/rules.md#firing-and-re-arming): each pair's state is what decides, and the first tick
+/// after a restore looks at every pair (so one cooling down is queued again).
 public struct SymbolSnapshot: Sendable, Equatable {
     /// Upper-cased.
     public var symbol: String
     public var firstTime: Int64?
     public var lastTime: Int64?
+    /// `prev`: the key's last live price.
     public var lastPrice: Double?
+    /// The newest tick recorded, live or seeded (nil: as `lastTime`).
+    public var newest: Int64?
     /// The minute history (Docs/rules.md#change-windows): each minute's last price, oldest first.
+    /// The state database keeps it apart, one chunk per hour.
     public var minutes: [Int64]
     public var prices: [Double]
+    /// Minute and hour buckets with highs and lows, for the rules evaluated pair by pair.
+    var minuteBuckets = Buckets()
+    var hourBuckets = Buckets()
+    /// Whether the key evaluates rules pair by pair (or a portfolio holds it).
+    var evaluatesPairs = false
     public var pairs: [PairSnapshot]
-    /// The plain evaluator's state of the symbol (version 2 rules, portfolios), when it has one.
-    public var series: SeriesSnapshot?
-    /// How many events each pair of the symbol emitted in their latest millisecond, so ids stay
+    /// The pairs of the rules evaluated pair by pair whose state is not a fresh one.
+    var pairStates: [PairStateSnapshot] = []
+    /// How many events each pair of the key emitted in their latest millisecond, so ids stay
     /// unique and stable across restarts (see `EventNumbers`); nil when it emitted none.
     public var events: EventCounts?
 
@@ -34,8 +44,9 @@ public struct SymbolSnapshot: Sendable, Equatable {
     }
 }
 
-/// The state of one (rule, symbol) pair. `fingerprint` is the rule's `RuleFingerprint` when the
-/// state was saved: a rule whose condition, hysteresis, cooldown or repeat changed starts over.
+/// The state of one (rule, key) pair of an indexed rule. `fingerprint` is the rule's
+/// `RuleFingerprint` when the state was saved: a rule whose condition, hysteresis, cooldown or
+/// repeat changed starts over.
 public struct PairSnapshot: Sendable, Equatable {
     // In an order that packs (a restore may hold 100 000 until their symbols tick): 40 bytes, not 48.
     public var rule: String
@@ -53,6 +64,15 @@ public struct PairSnapshot: Sendable, Equatable {
     }
 }
 
+/// The state of one (rule, key) pair of a rule evaluated pair by pair (armed, last fired, a
+/// `for` start, reminders, a move's reference); `fingerprint` as in `PairSnapshot`. Kept apart
+/// from the indexed pairs so that those (most of them) stay small.
+struct PairStateSnapshot: Sendable, Equatable {
+    var rule: String
+    var fingerprint: UInt64
+    var state: PairState
+}
+
 /// A saved snapshot that cannot be read (written by something else, or damaged).
 public struct SnapshotError: Error, Sendable, CustomStringConvertible {
     public var reason: String
@@ -60,30 +80,41 @@ public struct SnapshotError: Error, Sendable, CustomStringConvertible {
 }
 
 extension SymbolSnapshot {
-    /// `prev`: the key's last live price.
-    var prev: Double? { lastPrice ?? series?.prev }
-
-    /// The format tag of `encoded()`: 1 without `series` (what every version writes for
-    /// version 1 rules), 2 with it appended, 3 with a flags byte (1: `series`, 2: `events`)
-    /// and those that are there appended (written only when `events` is there); a reader
-    /// refuses other tags.
-    static let formatVersion: UInt8 = 1
-    static let seriesFormatVersion: UInt8 = 2
-    static let flaggedFormatVersion: UInt8 = 3
+    /// The format tag of `encoded()`, the one this version writes: the key's times, its minute
+    /// history, a flags byte (1: buckets, 2: event counts) and those that are there, then the
+    /// indexed rules' pairs (flags 1 armed, 2 spent), then the other rules' pairs.
+    static let formatVersion: UInt8 = 4
+    /// Tags 1–3, read and migrated (`init(decodingBeforeFormat4:)`): written by the version that
+    /// kept the pair-by-pair rules' state apart, as a "series" after the indexed pairs.
+    static let formatsBefore4: ClosedRange<UInt8> = 1...3
 
     /// A compact little-endian encoding, for the state database.
     public func encoded() -> [UInt8] {
         var w = ByteWriter()
-        w.byte(events != nil ? Self.flaggedFormatVersion : series == nil ? Self.formatVersion : Self.seriesFormatVersion)
+        w.byte(Self.formatVersion)
         w.string(symbol)
         w.optional(firstTime)
         w.optional(lastTime)
         w.optional(lastPrice)
+        w.optional(newest)
         w.count(minutes.count)
         w.reserve(minutes.count * 16)
         for (m, p) in zip(minutes, prices) {
             w.int64(m)
             w.double(p)
+        }
+        w.byte((evaluatesPairs ? 1 : 0) | (events != nil ? 2 : 0))
+        if evaluatesPairs {
+            w.buckets(minuteBuckets)
+            w.buckets(hourBuckets)
+        }
+        if let events {
+            w.int64(events.time)
+            w.count(events.counts.count)
+            for (key, n) in events.counts.sorted(by: { $0.key < $1.key }) {
+                w.string(key)
+                w.int64(Int64(n))
+            }
         }
         w.count(pairs.count)
         for pair in pairs {
@@ -92,42 +123,48 @@ extension SymbolSnapshot {
             w.byte((pair.armed ? 1 : 0) | (pair.spent ? 2 : 0))
             w.optional(pair.lastFired)
         }
-        if let events {
-            w.byte((series == nil ? 0 : 1) | 2)
-            if let series { w.series(series) }
-            w.int64(events.time)
-            w.count(events.counts.count)
-            for (key, n) in events.counts.sorted(by: { $0.key < $1.key }) {
-                w.string(key)
-                w.int64(Int64(n))
-            }
-        } else if let series {
-            w.series(series)
-        }
+        w.pairStates(pairStates)
         return w.bytes
     }
 
     public init(decoding bytes: [UInt8]) throws(SnapshotError) {
         var r = ByteReader(bytes)
         let version = try r.byte()
-        guard (Self.formatVersion...Self.flaggedFormatVersion).contains(version) else {
-            throw SnapshotError(reason: "unknown symbol state format \(version)")
+        if Self.formatsBefore4.contains(version) {
+            try self.init(decodingBeforeFormat4: &r, version: version)
+        } else {
+            guard version == Self.formatVersion else { throw SnapshotError(reason: "unknown symbol state format \(version)") }
+            self.init(symbol: try r.string())
+            firstTime = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+            lastTime = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+            lastPrice = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.double() }
+            newest = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+            try readHistory(&r)
+            let flags = try r.byte()
+            if flags & 1 != 0 {
+                evaluatesPairs = true
+                minuteBuckets = try r.buckets()
+                hourBuckets = try r.buckets()
+            }
+            if flags & 2 != 0 { events = try r.eventCounts() }
+            try readPairs(&r)
+            pairStates = try r.pairStates()
         }
-        symbol = try r.string()
-        firstTime = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
-        lastTime = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
-        lastPrice = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.double() }
+        guard r.isAtEnd else { throw SnapshotError(reason: "symbol state has \(r.remaining) bytes too many") }
+    }
+
+    private mutating func readHistory(_ r: inout ByteReader) throws(SnapshotError) {
         let historyCount = try r.count(itemSize: 16)
-        minutes = []
-        prices = []
         minutes.reserveCapacity(historyCount)
         prices.reserveCapacity(historyCount)
         for _ in 0..<historyCount {
             minutes.append(try r.int64())
             prices.append(try r.double())
         }
+    }
+
+    private mutating func readPairs(_ r: inout ByteReader) throws(SnapshotError) {
         let pairCount = try r.count(itemSize: 14)
-        pairs = []
         pairs.reserveCapacity(pairCount)
         for _ in 0..<pairCount {
             let rule = try r.string()
@@ -137,19 +174,38 @@ extension SymbolSnapshot {
             pairs.append(PairSnapshot(rule: rule, fingerprint: fingerprint, armed: flags & 1 != 0,
                                       spent: flags & 2 != 0, lastFired: lastFired))
         }
-        let flags = version == Self.flaggedFormatVersion ? try r.byte() : version == Self.seriesFormatVersion ? 1 : 0
-        series = flags & 1 != 0 ? try r.series() : nil
-        if flags & 2 != 0 {
-            var counts = EventCounts(time: try r.int64())
-            for _ in 0..<(try r.count(itemSize: 12)) {
-                let key = try r.string()
-                counts.counts[key] = Int(try r.int64())
+    }
+
+    /// Formats 1–3, migrated: the indexed rules' part (times, `prev`, minute history, pairs),
+    /// then the pair-by-pair rules' "series" (tag 2; tag 3: when flag 1 says so) with its own
+    /// times, buckets and pairs, then the event counts (tag 3, flag 2). The two parts' times
+    /// become one: the earlier first tick, the later last tick with its price.
+    private init(decodingBeforeFormat4 r: inout ByteReader, version: UInt8) throws(SnapshotError) {
+        self.init(symbol: try r.string())
+        firstTime = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+        lastTime = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+        lastPrice = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.double() }
+        try readHistory(&r)
+        try readPairs(&r)
+        let flags = version == 3 ? try r.byte() : version == 2 ? 1 : 0
+        if flags & 1 != 0 {
+            let seriesFirst = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+            let seriesPrev = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.double() }
+            let seriesLast = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+            newest = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+            evaluatesPairs = true
+            minuteBuckets = try r.buckets()
+            hourBuckets = try r.buckets()
+            pairStates = try r.pairStates()
+            if let first = seriesFirst { firstTime = min(firstTime ?? first, first) }
+            if let last = seriesLast, last >= lastTime ?? .min {
+                lastTime = last
+                lastPrice = seriesPrev ?? lastPrice
+            } else if lastPrice == nil {
+                lastPrice = seriesPrev
             }
-            events = counts
-        } else {
-            events = nil
         }
-        guard r.isAtEnd else { throw SnapshotError(reason: "symbol state has \(r.remaining) bytes too many") }
+        if flags & 2 != 0 { events = try r.eventCounts() }
     }
 }
 
@@ -211,47 +267,21 @@ extension SymbolSnapshot {
     }
 }
 
-/// What the plain evaluator keeps of one symbol or portfolio between runs (Docs/rules.md,
-/// "How version 2 is evaluated"): coverage, `prev`, the minute and hour buckets with their
-/// highs and lows, and each pair's state (since, reminders, move reference).
-public struct SeriesSnapshot: Sendable, Equatable {
-    var firstTime: Int64?
-    var prev: Double?
-    var lastTime: Int64?
-    var newest: Int64?
-    var minutes: Buckets
-    var hours: Buckets
-    var pairs: [SeriesPairSnapshot]
-}
-
-/// One plain pair's state; `fingerprint` as in `PairSnapshot`.
-struct SeriesPairSnapshot: Sendable, Equatable {
-    var rule: String
-    var fingerprint: UInt64
-    var pair: PairState
-}
-
 extension ByteWriter {
-    mutating func series(_ s: SeriesSnapshot) {
-        optional(s.firstTime)
-        optional(s.prev)
-        optional(s.lastTime)
-        optional(s.newest)
-        buckets(s.minutes)
-        buckets(s.hours)
-        count(s.pairs.count)
-        for p in s.pairs {
+    mutating func pairStates(_ pairs: [PairStateSnapshot]) {
+        count(pairs.count)
+        for p in pairs {
             string(p.rule)
             uint64(p.fingerprint)
-            byte(p.pair.armed ? 1 : 0)
-            optional(p.pair.lastFired)
-            optional(p.pair.since)
-            int64(Int64(p.pair.reminders))
-            optional(p.pair.reference)
+            byte(p.state.armed ? 1 : 0)
+            optional(p.state.lastFired)
+            optional(p.state.since)
+            int64(Int64(p.state.reminders))
+            optional(p.state.reference)
         }
     }
 
-    private mutating func buckets(_ b: Buckets) {
+    mutating func buckets(_ b: Buckets) {
         count(b.keys.count)
         reserve(b.keys.count * 32)
         for i in b.keys.indices {
@@ -264,30 +294,32 @@ extension ByteWriter {
 }
 
 extension ByteReader {
-    mutating func series() throws(SnapshotError) -> SeriesSnapshot {
-        let firstTime = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
-        let prev = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.double() }
-        let lastTime = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
-        let newest = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
-        let minutes = try buckets()
-        let hours = try buckets()
-        var pairs: [SeriesPairSnapshot] = []
+    mutating func pairStates() throws(SnapshotError) -> [PairStateSnapshot] {
+        var pairs: [PairStateSnapshot] = []
         for _ in 0..<(try count(itemSize: 17)) {
             let rule = try string()
             let fingerprint = try uint64()
-            var pair = PairState()
-            pair.armed = try byte() & 1 != 0
-            pair.lastFired = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
-            pair.since = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
-            pair.reminders = Int(try int64())
-            pair.reference = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.double() }
-            pairs.append(SeriesPairSnapshot(rule: rule, fingerprint: fingerprint, pair: pair))
+            var state = PairState()
+            state.armed = try byte() & 1 != 0
+            state.lastFired = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+            state.since = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
+            state.reminders = Int(try int64())
+            state.reference = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.double() }
+            pairs.append(PairStateSnapshot(rule: rule, fingerprint: fingerprint, state: state))
         }
-        return SeriesSnapshot(firstTime: firstTime, prev: prev, lastTime: lastTime, newest: newest,
-                              minutes: minutes, hours: hours, pairs: pairs)
+        return pairs
     }
 
-    private mutating func buckets() throws(SnapshotError) -> Buckets {
+    mutating func eventCounts() throws(SnapshotError) -> EventCounts {
+        var counts = EventCounts(time: try int64())
+        for _ in 0..<(try count(itemSize: 12)) {
+            let key = try string()
+            counts.counts[key] = Int(try int64())
+        }
+        return counts
+    }
+
+    mutating func buckets() throws(SnapshotError) -> Buckets {
         let n = try count(itemSize: 32)
         var keys: [Int64] = [], last: [Double] = [], high: [Double] = [], low: [Double] = []
         keys.reserveCapacity(n); last.reserveCapacity(n); high.reserveCapacity(n); low.reserveCapacity(n)
