@@ -70,3 +70,32 @@ import Testing
         #expect(fired(restoring: nil).isEmpty)
     }
 }
+
+/// A key keeps one history: a market-list reload that makes a pair-by-pair `match` rule apply
+/// to a key already watched (here by an indexed rule) finds the key's highs and lows since its
+/// first tick, as its coverage says, never those of part of the window.
+@Suite struct OneHistoryPerKeyTests {
+    @Test func aReloadedMatchRuleSeesTheWholeWindowsHigh() {
+        let minute: Int64 = 60_000
+        let rules = [
+            Rule(id: "btc-watch", scope: .symbols(["BTC"]), condition: .price(.above(1_000))),
+            // Recovered to within 5 % of the last hour's high.
+            Rule(id: "near-high", scope: .match(MarketFilter(quote: "USD")), condition: .fromHigh(window: 60 * minute, .above(-5)),
+                 fileVersion: 2),
+        ]
+        let engine = Engine(rules: rules, markets: MarketList([]))
+        var alerts: [Alert] = []
+        // 150 at minute 60, 100 from minute 61 to 90: the high of the hour before minute 91 is 150.
+        for m in Int64(0)...90 {
+            engine.process(Tick(time: m * minute, symbol: "BTC", price: m == 60 ? 150 : 100), into: &alerts)
+        }
+        engine.replaceMarkets(MarketList([Market(symbol: "BTC", base: "BTC", quote: "USD", future: false, active: true)]))
+        engine.process(Tick(time: 91 * minute, symbol: "BTC", price: 101), into: &alerts)
+        // 101 is 33 % below the hour's high of 150: not within 5 %, so nothing fires (a high
+        // taken over the minutes since the reload alone, 100, would have fired).
+        #expect(alerts.map(\.rule).isEmpty)
+        // Once the 150 has left the window, 101 is within 5 % of the high (101) and it fires.
+        engine.process(Tick(time: 121 * minute, symbol: "BTC", price: 101), into: &alerts)
+        #expect(alerts.map(\.rule) == ["near-high"])
+    }
+}

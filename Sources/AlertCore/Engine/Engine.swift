@@ -398,7 +398,6 @@ struct EngineCore {
         if pairRules.hasMatchRules {
             for s in symbols.indices where !symbols[s].symbol.hasPrefix("@") {
                 symbols[s].pairRules = pairRules.applicable(to: symbols[s].symbol, markets: markets, of: rules)
-                if !symbols[s].pairRules.isEmpty { symbols[s].evaluatesPairs = true }
             }
         }
         guard !matchRules.isEmpty else { return }
@@ -453,8 +452,12 @@ struct EngineCore {
         let others = pairRules.applicable(to: symbol, markets: markets, of: rules)
         var restoredPairs: [Int32: PairState] = [:]
         if let snapshot { restoredPairs = savedPairStates(snapshot) }
-        let evaluatesPairs = !others.isEmpty || pairRules.isHeld(symbol) || !restoredPairs.isEmpty
-        if applicable.isEmpty, !evaluatesPairs, snapshot?.pairs.isEmpty ?? true { return nil }
+        let watchedByPairs = !others.isEmpty || pairRules.isHeld(symbol) || !restoredPairs.isEmpty
+        if applicable.isEmpty, !watchedByPairs, snapshot?.pairs.isEmpty ?? true { return nil }
+        // With pair-by-pair `match` rules every key keeps its buckets from its first tick: a
+        // market-list reload that makes such a rule apply finds them covering what the key's
+        // coverage (`firstTime`) says, so a high or low is never taken over part of a window.
+        let evaluatesPairs = watchedByPairs || pairRules.hasMatchRules
         var saved: [Int32: ConditionGroup.Pair] = [:]
         if let snapshot { saved = savedPairs(snapshot, expected: applicable) }
         let fresh = buildGroups(applicable, restoring: saved)
