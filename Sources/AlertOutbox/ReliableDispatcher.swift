@@ -1,8 +1,9 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
+import AlertSinks
 import Logging
+import Platform
 import Synchronization
-import Wallclock
 
 /// The delivery stage with an outbox: evaluate → outbox → fan out to sinks.
 ///

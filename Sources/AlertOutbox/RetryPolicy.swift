@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// When to try a failed delivery again, and when to give up: exponential backoff with full
 /// jitter (a random delay between 0 and `base · 2^(attempts-1)`, capped), never sooner than the

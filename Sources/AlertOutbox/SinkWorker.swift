@@ -1,8 +1,9 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
+import AlertSinks
 import Logging
+import Platform
 import Synchronization
-import Wallclock
 
 /// Delivers one sink's outbox rows: the rate, retry and fallback stages for that sink
 /// (Docs/sinks.md#rate, #fallback).

@@ -1,8 +1,9 @@
-@testable import AlertCore
 import AlertTestSupport
 import Foundation
-import Testing
 import SeededRandom
+import Testing
+@testable import AlertEngine
+@testable import AlertModel
 
 /// `JSONString.quote` and `MessageTemplate.render` work on UTF-8 bytes (a `check` that fires
 /// hundreds of alerts spends much of its time in them). These compare them, on fixed and on

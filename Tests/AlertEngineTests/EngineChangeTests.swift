@@ -1,7 +1,8 @@
-import Testing
-@testable import AlertCore
 import AlertTestSupport
 import SeededRandom
+import Testing
+@testable import AlertEngine
+@testable import AlertModel
 
 /// Docs/rules.md#change-windows and the change rows of the table in Docs/rules.md#conditions.
 @Suite("Change conditions")

@@ -1,5 +1,6 @@
 import Testing
-@testable import AlertCore
+@testable import AlertEngine
+@testable import AlertModel
 
 /// One test per row of the table in Docs/rules.md#conditions: when it fires, and when it re-arms (with and
 /// without hysteresis). Ticks are one second apart from t = 1 000 000 ms.

@@ -1,5 +1,6 @@
-@testable import AlertCore
 import AlertTestSupport
+@testable import AlertEngine
+@testable import AlertModel
 
 /// Runs `ticks` (time, price[, change24h]) for one symbol through a fresh engine and returns
 /// the times at which alerts fired.

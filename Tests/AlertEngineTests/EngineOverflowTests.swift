@@ -1,5 +1,6 @@
-@testable import AlertCore
 import Testing
+@testable import AlertEngine
+@testable import AlertModel
 
 /// Cooldowns and firing times at the ends of 64 bits: a rule cache, saved state or tick file
 /// may hold them, so the engine saturates instead of overflowing.

@@ -1,7 +1,8 @@
-import Testing
-@testable import AlertCore
 import AlertTestSupport
 import SeededRandom
+import Testing
+@testable import AlertEngine
+@testable import AlertModel
 
 /// The indexed engine against the naive reading of Docs/rules.md, on random streams and rule sets
 /// built to hit boundaries: integer thresholds that prices land on exactly, equal times,

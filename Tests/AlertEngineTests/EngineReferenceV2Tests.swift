@@ -1,8 +1,9 @@
-import Testing
-@testable import AlertCore
 import AlertRules
 import AlertTestSupport
 import SeededRandom
+import Testing
+@testable import AlertEngine
+@testable import AlertModel
 
 /// The engine against the naive reading of rules v1 + v2 (`ReferenceEngineV2`): random version 2
 /// files (every feature) beside random version 1 files, read by `RuleLoader` for the engine and

@@ -1,7 +1,8 @@
-import Testing
-@testable import AlertCore
 import AlertTestSupport
 import SeededRandom
+import Testing
+@testable import AlertEngine
+@testable import AlertModel
 
 @Suite("Scope and the market list")
 struct EngineScopeTests {

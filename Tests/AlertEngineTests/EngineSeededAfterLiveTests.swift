@@ -1,7 +1,8 @@
-import Testing
-@testable import AlertCore
 import AlertRules
 import AlertTestSupport
+import Testing
+@testable import AlertEngine
+@testable import AlertModel
 
 /// History seeded behind live ticks into version 2 hour buckets (Docs/rules.md, "Seeded history
 /// after live ticks"): the engine's events equal the reference's, which keeps every tick in

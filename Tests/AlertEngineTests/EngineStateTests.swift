@@ -1,7 +1,8 @@
-import Testing
-@testable import AlertCore
 import AlertTestSupport
 import SeededRandom
+import Testing
+@testable import AlertEngine
+@testable import AlertModel
 
 /// Saving and restoring: a stream evaluated in pieces, each by a new engine that restores what
 /// the previous one saved (as `check` does across cron runs), gives exactly the alerts of one

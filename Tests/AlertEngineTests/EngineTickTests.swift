@@ -1,5 +1,6 @@
 import Testing
-@testable import AlertCore
+@testable import AlertEngine
+@testable import AlertModel
 
 @Suite("Ticks")
 struct EngineTickTests {

@@ -1,6 +1,7 @@
-import Testing
-@testable import AlertCore
 import AlertRules
+import Testing
+@testable import AlertEngine
+@testable import AlertModel
 
 /// Every event id unique (rules-v3 §6, for every version): a pair's later event in the same
 /// millisecond gets `:2`, `:3`, …, counted across restarts so the ids stay stable.

@@ -1,5 +1,6 @@
 import Testing
-@testable import AlertCore
+@testable import AlertEngine
+@testable import AlertModel
 
 /// `MinuteHistory` keeps what the longest change window needs and little more: a 24 h
 /// history holds its 1 441 minutes and at most one trim batch beside them, in arrays grown a

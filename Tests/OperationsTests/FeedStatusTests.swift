@@ -1,4 +1,4 @@
-import Daemon
+import Operations
 import Testing
 
 /// `/healthz` and the watchdog's questions, at chosen instants.

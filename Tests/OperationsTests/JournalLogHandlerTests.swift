@@ -1,7 +1,7 @@
-@testable import Daemon
 import Foundation
 import Logging
 import Testing
+@testable import Operations
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import AlertTestSupport
-import Daemon
+import Operations
 import Testing
 
 #if canImport(Glibc)

@@ -1,8 +1,8 @@
 import AlertHTTP
 import AlertTestSupport
-import Daemon
 import Foundation
 import Logging
+import Operations
 import Testing
 
 /// The status server under connection floods: idle and slow connections on a real server.

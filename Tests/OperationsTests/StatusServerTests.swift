@@ -1,9 +1,10 @@
-import AlertCore
 import AlertFeeds
 import AlertHTTP
-import Daemon
+import AlertModel
+import AlertPipeline
 import Foundation
 import Logging
+import Operations
 import Testing
 
 /// `/metrics` and `/healthz` over real HTTP on 127.0.0.1, fed by a monitor as the pipeline feeds it.

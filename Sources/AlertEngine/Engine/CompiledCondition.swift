@@ -2,6 +2,8 @@
 /// levels precomputed: the level at which it fires and the one at which it re-arms
 /// (the table of Docs/rules.md#conditions). The same stored Doubles serve the threshold index
 /// and the exact check, so a pair is visited whenever its outcome can change.
+import AlertModel
+
 struct CompiledCondition: Sendable {
     enum Kind: UInt8, Sendable {
         case above, below, crossesAbove, crossesBelow, inside, outside

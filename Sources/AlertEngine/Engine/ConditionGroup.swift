@@ -9,6 +9,8 @@
 /// The group remembers where the coordinate sits among its levels (`cursor`) and the two
 /// levels around it (`gateBelow`, `gateAtOrAbove`): a tick that crosses no level touches only
 /// this struct, so a tick costs about the same with 100 rules or 1 000 000.
+import AlertModel
+
 struct ConditionGroup: Sendable {
     enum Coordinate: Sendable, Equatable {
         case price

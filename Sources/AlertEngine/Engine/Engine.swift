@@ -5,6 +5,8 @@
 /// Rules are indexed by symbol (and `match` rules are resolved against the market list once
 /// per symbol), then by threshold inside each symbol's `ConditionGroup`s, so a tick touches
 /// only the pairs whose state can change.
+import AlertModel
+
 public final class Engine {
     public struct Stats: Sendable, Equatable {
         public var accepted = 0

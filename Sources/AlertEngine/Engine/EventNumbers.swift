@@ -5,6 +5,8 @@
 /// its base id only with events of the same millisecond: per event symbol, only the counts of
 /// its latest event time are kept. They are saved with the symbol's state (`SymbolSnapshot.events`),
 /// so a restart or the next `check` numbers on where the last one stopped.
+import AlertModel
+
 struct EventNumbers {
     private(set) var bySymbol: [String: EventCounts] = [:]
 

@@ -3,6 +3,8 @@
 ///
 /// The newest minute is kept in two scalars and reaches the arrays only when a later minute
 /// begins, so the tick path writes no array while a minute lasts.
+import AlertModel
+
 struct MinuteHistory: Sendable {
     /// Closed minutes, oldest first, from `start` on.
     private(set) var minutes: [Int64] = []

@@ -2,6 +2,8 @@
 /// `for`, reminders, `expires`, `resolve`, windows over 24 h with hour buckets, portfolios),
 /// evaluated pair by pair exactly as Docs/rules.md words it, and the portfolios' synthetic
 /// ticks. Readable first: each tick looks at every pair of its symbol.
+import AlertModel
+
 final class PlainEvaluator {
     let rules: [Rule]
     let portfolios: [Portfolio]

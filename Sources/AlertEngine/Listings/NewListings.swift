@@ -2,6 +2,8 @@
 /// `"when": {"listed": true}` fires once for each market a fresh market list adds, at that
 /// market's first valid tick after the list that added it (so the event carries a real tick's
 /// time and price). The first list seen only becomes the known one: it fires nothing.
+import AlertModel
+
 public struct NewListings: Sendable {
     /// The `listed` rules, in rule order.
     private let rules: [(rule: Rule, filter: MarketFilter)]

@@ -1,4 +1,6 @@
-/// Little-endian writer for the state encodings (no Foundation in AlertCore).
+/// Little-endian writer for the state encodings (no Foundation in AlertEngine).
+import AlertModel
+
 struct ByteWriter {
     private(set) var bytes: [UInt8] = []
 

@@ -4,6 +4,8 @@
 /// than deleted: every time after the limit is taken as never seen, and what was kept for it
 /// (history minutes and hours after it) is dropped. Prices (`prev`), pair arming, `once` and
 /// reminder counts stay as they are.
+import AlertModel
+
 extension SymbolSnapshot {
     /// The latest time the snapshot holds: its last tick, its newest history, a pair's last event.
     public var latestTime: Int64? {

@@ -5,6 +5,8 @@
 /// rule whose id and fingerprint are unchanged, so editing a rule resets that rule alone.
 /// Scope, `notify`, `message`, `priority` and `enabled` are left out: changing them keeps the state of the
 /// pairs that still apply.
+import AlertModel
+
 public enum RuleFingerprint {
     public static func of(_ rule: Rule) -> UInt64 {
         var w = ByteWriter()

@@ -6,6 +6,8 @@
 /// (Docs/rules.md#firing-and-re-arming): each pair's armed/spent/last-fired state is what
 /// decides, and the first tick after a restore looks at every pair (so one cooling down is
 /// queued again).
+import AlertModel
+
 public struct SymbolSnapshot: Sendable, Equatable {
     /// Upper-cased.
     public var symbol: String

@@ -1,5 +1,3 @@
-import AlertCore
-
 /// One event on its way through the policy stages: the alert, the sinks its rule notifies, and
 /// whether its rule has `"priority": "high"` (the rule file's `RuleExtras.highPriority`).
 public struct PolicyEvent: Sendable, Equatable {

@@ -1,5 +1,5 @@
 /// A named sink from a rule file's `sinks` object (Docs/rules.md#sinks), validated.
-/// Delivery lives in `AlertSinks`; this is only the configuration.
+/// Delivery lives in `AlertSinks` and `AlertOutbox`; this is only the configuration.
 public struct SinkDefinition: Sendable, Equatable {
     public var name: String
     public var kind: SinkKind

@@ -1,8 +1,8 @@
-import AlertCore
-import AlertPipeline
+import AlertModel
 import AlertPolicy
 import AlertRules
 import AlertSinks
+import Platform
 import Synchronization
 
 /// Prints alerts as they come, in order, and hands each to the dispatcher when there is one.
@@ -11,25 +11,33 @@ import Synchronization
 /// of the alerts that have come, then dispatches them together. Standard output is the listing
 /// alone: dispatched alerts leave out the sinks that print there (`printing`), which would
 /// repeat each line.
-struct AlertListing: Sendable {
-    let format: AlertOutputFormat
-    let dispatcher: AlertDelivery?
+public struct AlertListing: Sendable {
+    public let format: AlertOutputFormat
+    public let dispatcher: AlertDelivery?
     /// The rule set's stdout sinks (see `printingSinks(of:)`).
-    var printing: Set<String> = []
+    public var printing: Set<String> = []
     /// Alerts these silence are listed and marked; the dispatcher's policy stages, which read
     /// the same silences, send them nowhere (Docs/sinks.md#silences).
-    var silences = SilenceSet()
+    public var silences = SilenceSet()
+
+    public init(format: AlertOutputFormat, dispatcher: AlertDelivery?, printing: Set<String> = [],
+                silences: SilenceSet = SilenceSet()) {
+        self.format = format
+        self.dispatcher = dispatcher
+        self.printing = printing
+        self.silences = silences
+    }
 
     /// The listing's line for `alert`: with `"silenced": "ID"` (json) or `(silenced: ID)` (text)
     /// when `silence` keeps it from the sinks.
-    static func line(for alert: Alert, format: AlertOutputFormat, silence: Silence?) -> String {
+    public static func line(for alert: Alert, format: AlertOutputFormat, silence: Silence?) -> String {
         var line: [UInt8] = []
         appendLine(for: alert, format: format, silence: silence, to: &line)
         return String(decoding: line, as: UTF8.self)
     }
 
     /// Appends `line(for:format:silence:)`'s bytes to `out`, without the newline.
-    static func appendLine(for alert: Alert, format: AlertOutputFormat, silence: Silence?, to out: inout [UInt8]) {
+    public static func appendLine(for alert: Alert, format: AlertOutputFormat, silence: Silence?, to out: inout [UInt8]) {
         StdoutSink.appendLine(for: alert, format: format, to: &out)
         guard let silence else { return }
         switch format {
@@ -46,7 +54,7 @@ struct AlertListing: Sendable {
     /// The sinks of `ruleSet` that write to standard output: the built-in `stdout` and every
     /// sink of type `stdout`. Where a command lists the alerts on standard output (`replay`,
     /// `check --format`), they are left out of the alerts it dispatches.
-    static func printingSinks(of ruleSet: RuleSet) -> Set<String> {
+    public static func printingSinks(of ruleSet: RuleSet) -> Set<String> {
         Set(ruleSet.sinks.compactMap { name, definition in
             if case .stdout = definition.kind { return name }
             return nil
@@ -54,7 +62,7 @@ struct AlertListing: Sendable {
     }
 
     /// `alert` without the sinks in `printing`.
-    static func dispatched(_ alert: Alert, skipping printing: Set<String>) -> Alert {
+    public static func dispatched(_ alert: Alert, skipping printing: Set<String>) -> Alert {
         guard alert.notify.contains(where: printing.contains) else { return alert }
         var alert = alert
         alert.notify.removeAll(where: printing.contains)
@@ -62,7 +70,7 @@ struct AlertListing: Sendable {
     }
 
     /// Appends `alert`'s listing line and its newline to `out`.
-    func appendLine(for alert: Alert, to out: inout [UInt8]) {
+    public func appendLine(for alert: Alert, to out: inout [UInt8]) {
         Self.appendLine(for: alert, format: format, silence: silences.silence(for: alert), to: &out)
         out.append(UInt8(ascii: "\n"))
     }
@@ -95,7 +103,7 @@ struct AlertListing: Sendable {
     /// What came while the ones before were being dispatched goes on together, `dispatchBatch`
     /// at a time, so a sink delivered directly takes many with one write when alerts come fast,
     /// and each alert goes at once when they come one by one. Returns how many deliveries failed.
-    func consume(_ alerts: AsyncStream<Alert>) async -> Int {
+    public func consume(_ alerts: AsyncStream<Alert>) async -> Int {
         let arrived = Arrived()
         let reader = Task {
             for await alert in alerts { arrived.add(alert) }
@@ -116,7 +124,7 @@ struct AlertListing: Sendable {
     }
 
     /// Alerts handed to `dispatch` at most at once: about 80 KiB of JSON lines for a file sink.
-    static let dispatchBatch = 256
+    public static let dispatchBatch = 256
 
     /// Alerts that came from the stream and wait for the task that lists and dispatches them.
     final class Arrived: Sendable {
@@ -168,5 +176,5 @@ struct AlertListing: Sendable {
     }
 
     /// Lines written at once when no dispatcher waits for them.
-    static let batchBytes = 65_536
+    public static let batchBytes = 65_536
 }

@@ -1,6 +1,7 @@
-import AlertCore
 import AlertFeeds
+import AlertModel
 import Logging
+import Operations
 import Synchronization
 
 /// What the live pipeline tells the world outside the process: metrics, the feed's status

@@ -1,5 +1,3 @@
-import AlertSinks
-
 /// Every metric `/metrics` serves: name, type, labels and help text, in one place, so the
 /// HELP lines, the docs (Docs/observability.md) and the code agree.
 public enum MetricsCatalog {
@@ -13,7 +11,9 @@ public enum MetricsCatalog {
     public static let ticks = "pricealert_ticks_total"
     public static let dropped = "pricealert_dropped_total"
     public static let alerts = "pricealert_alerts_total"
-    public static let deliveries = DeliveryMetric.name
+    /// Counted by the delivery code as `DeliveryMetric.name` (AlertSinks), which this module does
+    /// not import; a test in AlertPipelineTests keeps the two the same.
+    public static let deliveries = "pricealert_deliveries_total"
     public static let outboxDepth = "pricealert_outbox_depth"
     public static let feedConnected = "pricealert_feed_connected"
     public static let feedStale = "pricealert_feed_stale"

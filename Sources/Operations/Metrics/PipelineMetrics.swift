@@ -1,17 +1,17 @@
-import AlertCore
+import AlertModel
 import CoreMetrics
 
 /// The pipeline's counters and gauges (see `MetricsCatalog`), made once so the hot path only
 /// increments. Through swift-metrics: with no backend bootstrapped they do nothing.
 public struct PipelineMetrics: Sendable {
-    let factory: any MetricsFactory
-    let ticks: Counter
-    let dropped: [DropReason: Counter]
-    let reconnects: Counter
-    let outboxDepth: Gauge
-    let feedConnected: Gauge
-    let feedStale: Gauge
-    let secondsSinceLastTick: Gauge
+    public let factory: any MetricsFactory
+    public let ticks: Counter
+    public let dropped: [DropReason: Counter]
+    public let reconnects: Counter
+    public let outboxDepth: Gauge
+    public let feedConnected: Gauge
+    public let feedStale: Gauge
+    public let secondsSinceLastTick: Gauge
 
     /// `rules`: the rule ids, whose alert counters start at 0 (a series that appears only with
     /// its first alert makes `rate()` and absence alerts awkward) — up to `presetLimit` rules;
@@ -44,7 +44,7 @@ public struct PipelineMetrics: Sendable {
 
     public static let presetLimit = 1_000
 
-    func alerted(rule: String) {
+    public func alerted(rule: String) {
         alertCounter(rule).increment()
     }
 

@@ -2,7 +2,7 @@ import CoreMetrics
 import Prometheus
 
 /// The process's metrics backend: a Prometheus registry behind swift-metrics, so the delivery
-/// code (AlertSinks) counts through swift-metrics without knowing the server exists.
+/// code (AlertSinks, AlertOutbox) counts through swift-metrics without knowing the server exists.
 public enum PrometheusMetrics {
     /// Bootstraps swift-metrics with a Prometheus registry and returns it. Once per process.
     public static func bootstrap() -> PrometheusCollectorRegistry {

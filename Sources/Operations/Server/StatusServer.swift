@@ -2,10 +2,10 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import Platform
 import Prometheus
 import ServiceLifecycle
 import Synchronization
-import Wallclock
 
 /// `--listen HOST:PORT`: `/metrics` (Prometheus text format) and `/healthz` (200 `ok` while the
 /// feed is healthy, 503 and the reason otherwise) over plain HTTP. It binds exactly what it is

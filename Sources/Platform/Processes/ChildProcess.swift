@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
-import Wallclock
 
 /// Runs one program to completion with `posix_spawnp` (argv as given, never a shell), on a
 /// thread of its own so no cooperative thread waits for it.
@@ -16,8 +15,8 @@ import Wallclock
 /// running in the group is killed (SIGKILL); on a timeout the group gets SIGTERM, then SIGKILL
 /// after `killGrace`; and when pricealert exits, every group still running gets the same
 /// (`stopAll`, run by `atexit`).
-enum ChildProcess {
-    enum Ending: Sendable, Equatable {
+public enum ChildProcess {
+    public enum Ending: Sendable, Equatable {
         case exited(Int32)
         case signaled(Int32)
         case timedOut
@@ -27,12 +26,12 @@ enum ChildProcess {
         case exiting
     }
 
-    struct Outcome: Sendable {
-        var ending: Ending
-        var stderr: [UInt8]
+    public struct Outcome: Sendable {
+        public var ending: Ending
+        public var stderr: [UInt8]
     }
 
-    static let stderrLimit = 4096
+    public static let stderrLimit = 4096
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34 and later), which its
     /// header declares only under `_GNU_SOURCE`, as Swift's Glibc module is not built: found by
@@ -42,10 +41,10 @@ enum ChildProcess {
         return unsafeBitCast(symbol, to: CloseFrom.self)
     }()
     private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    static let killGrace: Int64 = 500
+    public static let killGrace: Int64 = 500
 
     /// Runs on a new detached thread and resumes when the child has ended (or been killed).
-    static func run(_ argv: [String], environment: [String], stdin: [UInt8], timeout: Int64) async -> Outcome {
+    public static func run(_ argv: [String], environment: [String], stdin: [UInt8], timeout: Int64) async -> Outcome {
         await withCheckedContinuation { continuation in
             let job = Job { continuation.resume(returning: runBlocking(argv, environment: environment, stdin: stdin, timeout: timeout)) }
             let retained = Unmanaged.passRetained(job).toOpaque()
@@ -186,7 +185,7 @@ enum ChildProcess {
 
     /// At exit: SIGTERM to every child's group, SIGKILL after `killGrace` to those still
     /// running. Their deliveries stay pending in the outbox and are tried again at the next start.
-    static func stopAll() {
+    public static func stopAll() {
         spawnLock.withLock { $0 = true }
         let running = groups.withLock { running in
             for group in running { kill(-group, SIGTERM) }
@@ -202,7 +201,7 @@ enum ChildProcess {
     }
 
     /// Registers `stopAll` to run when the process exits; once.
-    static let stopAllAtExit: Void = {
+    public static let stopAllAtExit: Void = {
         atexit { ChildProcess.stopAll() }
     }()
 

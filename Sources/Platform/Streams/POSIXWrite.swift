@@ -18,9 +18,9 @@ public struct OSError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isBrokenPipe: Bool { code == EPIPE }
 }
 
-enum POSIXWrite {
+public enum POSIXWrite {
     /// Writes all of `text` plus a newline to `fd` (see `writeAll(_:to:)`).
-    static func writeLine(_ text: String, to fd: Int32) -> Result<Void, OSError> {
+    public static func writeLine(_ text: String, to fd: Int32) -> Result<Void, OSError> {
         var line = text
         line.append("\n")
         return line.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: fd) }
@@ -29,14 +29,14 @@ enum POSIXWrite {
     /// Writes all of `bytes` to `fd`, in one `write(2)` unless the kernel takes only part
     /// (then it loops). Retries on EINTR. Needs SIGPIPE ignored to see EPIPE instead of dying
     /// (see `StandardOutput.ignoreBrokenPipeSignal()`).
-    static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Result<Void, OSError> {
+    public static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Result<Void, OSError> {
         if let error = writeCounting(bytes, to: fd).error { return .failure(error) }
         return .success(())
     }
 
     /// Writes as `writeAll(_:to:)` does, and says how many bytes went to the kernel before an
     /// error stopped it (all of them when `error` is nil).
-    static func writeCounting(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> (written: Int, error: OSError?) {
+    public static func writeCounting(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> (written: Int, error: OSError?) {
         var done = 0
         while done < bytes.count {
             let n = write(fd, bytes.baseAddress! + done, bytes.count - done)

@@ -1,5 +1,3 @@
-import AlertSinks
-
 #if canImport(Glibc)
 import Glibc
 #endif
