@@ -96,17 +96,7 @@ let package = Package(
         ]),
         // A sink that keeps what it receives and can be told to fail, for tests; not in the binary.
         .target(name: "AlertSinksTesting", dependencies: ["AlertModel", "AlertPolicy", "AlertSinks"]),
-        // ── Putting it together ─────────────────────────────────────────────────────────────
-        // The pipeline: the Evaluator (ticks in, events out, drops reported one way) that
-        // `replay`, `check` and `run` share, delivery through the policy and the outbox, and
-        // `run`'s services in one ServiceGroup in data order (`LivePipeline`).
-        .target(name: "AlertPipeline", dependencies: [
-            "AlertModel", "AlertEngine", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertOutbox",
-            "AlertStore", "AlertSinks", "Operations", "Platform",
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        // ── Beside the data path ────────────────────────────────────────────────────────────
         // Beside the pipeline, never under it: metrics, /metrics and /healthz on HTTP, systemd
         // notifications (READY, WATCHDOG, STOPPING), journald-friendly logs. Knows no feed or sink.
         .target(name: "Operations", dependencies: [
@@ -119,6 +109,17 @@ let package = Package(
         ]),
         // `replay --report`: what rules would have sent, as one self-contained HTML page.
         .target(name: "AlertReport", dependencies: ["AlertModel"]),
+        // ── Putting it together ─────────────────────────────────────────────────────────────
+        // The pipeline: the Evaluator (ticks in, events out, drops reported one way) that
+        // `replay`, `check` and `run` share, delivery through the policy and the outbox, and
+        // `run`'s services in one ServiceGroup in data order (`LivePipeline`).
+        .target(name: "AlertPipeline", dependencies: [
+            "AlertModel", "AlertEngine", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertOutbox",
+            "AlertStore", "AlertSinks", "Operations", "AlertReport", "Platform",
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The embedded BTSE-compatible exchange on 127.0.0.1, for the demo, tests and users.
         .target(name: "DemoExchange", dependencies: [
             "AlertModel", "AlertFeeds", "SeededRandom", "Platform",
