@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 
 /// Builds sinks from validated definitions: one line per sink type. Adding a sink type is a
 /// new file and a new line here.

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import DemoExchange
 import Foundation
 import Testing

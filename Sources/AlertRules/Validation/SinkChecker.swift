@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The `sinks` object: name → sink configuration (Docs/rules.md#sinks).
 extension FileChecker {
