@@ -1,8 +1,8 @@
+import AlertModel
+
 /// One symbol's history in buckets of one size (a UTC minute or hour): per bucket its last
 /// price, highest and lowest (Docs/rules.md#change-windows, #highs-and-lows), oldest first,
 /// trimmed to what the longest window of that size needs.
-import AlertModel
-
 struct Buckets: Sendable, Equatable {
     /// Bucket numbers (epoch time / size, rounded down), ascending.
     private(set) var keys: [Int64] = []

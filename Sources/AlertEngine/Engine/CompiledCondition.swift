@@ -1,9 +1,9 @@
+import AlertModel
+
 /// A rule's condition reduced to numbers the engine compares against, with both of its key
 /// levels precomputed: the level at which it fires and the one at which it re-arms
 /// (the table of Docs/rules.md#conditions). The same stored Doubles serve the threshold index
 /// and the exact check, so a pair is visited whenever its outcome can change.
-import AlertModel
-
 struct CompiledCondition: Sendable {
     enum Kind: UInt8, Sendable {
         case above, below, crossesAbove, crossesBelow, inside, outside

@@ -1,3 +1,5 @@
+import AlertModel
+
 /// All (rule, symbol) pairs of one symbol that read the same coordinate: the price, or the
 /// change over one window. Their key levels (where a pair fires, where it re-arms) are kept
 /// sorted, so when the coordinate moves from `old` to `new` only the pairs with a level in
@@ -9,8 +11,6 @@
 /// The group remembers where the coordinate sits among its levels (`cursor`) and the two
 /// levels around it (`gateBelow`, `gateAtOrAbove`): a tick that crosses no level touches only
 /// this struct, so a tick costs about the same with 100 rules or 1 000 000.
-import AlertModel
-
 struct ConditionGroup: Sendable {
     enum Coordinate: Sendable, Equatable {
         case price

@@ -1,8 +1,8 @@
+import AlertModel
+
 /// Pairs whose level condition holds while they cool down, ordered by the time their cooldown
 /// ends: a binary min-heap, so a tick pays only for the pairs that become due, not for every
 /// pair that waits.
-import AlertModel
-
 struct CooldownQueue: Sendable {
     private var due: [Int64] = []
     private var pairs: [Int32] = []

@@ -1,6 +1,6 @@
-/// Saving and restoring the engine's state: across `check` runs, daemon restarts and rule reloads.
 import AlertModel
 
+/// Saving and restoring the engine's state: across `check` runs, daemon restarts and rule reloads.
 extension Engine {
     /// Hands the engine saved state. Each symbol takes its snapshot on its first tick, so
     /// restoring costs nothing for symbols that never come; pairs of rules that are gone or

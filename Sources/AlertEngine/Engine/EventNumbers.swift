@@ -1,3 +1,5 @@
+import AlertModel
+
 /// The events each pair emitted in the latest millisecond it emitted any, so that a later event
 /// of the pair in the same millisecond gets `:2`, `:3`, … on its id (Docs/rules.md#the-alert-event).
 ///
@@ -5,8 +7,6 @@
 /// its base id only with events of the same millisecond: per event symbol, only the counts of
 /// its latest event time are kept. They are saved with the symbol's state (`SymbolSnapshot.events`),
 /// so a restart or the next `check` numbers on where the last one stopped.
-import AlertModel
-
 struct EventNumbers {
     private(set) var bySymbol: [String: EventCounts] = [:]
 

@@ -1,10 +1,10 @@
+import AlertModel
+
 /// The last price of each UTC minute for one symbol (Docs/rules.md#change-windows: "one price
 /// per symbol per minute"), trimmed to what the longest change window needs.
 ///
 /// The newest minute is kept in two scalars and reaches the arrays only when a later minute
 /// begins, so the tick path writes no array while a minute lasts.
-import AlertModel
-
 struct MinuteHistory: Sendable {
     /// Closed minutes, oldest first, from `start` on.
     private(set) var minutes: [Int64] = []

@@ -1,9 +1,9 @@
+import AlertModel
+
 /// New listings (Docs/rules.md "New listings: the event"): each enabled `match` rule with
 /// `"when": {"listed": true}` fires once for each market a fresh market list adds, at that
 /// market's first valid tick after the list that added it (so the event carries a real tick's
 /// time and price). The first list seen only becomes the known one: it fires nothing.
-import AlertModel
-
 public struct NewListings: Sendable {
     /// The `listed` rules, in rule order.
     private let rules: [(rule: Rule, filter: MarketFilter)]

@@ -1,6 +1,6 @@
-/// Little-endian writer for the state encodings (no Foundation in AlertEngine).
 import AlertModel
 
+/// Little-endian writer for the state encodings (no Foundation in AlertEngine).
 struct ByteWriter {
     private(set) var bytes: [UInt8] = []
 

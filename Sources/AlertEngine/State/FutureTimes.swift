@@ -1,11 +1,11 @@
+import AlertModel
+
 /// Saved state with times ahead of the local clock (Docs/rules.md#ticks-from-the-future): a tick
 /// that came with a wrong clock, or a feed's time from the future, left a `lastTime` that would
 /// make every later tick of its symbol out of order. Such state is made usable again rather
 /// than deleted: every time after the limit is taken as never seen, and what was kept for it
 /// (history minutes and hours after it) is dropped. Prices (`prev`), pair arming, `once` and
 /// reminder counts stay as they are.
-import AlertModel
-
 extension SymbolSnapshot {
     /// The latest time the snapshot holds: its last tick, its newest history, a pair's last event.
     public var latestTime: Int64? {

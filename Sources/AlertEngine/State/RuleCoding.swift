@@ -1,9 +1,9 @@
+import AlertModel
+
 /// A compact encoding of validated rules, for the rules cache a `check` keeps in its state
 /// folder: decoding rules costs a fraction of checking their file again (see Docs/performance.md).
 /// Lists of names (`notify`, `symbols`) are written once and shared by the rules that use
 /// them, in the file and in memory after decoding.
-import AlertModel
-
 extension Rule {
     /// The format tag of `encode`; a reader refuses other tags.
     static let codingVersion: UInt8 = 2

@@ -1,3 +1,5 @@
+import AlertModel
+
 /// A stable 64-bit digest (FNV-1a) of what decides how a rule's pairs fire: the condition with
 /// its thresholds and window, hysteresis, cooldown and repeat, and for version 2 rules the file's
 /// version (it decides window buckets), `for`, the reminder interval, `expires` and `resolve`
@@ -5,8 +7,6 @@
 /// rule whose id and fingerprint are unchanged, so editing a rule resets that rule alone.
 /// Scope, `notify`, `message`, `priority` and `enabled` are left out: changing them keeps the state of the
 /// pairs that still apply.
-import AlertModel
-
 public enum RuleFingerprint {
     public static func of(_ rule: Rule) -> UInt64 {
         var w = ByteWriter()
