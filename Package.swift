@@ -33,13 +33,17 @@ let package = Package(
         // Between "a rule fired" and "a sink is handed it": silences, priority, quiet hours, groups,
         // rate and fallback, each a small stage of plain values (Docs/sinks.md#notification-policy).
         .target(name: "AlertPolicy", dependencies: ["AlertCore"]),
-        // The time of day in epoch milliseconds and the monotonic clock: the one place feeds, sinks,
-        // commands, benchmarks and the fuzzer read a system clock.
+        // The time of day in epoch milliseconds and the monotonic clock as integers, for feeds,
+        // sinks, commands, benchmarks and the fuzzer.
         .target(name: "Wallclock"),
-        // SplitMix64, seeded: the one generator benchmarks, tests, the fuzzer and the demo use.
+        // SplitMix64, seeded: the generator for inputs that must repeat (benchmarks, the fuzzer,
+        // the demo, tests that generate data).
         .target(name: "SeededRandom", linkerSettings: [.linkedLibrary("m")]),
+        // The one JSON tokenizer (bytes in, tokens with byte offsets out; line:column on demand),
+        // under rule files, tick files and exchange payloads alike. Depends on nothing.
+        .target(name: "JSONTokens"),
         // Rule files: a JSON reader that keeps line/column, and validation into AlertCore rules.
-        .target(name: "AlertRules", dependencies: ["AlertCore", "AlertPolicy"]),
+        .target(name: "AlertRules", dependencies: ["AlertCore", "AlertPolicy", "JSONTokens"]),
         // libcurl, loaded on first use (dlopen), through non-variadic wrappers (Swift cannot call
         // curl_easy_setopt). Builds against libcurl4-openssl-dev's headers; links only libdl.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
@@ -54,7 +58,7 @@ let package = Package(
         ]),
         // Where ticks and market lists come from: exchanges (REST + websocket), recorded tick files.
         .target(name: "AlertFeeds", dependencies: [
-            "AlertCore", "AlertHTTP", "Wallclock",
+            "AlertCore", "AlertHTTP", "JSONTokens", "Wallclock",
             .product(name: "WSClient", package: "swift-websocket"),
             // The websocket connection is set up on SwiftNIO itself, so every attempt has a deadline,
             // can be cancelled and is closed on any failure (see FeedSocket.swift).
@@ -170,8 +174,9 @@ let package = Package(
         .executableTarget(name: "pricealert-fuzz", dependencies: ["ParserFuzzing"], path: "Fuzz/Main"),
         .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing", "AlertTestSupport"]),
         .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertRules", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "JSONTokensTests", dependencies: ["JSONTokens"]),
         .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertCore"]),
-        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore", "AlertTestSupport", "JSONTokens", "SeededRandom"]),
         .testTarget(name: "AlertPipelineTests", dependencies: [
             "AlertPipeline", "AlertPolicy", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertSinks", "AlertStore", "Daemon", "DemoExchange", "Wallclock",
             "AlertTestSupport",
@@ -180,7 +185,7 @@ let package = Package(
         ]),
         .testTarget(name: "AlertPolicyTests", dependencies: ["AlertPolicy", "AlertCore", "SeededRandom"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [
-            "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport",
+            "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport", "JSONTokens",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
         ], exclude: ["CandleFixtures"]),
