@@ -71,10 +71,10 @@ extension JSONTokenizer {
         return number
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public static func isDigit(_ c: UInt8) -> Bool { c &- 0x30 < 10 }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func accumulate(_ number: inout JSONNumber) {
         let d = UInt64(bytes[offset] &- 0x30)
         offset += 1

@@ -33,11 +33,11 @@ public struct JSONTokenizer {
     public var atEnd: Bool { offset >= bytes.count }
 
     /// The byte at the cursor, or 0 at the end (0 never starts or continues a JSON token).
-    @inlinable
+    @inlinable @inline(__always)
     public var peek: UInt8 { offset < bytes.count ? bytes[offset] : 0 }
 
     /// Skips JSON whitespace (space, tab, CR, LF).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func skipWhitespace() {
         while offset < bytes.count {
             switch bytes[offset] {
@@ -73,7 +73,7 @@ public struct JSONTokenizer {
     }
 
     /// Whether the raw bytes in `range` are exactly `literal` (ASCII).
-    @inlinable
+    @inlinable @inline(__always)
     public func matches(_ range: Range<Int>, _ literal: StaticString) -> Bool {
         guard range.count == literal.utf8CodeUnitCount else { return false }
         let p = literal.utf8Start
