@@ -33,8 +33,12 @@ let package = Package(
         // The process's ground: the time of day and the monotonic clock, standard output and
         // standard error (locked, unbuffered lines), signals, and child processes. No domain types.
         .target(name: "Platform"),
-        // SplitMix64, seeded: the one generator benchmarks, tests, the fuzzer and the demo use.
+        // SplitMix64, seeded: the generator for inputs that must repeat (benchmarks, the fuzzer,
+        // the demo, tests that generate data).
         .target(name: "SeededRandom", linkerSettings: [.linkedLibrary("m")]),
+        // The one JSON tokenizer (bytes in, tokens with byte offsets out; line:column on demand),
+        // under rule files, tick files and exchange payloads alike. Depends on nothing.
+        .target(name: "JSONTokens"),
         // The values every stage passes on: ticks, markets, candles, rules, alerts, sinks'
         // definitions, deliveries and outbox rows, and their text forms. No I/O, no clock.
         .target(name: "AlertModel", linkerSettings: [.linkedLibrary("m")]),
@@ -54,7 +58,7 @@ let package = Package(
         // 1. Where ticks and market lists come from: one folder per exchange (REST + websocket),
         //    recorded tick files, candles for history.
         .target(name: "AlertFeeds", dependencies: [
-            "AlertModel", "AlertEngine", "AlertHTTP", "Platform",
+            "AlertModel", "AlertEngine", "AlertHTTP", "JSONTokens", "Platform",
             .product(name: "WSClient", package: "swift-websocket"),
             // The websocket connection is set up on SwiftNIO itself, so every attempt has a deadline,
             // can be cancelled and is closed on any failure (see FeedSocket.swift).
@@ -66,7 +70,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // 2. Rule files: a JSON reader that keeps line/column, and validation into AlertModel rules.
-        .target(name: "AlertRules", dependencies: ["AlertModel", "AlertPolicy"]),
+        .target(name: "AlertRules", dependencies: ["AlertModel", "AlertPolicy", "JSONTokens"]),
         // 3. The engine: ticks and rules in, alerts out; its state and snapshots. Reads no clock.
         .target(name: "AlertEngine", dependencies: ["AlertModel"], linkerSettings: [.linkedLibrary("m")]),
         // 4. Between "a rule fired" and "the outbox": silences, priority, quiet hours, groups, each
@@ -189,8 +193,9 @@ let package = Package(
         .executableTarget(name: "pricealert-fuzz", dependencies: ["ParserFuzzing"], path: "Fuzz/Main"),
         .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing", "AlertTestSupport"]),
         .testTarget(name: "AlertEngineTests", dependencies: ["AlertEngine", "AlertModel", "AlertRules", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "JSONTokensTests", dependencies: ["JSONTokens"]),
         .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertModel"]),
-        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertModel", "AlertEngine", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertModel", "AlertEngine", "AlertTestSupport", "JSONTokens", "SeededRandom"]),
         .testTarget(name: "AlertPipelineTests", dependencies: [
             "AlertPipeline", "AlertPolicy", "AlertModel", "AlertEngine", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertOutbox", "AlertSinks", "AlertStore",
             "Operations", "DemoExchange", "Platform",
@@ -200,7 +205,7 @@ let package = Package(
         ]),
         .testTarget(name: "AlertPolicyTests", dependencies: ["AlertPolicy", "AlertModel", "SeededRandom"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [
-            "AlertFeeds", "AlertModel", "AlertHTTP", "DemoExchange", "AlertTestSupport",
+            "AlertFeeds", "AlertModel", "AlertHTTP", "DemoExchange", "AlertTestSupport", "JSONTokens",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
         ], exclude: ["CandleFixtures"]),

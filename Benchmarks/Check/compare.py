@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Compares pricealert binaries on the figures of Benchmarks/run-check.sh (a cron `check` with
-10 000 rules: wall time, peak RSS) or Benchmarks/run-daemon-memory.sh (the daemon's peak RSS
-with 100 000 rules), their runs interleaved (A B A B ...) so that a machine whose speed drifts
-treats them alike. Each binary gets its own copy of the same generated inputs and fills its own
+10 000 rules: wall time, peak RSS; `edit`: the same, each run after a one-byte edit of the rule
+file, so that its rules cache misses and the file is checked in full) or
+Benchmarks/run-daemon-memory.sh (the daemon's peak RSS with 100 000 rules), their runs
+interleaved (A B A B ...) so that a machine whose speed drifts treats them alike. Each binary gets its own copy of the same generated inputs and fills its own
 state folder first (the rules cache is valid for one binary only); the daemon runs start from a
 fresh copy of that folder each time. Prints, per binary, the median and minimum of each figure
 and the load average before and after.
 
-usage: Benchmarks/Check/compare.py check|daemon ROUNDS LABEL=BINARY [LABEL=BINARY ...]
-       (check: 10 000 rules; daemon: 100 000 rules, 15 s a run; RULES=N and DURATION=N override)
+usage: Benchmarks/Check/compare.py check|edit|daemon ROUNDS LABEL=BINARY [LABEL=BINARY ...]
+       (check, edit: 10 000 rules; daemon: 100 000 rules, 15 s a run; RULES=N and DURATION=N override)
 A BINARY may be preceded by environment settings for its runs: 'LABEL=NAME=VALUE BINARY'."""
 import os, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -18,10 +19,10 @@ for argument in sys.argv[3:]:
     label, words = argument.split("=", 1)[0], argument.split("=", 1)[1].split()
     pairs.append((label, words[-1]))
     settings[label] = dict(word.split("=", 1) for word in words[:-1])
-if mode not in ("check", "daemon") or not pairs:
+if mode not in ("check", "edit", "daemon") or not pairs:
     sys.exit(__doc__)
 repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-rules = int(os.environ.get("RULES", 10000 if mode == "check" else 100000))
+rules = int(os.environ.get("RULES", 100000 if mode == "daemon" else 10000))
 seconds = int(os.environ.get("DURATION", 15))
 work = tempfile.mkdtemp()
 
@@ -55,7 +56,7 @@ for label, binary in pairs:
     folder = os.path.join(work, label)
     os.makedirs(folder)
     subprocess.run(["python3", f"{repo}/Benchmarks/Check/generate.py", folder, str(rules),
-                    str(rounds if mode == "check" else 0)], check=True, env=env, stdout=subprocess.DEVNULL)
+                    str(0 if mode == "daemon" else rounds)], check=True, env=env, stdout=subprocess.DEVNULL)
     subprocess.run([os.path.abspath(binary), "check", "--rules", "rules.json", "--ticks", "day.jsonl",
                     "--markets", f"{repo}/Samples/btse-markets.json", "--state", "st"],
                    cwd=folder, check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, **settings[label]))
@@ -78,7 +79,10 @@ try:
     for n in range(rounds):
         for label, binary in pairs:
             folder = folders[label]
-            if mode == "check":
+            if mode != "daemon":
+                if mode == "edit":
+                    with open(os.path.join(folder, "rules.json"), "a") as rules_file:
+                        rules_file.write(" ")
                 command = [os.path.abspath(binary), "check", "--rules", "rules.json", "--ticks",
                            f"snapshot{n}.jsonl", "--state", "st"]
             else:
@@ -97,7 +101,7 @@ print(f"load after {' '.join(load())}")
 for label, binary in pairs:
     walls, rsss = [r[0] for r in results[label]], [r[1] for r in results[label]]
     line = f"{label} ({' '.join(f'{k}={v}' for k, v in settings[label].items())} {sources[label]}): "
-    if mode == "check":
+    if mode != "daemon":
         line += f"wall median {statistics.median(walls):.1f} ms, min {min(walls):.1f} ms; "
     line += f"peak RSS median {statistics.median(rsss):.0f} KiB, min {min(rsss)} KiB, max {max(rsss)} KiB"
     print(line)

@@ -12,13 +12,6 @@ public enum RuleLoader {
     /// `rulesEnds` (the `RuleSet.rulesEnds` of a read of the same bytes) says where each file's
     /// rules end, so they are not even walked over.
     public static func load(_ files: [RuleSource], cachedRules: [Rule]? = nil, rulesEnds: [Int?] = []) -> Result<RuleSet, RuleFileErrors> {
-        load(files, cachedRules: cachedRules, rulesEnds: rulesEnds, plainRules: true)
-    }
-
-    /// `load`; with `plainRules` false, every rule is read as a syntax tree and checked in full,
-    /// never by `FileChecker.plainRule` (which must give the same results).
-    static func load(_ files: [RuleSource], cachedRules: [Rule]?, rulesEnds: [Int?],
-                     plainRules: Bool) -> Result<RuleSet, RuleFileErrors> {
         var checkers: [FileChecker] = []
         var rules: [Rule] = []
         var sinks: [SinkDefinition] = []
@@ -29,9 +22,7 @@ public enum RuleLoader {
             // Rules are checked as they are read, so a big file is never one syntax tree.
             let document = cachedRules != nil
                 ? JSONReader.read(file.bytes, skipping: "rules", to: i < rulesEnds.count ? rulesEnds[i] : nil)
-                : JSONReader.read(file.bytes, streaming: "rules", take: plainRules ? { offset, before in
-                    checker.plainRule(in: file.bytes, at: offset, before: before)
-                } : nil) { node, before in
+                : JSONReader.read(file.bytes, streaming: "rules") { node, before in
                     checker.streamedRule(node, before: before)
                 }
             ends.append(document.streamedEnd)

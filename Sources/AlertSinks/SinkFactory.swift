@@ -1,8 +1,7 @@
 import AlertHTTP
 import AlertModel
 
-/// Builds sinks from validated definitions: one line per sink type. Adding a sink type is a
-/// new file and a new line here.
+/// Builds sinks from validated definitions: one case per sink type.
 public enum SinkFactory {
     /// What sinks share: one HTTP client for every webhook (one connection cache), and where
     /// `urlEnv`/`secretEnv` are looked up.

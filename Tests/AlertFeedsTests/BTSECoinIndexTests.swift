@@ -1,5 +1,6 @@
 import AlertModel
 import Foundation
+import JSONTokens
 import Testing
 @testable import AlertFeeds
 
@@ -63,7 +64,7 @@ import Testing
         func strip(_ key: String) -> String {
             let b = Array(key.utf8)
             return b.withUnsafeBufferPointer { p in
-                String(decoding: p[JSONByteScanner.withoutIndexSuffix(0..<b.count, in: p)], as: UTF8.self)
+                String(decoding: p[JSONTokenizer.withoutIndexSuffix(0..<b.count, in: p)], as: UTF8.self)
             }
         }
         #expect(strip("BTC_1") == "BTC")

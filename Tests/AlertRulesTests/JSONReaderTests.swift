@@ -1,3 +1,4 @@
+import JSONTokens
 import Testing
 @testable import AlertRules
 

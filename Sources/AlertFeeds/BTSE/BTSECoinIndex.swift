@@ -1,10 +1,11 @@
 import AlertModel
+import JSONTokens
 
 /// The BTSE `coinIndex` websocket topic: every index price in one frame,
 /// `{"topic":"coinIndex","id":null,"data":{"BTC_1":{"id":"BTC","name":"BTC","type":1,"price":43210.5},…}}`.
 ///
 /// This is the live hot path (frames of ~150 entries, all day), so it walks the bytes with
-/// `JSONByteScanner`: no Foundation, no intermediate tree.
+/// `JSONTokenizer`: no Foundation, no intermediate tree.
 ///
 /// - Symbol: the `data` key with a trailing `_<digits>` removed (`BTC_1` → `BTC`), upper-cased.
 ///   A key without such a suffix is used as it is. The stripped symbol is what joins the market
@@ -35,7 +36,7 @@ public enum BTSECoinIndex {
     }
 
     public static func parseCounting(_ frame: UnsafeBufferPointer<UInt8>, receivedAt: Int64) -> ParsedFrame {
-        var scanner = JSONByteScanner(frame)
+        var scanner = JSONTokenizer(frame)
         scanner.skipWhitespace()
         guard scanner.peek == 0x7B else {
             if ControlFrame.isPlainText(frame, oneOf: ["connect success", "pong"]) { return ParsedFrame(.control) }
@@ -50,7 +51,7 @@ public enum BTSECoinIndex {
     }
 }
 
-extension JSONByteScanner {
+extension JSONTokenizer {
     fileprivate mutating func coinIndexFrame(receivedAt: Int64) throws(TickLineError) -> ParsedFrame {
         var ticks: [Tick] = []
         var skipped = 0

@@ -1,5 +1,7 @@
-/// A parsed JSON document for REST bodies and rare websocket frames, read with the same byte
-/// scanner as the hot path. Unlike `JSONSerialization` it keeps `true` apart from `1`, keeps
+import JSONTokens
+
+/// A parsed JSON document for REST bodies and rare websocket frames, read with the same
+/// tokenizer as the hot path. Unlike `JSONSerialization` it keeps `true` apart from `1`, keeps
 /// member order, and says at which byte a bad body goes wrong.
 ///
 /// Numbers in strings (`"0.00001248"`, `"6.3e-9"`) are read by `number`, so each parser
@@ -16,7 +18,7 @@ enum FeedJSON: Sendable {
     /// Parses a whole body; trailing non-whitespace is an error.
     static func parse(_ bytes: [UInt8]) -> Result<FeedJSON, TickLineError> {
         bytes.withUnsafeBufferPointer { buffer in
-            var scanner = JSONByteScanner(buffer)
+            var scanner = JSONTokenizer(buffer)
             do throws(TickLineError) {
                 scanner.skipWhitespace()
                 let value = try scanner.feedJSON(depth: 0)
@@ -68,7 +70,7 @@ enum FeedJSON: Sendable {
         case .number(let d, _): return d
         case .string(let s):
             var text = s
-            return text.withUTF8 { JSONByteScanner.number(in: $0) }
+            return text.withUTF8 { JSONTokenizer.number(in: $0) }
         default: return nil
         }
     }
@@ -95,7 +97,7 @@ enum FeedJSON: Sendable {
     }
 }
 
-extension JSONByteScanner {
+extension JSONTokenizer {
     mutating func feedJSON(depth: Int) throws(TickLineError) -> FeedJSON {
         switch peek {
         case 0x7B:

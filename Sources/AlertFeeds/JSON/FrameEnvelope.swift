@@ -1,4 +1,5 @@
 import AlertModel
+import JSONTokens
 
 /// The outer object of BTSE and Poloniex v3 websocket frames: a name member (`topic` or
 /// `channel`), maybe an `event`, and `data` holding the entries. Both sources decide the same
@@ -26,12 +27,12 @@ struct FrameEnvelope {
     }
 }
 
-extension JSONByteScanner {
+extension JSONTokenizer {
     /// Reads a whole frame object (and checks nothing follows it). `readData` is called with
     /// the cursor on `data`'s opening byte when that byte is `dataOpen`, and must consume the
     /// value; other `data` values are skipped and reported through `dataType`.
     mutating func frameEnvelope(nameKey: StaticString, name: StaticString, dataOpen: UInt8,
-                                readData: (inout JSONByteScanner) throws(TickLineError) -> Void)
+                                readData: (inout JSONTokenizer) throws(TickLineError) -> Void)
         throws(TickLineError) -> FrameEnvelope {
         var envelope = FrameEnvelope()
         skipWhitespace()

@@ -1,4 +1,5 @@
 import AlertModel
+import JSONTokens
 
 /// Poloniex v3 (`wss://ws.poloniex.com/ws/public`) `ticker` channel frames:
 /// `{"channel":"ticker","data":[{"symbol":"BTC_USDC","close":"25153.02","dailyChange":"-0.0276","ts":1694469187081,…}]}`.
@@ -25,7 +26,7 @@ public enum PoloniexTicker {
 
     public static func parseCounting(_ frame: [UInt8], receivedAt: Int64) -> ParsedFrame {
         frame.withUnsafeBufferPointer { buffer in
-            var scanner = JSONByteScanner(buffer)
+            var scanner = JSONTokenizer(buffer)
             do throws(TickLineError) {
                 return try scanner.poloniexFrame(receivedAt: receivedAt)
             } catch {
@@ -35,7 +36,7 @@ public enum PoloniexTicker {
     }
 }
 
-extension JSONByteScanner {
+extension JSONTokenizer {
     fileprivate mutating func poloniexFrame(receivedAt: Int64) throws(TickLineError) -> ParsedFrame {
         var ticks: [Tick] = []
         var skipped = 0

@@ -1,4 +1,5 @@
 import AlertModel
+import JSONTokens
 
 /// The v3 REST ticker, for a one-shot snapshot before the websocket delivers:
 /// `GET https://api.poloniex.com/markets/{symbol}/ticker24h` (one object) or
@@ -11,7 +12,7 @@ public enum PoloniexTicker24h {
 
     public static func parseCounting(_ body: [UInt8], receivedAt: Int64) -> ParsedFrame {
         body.withUnsafeBufferPointer { buffer in
-            var scanner = JSONByteScanner(buffer)
+            var scanner = JSONTokenizer(buffer)
             var ticks: [Tick] = []
             var skipped = 0
             do throws(TickLineError) {

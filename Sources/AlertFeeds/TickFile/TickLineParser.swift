@@ -1,4 +1,5 @@
 import AlertModel
+import JSONTokens
 
 /// Parses one JSON Lines tick (Docs/rules.md#ticks):
 /// `{"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}`.
@@ -15,7 +16,7 @@ import AlertModel
 /// Anything else is a `TickLineError` (the tick is `malformed`).
 public enum TickLineParser {
     public static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Result<Tick, TickLineError> {
-        var scanner = JSONByteScanner(line)
+        var scanner = JSONTokenizer(line)
         do {
             return .success(try scanner.tick())
         } catch {
@@ -33,7 +34,7 @@ public enum TickLineParser {
     }
 }
 
-extension JSONByteScanner {
+extension JSONTokenizer {
     /// Reads the whole line as a tick.
     mutating func tick() throws(TickLineError) -> Tick {
         var time: Int64?
@@ -102,7 +103,7 @@ extension JSONByteScanner {
         let (range, escaped) = try scanString()
         if escaped {
             let key = Self.unescape(UnsafeBufferPointer(rebasing: bytes[range]))
-            return key.withUnsafeBufferPointer { JSONByteScanner($0).key(0..<key.count) }
+            return key.withUnsafeBufferPointer { JSONTokenizer($0).key(0..<key.count) }
         }
         return key(range)
     }

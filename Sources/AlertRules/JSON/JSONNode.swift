@@ -1,20 +1,4 @@
-/// A place in a rule file: 1-based line and column, columns counted in Unicode scalars
-/// (a tab counts 1), so an editor's "go to line:column" lands on it.
-public struct SourcePosition: Sendable, Equatable, Comparable, CustomStringConvertible {
-    public var line: Int
-    public var column: Int
-
-    public init(line: Int, column: Int) {
-        self.line = line
-        self.column = column
-    }
-
-    public static func < (a: SourcePosition, b: SourcePosition) -> Bool {
-        (a.line, a.column) < (b.line, b.column)
-    }
-
-    public var description: String { "\(line):\(column)" }
-}
+import JSONTokens
 
 /// Where a value or key starts in a rule file: its byte offset. The reader records only this;
 /// `LineTable` turns the few offsets a message names into lines and columns, so reading a big
@@ -95,35 +79,14 @@ struct JSONSyntaxError: Error, Sendable, Equatable {
     }
 }
 
-/// Turns byte offsets of one file into 1-based lines and columns, as editors number them:
-/// only LF starts a line (so CRLF files count as editors do), and columns count Unicode
-/// scalars, i.e. bytes that are not UTF-8 continuation bytes (a tab counts 1). A byte order
-/// mark is not a column.
-struct LineTable {
-    let bytes: [UInt8]
-
-    /// The places of `offsets`, found in one pass over the text up to the last of them.
+/// Places of rule-file offsets, by the tokenizer's position mode.
+extension LineTable {
     func positions(of offsets: some Sequence<SourceOffset>) -> [SourceOffset: SourcePosition] {
-        var result: [SourceOffset: SourcePosition] = [:]
-        var line = 1
-        var column = 1
-        var i = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        for offset in Set(offsets).sorted() {
-            while i < offset.byte, i < bytes.count {
-                if bytes[i] == UInt8(ascii: "\n") {
-                    line += 1
-                    column = 1
-                } else if bytes[i] & 0xC0 != 0x80 {
-                    column += 1
-                }
-                i += 1
-            }
-            result[offset] = SourcePosition(line: line, column: column)
-        }
-        return result
+        let places = positions(of: offsets.lazy.map(\.byte))
+        return Dictionary(uniqueKeysWithValues: places.map { (SourceOffset(byte: $0.key), $0.value) })
     }
 
     func position(of offset: SourceOffset) -> SourcePosition {
-        positions(of: [offset])[offset]!
+        position(of: offset.byte)
     }
 }

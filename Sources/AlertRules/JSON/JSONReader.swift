@@ -1,11 +1,9 @@
 import AlertModel
+import JSONTokens
 
-/// Kept apart from the tick path's `JSONByteScanner` (AlertFeeds): rule files need every value
-/// in a tree with its place, messages for hand-edited text, duplicate keys and streaming, which
-/// would make that scanner several times slower on tick lines.
-///
-/// Reads one JSON document from UTF-8 bytes, strictly per RFC 8259 (no comments, no
-/// trailing commas, no NaN), keeping the place of every value and key.
+/// Reads one JSON document from UTF-8 bytes with the strict `JSONTokenizer`, per RFC 8259 (no
+/// comments, no trailing commas, no NaN), keeping the place of every value and key, and wording
+/// each error for the person who edits the file.
 ///
 /// The first syntax error stops reading: after it, the rest of the text cannot be trusted.
 /// Duplicate keys do not stop it, so the validator can still report the file's other errors.
@@ -20,8 +18,10 @@ struct JSONReader {
     }
 
     static func read(_ bytes: [UInt8]) -> Document {
-        var reader = JSONReader(bytes: bytes)
-        return reader.readDocumentCatching()
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = JSONReader(buffer)
+            return reader.readDocumentCatching()
+        }
     }
 
     /// Reads like `read`, but hands each element of the root object's array member `key` to
@@ -29,22 +29,12 @@ struct JSONReader {
     /// keeping it: a file of 100 000 rules is never one syntax tree. In the document that
     /// member's value is an empty array. Elements may have been handed over before a syntax
     /// error later in the file stops reading.
-    ///
-    /// `take`, when given, is offered each element first, with its offset: it may read the
-    /// element by its own means and return the offset just past it, or return nil to have it
-    /// read here and handed to `element`. Whatever it takes must be valid JSON.
     static func read(_ bytes: [UInt8], streaming key: String,
-                     take: ((Int, [JSONMember]) -> Int?)? = nil,
                      element: (JSONNode, [JSONMember]) -> Void) -> Document {
         withoutActuallyEscaping(element) { element in
-            guard let take else {
-                var reader = JSONReader(bytes: bytes)
+            bytes.withUnsafeBufferPointer { buffer in
+                var reader = JSONReader(buffer)
                 reader.stream = Stream(key: key, element: element)
-                return reader.readDocumentCatching()
-            }
-            return withoutActuallyEscaping(take) { take in
-                var reader = JSONReader(bytes: bytes)
-                reader.stream = Stream(key: key, take: take, element: element)
                 return reader.readDocumentCatching()
             }
         }
@@ -56,23 +46,26 @@ struct JSONReader {
     /// `end`, when given, is where that array ends (`streamedEnd` of an earlier read of the same
     /// bytes): it is jumped to instead of walked to, if a `]` is there.
     static func read(_ bytes: [UInt8], skipping key: String, to end: Int? = nil) -> Document {
-        var reader = JSONReader(bytes: bytes)
-        reader.stream = Stream(key: key, element: { _, _ in }, skip: true, knownEnd: end)
-        return reader.readDocumentCatching()
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = JSONReader(buffer)
+            reader.stream = Stream(key: key, element: { _, _ in }, skip: true, knownEnd: end)
+            return reader.readDocumentCatching()
+        }
     }
 
     /// The value at `offset`, read alone: for elements that `read(_:streaming:element:)`
     /// handed over, to read again. Nil on a syntax error.
     static func value(in bytes: [UInt8], at offset: SourceOffset) -> JSONNode? {
-        var reader = JSONReader(bytes: bytes)
-        reader.index = offset.byte
-        return try? reader.readValue()
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = JSONReader(buffer)
+            reader.index = offset.byte
+            return try? reader.readValue()
+        }
     }
 
     /// See `read(_:streaming:element:)`.
     struct Stream {
         var key: String
-        var take: ((Int, [JSONMember]) -> Int?)? = nil
         var element: (JSONNode, [JSONMember]) -> Void
         var skip = false
         var knownEnd: Int?
@@ -92,16 +85,14 @@ struct JSONReader {
     /// Deeper nesting than this is surely not a rule file, and would risk the stack.
     static let maxDepth = 256
 
-    let bytes: [UInt8]
-    var index = 0
+    var tokens: JSONTokenizer
     var depth = 0
     var duplicateKeys: [JSONSyntaxError] = []
     var stream: Stream?
 
-    init(bytes: [UInt8]) {
-        self.bytes = bytes
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
         // RFC 8259 §8.1 lets a reader ignore a byte order mark; editors on Windows add one.
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+        tokens = JSONTokenizer(bytes, offset: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0, strict: true)
     }
 
     mutating func readDocument() throws(JSONSyntaxError) -> JSONNode {
@@ -178,7 +169,7 @@ struct JSONReader {
     }
 
     private func keyExpected() -> JSONSyntaxError {
-        if index < bytes.count, isLetter(bytes[index]) || bytes[index] == UInt8(ascii: "'") {
+        if index < bytes.count, JSONTokenizer.isLetter(bytes[index]) || bytes[index] == UInt8(ascii: "'") {
             return fail("object keys must be strings in double quotes")
         }
         return fail("expected a string key, found \(describeHere())")
@@ -205,7 +196,10 @@ struct JSONReader {
     private mutating func readStreamedArray(_ before: [JSONMember]) throws(JSONSyntaxError) -> JSONNode {
         stream?.done = true
         let start = position
-        defer { stream?.end = index }
+        defer {
+            let end = index
+            stream?.end = end
+        }
         if stream?.skip == true {
             if let end = stream?.knownEnd, end > index, end <= bytes.count, bytes[end - 1] == UInt8(ascii: "]") {
                 index = end
@@ -221,12 +215,8 @@ struct JSONReader {
             return JSONNode(position: start, value: .array([]))
         }
         while true {
-            if let end = stream?.take?(index, before) {
-                index = end
-            } else {
-                let element = try readValue()
-                stream?.element(element, before)
-            }
+            let element = try readValue()
+            stream?.element(element, before)
             if try readSeparator(closing: UInt8(ascii: "]"), "expected ',' or ']' after array element") {
                 return JSONNode(position: start, value: .array([]))
             }
@@ -236,30 +226,7 @@ struct JSONReader {
     /// Moves past the (valid) array or object at `index`, looking only at strings and brackets
     /// (a `check` whose rules come from the cache skips its whole `rules` array this way).
     private mutating func skipValue() {
-        index = bytes.withUnsafeBufferPointer { Self.end(ofValueAt: index, in: $0) }
-    }
-
-    private static func end(ofValueAt start: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        var open = 0
-        var i = start
-        while i < bytes.count {
-            switch bytes[i] {
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                open += 1
-            case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                open -= 1
-                if open == 0 { return i + 1 }
-            case UInt8(ascii: "\""):
-                i += 1
-                while i < bytes.count, bytes[i] != UInt8(ascii: "\"") {
-                    i += bytes[i] == UInt8(ascii: "\\") ? 2 : 1
-                }
-            default:
-                break
-            }
-            i += 1
-        }
-        return i
+        index = tokens.endOfValidContainer(at: index)
     }
 
     /// Reads what follows an object member or array element: the closing bracket (true), or a
@@ -282,9 +249,7 @@ struct JSONReader {
     /// `true`, `false`, `null`, or a helpful error for the words people write instead.
     private mutating func readWord() throws(JSONSyntaxError) -> JSONNode {
         let start = position
-        let from = index
-        while index < bytes.count, isLetter(bytes[index]) { index += 1 }
-        let word = String(decoding: bytes[from..<index], as: UTF8.self)
+        let word = tokens.text(tokens.word())
         switch word {
         case "true": return JSONNode(position: start, value: .bool(true))
         case "false": return JSONNode(position: start, value: .bool(false))

@@ -1,5 +1,6 @@
 import AlertModel
 import AlertPolicy
+import JSONTokens
 
 /// The checks that need every file: one namespace for rule ids, sink names and portfolio
 /// names, `notify` naming a sink that exists in any file, and `portfolio` naming a portfolio

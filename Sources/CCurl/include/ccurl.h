@@ -4,10 +4,10 @@
 #include <stddef.h>
 #include <curl/curl.h>
 
-/* libcurl is loaded when pricealert first needs HTTP (dlopen of "libcurl.so.4", its ABI name
-   since 2006), not when it starts: commands that make no request (check --ticks, replay,
-   validate) then neither map libcurl and its ~30 libraries (~6 MiB resident here) nor pay for
-   their relocation at start-up. The build still needs libcurl's headers (libcurl4-openssl-dev).
+/* libcurl is loaded when pricealert first needs it (dlopen of "libcurl.so.4", its ABI name
+   since 2006), not when it starts: only webhook sinks use it, so a process without one neither
+   maps libcurl and the libraries it loads (TLS, Kerberos, LDAP, SSH, ...; their resident size is
+   in Docs/performance.md, "Where the memory goes") nor pays for their relocation at start-up. The build still needs libcurl's headers (libcurl4-openssl-dev).
 
    pa_curl_load loads the library and runs curl_global_init once (thread-safe); it returns 0, or
    -1 with the reason in `error`. Every other function here may be called only after it returned

@@ -4,9 +4,9 @@ import Glibc
 import Darwin
 #endif
 
-/// The time of day in epoch milliseconds, the one system clock the feeds, the sinks and the
-/// commands read (receive times of live frames, outbox due times, webhook timestamps, saves).
-/// The engine itself never reads a clock: it is given times.
+/// The time of day in epoch milliseconds, as the feeds, the sinks and the commands read it
+/// (receive times of live frames, outbox due times, webhook timestamps, saves). The engine
+/// itself never reads a clock: it is given times.
 public enum Wallclock {
     /// Milliseconds since 1970-01-01 00:00 UTC, from CLOCK_REALTIME.
     public static func millis() -> Int64 {
@@ -15,9 +15,9 @@ public enum Wallclock {
 }
 
 /// Time from an arbitrary fixed point (CLOCK_MONOTONIC), for deadlines and elapsed times: it
-/// never jumps when the time of day is set. The one monotonic reading of pricealert, its
-/// benchmarks and its fuzzer. Integers rather than `ContinuousClock` instants, for deadlines kept
-/// in atomics and compared in C-style loops (the exec sink's child watch, the fuzzer's watchdog).
+/// never jumps when the time of day is set. Integers rather than `ContinuousClock` instants, for
+/// deadlines kept in atomics and compared in C-style loops (the exec sink's child watch, the
+/// fuzzer's watchdog).
 public enum Monotonic {
     /// Nanoseconds since the fixed point.
     public static func nanoseconds() -> Int64 {
