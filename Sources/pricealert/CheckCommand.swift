@@ -186,16 +186,13 @@ struct CheckCommand: AsyncParsableCommand {
         }
         let feed = try SourceRegistry.make(source, endpoint: endpoint)
         let http = NIOHTTPClient.shared
-        if needsMarkets, markets == nil,
-           list == nil || list!.source != feed.name || now - list!.fetchedAt >= marketsEvery.duration.milliseconds {
+        if needsMarkets, markets == nil {
             do {
-                list = MarketsSave(markets: try await feed.loadMarkets(http: http), source: feed.name, fetchedAt: now)
+                list = try await CheckRun.marketList(kept: list, from: feed, http: http, now: now,
+                                                     every: marketsEvery.duration.milliseconds)
             } catch {
-                guard let kept = list, kept.source == feed.name else {
-                    StandardError.write("pricealert: error: \(feed.name): \(error)")
-                    throw ExitCodes.unavailable
-                }
-                StandardError.write("pricealert: warning: \(feed.name): \(error); using the market list saved \(Timestamp.format(kept.fetchedAt))")
+                StandardError.write("pricealert: error: \(feed.name): \(error)")
+                throw ExitCodes.unavailable
             }
         }
         do {
@@ -207,24 +204,10 @@ struct CheckCommand: AsyncParsableCommand {
         }
     }
 
-    /// The tick file's ticks; bad lines are reported with their line number, counted by
-    /// `evaluator` and skipped.
+    /// The tick file's ticks (`Evaluator.readTicks`); exits 66 naming it when it cannot be read.
     private func readTicks(into evaluator: inout Evaluator) throws -> (ticks: [Tick], lines: [Int], malformed: Int) {
         let path = ticks ?? "-"
         let reader = try Inputs.ticks(path)
-        var result: [Tick] = []
-        var lines: [Int] = []
-        var malformed = 0
-        try reader.forEachLine { line, parsed in
-            switch parsed {
-            case .failure(let error):
-                malformed += 1
-                StandardError.write(evaluator.reject(error.message, at: .line(file: path, line: line)).description)
-            case .success(let tick):
-                result.append(tick)
-                lines.append(line)
-            }
-        }
-        return (result, lines, malformed)
+        return try evaluator.readTicks(from: reader, path: path)
     }
 }

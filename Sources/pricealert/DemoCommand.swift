@@ -86,24 +86,8 @@ struct DemoCommand: AsyncParsableCommand {
         return access(DemoRules.path, F_OK) == 0 ? [DemoRules.path] : []
     }
 
-    /// `ruleSet` with every rule printing on standard output, as the command's help says: a
-    /// rule that names no stdout sink (a file, a webhook, `[]`) gets the built-in one too.
-    static func printingEveryAlert(_ ruleSet: RuleSet) -> RuleSet {
-        var ruleSet = ruleSet
-        let printing = AlertListing.printingSinks(of: ruleSet)
-        var name = SinkDefinition.builtinStdout.name
-        while ruleSet.sinks[name] != nil && !printing.contains(name) { name += "_" }
-        for index in ruleSet.rules.indices where !ruleSet.rules[index].notify.contains(where: printing.contains) {
-            ruleSet.rules[index].notify.append(name)
-            if ruleSet.sinks[name] == nil {
-                ruleSet.sinks[name] = SinkDefinition(name: name, kind: SinkDefinition.builtinStdout.kind)
-            }
-        }
-        return ruleSet
-    }
-
     private func loadRules() throws -> RuleSet {
-        if !rules.isEmpty { return Self.printingEveryAlert(try Inputs.rules(rules)) }
+        if !rules.isEmpty { return AlertListing.printingEveryAlert(try Inputs.rules(rules)) }
         if access(DemoRules.path, F_OK) == 0 { return try Inputs.rules([DemoRules.path]) }
         switch RuleLoader.load([RuleSource(path: "(built-in demo rules)", bytes: Array(DemoRules.text.utf8))]) {
         case .success(let ruleSet): return ruleSet

@@ -1,9 +1,5 @@
 import AlertModel
-import AlertOutbox
 import AlertPipeline
-import AlertPolicy
-import AlertRules
-import AlertSinks
 import AlertStore
 import ArgumentParser
 import Platform
@@ -61,77 +57,9 @@ struct OutboxCommand: AsyncParsableCommand {
             } catch {
                 throw OutboxCommand.failed(store, error)
             }
-            var lines: [String] = []
-            for (entry, isDead) in pending.map({ ($0, false) }) + dead.map({ ($0, true) }) {
-                lines.append(format == .json ? Self.json(entry, dead: isDead) : Self.text(entry, dead: isDead))
-            }
-            for row in waiting {
-                lines.append(format == .json ? Self.json(row) : Self.text(row))
-            }
-            if format == .text {
-                var summary = "\(pending.count) pending, \(dead.count) dead"
-                let held = waiting.filter { $0.quiet == true }.count, grouped = waiting.filter { $0.quiet == false }.count
-                if held > 0 { summary += ", \(held) held by quiet hours" }
-                if grouped > 0 { summary += ", \(grouped) in open digests" }
-                if waiting.count > held + grouped { summary += ", \(waiting.count - held - grouped) held or in open digests" }
-                lines.append(summary + " (\(store.folder.path))")
-            }
+            let lines = OutboxListing.lines(pending: pending, dead: dead, waiting: waiting, json: format == .json,
+                                            folder: store.folder.path)
             if !lines.isEmpty { StandardOutput.shared.writeLine(lines.joined(separator: "\n")) }
-        }
-
-        static func text(_ entry: OutboxEntry, dead: Bool) -> String {
-            var line = dead ? "dead     " : "pending  "
-            line += "\(entry.sink)  \(entry.deliveryID)  "
-            if case .digest(let digest) = entry.delivery {
-                line += "(digest of \(digest.events.count)\(digest.held ? ", held" : ""))  "
-            }
-            if entry.urgent { line += "urgent  " }
-            line += "attempts \(entry.attempts)  "
-            line += dead ? "died \(Timestamp.format(entry.nextAttemptAt))" : "next \(Timestamp.format(entry.nextAttemptAt))"
-            if let reason = entry.deadReason { line += "  reason: \(reason)" }
-            else if let error = entry.lastError { line += "  last error: \(error)" }
-            return line
-        }
-
-        /// `held     SINK  EVENT-ID  quiet hours  event TIME`: an event the policy stages keep
-        /// for a sink (`grouped` in an open digest; `waiting` for a row that does not say which).
-        static func text(_ row: PolicyStateStore.Pending) -> String {
-            let (state, why) = stage(row)
-            return state + String(repeating: " ", count: max(1, 9 - state.count)) + "\(row.sink)  \(row.alert.id)  \(why)  event \(Timestamp.format(row.alert.time))"
-        }
-
-        /// `{"state":"held"|"grouped"|"waiting","sink":…,"id":…,"alert":{…}}`.
-        static func json(_ row: PolicyStateStore.Pending) -> String {
-            var out = "{\"state\":" + JSONString.quote(stage(row).state)
-            out += ",\"sink\":" + JSONString.quote(row.sink)
-            out += ",\"id\":" + JSONString.quote(row.alert.id)
-            return out + ",\"alert\":" + AlertFormat.json(row.alert) + "}"
-        }
-
-        private static func stage(_ row: PolicyStateStore.Pending) -> (state: String, why: String) {
-            switch row.quiet {
-            case true?: return ("held", "quiet hours")
-            case false?: return ("grouped", "open digest")
-            case nil: return ("waiting", "quiet hours or open digest")
-            }
-        }
-
-        /// An event row has `"alert"` (the event's JSON), a digest row `"digest"` (the digest's).
-        static func json(_ entry: OutboxEntry, dead: Bool) -> String {
-            var out = "{\"state\":" + JSONString.quote(dead ? "dead" : "pending")
-            out += ",\"sink\":" + JSONString.quote(entry.sink)
-            out += ",\"id\":" + JSONString.quote(entry.deliveryID)
-            out += ",\"urgent\":" + (entry.urgent ? "true" : "false")
-            out += ",\"attempts\":\(entry.attempts)"
-            out += ",\"created\":" + JSONString.quote(Timestamp.format(entry.createdAt))
-            out += (dead ? ",\"died\":" : ",\"next\":") + JSONString.quote(Timestamp.format(entry.nextAttemptAt))
-            out += ",\"lastError\":" + (entry.lastError.map(JSONString.quote) ?? "null")
-            if dead { out += ",\"reason\":" + JSONString.quote(entry.deadReason ?? "") }
-            switch entry.delivery {
-            case .event(let alert): out += ",\"alert\":" + AlertFormat.json(alert) + "}"
-            case .digest(let digest): out += ",\"digest\":" + DigestFormat.json(digest) + "}"
-            }
-            return out
         }
     }
 
@@ -152,37 +80,16 @@ struct OutboxCommand: AsyncParsableCommand {
             let ruleSet = try rules.load()
             let store = try state.open()
             defer { store.close() }
-            let waiting: [String]
+            let outcome: OutboxFlush.Outcome
             do {
-                waiting = Array(Set(try store.outbox.pending().map(\.sink))).sorted()
-                try store.outbox.makeAllDue(now: Wallclock.millis())
-            } catch {
+                outcome = try await OutboxFlush.run(ruleSet: ruleSet, store: store, timeout: timeout.duration, now: Wallclock.millis())
+            } catch .outbox(let error) {
                 throw OutboxCommand.failed(store, error)
-            }
-            let missing = waiting.filter { ruleSet.sinks[$0] == nil }
-            for name in missing {
-                StandardError.write("pricealert: warning: the outbox holds alerts for sink \(UserText.single(name)), which the rule files do not define; they stay pending")
-            }
-            let sinks: [String: any Sink]
-            do {
-                sinks = try SinkFactory.makeAll(ruleSet.withFallbacks(waiting).compactMap { ruleSet.sinks[$0] })
-            } catch {
+            } catch .sink(let error) {
                 StandardError.write("pricealert: error: \(error)")
                 throw ExitCodes.cannotCreate
             }
-            let dispatcher = ReliableDispatcher(sinks: sinks, durable: ruleSet.durableSinks(among: sinks.keys),
-                                                outbox: store.outbox,
-                                                configuration: .init(definitions: ruleSet.sinks.values))
-            do {
-                try await dispatcher.start()
-            } catch {
-                throw OutboxCommand.failed(store, error)
-            }
-            await dispatcher.drain(timeout: timeout.duration)
-            let counts = await dispatcher.counts()
-            let delivered = counts.values.reduce(0) { $0 + $1.delivered }
-            let dead = counts.values.reduce(0) { $0 + $1.dead }
-            let pending = await dispatcher.outboxDepth()
+            let (delivered, dead, pending) = (outcome.delivered, outcome.dead, outcome.pending)
             StandardError.write("outbox: \(delivered) delivered, \(dead) dead-lettered, \(pending) still pending")
             if dead > 0 || pending > 0 { throw ExitCodes.deliveryFailed }
         }

@@ -1,6 +1,7 @@
 import AlertFeeds
 import AlertHTTP
 import AlertModel
+import AlertPipeline
 import AlertSinks
 import ArgumentParser
 import Logging
@@ -48,37 +49,5 @@ struct RecordCommand: AsyncParsableCommand {
             await Lifecycle.limited(to: limit) { await Recorder(runner: runner, output: output).run() }
         }
         StandardError.write("record: \(written) ticks written to \(out)")
-    }
-}
-
-/// Follows the feed and writes every tick, one line each, as it comes.
-struct Recorder: Sendable {
-    let runner: FeedRunner
-    let output: StandardOutput
-
-    func run() async -> Int {
-        let runner = self.runner
-        let (events, feed) = runner.start()
-        // The writer is not cancelled with us: it writes everything the feed yielded until the
-        // feed, cancelled, finishes the stream. No recorded tick is lost on Ctrl-C.
-        let output = self.output
-        let writer = Task {
-            var written = 0
-            for await event in events {
-                switch event {
-                case .ticks(let ticks):
-                    output.writeLine(ticks.map(TickFormat.json).joined(separator: "\n"))
-                    written += ticks.count
-                default:
-                    event.log(source: runner.source.name, to: runner.logger)
-                }
-            }
-            return written
-        }
-        return await withTaskCancellationHandler {
-            await writer.value
-        } onCancel: {
-            feed.cancel()
-        }
     }
 }

@@ -1,4 +1,5 @@
 import AlertModel
+import AlertPipeline
 import AlertPolicy
 import AlertSinks
 import AlertStore
@@ -39,19 +40,12 @@ struct SilenceCommand: AsyncParsableCommand {
     /// when the folder has no silences file. Exits 73 when it cannot be read.
     static func load(_ path: String?) throws -> SilenceSet {
         do {
-            guard let store = try SilenceStore.openIfPresent(StateOption.folder(path)) else { return SilenceSet() }
-            defer { store.close() }
-            do {
-                return SilenceSet(records: try store.all())
-            } catch {
-                throw failed(store, error)
-            }
-        } catch let error as StateError {
+            return try SilenceSet.load(Result { () throws(StateError) in try StateOption.folder(path) })
+        } catch {
             StandardError.write("pricealert: error: \(error)")
             throw ExitCodes.stateUnusable
         }
     }
-
 
     static func failed(_ store: SilenceStore, _ error: any Error) -> ExitCode {
         StandardError.write("pricealert: error: \(store.path): \(StateStore.reason(error))")
@@ -142,30 +136,8 @@ struct SilenceCommand: AsyncParsableCommand {
             } catch {
                 throw SilenceCommand.failed(store, error)
             }
-            let now = Wallclock.millis()
-            var lines = records.map { format == .json ? Self.json($0, now: now) : Self.text($0, now: now) }
-            if format == .text { lines.append("\(records.filter { $0.state(at: now) != "expired" }.count) in force, \(records.count) in all") }
+            let lines = SilenceListing.lines(records, json: format == .json, now: Wallclock.millis())
             if !lines.isEmpty { StandardOutput.shared.writeLine(lines.joined(separator: "\n")) }
-        }
-
-        static func text(_ record: SilenceRecord, now: Int64) -> String {
-            var line = "\(record.id)  \(record.state(at: now))  rule \(record.rule)  symbol \(record.symbol)  "
-            line += "\(Timestamp.format(record.from)) to \(Timestamp.format(record.until))"
-            if !record.comment.isEmpty { line += "  " + UserText.double(record.comment) }
-            return line
-        }
-
-        static func json(_ record: SilenceRecord, now: Int64) -> String {
-            var out = "{\"id\":" + JSONString.quote(record.id)
-            out += ",\"state\":" + JSONString.quote(record.state(at: now))
-            out += ",\"rule\":" + JSONString.quote(record.rule)
-            out += ",\"symbol\":" + JSONString.quote(record.symbol)
-            out += ",\"from\":" + JSONString.quote(Timestamp.format(record.from))
-            out += ",\"until\":" + JSONString.quote(Timestamp.format(record.until))
-            out += ",\"comment\":" + JSONString.quote(record.comment)
-            out += ",\"created\":" + JSONString.quote(Timestamp.format(record.createdAt))
-            out += ",\"expired\":" + (record.expiredAt.map { JSONString.quote(Timestamp.format($0)) } ?? "null")
-            return out + "}"
         }
     }
 

@@ -1,5 +1,6 @@
 import AlertHTTP
 import AlertModel
+import Platform
 import Synchronization
 
 /// Values a source learns from one request and uses in another (BTSE's 24 h figures, Poloniex
@@ -39,15 +40,10 @@ extension FeedFrame {
     }
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-enum Environment {
+extension Environment {
     /// `[(name, value)]` when the variable is set and not empty; API keys stay out of files.
     static func header(_ name: String, from variable: String) -> [(name: String, value: String)] {
-        guard let raw = getenv(variable) else { return [] }
-        let value = String(cString: raw)
-        return value.isEmpty ? [] : [(name, value)]
+        guard let value = Environment.value(variable), !value.isEmpty else { return [] }
+        return [(name, value)]
     }
 }

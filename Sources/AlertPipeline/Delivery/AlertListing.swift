@@ -51,6 +51,23 @@ public struct AlertListing: Sendable {
         }
     }
 
+    /// `ruleSet` with every rule printing on standard output, as `demo`'s help says for its
+    /// rule files: a rule that names no stdout sink (a file, a webhook, `[]`) gets the
+    /// built-in one too.
+    public static func printingEveryAlert(_ ruleSet: RuleSet) -> RuleSet {
+        var ruleSet = ruleSet
+        let printing = AlertListing.printingSinks(of: ruleSet)
+        var name = SinkDefinition.builtinStdout.name
+        while ruleSet.sinks[name] != nil && !printing.contains(name) { name += "_" }
+        for index in ruleSet.rules.indices where !ruleSet.rules[index].notify.contains(where: printing.contains) {
+            ruleSet.rules[index].notify.append(name)
+            if ruleSet.sinks[name] == nil {
+                ruleSet.sinks[name] = SinkDefinition(name: name, kind: SinkDefinition.builtinStdout.kind)
+            }
+        }
+        return ruleSet
+    }
+
     /// The sinks of `ruleSet` that write to standard output: the built-in `stdout` and every
     /// sink of type `stdout`. Where a command lists the alerts on standard output (`replay`,
     /// `check --format`), they are left out of the alerts it dispatches.

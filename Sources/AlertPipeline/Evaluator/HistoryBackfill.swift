@@ -8,8 +8,7 @@ import AlertStore
 /// source's candles and seeded into the engine. The ledger entries it returns are to be
 /// recorded once the state holding the seeded history is saved, so a run that ends before that
 /// fetches again rather than counting history it lost. `check` fills before it evaluates
-/// (`fill`); `run` fills beside the feed, symbol by symbol (`BackfillService`), with the same
-/// outcomes and lines (`outcome`, `summary`).
+/// (`fill`); `run` fills beside the feed (`BackfillService`); both through one loop (`fetch`).
 public enum HistoryBackfill {
     public enum Line: Sendable {
         /// What was filled (a daemon logs it; `check` stays quiet).
@@ -55,30 +54,49 @@ public enum HistoryBackfill {
         return .info("\(source): history of \(symbols) of \(todo.count) symbols filled from \(candles) candles (up to \(DurationText.format(reach)) back)")
     }
 
-    /// Fills each need that `filled` (the ledger's reach per symbol) does not cover yet.
-    /// A symbol whose fetch failed gets no entry, so the next run tries it again; one without
-    /// candles gets an entry with 0 candles, so it is not asked again.
+    /// Fills each need that `filled` (the ledger's reach per symbol) does not cover yet, and
+    /// seeds what it fetches into `engine` (see `fetch`).
     public static func fill(_ needs: [Backfill.Need], from supply: any CandleSupply, engine: Engine,
                             filled: [String: Int64], now: Int64, say: (Line) -> Void) async -> [BackfillLedger.Entry] {
         let todo = todo(needs, filled: filled)
         guard !todo.isEmpty else { return [] }
+        return await fetch(todo, from: supply, now: now, say: say) { need, candles, _ in
+            Backfill.seed(candles, symbol: need.symbol, into: engine)
+        }.entries
+    }
+
+    /// The one backfill loop, of `check` (`fill`) and `run` (`BackfillService`): fetches the
+    /// history of `todo` one symbol at a time and hands each symbol's candles (none for a symbol
+    /// without any, or from a source without candle history) and its ledger entry to `take`
+    /// before the next is fetched, so one symbol's candles are let go before the next arrive.
+    /// Says a line for each symbol without candles or whose fetch failed, and one that sums the
+    /// fill up. A symbol whose fetch failed gets no entry, so the next run tries it again; one
+    /// without candles gets an entry with 0 candles, so it is not asked again. When the task is
+    /// cancelled during a fetch, that symbol is not handed over, no summary is said, and
+    /// `complete` is false; the entries handed over before are returned.
+    public static func fetch(_ todo: [Backfill.Need], from supply: any CandleSupply, now: Int64, say: (Line) -> Void,
+                             take: (Backfill.Need, [Candle], BackfillLedger.Entry?) async -> Void) async
+        -> (entries: [BackfillLedger.Entry], complete: Bool) {
         let name = supply.name
         guard supply.hasCandles else {
             let (line, entries) = withoutCandles(todo, source: name, now: now)
             say(line)
-            return entries
+            for (need, entry) in zip(todo, entries) { await take(need, [], entry) }
+            return (entries, true)
         }
         var entries: [BackfillLedger.Entry] = []
-        // One symbol at a time: its candles are seeded and let go before the next is fetched.
         for need in todo {
             let fetched = await supply.fetch(need)
-            if case .candles(let found) = fetched { Backfill.seed(found, symbol: need.symbol, into: engine) }
+            if Task.isCancelled { return (entries, false) }
             let (entry, line) = outcome(fetched, of: need, source: name, now: now)
             if let line { say(line) }
+            var candles: [Candle] = []
+            if case .candles(let found) = fetched { candles = found }
+            await take(need, candles, entry)
             if let entry { entries.append(entry) }
         }
         say(summary(todo, entries: entries, source: name))
-        return entries
+        return (entries, true)
     }
 }
 

@@ -45,29 +45,18 @@ final class BackfillService: Service {
         }
     }
 
-    /// Fills one request, symbol by symbol; false when cancelled on the way.
+    /// Fills one request, symbol by symbol (`HistoryBackfill.fetch`); false when cancelled on
+    /// the way.
     private static func fill(_ request: Request, from supply: any CandleSupply, logger: Logger,
                              inbox: Inbox<EvaluatorInput>) async -> Bool {
-        let name = supply.name
-        guard supply.hasCandles else {
-            let (line, entries) = HistoryBackfill.withoutCandles(request.todo, source: name, now: request.now)
-            say(line, to: logger)
-            for (need, entry) in zip(request.todo, entries) { await inbox.send(.filled(need, candles: [], entry: entry)) }
-            return true
-        }
-        var entries: [BackfillLedger.Entry] = []
-        for need in request.todo {
-            let fetched = await supply.fetch(need)
-            if Task.isCancelled { return false }
-            let (entry, line) = HistoryBackfill.outcome(fetched, of: need, source: name, now: request.now)
-            if let line { say(line, to: logger) }
-            var candles: [Candle] = []
-            if case .candles(let found) = fetched { candles = found }
+        let (_, complete) = await HistoryBackfill.fetch(request.todo, from: supply, now: request.now,
+                                                        say: { say($0, to: logger) }) { need, candles, entry in
             await inbox.send(.filled(need, candles: candles, entry: entry))
-            if let entry { entries.append(entry) }
         }
-        say(HistoryBackfill.summary(request.todo, entries: entries, source: name), to: logger)
-        await inbox.send(.fillFinished)
+        guard complete else { return false }
+        // A fill from candles ends with a save (`.fillFinished`); one from a source without
+        // candle history does not.
+        if supply.hasCandles { await inbox.send(.fillFinished) }
         return true
     }
 

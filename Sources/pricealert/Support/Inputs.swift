@@ -68,22 +68,11 @@ enum Inputs {
         }
     }
 
-    /// `--history FILE` (Docs/rules.md#seeded-history): its tick lines are seeded into
-    /// `evaluator` before any tick is evaluated. A line that is not a tick, and a tick the engine
-    /// drops, is reported at FILE:LINE and counted like a bad `--ticks` line. Returns the number
-    /// of lines read.
+    /// `--history FILE` seeded into `evaluator` (`Evaluator.seedHistory`); exits 66 naming it
+    /// when it cannot be read. Returns the number of lines read.
     static func seedHistory(_ path: String, into evaluator: inout Evaluator) throws -> Int {
         let reader = try ticks(path)
-        var read = 0
-        try reader.forEachLine { line, parsed in
-            read += 1
-            let drop: Drop? = switch parsed {
-            case .failure(let error): evaluator.reject(error.message, at: .line(file: path, line: line))
-            case .success(let tick): evaluator.seed(tick, at: .line(file: path, line: line))
-            }
-            if let drop { StandardError.write(drop.description) }
-        }
-        return read
+        return try evaluator.seedHistory(from: reader, path: path)
     }
 
     /// Opens the sinks that enabled rules notify (a sink nobody uses is never opened);

@@ -2,6 +2,7 @@ import AlertModel
 import Foundation
 import Logging
 import Operations
+import Platform
 
 /// swift-log to standard error, once per process. `PRICEALERT_LOG_LEVEL` (trace … critical, in
 /// any case, `warn` for warning) sets the level; the default is `info`, and a value that names
@@ -32,15 +33,5 @@ enum Logs {
     static func level(named name: String) -> Logger.Level? {
         let name = name.trimmingCharacters(in: .whitespaces).lowercased()
         return name == "warn" ? .warning : Logger.Level(rawValue: name)
-    }
-}
-
-#if canImport(Glibc)
-import Glibc
-#endif
-
-enum Environment {
-    static func value(_ name: String) -> String? {
-        getenv(name).map { String(cString: $0) }
     }
 }

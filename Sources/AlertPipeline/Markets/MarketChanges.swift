@@ -1,27 +1,24 @@
 import AlertFeeds
 import AlertHTTP
 import AlertModel
-import ArgumentParser
 import Platform
 
-/// `markets --changes 24h,7d`: the windows, in the order given.
-struct ChangeWindows: ExpressibleByArgument {
-    struct Window: Equatable {
-        /// As written (`7d`): the column's name, the JSON key and `--sort change:7d`.
-        var label: String
-        var millis: Int64
-    }
+/// One window of `markets --changes 24h,7d`.
+public struct ChangeWindow: Equatable, Sendable {
+    /// As written (`7d`): the column's name, the JSON key and `--sort change:7d`.
+    public var label: String
+    public var millis: Int64
 
-    var windows: [Window]
-
-    init?(argument: String) {
-        var windows: [Window] = []
-        for part in argument.split(separator: ",", omittingEmptySubsequences: false) {
+    /// The windows of `24h,7d`, in the order given, each once; nil when one is not a duration
+    /// longer than 0.
+    public static func list(_ text: String) -> [ChangeWindow]? {
+        var windows: [ChangeWindow] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             let label = String(part)
             guard let millis = DurationText.parse(label), millis > 0 else { return nil }
-            if !windows.contains(where: { $0.label == label }) { windows.append(Window(label: label, millis: millis)) }
+            if !windows.contains(where: { $0.label == label }) { windows.append(ChangeWindow(label: label, millis: millis)) }
         }
-        self.windows = windows
+        return windows
     }
 }
 
@@ -29,13 +26,13 @@ struct ChangeWindows: ExpressibleByArgument {
 /// each window W, `(price − c) / c × 100` where `c` is the close of the source's last candle
 /// that ends at or before now − W. No such candle (the source's history does not reach that
 /// far, or the symbol has none): no value, shown as "—".
-enum MarketChanges {
+public enum MarketChanges {
     /// Candle requests in flight at once: a few, so a long list is not one request at a time,
     /// and a source's rate limit is not hit by hundreds at once.
-    static let parallel = 4
+    public static let parallel = 4
 
     /// Fills `rows[i].changes`; failed requests are summed up in one warning naming the first URL.
-    static func fill(_ rows: inout [MarketRow], windows: [ChangeWindows.Window], source: any PriceSource,
+    public static func fill(_ rows: inout [MarketRow], windows: [ChangeWindow], source: any PriceSource,
                      http: any HTTPClient, now: Int64) async {
         guard let history = source.candleHistory else {
             StandardError.write("pricealert: note: \(source.name) has no candles: the change columns are empty")
@@ -79,7 +76,7 @@ enum MarketChanges {
 
     /// The close of the last candle of `symbol` that ends at or before `time`; nil when none.
     /// Asks for the two hours before `time` (hour candles beyond a day back, minutes within).
-    static func close(of symbol: String, at time: Int64, history: any CandleHistory, http: any HTTPClient, now: Int64) async throws -> Double? {
+    public static func close(of symbol: String, at time: Int64, history: any CandleHistory, http: any HTTPClient, now: Int64) async throws -> Double? {
         try await history.candles(of: symbol, since: time - 7_200_000, until: time, now: now, http: http).last?.close
     }
 }

@@ -1,0 +1,86 @@
+import AlertModel
+import AlertOutbox
+import AlertPolicy
+import AlertRules
+import AlertSinks
+import AlertStore
+
+/// Why delivery cannot be set up; `description` names the file or folder, or the time zone,
+/// and says why. A command writes it and exits 65 (`isDataError`) or 73.
+public enum DeliverySetupError: Error, CustomStringConvertible {
+    /// The outbox (or what the policy stages held) cannot be read.
+    case outboxUnreadable(folder: String, reason: String)
+    case silencesUnreadable(SilencesUnreadable)
+    /// Quiet hours name a time zone this system does not know.
+    case unknownTimeZone(String)
+
+    public var description: String {
+        switch self {
+        case .outboxUnreadable(let folder, let reason): "state folder \(folder): cannot read the outbox: \(reason)"
+        case .silencesUnreadable(let error): "\(error)"
+        case .unknownTimeZone(let name): "quiet hours: unknown time zone \(UserText.double(name))"
+        }
+    }
+
+    /// A rule file's error (65), rather than the state folder's (73).
+    public var isDataError: Bool {
+        if case .unknownTimeZone = self { true } else { false }
+    }
+}
+
+/// How a command chooses its `AlertDelivery`: which sinks are durable, and whether a state
+/// folder (and so the outbox) is in use.
+extension AlertDelivery {
+    /// The outbox is used when a state folder is named (`--state`) or a rule in use notifies a
+    /// webhook/exec sink.
+    public static func usesOutbox(ruleSet: RuleSet, sinks: [String: any Sink], stateNamed: Bool) -> Bool {
+        stateNamed || !ruleSet.durableSinks(among: sinks.keys).isEmpty
+    }
+
+    /// Delivery straight to the sinks, without an outbox, under `silences`.
+    public static func direct(ruleSet: RuleSet, sinks: [String: any Sink], silences: SilenceSet) throws(DeliverySetupError) -> AlertDelivery {
+        AlertDelivery(route: .direct(Dispatcher(sinks: sinks)), policy: try policy(ruleSet, silences: silences, journal: nil))
+    }
+
+    /// Delivery through the outbox of an opened state folder, which `finish` closes; the policy
+    /// stages get back what they held when the folder was last used, and the folder's silences
+    /// apply. When the outbox, what the stages held or the silences cannot be read, or quiet
+    /// hours name an unknown time zone, the folder is closed and the error thrown.
+    public static func open(ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore) async throws(DeliverySetupError) -> AlertDelivery {
+        let durable = ruleSet.durableSinks(among: sinks.keys)
+        let dispatcher = ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox,
+                                            configuration: .init(definitions: ruleSet.sinks.values))
+        let held: [PolicyStateStore.Pending]
+        let policy: DeliveryPolicy
+        do {
+            try await dispatcher.start()
+            held = try await store.policyState.load()
+        } catch {
+            store.close()
+            throw .outboxUnreadable(folder: store.folder.path, reason: store.describe(error))
+        }
+        do throws(DeliverySetupError) {
+            let silences: SilenceSet
+            do {
+                silences = try SilenceSet.load(.success(store.folder))
+            } catch {
+                throw .silencesUnreadable(error)
+            }
+            policy = try Self.policy(ruleSet, silences: silences, journal: store.policyState)
+        } catch {
+            store.close()
+            throw error
+        }
+        let delivery = AlertDelivery(route: .reliable(dispatcher, store), policy: policy)
+        _ = await delivery.restore(held)
+        return delivery
+    }
+
+    private static func policy(_ ruleSet: RuleSet, silences: SilenceSet, journal: PolicyStateStore?) throws(DeliverySetupError) -> DeliveryPolicy {
+        do {
+            return try DeliveryPolicy(ruleSet: ruleSet, silences: silences, journal: journal)
+        } catch {
+            throw .unknownTimeZone(error.name)
+        }
+    }
+}
