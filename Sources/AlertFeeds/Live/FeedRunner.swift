@@ -74,7 +74,7 @@ public struct FeedRunner: Sendable {
     }
 
     private func loadMarketsRetrying(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws -> [Market] {
-        var backoff = Backoff(base: options.backoffBase, maximum: options.backoffMaximum)
+        var backoff = Backoff(base: options.backoffBase, cap: options.backoffMaximum)
         while true {
             do {
                 let markets = try await source.loadMarkets(http: http)
@@ -156,7 +156,7 @@ public struct FeedRunner: Sendable {
     /// Polls `plan` forever: honours `Retry-After`, backs off on errors, and (for the main
     /// transport) reports staleness when polls keep failing.
     func poll(_ plan: PollingPlan, health: FeedHealth?, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
-        var backoff = Backoff(base: options.backoffBase, maximum: options.backoffMaximum)
+        var backoff = Backoff(base: options.backoffBase, cap: options.backoffMaximum)
         var announced = false
         let start = ContinuousClock.now
         while true {
