@@ -10,6 +10,8 @@ import Testing
 /// signed request captured by the receiver, and the exec scripts drive their notifier.
 @Suite("docs examples", .programs)
 struct DocsExamplesTests {
+    init() { ProcessSetUp.atStart() }
+
     static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Docs/examples").path
 
@@ -82,6 +84,8 @@ struct DocsExamplesTests {
 /// word, and it validates into the policy the text describes.
 @Suite("docs examples: crash day", .programs)
 struct CrashDayExampleTests {
+    init() { ProcessSetUp.atStart() }
+
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
