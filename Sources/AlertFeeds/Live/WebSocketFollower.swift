@@ -41,7 +41,7 @@ extension FeedRunner {
             if health.silence(since: began) >= options.staleAfter, let silence = health.declareStale() {
                 await emit(.stale(silentFor: silence))
             }
-            try await Task.sleep(for: wait)
+            try await options.clock.sleep(for: wait)
         }
     }
 
