@@ -1,8 +1,8 @@
 import AlertCore
 import AlertHTTP
 
-/// Builds sinks from validated definitions: one line per sink type. Adding a sink type is a
-/// new file and a new line here.
+/// Builds sinks from validated definitions: one case per sink type. What else a new sink type
+/// touches is listed in Docs/sinks.md#adding-a-sink.
 public enum SinkFactory {
     /// What sinks share: one HTTP client for every webhook (one connection cache), and where
     /// `urlEnv`/`secretEnv` are looked up.
