@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// pricealert: Feed ──ticks──▶ Evaluator ──alerts──▶ Dispatcher ──▶ Sinks
+// pricealert: feed ──ticks──▶ engine ──alerts──▶ policy ──▶ outbox ──▶ sinks (Docs/architecture.md)
 import PackageDescription
 
 let package = Package(
@@ -7,7 +7,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "pricealert", targets: ["pricealert"]),
-        .library(name: "AlertCore", targets: ["AlertCore"]),
+        .library(name: "AlertModel", targets: ["AlertModel"]),
+        .library(name: "AlertEngine", targets: ["AlertEngine"]),
         .library(name: "AlertPolicy", targets: ["AlertPolicy"]),
         .library(name: "AlertSinks", targets: ["AlertSinks"]),
         // Sinks for tests of code that delivers alerts: `InMemorySink`.
@@ -28,18 +29,15 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
-        // Pure domain: ticks, markets, rules, alerts, the engine. No I/O, no clock, no Foundation.
-        .target(name: "AlertCore", linkerSettings: [.linkedLibrary("m")]),
-        // Between "a rule fired" and "a sink is handed it": silences, priority, quiet hours, groups,
-        // rate and fallback, each a small stage of plain values (Docs/sinks.md#notification-policy).
-        .target(name: "AlertPolicy", dependencies: ["AlertCore"]),
-        // The time of day in epoch milliseconds and the monotonic clock: the one place feeds, sinks,
-        // commands, benchmarks and the fuzzer read a system clock.
-        .target(name: "Wallclock"),
+        // ── Below everything ───────────────────────────────────────────────────────────────
+        // The process's ground: the time of day and the monotonic clock, standard output and
+        // standard error (locked, unbuffered lines), signals, and child processes. No domain types.
+        .target(name: "Platform"),
         // SplitMix64, seeded: the one generator benchmarks, tests, the fuzzer and the demo use.
         .target(name: "SeededRandom", linkerSettings: [.linkedLibrary("m")]),
-        // Rule files: a JSON reader that keeps line/column, and validation into AlertCore rules.
-        .target(name: "AlertRules", dependencies: ["AlertCore", "AlertPolicy"]),
+        // The values every stage passes on: ticks, markets, candles, rules, alerts, sinks'
+        // definitions, deliveries and outbox rows, and their text forms. No I/O, no clock.
+        .target(name: "AlertModel", linkerSettings: [.linkedLibrary("m")]),
         // libcurl, loaded on first use (dlopen), through non-variadic wrappers (Swift cannot call
         // curl_easy_setopt). Builds against libcurl4-openssl-dev's headers; links only libdl.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
@@ -52,9 +50,11 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // Where ticks and market lists come from: exchanges (REST + websocket), recorded tick files.
+        // ── The data path, in order: feed → rules and engine → policy → outbox → sinks ─────────
+        // 1. Where ticks and market lists come from: one folder per exchange (REST + websocket),
+        //    recorded tick files, candles for history.
         .target(name: "AlertFeeds", dependencies: [
-            "AlertCore", "AlertHTTP", "Wallclock",
+            "AlertModel", "AlertEngine", "AlertHTTP", "Platform",
             .product(name: "WSClient", package: "swift-websocket"),
             // The websocket connection is set up on SwiftNIO itself, so every attempt has a deadline,
             // can be cancelled and is closed on any failure (see FeedSocket.swift).
@@ -65,54 +65,73 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // The embedded BTSE-compatible exchange on 127.0.0.1, for the demo, tests and users.
-        .target(name: "DemoExchange", dependencies: [
-            "AlertCore", "AlertFeeds", "SeededRandom", "Wallclock",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        // 2. Rule files: a JSON reader that keeps line/column, and validation into AlertModel rules.
+        .target(name: "AlertRules", dependencies: ["AlertModel", "AlertPolicy"]),
+        // 3. The engine: ticks and rules in, alerts out; its state and snapshots. Reads no clock.
+        .target(name: "AlertEngine", dependencies: ["AlertModel"], linkerSettings: [.linkedLibrary("m")]),
+        // 4. Between "a rule fired" and "the outbox": silences, priority, quiet hours, groups, each
+        //    a `Stage` in one ordered list, and the rate and fallback rules the outbox applies
+        //    (Docs/sinks.md#notification-policy). Plain values, no clock.
+        .target(name: "AlertPolicy", dependencies: ["AlertModel"]),
+        // 5. The durable outbox: its contract (`DeliveryOutbox`) and the delivery from it to the
+        //    sinks, paced, retried and failed over per sink.
+        .target(name: "AlertOutbox", dependencies: [
+            "AlertModel", "AlertPolicy", "AlertSinks", "Platform",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // State that outlives a process: the durable outbox, engine state and market list, in SQLite.
+        //    The outbox, engine state, market list and silences in SQLite (implements `DeliveryOutbox`).
         .target(name: "AlertStore", dependencies: [
-            "AlertCore", "AlertPolicy",
+            "AlertModel", "AlertEngine", "AlertPolicy", "AlertOutbox",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // Where alerts go: one Sink protocol, one file per sink, and the dispatcher.
+        // 6. Where alerts go: one Sink protocol, a folder per kind (stdout, file, webhook, exec),
+        //    and the direct dispatcher.
         .target(name: "AlertSinks", dependencies: [
-            "AlertCore", "AlertPolicy", "AlertHTTP", "AlertStore", "Wallclock",
+            "AlertModel", "AlertPolicy", "AlertHTTP", "Platform",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
-        // The data path, in order: the Evaluator (ticks in, events out, drops reported one way)
-        // that `replay`, `check` and `run` share, delivery, and `run`'s services in one ServiceGroup.
-        .target(name: "AlertPipeline", dependencies: [
-            "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "AlertSinks", "Daemon", "Wallclock",
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
         // A sink that keeps what it receives and can be told to fail, for tests; not in the binary.
-        .target(name: "AlertSinksTesting", dependencies: ["AlertCore", "AlertPolicy", "AlertSinks"]),
-        // `replay --report`: what rules would have sent, as one self-contained HTML page.
-        .target(name: "AlertReport", dependencies: ["AlertCore"]),
-        // What a daemon needs beside the pipeline: systemd notifications (READY, WATCHDOG,
-        // STOPPING), /metrics and /healthz on HTTP, journald-friendly logs.
-        .target(name: "Daemon", dependencies: [
-            "AlertCore", "AlertFeeds", "AlertSinks", "Wallclock",
+        .target(name: "AlertSinksTesting", dependencies: ["AlertModel", "AlertPolicy", "AlertSinks"]),
+        // ── Beside the data path ────────────────────────────────────────────────────────────
+        // Beside the pipeline, never under it: metrics, /metrics and /healthz on HTTP, systemd
+        // notifications (READY, WATCHDOG, STOPPING), journald-friendly logs. Knows no feed or sink.
+        .target(name: "Operations", dependencies: [
+            "AlertModel", "Platform",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // The command line: one file per command, thin.
+        // `replay --report`: what rules would have sent, as one self-contained HTML page.
+        .target(name: "AlertReport", dependencies: ["AlertModel"]),
+        // ── Putting it together ─────────────────────────────────────────────────────────────
+        // The pipeline: the Evaluator (ticks in, events out, drops reported one way) that
+        // `replay`, `check` and `run` share, delivery through the policy and the outbox, and
+        // `run`'s services in one ServiceGroup in data order (`LivePipeline`).
+        .target(name: "AlertPipeline", dependencies: [
+            "AlertModel", "AlertEngine", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertOutbox",
+            "AlertStore", "AlertSinks", "Operations", "AlertReport", "Platform",
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The embedded BTSE-compatible exchange on 127.0.0.1, for the demo, tests and users.
+        .target(name: "DemoExchange", dependencies: [
+            "AlertModel", "AlertFeeds", "SeededRandom", "Platform",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The command line: parses arguments and wires the modules above, one file per command.
         .executableTarget(name: "pricealert", dependencies: [
-            "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertPipeline", "AlertSinks", "AlertHTTP", "AlertStore", "DemoExchange", "Daemon", "Wallclock",
-            "AlertReport",
+            "AlertModel", "AlertEngine", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertPipeline", "AlertOutbox", "AlertSinks",
+            "AlertHTTP", "AlertStore", "DemoExchange", "Operations", "Platform", "AlertReport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -126,32 +145,32 @@ let package = Package(
                          .when(platforms: [.linux], configuration: .release)),
         ]),
         // Benchmarks are executables, never tests: `swift run -c release replay-benchmark`.
-        .executableTarget(name: "replay-benchmark", dependencies: ["AlertCore", "AlertFeeds", "SeededRandom", "Wallclock"],
+        .executableTarget(name: "replay-benchmark", dependencies: ["AlertModel", "AlertEngine", "SeededRandom", "Platform"],
                           path: "Benchmarks/ReplayBenchmark"),
-        .executableTarget(name: "window-memory-benchmark", dependencies: ["AlertCore", "SeededRandom"],
+        .executableTarget(name: "window-memory-benchmark", dependencies: ["AlertModel", "AlertEngine", "SeededRandom"],
                           path: "Benchmarks/WindowMemory"),
         .executableTarget(name: "delivery-benchmark", dependencies: [
-            "AlertCore", "AlertHTTP", "AlertSinks", "AlertStore",
+            "AlertModel", "AlertHTTP", "AlertOutbox", "AlertSinks", "AlertStore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Benchmarks/DeliveryBenchmark"),
-        .executableTarget(name: "encode-benchmark", dependencies: ["AlertCore", "AlertSinks", "SeededRandom", "Wallclock"],
+        .executableTarget(name: "encode-benchmark", dependencies: ["AlertModel", "AlertSinks", "SeededRandom", "Platform"],
                           path: "Benchmarks/EncodeBenchmark"),
-        .executableTarget(name: "parse-benchmark", dependencies: ["AlertCore", "AlertFeeds"],
+        .executableTarget(name: "parse-benchmark", dependencies: ["AlertModel", "AlertFeeds"],
                           path: "Benchmarks/ParseBenchmark"),
         .executableTarget(name: "http-benchmark", dependencies: [
             "AlertHTTP", .product(name: "Hummingbird", package: "hummingbird"),
         ], path: "Benchmarks/HTTPBenchmark"),
         // The live path on loopback: websocket → parse → engine → sink, one process.
         .executableTarget(name: "live-benchmark", dependencies: [
-            "AlertCore", "AlertFeeds", "AlertHTTP", "SeededRandom",
+            "AlertModel", "AlertEngine", "AlertFeeds", "AlertHTTP", "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Benchmarks/LiveBenchmark"),
         // A naive reading of Docs/rules.md that tests compare the engine and the binary with.
         .target(name: "AlertTestSupport", dependencies: [
-            "AlertCore", "SeededRandom",
+            "AlertModel", "SeededRandom",
             // The hostile exchange misbehaves below HTTP, where only raw SwiftNIO lets it; so does
             // the TLS receiver, below TLS.
             .product(name: "NIOCore", package: "swift-nio"),
@@ -165,22 +184,23 @@ let package = Package(
         ], path: "Tests/AlertTestSupport"),
         // Seeded mutations of real inputs for every parser (Docs/fuzzing.md); `pricealert-fuzz`
         // runs them by the million, FuzzTests a few thousand.
-        .target(name: "ParserFuzzing", dependencies: ["AlertCore", "AlertRules", "AlertFeeds", "SeededRandom", "Wallclock"],
+        .target(name: "ParserFuzzing", dependencies: ["AlertModel", "AlertRules", "AlertFeeds", "SeededRandom", "Platform"],
                 path: "Fuzz/ParserFuzzing"),
         .executableTarget(name: "pricealert-fuzz", dependencies: ["ParserFuzzing"], path: "Fuzz/Main"),
         .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing", "AlertTestSupport"]),
-        .testTarget(name: "AlertCoreTests", dependencies: ["AlertCore", "AlertRules", "AlertTestSupport", "SeededRandom"]),
-        .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertCore"]),
-        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertCore", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "AlertEngineTests", dependencies: ["AlertEngine", "AlertModel", "AlertRules", "AlertTestSupport", "SeededRandom"]),
+        .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertModel"]),
+        .testTarget(name: "AlertRulesTests", dependencies: ["AlertRules", "AlertModel", "AlertEngine", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "AlertPipelineTests", dependencies: [
-            "AlertPipeline", "AlertPolicy", "AlertCore", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertSinks", "AlertStore", "Daemon", "DemoExchange", "Wallclock",
+            "AlertPipeline", "AlertPolicy", "AlertModel", "AlertEngine", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertOutbox", "AlertSinks", "AlertStore",
+            "Operations", "DemoExchange", "Platform",
             "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
-        .testTarget(name: "AlertPolicyTests", dependencies: ["AlertPolicy", "AlertCore", "SeededRandom"]),
+        .testTarget(name: "AlertPolicyTests", dependencies: ["AlertPolicy", "AlertModel", "SeededRandom"]),
         .testTarget(name: "AlertFeedsTests", dependencies: [
-            "AlertFeeds", "AlertCore", "AlertHTTP", "DemoExchange", "AlertTestSupport",
+            "AlertFeeds", "AlertModel", "AlertHTTP", "DemoExchange", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
         ], exclude: ["CandleFixtures"]),
@@ -193,21 +213,25 @@ let package = Package(
             .product(name: "WSClient", package: "swift-websocket"),
         ]),
         .testTarget(name: "AlertSinksTests", dependencies: [
-            "AlertSinks", "AlertSinksTesting", "AlertCore", "AlertPolicy", "AlertRules", "AlertHTTP", "AlertStore", "AlertTestSupport",
+            "AlertSinks", "AlertSinksTesting", "AlertModel", "AlertPolicy", "AlertRules", "AlertHTTP", "AlertOutbox", "AlertStore",
+            "AlertTestSupport", "Platform",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        .testTarget(name: "AlertStoreTests", dependencies: ["AlertStore", "AlertCore", "AlertPolicy", "AlertTestSupport", "SeededRandom"]),
-        .testTarget(name: "DaemonTests", dependencies: [
-            "Daemon", "AlertCore", "AlertFeeds", "AlertHTTP", "AlertTestSupport",
+        .testTarget(name: "AlertStoreTests", dependencies: [
+            "AlertStore", "AlertModel", "AlertEngine", "AlertPolicy", "AlertOutbox", "AlertTestSupport", "SeededRandom",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        .testTarget(name: "OperationsTests", dependencies: [
+            "Operations", "AlertModel", "AlertFeeds", "AlertHTTP", "AlertPipeline", "AlertTestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // Runs the built `pricealert` binary and compares its output with expected files.
         .testTarget(name: "EndToEndTests", dependencies: [
-            "pricealert", "AlertTestSupport", "AlertCore", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "AlertPipeline", "DemoExchange",
+            "pricealert", "AlertTestSupport", "AlertModel", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP", "AlertStore", "AlertPipeline", "DemoExchange",
             "SeededRandom",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),

@@ -7,8 +7,9 @@
 // per second for a burst (alerts spread over `rules` rules, so up to `concurrency`, default 8 as
 // in pricealert, go out at once); then the latency again right after the burst. Each alert is
 // committed to the outbox (one fsync) before it is sent.
-import AlertCore
 import AlertHTTP
+import AlertModel
+import AlertOutbox
 import AlertSinks
 import AlertStore
 import Foundation

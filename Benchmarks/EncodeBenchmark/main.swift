@@ -14,11 +14,11 @@
 //             --dispatch` and `check` hand alerts to a file sink (the sink writes each batch's
 //             lines with a `write(2)` per about 64 KiB)
 // A third argument picks phases (`json,listing`).
-import AlertCore
+import AlertModel
 import AlertSinks
 import Glibc
+import Platform
 import SeededRandom
-import Wallclock
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let eventCount = arguments.first ?? 1_000_000

@@ -8,14 +8,15 @@
 //   throughput: N frames of 150 entries sent as fast as the socket takes them → frames/s, ticks/s
 //   latency:    frames at a steady rate; instant before the server writes a frame → instant the
 //               sink receives the alert it causes (p50/p90/p99/max)
-import AlertCore
+import AlertEngine
 import AlertFeeds
 import AlertHTTP
+import AlertModel
 import Glibc
-import SeededRandom
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import SeededRandom
 import Synchronization
 
 struct Options {

@@ -1,7 +1,7 @@
 // Parse benchmark: how fast recorded ticks are read and parsed, without the engine.
 // Run: swift run -c release parse-benchmark [lines]
-import AlertCore
 import AlertFeeds
+import AlertModel
 import Foundation
 
 let lineCount = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 2_000_000

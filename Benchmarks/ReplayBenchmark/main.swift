@@ -3,10 +3,11 @@
 //   swift build -c release --product replay-benchmark
 //   taskset -c 0 .build/release/replay-benchmark --rules 100000
 // Benchmarks/run-replay.sh runs the sizes of Docs/performance.md.
-import AlertCore
+import AlertEngine
+import AlertModel
 import Glibc
+import Platform
 import SeededRandom
-import Wallclock
 
 struct Options {
     var rules = 100_000

@@ -3,7 +3,8 @@
 // of seeded hourly history (three seeded ticks an hour, as a candle seeds them) and then a day of
 // live ticks a minute. Seeding more days than the window shows whether memory stays bounded.
 //   swift run -c release window-memory-benchmark [SYMBOLS] [DAYS] [SEEDED]
-import AlertCore
+import AlertEngine
+import AlertModel
 import Glibc
 import SeededRandom
 

@@ -1,5 +1,5 @@
+import Platform
 import SeededRandom
-import Wallclock
 
 /// A run of one parser over inputs `from..<from + count` of seed `seed`. Input `i` depends only
 /// on (parser, seed, i), so any one of them can be made again alone (`input(_:)`).

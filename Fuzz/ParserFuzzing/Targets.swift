@@ -1,5 +1,5 @@
-import AlertCore
 import AlertFeeds
+import AlertModel
 import AlertRules
 import Foundation
 

@@ -1,5 +1,5 @@
+import Platform
 import Synchronization
-import Wallclock
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// What one websocket frame or one REST response of a source says.
 public enum FeedFrame: Sendable, Equatable {

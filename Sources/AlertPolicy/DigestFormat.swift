@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// A digest's renderings (Docs/sinks.md#digests): its JSON object, and the few lines a chat
 /// message shows.

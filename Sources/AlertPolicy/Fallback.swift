@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The fallback stage (Docs/sinks.md#fallback): where a sink's dead letters go next.
 public struct FallbackRoutes: Sendable, Equatable {

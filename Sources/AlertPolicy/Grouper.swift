@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The group stage of one sink (Docs/sinks.md#groups-and-digests), driven by event time.
 ///
@@ -78,4 +78,13 @@ public struct Grouper: Sendable {
         for (key, _) in closing { open[key] = nil }
         return closing.map { Delivery(sink: sink, events: $0.value.events) }
     }
+}
+
+extension Grouper: Stage {
+    /// Every event that reaches the group stage is kept in a digest; what it closes leaves.
+    public mutating func receive(_ event: PolicyEvent) -> StageStep {
+        .taken(add(event.alert), urgent: false)
+    }
+
+    public var waiting: StageWaiting { StageWaiting(openDigests: openDigests, inDigests: openEvents) }
 }

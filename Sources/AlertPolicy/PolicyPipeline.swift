@@ -1,32 +1,35 @@
-import AlertCore
+import AlertModel
 
-/// The event-time stages in the order of Docs/sinks.md#notification-policy — silence, priority,
-/// quiet hours, group — for every sink: events in, decisions out. It reads no clock: `replay`
-/// feeds events and calls `finish()`, so the same events give the same decisions every time;
-/// `run` and `check` also call `close(wallTime:)` with the time of day. What it delivers goes on
-/// to the outbox and each sink's `SinkPacer`.
+/// The event-time stages in the order of Docs/sinks.md#notification-policy — silence, then for
+/// each sink priority, quiet hours, group — : events in, decisions out. It reads no clock:
+/// `replay` feeds events and calls `finish()`, so the same events give the same decisions every
+/// time; `run` and `check` also call `close(wallTime:)` with the time of day. What it delivers
+/// goes on to the outbox and each sink's `SinkPacer`.
 public struct PolicyPipeline: Sendable {
     public var silences: SilenceSet
-    private var stages: [String: SinkStages]
+    /// Each defined sink's stages, in the order `stages(for:)` gives.
+    private var stages: [String: [any Stage]]
     /// Sink names in a fixed order, for what closes at once.
     private let order: [String]
 
-    struct SinkStages: Sendable {
-        var quiet: QuietStage?
-        var grouper: Grouper?
+    /// The order of the stages, in one place. A sink gets priority first (a high-priority event
+    /// skips the rest), then quiet hours and groups when its policy has them. Silences come
+    /// before all of these, once for every sink of an event (`receive`). Fails on a zone the
+    /// system does not know (validation reports it at its place first).
+    public static func stages(for sink: SinkDefinition) throws(UnknownZone) -> [any Stage] {
+        let policy = sink.policy
+        var stages: [any Stage] = [PriorityStage()]
+        if !policy.quiet.isEmpty {
+            stages.append(QuietStage(sink: sink.name, hours: try QuietHours(policy.quiet, action: policy.quietAction)))
+        }
+        if let group = policy.group { stages.append(Grouper(sink: sink.name, spec: group)) }
+        return stages
     }
 
-    /// Sinks not in `sinks` get no quiet hours and no groups. Fails on a zone the system does
-    /// not know (validation reports it at its place first).
+    /// A sink not in `sinks` gets the stages of a sink without policy.
     public init(sinks: [SinkDefinition], silences: SilenceSet = SilenceSet()) throws(UnknownZone) {
-        var stages: [String: SinkStages] = [:]
-        for sink in sinks {
-            let policy = sink.policy
-            let quiet = policy.quiet.isEmpty ? nil
-                : QuietStage(sink: sink.name, hours: try QuietHours(policy.quiet, action: policy.quietAction))
-            let grouper = policy.group.map { Grouper(sink: sink.name, spec: $0) }
-            if quiet != nil || grouper != nil { stages[sink.name] = SinkStages(quiet: quiet, grouper: grouper) }
-        }
+        var stages: [String: [any Stage]] = [:]
+        for sink in sinks { stages[sink.name] = try Self.stages(for: sink) }
         self.stages = stages
         order = stages.keys.sorted()
         self.silences = silences
@@ -40,78 +43,67 @@ public struct PolicyPipeline: Sendable {
         }
         var decisions: [PolicyDecision] = []
         for sink in event.sinks {
-            guard var stage = stages[sink] else {
-                decisions.append(.deliver(sink: sink, .event(event.alert), urgent: event.highPriority))
-                continue
-            }
-            if let digest = stage.quiet?.windowEnded(before: event.alert.time) {
-                decisions.append(.deliver(sink: sink, digest, urgent: false))
-            }
-            if Priority.bypassesHoldAndGroups(event) {
-                decisions.append(.deliver(sink: sink, .event(event.alert), urgent: true))
+            if stages[sink] != nil {
+                Self.receive(event, by: &stages[sink]!, sink: sink, into: &decisions)
             } else {
-                switch stage.quiet?.admit(event.alert) ?? .pass {
-                case .held:
-                    decisions.append(.held(sink: sink, eventID: event.alert.id))
-                case .dropped:
-                    decisions.append(.quietDropped(sink: sink, eventID: event.alert.id))
-                case .pass:
-                    if stage.grouper != nil {
-                        decisions += stage.grouper!.add(event.alert).map { .deliver(sink: sink, $0, urgent: false) }
-                    } else {
-                        decisions.append(.deliver(sink: sink, .event(event.alert), urgent: false))
-                    }
-                }
+                var list: [any Stage] = [PriorityStage()]
+                Self.receive(event, by: &list, sink: sink, into: &decisions)
             }
-            stages[sink] = stage
         }
         return decisions
+    }
+
+    /// What `event` closes in `list`, then `event` through `list` in order until a stage keeps,
+    /// drops or takes it; past the last stage it is delivered as it is.
+    private static func receive(_ event: PolicyEvent, by list: inout [any Stage], sink: String,
+                                into decisions: inout [PolicyDecision]) {
+        for i in list.indices {
+            decisions += list[i].closed(before: event.alert).map { .deliver(sink: sink, $0, urgent: false) }
+        }
+        for i in list.indices {
+            switch list[i].receive(event) {
+            case .pass: continue
+            case .held: decisions.append(.held(sink: sink, eventID: event.alert.id))
+            case .dropped: decisions.append(.quietDropped(sink: sink, eventID: event.alert.id))
+            case .taken(let deliveries, let urgent): decisions += deliveries.map { .deliver(sink: sink, $0, urgent: urgent) }
+            }
+            return
+        }
+        decisions.append(.deliver(sink: sink, .event(event.alert), urgent: false))
     }
 
     /// What the stages keep now, over every sink: events held by quiet hours, and open digests
     /// with the events in them (`/metrics`).
     public var waiting: (held: Int, openDigests: Int, inDigests: Int) {
-        stages.values.reduce((0, 0, 0)) { sum, stage in
-            (sum.0 + (stage.quiet?.heldCount ?? 0), sum.1 + (stage.grouper?.openDigests ?? 0),
-             sum.2 + (stage.grouper?.openEvents ?? 0))
-        }
+        let sum = stages.values.joined().reduce(StageWaiting()) { $0 + $1.waiting }
+        return (sum.held, sum.openDigests, sum.inDigests)
     }
 
     /// When `sink`'s held window ends (epoch ms), while it holds events.
     public func heldUntil(sink: String) -> Int64? {
-        guard let quiet = stages[sink]?.quiet, quiet.heldCount > 0 else { return nil }
+        guard let quiet = stages[sink]?.lazy.compactMap({ $0 as? QuietStage }).first, quiet.heldCount > 0 else { return nil }
         return quiet.heldUntil
     }
 
     /// Closes the quiet windows and digests that no event closed and whose end the wall clock
     /// has passed (`run`, `check`).
     public mutating func close(wallTime: Int64) -> [PolicyDecision] {
-        closeAll { stage in
-            (stage.quiet?.close(wallTime: wallTime)).map { [$0] } ?? []
-        } groups: { grouper in
-            grouper.close(wallTime: wallTime)
-        }
+        closeAll { $0.close(wallTime: wallTime) }
     }
 
     /// Closes everything still open (the end of a replay).
     public mutating func finish() -> [PolicyDecision] {
-        closeAll { stage in
-            (stage.quiet?.finish()).map { [$0] } ?? []
-        } groups: { grouper in
-            grouper.finish()
-        }
+        closeAll { $0.finish() }
     }
 
-    /// Per sink in name order: the held digest, then the digests in the order they opened.
-    private mutating func closeAll(quiet: (inout SinkStages) -> [Delivery],
-                                   groups: (inout Grouper) -> [Delivery]) -> [PolicyDecision] {
+    /// Per sink in name order, stage by stage: the held digest, then the digests in the order
+    /// they opened.
+    private mutating func closeAll(_ close: (inout any Stage) -> [Delivery]) -> [PolicyDecision] {
         var decisions: [PolicyDecision] = []
         for sink in order {
-            var stage = stages[sink]!
-            var closed = quiet(&stage)
-            if stage.grouper != nil { closed += groups(&stage.grouper!) }
-            stages[sink] = stage
-            decisions += closed.map { .deliver(sink: sink, $0, urgent: false) }
+            for i in stages[sink]!.indices {
+                decisions += close(&stages[sink]![i]).map { .deliver(sink: sink, $0, urgent: false) }
+            }
         }
         return decisions
     }

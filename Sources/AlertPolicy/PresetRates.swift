@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The rate a webhook preset gets when its sink has no `rate` key: the platform's published
 /// limit for one chat, channel or topic (sources in Docs/sinks.md#preset-rates).

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import Foundation
 
 /// The quiet-hours stage's calendar (Docs/sinks.md#quiet-hours): which window, if any, an

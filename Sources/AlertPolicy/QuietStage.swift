@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The quiet-hours stage of one sink (Docs/sinks.md#quiet-hours), driven by event time.
 ///
@@ -6,7 +6,7 @@ import AlertCore
 /// overlap count as one) leaves as one digest with `held: true` when the window ends for the
 /// sink: at the first event for the sink at or after its end, by `close(wallTime:)` once the
 /// wall clock passes it, or by `finish()`. With `drop`, such events are dropped.
-public struct QuietStage: Sendable {
+public struct QuietStage: Stage {
     public let sink: String
     public let hours: QuietHours
     private var held: [Alert] = []
@@ -21,38 +21,34 @@ public struct QuietStage: Sendable {
         self.hours = hours
     }
 
-    public enum Decision: Sendable, Equatable {
-        /// Not in a window: on to the next stage.
-        case pass
-        case held
-        case dropped
+    /// The digest of what was held, when `alert` comes at or after the end of the held window:
+    /// it leaves before the event that ended the window.
+    public mutating func closed(before alert: Alert) -> [Delivery] {
+        close(wallTime: alert.time)
     }
 
-    /// The digest of what was held, when `time` is at or after the end of the held window: it
-    /// leaves before the event that ended the window.
-    public mutating func windowEnded(before time: Int64) -> Delivery? {
-        held.isEmpty || time < heldUntil ? nil : release()
-    }
-
-    /// Whether `alert` passes, is held, or is dropped. Call `windowEnded(before:)` first.
-    public mutating func admit(_ alert: Alert) -> Decision {
-        guard let interval = hours.interval(containing: alert.time) else { return .pass }
+    /// Not in a window: on to the next stage; in one: held or dropped, by the sink's action.
+    public mutating func receive(_ event: PolicyEvent) -> StageStep {
+        guard let interval = hours.interval(containing: event.alert.time) else { return .pass }
         if hours.action == .drop { return .dropped }
-        held.append(alert)
+        held.append(event.alert)
         heldUntil = max(heldUntil, interval.end)
         return .held
     }
 
-    public mutating func close(wallTime: Int64) -> Delivery? {
-        windowEnded(before: wallTime)
+    public mutating func close(wallTime: Int64) -> [Delivery] {
+        held.isEmpty || wallTime < heldUntil ? [] : [release()]
     }
 
-    public mutating func finish() -> Delivery? {
-        held.isEmpty ? nil : release()
+    public mutating func finish() -> [Delivery] {
+        held.isEmpty ? [] : [release()]
     }
+
+    public var waiting: StageWaiting { StageWaiting(held: held.count) }
 
     private mutating func release() -> Delivery {
         defer { held = []; heldUntil = .min }
         return Delivery(sink: sink, events: held, held: true)
     }
 }
+

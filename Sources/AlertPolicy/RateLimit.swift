@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// At most `count` starts in any interval of `per` milliseconds of the caller's clock (the sink
 /// workers pass monotonic milliseconds) (Docs/sinks.md#rate): a sliding window over the last

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// A silence (Docs/sinks.md#silences): events whose rule and upper-cased symbol match the globs
 /// and whose time is in `[from, until)` go to no sink.

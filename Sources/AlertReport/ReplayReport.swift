@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// What a replay would have sent, gathered while it runs and written as one self-contained
 /// HTML page (Docs/rules.md "Trying rules before they go live"): per rule the events by kind,

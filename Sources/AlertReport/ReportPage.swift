@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 // The page is written by hand, not with a template package: it is one fixed layout, and every
 // user string passes through `HTMLText.escape`.

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The three kinds of events a rule sends (Docs/rules.md#the-alert-event).
 enum ReportKind: Int, CaseIterable {

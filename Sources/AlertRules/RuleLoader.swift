@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Turns rule files into a `RuleSet`, or into every error of every file at once (Docs/rules.md#errors).
 public enum RuleLoader {

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Every rule and sink of the rule files given together, validated as Docs/rules.md says.
 /// Rules are in evaluation order: files in the order given, rules in file order.

@@ -3,8 +3,9 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import AlertCore
+import AlertModel
 import AlertPolicy
+import Platform
 import Synchronization
 
 /// Appends each alert's event (Docs/rules.md#the-alert-event) as one JSON line to a file (a

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
 
 /// Where alerts go: the one plug-in point for delivery (stdout, file, webhook, exec).

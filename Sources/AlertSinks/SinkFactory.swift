@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 
 /// Builds sinks from validated definitions: one case per sink type. What else a new sink type
 /// touches is listed in Docs/sinks.md#adding-a-sink.

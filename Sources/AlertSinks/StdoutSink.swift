@@ -1,5 +1,6 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
+import Platform
 
 /// Prints one line per alert on standard output: `AlertFormat.text` or the alert event's JSON
 /// object (Docs/rules.md#the-alert-event). A digest is, in `json`, one line (its

@@ -1,4 +1,5 @@
-import AlertCore
+import AlertEngine
+import AlertModel
 import Foundation
 import GRDB
 import Synchronization

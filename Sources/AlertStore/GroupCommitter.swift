@@ -1,3 +1,4 @@
+import AlertOutbox
 import AlertPolicy
 import Dispatch
 import GRDB

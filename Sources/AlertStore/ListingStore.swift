@@ -1,4 +1,5 @@
-import AlertCore
+import AlertEngine
+import AlertModel
 import Foundation
 
 /// The markets a state folder knows, for `listed` rules (Docs/rules.md "New listings: the

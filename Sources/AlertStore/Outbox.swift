@@ -1,4 +1,5 @@
-import AlertCore
+import AlertModel
+import AlertOutbox
 import AlertPolicy
 import GRDB
 

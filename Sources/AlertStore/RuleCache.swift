@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import Crypto
 import Foundation
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import Synchronization
 
 /// Everything the demo exchange can be told: where to listen, where prices come from, and

@@ -1,5 +1,5 @@
-import AlertCore
 import AlertFeeds
+import AlertModel
 import Foundation
 
 /// The embedded market list, decoded once: the payload as served, and its spot markets,

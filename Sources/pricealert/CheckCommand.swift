@@ -1,13 +1,13 @@
-import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertModel
 import AlertPipeline
 import AlertPolicy
 import AlertRules
 import AlertSinks
 import AlertStore
 import ArgumentParser
-import Wallclock
+import Platform
 
 /// `pricealert check`: one evaluation for cron. Takes one snapshot of prices (a source's REST
 /// listing, or a tick file), evaluates it against the state saved by the previous run,
@@ -134,66 +134,35 @@ struct CheckCommand: AsyncParsableCommand {
             // The saved state or market list cannot be read: say where, evaluate nothing.
             throw StateOption.unusable(store, error)
         }
-        var backfilled: [BackfillLedger.Entry] = []
-        if let filled {
-            backfilled = await backfill(snapshot, source: filled.source, filled: filled.reaches, evaluator: evaluator)
+        var check = CheckRun(evaluator: consume evaluator, store: store, delivery: delivery, drainTimeout: drainTimeout.duration)
+        check.listings = listingStore
+        check.marketsToSave = marketsToSave
+        check.format = format
+        check.printing = AlertListing.printingSinks(of: ruleSet)
+        check.silences = silences
+        check.notAfter = liveLimit ?? .max
+        // `validate()` checked the name: making the source cannot fail here.
+        if let filled, let feed = try? SourceRegistry.make(filled.source, endpoint: endpoint) {
+            check.backfill = (SourceCandles(source: feed, http: NIOHTTPClient.shared), filled.reaches)
         }
-        var alerts: [Alert] = []
-        for (i, tick) in snapshot.enumerated() {
-            let place: Drop.Place = if let lines { .line(file: ticks ?? "-", line: lines[i]) } else {
-                .snapshot(source: source ?? "", symbol: tick.symbol)
-            }
-            if let drop = evaluator.process(tick, at: place, into: &alerts, notAfter: liveLimit ?? .max) {
-                StandardError.write(drop.description)
-            }
-        }
-        var failures = 0
-        // With --format, standard output is the listing alone: the stdout sinks are left out.
-        let printing = format == nil ? [] : AlertListing.printingSinks(of: ruleSet)
-        if let format, !alerts.isEmpty {
-            var lines: [UInt8] = []
-            for alert in alerts {
-                AlertListing.appendLine(for: alert, format: format, silence: silences.silence(for: alert), to: &lines)
-                lines.append(UInt8(ascii: "\n"))
-            }
-            StandardOutput.shared.write(lines: lines)
-        }
-        // Together: a sink delivered directly (a file) takes them with one write.
-        failures += await delivery.dispatch(alerts.map { AlertListing.dispatched($0, skipping: printing) })
-        failures += await delivery.closeDue(wallTime: Wallclock.millis())
-        // Every alert is in the outbox (or delivered) before the state that produced it is saved:
-        // a crash in between fires it again rather than losing it. An alert the outbox cannot
-        // take leaves the state as it was, so the next run evaluates it again.
+        let outcome: CheckRun.Outcome
         do {
-            try await delivery.commit()
+            outcome = try await check.run(snapshot) { i, tick in
+                if let lines { .line(file: ticks ?? "-", line: lines[i]) } else { .snapshot(source: source ?? "", symbol: tick.symbol) }
+            }
         } catch {
-            _ = await delivery.finish(timeout: drainTimeout.duration)
-            StandardError.write("pricealert: error: state not saved in \(store.folder.path): the next check evaluates these prices again")
             throw ExitCodes.stateUnusable
         }
-        do {
-            try store.engineState.save(evaluator.takeChanges(final: true), markets: marketsToSave, now: Wallclock.millis())
-            if let listingStore, let listings = evaluator.takeChangedListings() { try listingStore.save(listings) }
-        } catch {
-            StandardError.write("pricealert: error: cannot save state in \(store.folder.path): \(error)")
-            _ = await delivery.finish(timeout: drainTimeout.duration)
-            throw ExitCodes.stateUnusable
-        }
-        do {
-            try store.backfill.record(backfilled)
-        } catch {
-            StandardError.write("pricealert: warning: cannot record the filled history in \(store.folder.path): \(store.describe(error)); the next check fetches it again")
-        }
-        failures += await delivery.finish(timeout: drainTimeout.duration)
-        if evaluator.stats.droppedTotal > 0 {
+        let failures = outcome.failures
+        if check.evaluator.stats.droppedTotal > 0 {
             let read = historyRead + snapshot.count + malformedTicks
-            StandardError.write("check: \(Summary.line(read: read, stats: evaluator.stats))")
+            StandardError.write("check: \(Summary.line(read: read, stats: check.evaluator.stats))")
         }
         if failures > 0 {
             StandardError.write("check: \(failures) deliveries failed or wait in the outbox")
         }
         if failures > 0 { throw ExitCodes.deliveryFailed }
-        if exitCode && !alerts.isEmpty { throw ExitCode(1) }
+        if exitCode && outcome.alerts > 0 { throw ExitCode(1) }
     }
 
     /// The ticks to evaluate and the market list to use (nil: none).
@@ -234,33 +203,6 @@ struct CheckCommand: AsyncParsableCommand {
         } catch {
             StandardError.write("pricealert: error: \(feed.name): \(error)")
             throw ExitCodes.unavailable
-        }
-    }
-
-    /// Fills the history of the snapshot's symbols that the rules need and the ledger
-    /// (`filled`) does not list, from `source`'s candles ending before each symbol's first tick
-    /// here (Docs/candles.md); returns the ledger entries to record once the state is saved.
-    private func backfill(_ snapshot: [Tick], source: String, filled: [String: Int64],
-                          evaluator: Evaluator) async -> [BackfillLedger.Entry] {
-        // `validate()` checked the name: making the source cannot fail here.
-        guard let feed = try? SourceRegistry.make(source, endpoint: endpoint) else { return [] }
-        let reaches = evaluator.historyReaches
-        guard !reaches.isEmpty else { return [] }
-        var firstTimes: [String: Int64] = [:]
-        for tick in snapshot {
-            let symbol = Symbol.normalize(tick.symbol)
-            firstTimes[symbol] = min(firstTimes[symbol] ?? .max, tick.time)
-        }
-        let needs = firstTimes.compactMap { symbol, until in
-            reaches[symbol].map { Backfill.Need(symbol: symbol, reach: $0.reach, detail: $0.detail, until: until) }
-        }
-        return await evaluator.fillHistory(needs, source: feed, http: NIOHTTPClient.shared,
-                                           filled: filled, now: Wallclock.millis()) { line in
-            switch line {
-            case .info: break
-            case .notice(let text): StandardError.write("pricealert: note: \(text)")
-            case .warning(let text): StandardError.write("pricealert: warning: \(text)")
-            }
         }
     }
 

@@ -1,6 +1,6 @@
-import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertModel
 import AlertPipeline
 import AlertRules
 import AlertSinks
@@ -10,6 +10,7 @@ import Logging
 
 #if canImport(Glibc)
 import Glibc
+import Platform
 #endif
 
 /// `pricealert demo`: the embedded exchange and `run` together, offline: the demo rules

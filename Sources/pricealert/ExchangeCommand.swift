@@ -1,9 +1,10 @@
-import AlertCore
 import AlertFeeds
+import AlertModel
 import ArgumentParser
-import Daemon
 import DemoExchange
 import Logging
+import Operations
+import Platform
 import ServiceLifecycle
 
 /// `pricealert exchange`: the embedded BTSE-compatible exchange on 127.0.0.1, for demos and

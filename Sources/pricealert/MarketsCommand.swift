@@ -1,9 +1,9 @@
-import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertModel
 import AlertSinks
 import ArgumentParser
-import Wallclock
+import Platform
 
 /// `pricealert markets`: the source's market list joined to its current prices.
 struct MarketsCommand: AsyncParsableCommand {

@@ -1,11 +1,12 @@
-import AlertCore
+import AlertModel
+import AlertOutbox
 import AlertPipeline
 import AlertPolicy
 import AlertRules
 import AlertSinks
 import AlertStore
 import ArgumentParser
-import Wallclock
+import Platform
 
 /// `pricealert outbox list|flush|purge`: see and act on the durable outbox in the state folder.
 struct OutboxCommand: AsyncParsableCommand {

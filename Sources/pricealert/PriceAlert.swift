@@ -1,4 +1,4 @@
-import AlertSinks
+import Platform
 import ArgumentParser
 
 @main

@@ -1,12 +1,13 @@
-import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertModel
 import AlertSinks
 import ArgumentParser
 import Logging
 
 #if canImport(Glibc)
 import Glibc
+import Platform
 #endif
 
 /// `pricealert record`: writes a source's live prices as a tick file (Docs/rules.md#ticks) that

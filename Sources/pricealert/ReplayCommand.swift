@@ -1,8 +1,9 @@
-import AlertCore
 import AlertFeeds
+import AlertModel
 import AlertPipeline
 import AlertSinks
 import ArgumentParser
+import Platform
 
 /// `pricealert replay`: evaluates a recorded tick file (Docs/rules.md#ticks) and lists the alerts.
 struct ReplayCommand: AsyncParsableCommand {
@@ -74,7 +75,7 @@ struct ReplayCommand: AsyncParsableCommand {
         } else {
             nil
         }
-        var read = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
+        let read = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
         if ahead == nil { ahead = TickReadAhead(path: ticks) }
         let reader = ahead!
         do {
@@ -87,54 +88,18 @@ struct ReplayCommand: AsyncParsableCommand {
 
         let listing = AlertListing(format: format, dispatcher: dispatcher, printing: AlertListing.printingSinks(of: ruleSet),
                                    silences: try SilenceCommand.load(state.path))
-        // Without a dispatcher, a thread of its own encodes and writes the listing's lines while
-        // this one evaluates; with one, a task takes the alerts in order and waits for each
-        // delivery to be handed over.
-        let writer = dispatcher == nil
-            ? ListingWriter(writeBytes: AlertListing.batchBytes, encode: listing.appendLine,
-                            write: { StandardOutput.shared.write(lines: $0) })
-            : nil
-        let handOver = dispatcher.map { _ in AsyncStream.makeStream(of: Alert.self) }
-        let consumer = handOver.map { handOver in Task { await listing.consume(handOver.stream) } }
-        var readFailure: InputFileError?
-        let source = ticks
-        while let batch = reader.next() {
-            var alerts: [Alert] = []
-            for (line, result) in batch.lines {
-                read += 1
-                switch result {
-                case .failure(let error):
-                    StandardError.write(evaluator.reject(error.message, at: .line(file: source, line: line)).description)
-                case .success(let tick):
-                    let start = alerts.count
-                    if let drop = evaluator.process(tick, at: .line(file: source, line: line), into: &alerts) {
-                        StandardError.write(drop.description)
-                    } else {
-                        reportOutput?.report.add(tick)
-                    }
-                    if reportOutput != nil {
-                        for alert in alerts[start...] { reportOutput?.report.add(alert) }
-                    }
-                }
-            }
-            writer?.send(alerts)
-            if let handOver { for alert in alerts { handOver.continuation.yield(alert) } }
-            readFailure = batch.failure
-        }
-        // Everything read before a read error is listed (and dispatched) before the run ends with it.
-        writer?.finish()
-        handOver?.continuation.finish()
-        var failures = await consumer?.value ?? 0
-        failures += await dispatcher?.closeAll() ?? 0
-        failures += await dispatcher?.finish(timeout: .seconds(30)) ?? 0
-        if let readFailure { throw readFailure }
+        var replay = ReplayRun(evaluator: consume evaluator, file: ticks, listing: listing, read: read)
+        var page = reportOutput?.report
+        let outcome = await replay.run(reader, report: &page)
+        if let page { reportOutput?.report = page }
+        if let readFailure = outcome.readFailure { throw readFailure }
 
-        StandardError.write("replay: \(Summary.line(read: read, stats: evaluator.stats))")
+        StandardError.write("replay: \(Summary.line(read: outcome.read, stats: replay.evaluator.stats))")
         if let policy = dispatcher?.policy.counts.summary { StandardError.write("replay: \(policy)") }
         try reportOutput?.write()
         if dispatcher?.unwritten != nil { throw ExitCodes.stateUnusable }
-        if failures > 0 {
-            StandardError.write("replay: \(failures) deliveries failed (see the errors above)")
+        if outcome.failures > 0 {
+            StandardError.write("replay: \(outcome.failures) deliveries failed (see the errors above)")
             throw ExitCodes.deliveryFailed
         }
     }

@@ -4,6 +4,7 @@ import AlertPipeline
 import AlertSinks
 import ArgumentParser
 import Logging
+import Platform
 
 /// `pricealert run`: the daemon. Loads the market list (and reloads it), follows live prices,
 /// evaluates the rules and dispatches alerts, until SIGTERM or SIGINT.

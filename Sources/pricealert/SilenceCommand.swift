@@ -1,9 +1,9 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
 import AlertSinks
 import AlertStore
 import ArgumentParser
-import Wallclock
+import Platform
 
 /// `pricealert silence add|list|expire`: silences in the state folder (Docs/sinks.md#silences).
 struct SilenceCommand: AsyncParsableCommand {

@@ -1,7 +1,7 @@
-import AlertCore
+import AlertModel
 import AlertSinks
 import ArgumentParser
-import Wallclock
+import Platform
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 import AlertSinks
 import ArgumentParser
-import Wallclock
+import Platform
 
 /// `pricealert validate FILE...`: checks rule files together, as `run` would load them.
 /// Exit 0 when valid (rules already past their `expires` are warned about on stderr, and do

@@ -1,5 +1,5 @@
+import Platform
 import Testing
-import Wallclock
 
 /// The one backoff, as feeds use it (counting their own failures) and as sinks use it (by the
 /// number of attempts of a row).

@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 import AlertTestSupport
 import Foundation
 import Hummingbird

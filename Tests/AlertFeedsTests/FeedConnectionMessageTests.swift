@@ -1,6 +1,6 @@
-import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertModel
 import AlertTestSupport
 import Logging
 import Testing

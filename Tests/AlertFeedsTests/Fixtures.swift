@@ -1,5 +1,5 @@
-import AlertCore
 import AlertFeeds
+import AlertModel
 import Foundation
 
 /// `Tests/Fixtures` of this repository (its README names each file's source), found from this

@@ -1,9 +1,9 @@
-import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertModel
+import AlertTestSupport
 import Hummingbird
 import Logging
-import AlertTestSupport
 import Synchronization
 import Testing
 

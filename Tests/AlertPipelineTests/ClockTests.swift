@@ -1,8 +1,8 @@
-import AlertCore
+import AlertModel
 import AlertPipeline
 import AlertRules
+import Platform
 import Testing
-import Wallclock
 
 /// Tick times against the local clock (Docs/rules.md#ticks-from-the-future), with clocks the
 /// tests set: a tick from the future is refused, state holding one is recovered, and a step of

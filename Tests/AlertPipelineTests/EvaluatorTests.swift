@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import AlertPipeline
 import AlertRules
 import Testing

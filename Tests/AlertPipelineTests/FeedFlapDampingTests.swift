@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import Synchronization
 import Testing
 @testable import AlertPipeline

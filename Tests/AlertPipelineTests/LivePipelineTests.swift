@@ -1,15 +1,15 @@
-import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertModel
 import AlertPipeline
 import AlertPolicy
 import AlertRules
 import AlertSinks
 import AlertTestSupport
-import Daemon
 import DemoExchange
 import Foundation
 import Logging
+import Operations
 import Synchronization
 import Testing
 

@@ -1,4 +1,5 @@
-import AlertCore
+import AlertEngine
+import AlertModel
 import AlertStore
 import Testing
 @testable import AlertPipeline

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import Testing
 @testable import AlertPolicy
 

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
 
 /// An alert of `rule` on `symbol` at `time` (epoch ms) that notifies `sinks`.

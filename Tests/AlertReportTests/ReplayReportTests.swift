@@ -1,6 +1,6 @@
-import AlertCore
-@testable import AlertReport
+import AlertModel
 import Testing
+@testable import AlertReport
 
 @Suite("replay report")
 struct ReplayReportTests {

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import Foundation
 import Testing
 @testable import AlertRules

@@ -1,5 +1,5 @@
+import AlertModel
 @testable import AlertRules
-import AlertCore
 
 /// Loads `files` (path, text) together and returns the diagnostics as printed.
 func diagnostics(_ files: [(String, String)]) -> [String] {

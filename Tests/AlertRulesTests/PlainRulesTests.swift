@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import SeededRandom
 import Testing
 @testable import AlertRules

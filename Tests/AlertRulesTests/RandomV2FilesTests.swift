@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import AlertTestSupport
 import SeededRandom
 import Testing

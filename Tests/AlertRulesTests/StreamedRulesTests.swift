@@ -1,6 +1,6 @@
+import AlertModel
 import Testing
 @testable import AlertRules
-import AlertCore
 
 /// Rules are checked one by one as the reader reaches them (a big file is never one syntax
 /// tree); the result must not depend on where `defaults` is written or on what comes later.

@@ -1,4 +1,5 @@
-import AlertCore
+import AlertEngine
+import AlertModel
 import Testing
 @testable import AlertRules
 

@@ -1,10 +1,11 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
 import AlertStore
 import Foundation
 import Synchronization
 import AlertTestSupport
 import Testing
+@testable import AlertOutbox
 @testable import AlertSinks
 
 /// The time of day stepped back or forward (by an administrator, NTP, a VM resumed) while a

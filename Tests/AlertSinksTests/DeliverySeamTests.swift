@@ -1,7 +1,8 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
 import AlertSinksTesting
 import Foundation
+import Platform
 import Testing
 @testable import AlertSinks
 

@@ -1,5 +1,5 @@
-import AlertCore
-import AlertPolicy
+import AlertModel
+import AlertOutbox
 import AlertSinks
 import AlertStore
 import AlertTestSupport

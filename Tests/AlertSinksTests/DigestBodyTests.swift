@@ -1,8 +1,9 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 import AlertPolicy
 import AlertSinks
 import Foundation
+import Platform
 import Testing
 
 /// Digest bodies of every preset (Docs/sinks.md#digests), parsed back and checked against the

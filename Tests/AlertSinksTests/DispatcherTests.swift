@@ -1,9 +1,9 @@
-import AlertCore
+import AlertModel
+import AlertSinksTesting
+import AlertTestSupport
 import Logging
 import Testing
-import AlertTestSupport
 @testable import AlertSinks
-import AlertSinksTesting
 
 
 @Suite struct DispatcherTests {

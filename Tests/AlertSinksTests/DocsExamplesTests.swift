@@ -1,9 +1,10 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 import AlertRules
 import AlertSinks
 import AlertTestSupport
 import Foundation
+import Platform
 import Testing
 
 /// The examples `Docs/sinks.md` points at actually work: the Python verifier accepts a real

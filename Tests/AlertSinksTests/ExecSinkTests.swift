@@ -1,7 +1,8 @@
-import AlertCore
+import AlertModel
 import AlertSinks
 import AlertTestSupport
 import Foundation
+import Platform
 import Testing
 
 /// The exec sink running real `/bin/sh` scripts written to a temporary folder.

@@ -1,9 +1,10 @@
-import AlertCore
+import AlertModel
+import AlertOutbox
 import AlertSinks
-@testable import AlertStore
 import Dispatch
 import Synchronization
 import Testing
+@testable import AlertStore
 
 /// The delivery path over the group-committed outbox: a row is durable before its delivery
 /// starts, dispatch does not wait for the disk, shutdown leaves every outcome on disk, and each

@@ -1,11 +1,12 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 import AlertPolicy
-@testable import AlertStore
 import AlertTestSupport
 import Foundation
 import Testing
+@testable import AlertOutbox
 @testable import AlertSinks
+@testable import AlertStore
 
 /// The rate, backlog-batching, urgent and fallback stages of the sink workers, measured at a
 /// real loopback receiver through the real webhook sink and a real outbox file. Where a test is

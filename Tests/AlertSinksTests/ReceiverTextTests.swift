@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 import AlertPolicy
 import AlertSinks
 import Foundation

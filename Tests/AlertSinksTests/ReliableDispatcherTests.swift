@@ -1,4 +1,5 @@
-import AlertCore
+import AlertModel
+import AlertOutbox
 import AlertSinks
 import AlertSinksTesting
 import AlertStore

@@ -1,6 +1,7 @@
-import AlertCore
+import AlertModel
 import AlertTestSupport
 import Foundation
+import Platform
 import Testing
 @testable import AlertSinks
 

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import Foundation
 
 func sampleAlert(_ rule: String = "btc-100k", time: Int64 = 1_700_000_000_000, notify: [String] = ["a"]) -> Alert {

@@ -1,10 +1,10 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 import AlertSinks
+import AlertTestSupport
 import Foundation
 import Logging
 import Testing
-import AlertTestSupport
 
 /// No secret (URL token, query token, signing key) reaches a result reason, a setup error or a
 /// log line (STYLE lesson 7).

@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 import AlertSinks
 import AlertTestSupport
 import Crypto

@@ -1,8 +1,9 @@
-import AlertCore
-@testable import AlertStore
+import AlertEngine
+import AlertModel
 import Foundation
 import GRDB
 import Testing
+@testable import AlertStore
 
 @Suite struct EngineStateStoreTests {
     static let btc = SymbolSnapshot(

@@ -1,10 +1,10 @@
-import AlertCore
-@testable import AlertStore
+import AlertModel
 import Dispatch
 import Foundation
 import GRDB
 import Synchronization
 import Testing
+@testable import AlertStore
 
 /// The outbox's writer: what queues up while a transaction commits goes into the next one,
 /// in order, and one bad write does not take its group down.

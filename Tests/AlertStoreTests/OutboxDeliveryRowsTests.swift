@@ -1,9 +1,9 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
-@testable import AlertStore
 import Foundation
 import GRDB
 import Testing
+@testable import AlertStore
 
 /// Schema 7: rows are deliveries (an event or a digest of alert ids) per sink, each alert
 /// stored once; a folder of schema 6 keeps every pending row and dead letter.

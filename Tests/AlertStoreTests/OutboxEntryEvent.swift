@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
 
 /// The event of an event row, for tests that enqueue single alerts.

@@ -1,8 +1,9 @@
-import AlertCore
-@testable import AlertStore
+import AlertEngine
+import AlertModel
 import Foundation
 import GRDB
 import Testing
+@testable import AlertStore
 
 /// Version 2 events through the outbox: a row rebuilds the event's kind, reminder number and
 /// null threshold, and a state folder written before those columns existed opens with its rows

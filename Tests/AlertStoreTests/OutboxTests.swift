@@ -1,9 +1,9 @@
-import AlertCore
-@testable import AlertStore
+import AlertModel
 import Foundation
 import GRDB
 import Synchronization
 import Testing
+@testable import AlertStore
 
 func alert(_ rule: String = "btc-100k", time: Int64 = 1_700_000_000_000, notify: [String] = ["hook"],
            threshold: Threshold = .value(100000)) -> Alert {

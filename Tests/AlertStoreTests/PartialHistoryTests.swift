@@ -1,10 +1,11 @@
-import AlertCore
+import AlertEngine
+import AlertModel
 import AlertStore
 import AlertTestSupport
 import Foundation
 import GRDB
-import Testing
 import SeededRandom
+import Testing
 
 /// `check` reads only the hours of minute history its ticks can look up. Runs over the pieces
 /// of a stream of several days, with gaps of hours in the prices, each restoring that much from

@@ -1,7 +1,7 @@
-import AlertCore
-@testable import AlertStore
+import AlertModel
 import Foundation
 import Testing
+@testable import AlertStore
 
 @Suite struct PolicyStateStoreTests {
     /// Rows come back in `seq` order with every field of the event, across a reopen; removals

@@ -1,4 +1,4 @@
-public import AlertCore
+public import AlertModel
 
 /// A deliberately naive reading of Docs/rules.md: every rule, every tick, every stored tick for
 /// the change base. The real engine must agree with it alert for alert.

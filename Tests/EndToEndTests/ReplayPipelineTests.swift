@@ -1,5 +1,5 @@
-import AlertCore
 import AlertFeeds
+import AlertModel
 import AlertPipeline
 import AlertRules
 import AlertTestSupport

@@ -1,7 +1,7 @@
-import AlertTestSupport
-import AlertCore
+import AlertModel
 import AlertRules
 import AlertStore
+import AlertTestSupport
 import Foundation
 import Testing
 

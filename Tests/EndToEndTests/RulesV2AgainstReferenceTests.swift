@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import AlertTestSupport
 import Foundation
 import SeededRandom

@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 
 /// BTSE candles, spot `GET https://api.btse.com/spot/api/v3.2/ohlcv` and futures
 /// `GET https://api.btse.com/futures/api/v2.1/ohlcv`, both with `symbol` (the market:

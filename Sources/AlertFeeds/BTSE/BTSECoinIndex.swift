@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The BTSE `coinIndex` websocket topic: every index price in one frame,
 /// `{"topic":"coinIndex","id":null,"data":{"BTC_1":{"id":"BTC","name":"BTC","type":1,"price":43210.5},…}}`.

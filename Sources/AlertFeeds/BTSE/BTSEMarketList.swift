@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import Foundation
 
 /// The BTSE market list: the `GET …/api/inquire/initial/market` payload

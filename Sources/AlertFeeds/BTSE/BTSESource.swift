@@ -1,6 +1,6 @@
-import AlertCore
 import AlertHTTP
-import Wallclock
+import AlertModel
+import Platform
 
 /// BTSE: market list from `GET /futures/api/inquire/initial/market`, prices from the
 /// `coinIndex` topic of `/ws/futures` (key `SYMBOL_1` → symbol `SYMBOL`), and the 24 h change

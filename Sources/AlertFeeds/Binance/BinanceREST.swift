@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 
 /// Binance spot REST: the market list `GET /api/v3/exchangeInfo` and candles
 /// `GET /api/v3/klines`. Docs:

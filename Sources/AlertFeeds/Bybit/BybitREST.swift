@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 
 /// Bybit v5 REST: `GET /v5/market/instruments-info?category=spot` and `GET /v5/market/kline`.
 /// Docs: https://bybit-exchange.github.io/docs/v5/market/instrument,

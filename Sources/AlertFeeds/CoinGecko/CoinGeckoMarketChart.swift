@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 
 /// CoinGecko price history, `GET https://api.coingecko.com/api/v3/coins/{id}/market_chart`
 /// with `vs_currency` and `days` (CoinGecko API reference, "Coin Historical Chart Data by

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// CoinGecko `GET https://api.coingecko.com/api/v3/coins/markets?vs_currency=usd&per_page=250&page=1`:
 /// an array of `{"id":"bitcoin","symbol":"btc","name":"Bitcoin","current_price":77671,

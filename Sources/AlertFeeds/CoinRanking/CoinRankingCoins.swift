@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Coinranking `GET https://api.coinranking.com/v2/coins`:
 /// `{"status":"success","data":{"stats":{…},"coins":[{"symbol":"BTC","name":"Bitcoin","price":"65955.43","change":"-0.61",…}]}}`,

@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 
 /// Coinranking price history, `GET https://api.coinranking.com/v2/coin/{uuid}/history` with
 /// `timePeriod` (Coinranking API docs, "Coin price history"):

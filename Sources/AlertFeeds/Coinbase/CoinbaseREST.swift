@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 
 /// Coinbase Advanced Trade public REST: products `GET /api/v3/brokerage/market/products` and
 /// candles `GET /api/v3/brokerage/market/products/{product_id}/candles`. Docs:

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The candles of one history response, oldest first, one per start time, and how many entries
 /// were skipped (not an array of the right length, a missing or non-positive price, a bad time).

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The lists of price aggregators (CoinGecko, Coinranking): one coin per entry, named by
 /// `symbol` (upper-cased), priced in one reference currency.

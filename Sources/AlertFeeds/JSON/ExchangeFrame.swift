@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// One price of an exchange's public ticker channel, made as `Docs/sources.md` (rules v3 §2)
 /// says: `symbol` exactly as the exchange writes it (mapping to `BASE/QUOTE` is the market

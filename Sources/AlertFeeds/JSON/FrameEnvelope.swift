@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The outer object of BTSE and Poloniex v3 websocket frames: a name member (`topic` or
 /// `channel`), maybe an `event`, and `data` holding the entries. Both sources decide the same

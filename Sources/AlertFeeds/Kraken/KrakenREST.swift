@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 
 /// Kraken spot REST: `GET /0/public/AssetPairs` and `GET /0/public/OHLC`. Docs:
 /// https://docs.kraken.com/api/docs/rest-api/get-tradable-asset-pairs,

@@ -1,5 +1,6 @@
-import AlertCore
+import AlertEngine
 import AlertHTTP
+import AlertModel
 
 /// Filling symbols' history from a source's candles before their first live tick
 /// (Docs/candles.md): which symbols need how much, the fetch, and the seeding. `run` and

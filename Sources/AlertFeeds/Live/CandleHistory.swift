@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 
 /// A source's past prices (Docs/candles.md): what `run` and `check --source` seed a symbol's
 /// history with before its first live tick, and what `markets --changes` compares with.

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import Logging
 
 /// What a running feed tells the rest of the program, in order.

@@ -1,8 +1,8 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 import Logging
+import Platform
 import Synchronization
-import Wallclock
 
 /// Runs a `PriceSource` until cancelled: loads the market list (and reloads it), keeps the
 /// live transport connected with backoff and jitter, watches for silence, and reports

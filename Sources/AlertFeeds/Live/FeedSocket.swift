@@ -1,16 +1,16 @@
 // Set up on SwiftNIO rather than through swift-websocket's `WebSocketClient.connect`, which keeps
 // the channel to itself: an upgrade the server never answers (or closes without answering) could
 // then neither time out nor be cancelled, and a rejected upgrade left the connection open, reading.
-import AlertCore
 import AlertHTTP
+import AlertModel
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
+import Platform
 import Synchronization
-import Wallclock
 @_spi(WSInternal) import WSCore
 
 /// One websocket connection of a feed. Guarantees: the TCP connection and the upgrade finish

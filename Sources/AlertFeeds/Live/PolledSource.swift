@@ -1,6 +1,6 @@
-import AlertCore
 import AlertHTTP
-import Wallclock
+import AlertModel
+import Platform
 
 /// A source that is one REST listing polled on a timer (CoinGecko, CoinRanking): the same
 /// response gives the market list, the snapshot and the live ticks.

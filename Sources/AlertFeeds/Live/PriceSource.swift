@@ -1,6 +1,6 @@
-import AlertCore
 import AlertHTTP
-import Wallclock
+import AlertModel
+import Platform
 
 /// One exchange or price API: its market list, a snapshot of current prices, and how live
 /// prices arrive. Each source is one file (or folder) behind this protocol; `SourceRegistry`

@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 import Synchronization
 
 /// Values a source learns from one request and uses in another (BTSE's 24 h figures, Poloniex

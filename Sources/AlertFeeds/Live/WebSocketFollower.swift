@@ -1,7 +1,7 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 import Logging
-import Wallclock
+import Platform
 
 /// The websocket side of `FeedRunner`: connect, subscribe, keep alive, read frames; on any
 /// end (closed, error, or silence longer than `staleAfter`) back off with jitter and

@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 
 /// OKX v5 REST: `GET /api/v5/public/instruments?instType=SPOT`, and candles from
 /// `GET /api/v5/market/candles` (recent) and `/api/v5/market/history-candles` (older). Docs:

@@ -1,5 +1,5 @@
-import AlertCore
 import AlertHTTP
+import AlertModel
 
 /// Poloniex v3 candles, `GET https://api.poloniex.com/markets/{symbol}/candles` with
 /// `interval` (`HOUR_1`, …), `startTime`/`endTime` (epoch ms) and `limit` (at most

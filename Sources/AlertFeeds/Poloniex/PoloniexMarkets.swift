@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The v3 market list, `GET https://api.poloniex.com/markets`: an array of
 /// `{"symbol":"BTC_USDT","baseCurrencyName":"BTC","quoteCurrencyName":"USDT","displayName":"BTC/USDT","state":"NORMAL",…}`.

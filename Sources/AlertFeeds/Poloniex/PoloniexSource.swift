@@ -1,6 +1,6 @@
-import AlertCore
 import AlertHTTP
-import Wallclock
+import AlertModel
+import Platform
 
 /// Poloniex (API v3): markets from `GET /markets`, prices from the `ticker` channel of
 /// `wss://ws.poloniex.com/ws/public` (`dailyChange` is a fraction: ×100), a ping at least

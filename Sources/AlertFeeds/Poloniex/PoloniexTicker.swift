@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Poloniex v3 (`wss://ws.poloniex.com/ws/public`) `ticker` channel frames:
 /// `{"channel":"ticker","data":[{"symbol":"BTC_USDC","close":"25153.02","dailyChange":"-0.0276","ts":1694469187081,…}]}`.

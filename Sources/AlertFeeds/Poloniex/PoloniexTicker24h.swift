@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The v3 REST ticker, for a one-shot snapshot before the websocket delivers:
 /// `GET https://api.poloniex.com/markets/{symbol}/ticker24h` (one object) or

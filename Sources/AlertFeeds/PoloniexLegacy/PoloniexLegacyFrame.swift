@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Legacy websocket frames (`wss://api2.poloniex.com`), channel 1002 "ticker data":
 /// `[1002,null,[id,"last","lowestAsk","highestBid","percentChange","baseVolume","quoteVolume",isFrozen,"high24hr","low24hr"]]`.

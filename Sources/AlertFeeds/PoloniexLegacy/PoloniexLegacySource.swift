@@ -1,6 +1,6 @@
-import AlertCore
 import AlertHTTP
-import Wallclock
+import AlertModel
+import Platform
 
 /// Poloniex's legacy API: `returnTicker` gives the markets and the pair ids that the ticker
 /// channel 1002 of `wss://api2.poloniex.com` refers to (`percentChange` is a fraction: ×100);

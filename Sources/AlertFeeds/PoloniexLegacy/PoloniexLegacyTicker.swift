@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The legacy ticker, `GET https://poloniex.com/public?command=returnTicker`:
 /// `{"BTC_ARDR":{"id":177,"last":"0.00001248","percentChange":"-0.01732283","isFrozen":"0",…},…}`.

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import AlertCore
+import AlertModel
 
 /// Reads a recorded tick file (JSON Lines, Docs/rules.md#ticks) — a path, or `-` for standard input.
 ///

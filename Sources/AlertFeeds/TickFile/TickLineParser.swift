@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Parses one JSON Lines tick (Docs/rules.md#ticks):
 /// `{"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}`.

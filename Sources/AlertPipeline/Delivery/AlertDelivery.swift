@@ -1,10 +1,12 @@
-import AlertCore
+import AlertEngine
+import AlertModel
+import AlertOutbox
 import AlertPolicy
 import AlertRules
 import AlertSinks
 import AlertStore
 import Logging
-import Wallclock
+import Platform
 
 /// How a command hands alerts on: through the event-time policy stages (`DeliveryPolicy`:
 /// silence → priority → quiet hours → group), then straight to the sinks (`Dispatcher`), or,

@@ -1,9 +1,9 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
 import AlertRules
 import AlertStore
-import Daemon
 import Logging
+import Operations
 import Synchronization
 
 /// The event-time stages in front of the outbox (Docs/sinks.md#notification-policy): every

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// A tick the pipeline did not evaluate: why, and where it came from. `replay`, `check` and
 /// `run` report every drop through this one type, so a drop reads the same wherever it happens

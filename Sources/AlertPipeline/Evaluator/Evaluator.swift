@@ -1,4 +1,5 @@
-import AlertCore
+import AlertEngine
+import AlertModel
 import AlertRules
 
 /// Ticks in, events out: the one evaluation step of `replay`, `check` and `run`, which differ

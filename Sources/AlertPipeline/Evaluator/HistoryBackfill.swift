@@ -1,6 +1,6 @@
-import AlertCore
+import AlertEngine
 import AlertFeeds
-import AlertHTTP
+import AlertModel
 import AlertStore
 
 /// The backfill step of `run` and `check --source` (Docs/candles.md): the symbols the rules
@@ -58,21 +58,20 @@ public enum HistoryBackfill {
     /// Fills each need that `filled` (the ledger's reach per symbol) does not cover yet.
     /// A symbol whose fetch failed gets no entry, so the next run tries it again; one without
     /// candles gets an entry with 0 candles, so it is not asked again.
-    public static func fill(_ needs: [Backfill.Need], source: any PriceSource, http: any HTTPClient, engine: Engine,
-                     filled: [String: Int64], now: Int64, say: (Line) -> Void) async -> [BackfillLedger.Entry] {
+    public static func fill(_ needs: [Backfill.Need], from supply: any CandleSupply, engine: Engine,
+                            filled: [String: Int64], now: Int64, say: (Line) -> Void) async -> [BackfillLedger.Entry] {
         let todo = todo(needs, filled: filled)
         guard !todo.isEmpty else { return [] }
-        let name = source.name
-        guard let history = source.candleHistory else {
+        let name = supply.name
+        guard supply.hasCandles else {
             let (line, entries) = withoutCandles(todo, source: name, now: now)
             say(line)
             return entries
         }
         var entries: [BackfillLedger.Entry] = []
-        let backfill = Backfill(history: history, http: http)
         // One symbol at a time: its candles are seeded and let go before the next is fetched.
         for need in todo {
-            let fetched = await backfill.fetch(need)
+            let fetched = await supply.fetch(need)
             if case .candles(let found) = fetched { Backfill.seed(found, symbol: need.symbol, into: engine) }
             let (entry, line) = outcome(fetched, of: need, source: name, now: now)
             if let line { say(line) }
@@ -90,14 +89,13 @@ extension Evaluator {
         Backfill.reaches(rules: ruleSet.rules, markets: markets, portfolios: ruleSet.portfolios)
     }
 
-    /// Fills the history of `needs` from `source`'s candles into the engine (see
+    /// Fills the history of `needs` from `supply`'s candles into the engine (see
     /// `HistoryBackfill.fill`); nothing before the engine exists.
-    public func fillHistory(_ needs: [Backfill.Need], source: any PriceSource, http: any HTTPClient,
+    public func fillHistory(_ needs: [Backfill.Need], from supply: any CandleSupply,
                             filled: [String: Int64], now: Int64,
                             say: (HistoryBackfill.Line) -> Void) async -> [BackfillLedger.Entry] {
         guard let engine else { return [] }
-        return await HistoryBackfill.fill(needs, source: source, http: http, engine: engine, filled: filled,
-                                          now: now, say: say)
+        return await HistoryBackfill.fill(needs, from: supply, engine: engine, filled: filled, now: now, say: say)
     }
 
     /// Seeds `candles` (oldest first) as `symbol`'s history (`Candle.seededTicks`); nothing

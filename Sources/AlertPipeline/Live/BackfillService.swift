@@ -1,6 +1,5 @@
-import AlertCore
 import AlertFeeds
-import AlertHTTP
+import AlertModel
 import AlertStore
 import Logging
 import ServiceLifecycle
@@ -25,44 +24,40 @@ final class BackfillService: Service {
         var now: Int64
     }
 
-    let source: any PriceSource
-    let http: any HTTPClient
+    let supply: any CandleSupply
     let logger: Logger
     let requests: AsyncStream<Request>
     let inbox: Inbox<EvaluatorInput>
 
-    init(source: any PriceSource, http: any HTTPClient, logger: Logger, requests: AsyncStream<Request>,
-         inbox: Inbox<EvaluatorInput>) {
-        self.source = source
-        self.http = http
+    init(supply: any CandleSupply, logger: Logger, requests: AsyncStream<Request>, inbox: Inbox<EvaluatorInput>) {
+        self.supply = supply
         self.logger = logger
         self.requests = requests
         self.inbox = inbox
     }
 
     func run() async {
-        let (source, http, logger, requests, inbox) = (self.source, self.http, self.logger, self.requests, self.inbox)
+        let (supply, logger, requests, inbox) = (self.supply, self.logger, self.requests, self.inbox)
         await cancelWhenGracefulShutdown {
             for await request in requests {
-                guard await Self.fill(request, source: source, http: http, logger: logger, inbox: inbox) else { return }
+                guard await Self.fill(request, from: supply, logger: logger, inbox: inbox) else { return }
             }
         }
     }
 
     /// Fills one request, symbol by symbol; false when cancelled on the way.
-    private static func fill(_ request: Request, source: any PriceSource, http: any HTTPClient, logger: Logger,
+    private static func fill(_ request: Request, from supply: any CandleSupply, logger: Logger,
                              inbox: Inbox<EvaluatorInput>) async -> Bool {
-        let name = source.name
-        guard let history = source.candleHistory else {
+        let name = supply.name
+        guard supply.hasCandles else {
             let (line, entries) = HistoryBackfill.withoutCandles(request.todo, source: name, now: request.now)
             say(line, to: logger)
             for (need, entry) in zip(request.todo, entries) { await inbox.send(.filled(need, candles: [], entry: entry)) }
             return true
         }
-        let backfill = Backfill(history: history, http: http)
         var entries: [BackfillLedger.Entry] = []
         for need in request.todo {
-            let fetched = await backfill.fetch(need)
+            let fetched = await supply.fetch(need)
             if Task.isCancelled { return false }
             let (entry, line) = HistoryBackfill.outcome(fetched, of: need, source: name, now: request.now)
             if let line { say(line, to: logger) }

@@ -1,10 +1,10 @@
-import AlertCore
+import AlertModel
 import AlertStore
-import Daemon
 import Logging
+import Operations
+import Platform
 import ServiceLifecycle
 import Synchronization
-import Wallclock
 
 /// Delivery as a service: hands each alert from the evaluator to `AlertDelivery` (sinks, or the
 /// outbox for webhook and exec sinks), in order, and writes the saves behind them.

@@ -1,13 +1,13 @@
-import AlertCore
+import AlertEngine
 import AlertFeeds
-import AlertHTTP
+import AlertModel
 import AlertRules
 import AlertStore
-import Daemon
 import Logging
+import Operations
+import Platform
 import ServiceLifecycle
 import Synchronization
-import Wallclock
 
 /// The evaluator as a service: takes the feed's events, reloaded rules and the history the
 /// `BackfillService` fetched from its inbox, in order, and hands alerts, saves and listings to

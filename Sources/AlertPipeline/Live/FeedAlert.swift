@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Alerts about the feed itself: users must learn that their rules are blind. They have the
 /// alert event's shape (Docs/rules.md#the-alert-event); their rule names start with `@`, which

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Flap damping for the feed's own alerts (Docs/observability.md#a-flapping-feed): a feed that
 /// goes stale and recovers again and again must not page someone on every change. The

@@ -1,5 +1,5 @@
 import AlertFeeds
-import Daemon
+import Operations
 import ServiceLifecycle
 
 /// The feed as a service: runs the `FeedRunner` (market list, then live prices) and hands each

@@ -1,8 +1,9 @@
-import AlertCore
+import AlertEngine
 import AlertFeeds
+import AlertModel
 import AlertRules
-import Daemon
 import Logging
+import Operations
 import ServiceLifecycle
 import UnixSignals
 
@@ -99,8 +100,8 @@ public struct LivePipeline: Sendable {
         let reload = RuleReloadService(paths: rulePaths, running: ruleSet, logger: logger, inbox: inbox,
                                        requests: reloadRequests)
         let (fillRequests, fillRequestsInput) = AsyncStream.makeStream(of: BackfillService.Request.self)
-        let backfill = BackfillService(source: runner.source, http: runner.http, logger: logger, requests: fillRequests,
-                                       inbox: inbox)
+        let backfill = BackfillService(supply: SourceCandles(source: runner.source, http: runner.http), logger: logger,
+                                       requests: fillRequests, inbox: inbox)
         let evaluator = EvaluatorService(ruleSet: ruleSet, runner: runner, logger: logger, monitor: monitor, inbox: inbox,
                                          output: handOverInput, gate: gate, saved: saved, store: delivery.store,
                                          saveEvery: saveEvery,

@@ -1,5 +1,6 @@
-import AlertCore
+import AlertEngine
 import AlertFeeds
+import AlertModel
 import AlertRules
 import AlertStore
 

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import AlertRules
 import Logging
 import ServiceLifecycle

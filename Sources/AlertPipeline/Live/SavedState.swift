@@ -1,4 +1,5 @@
-import AlertCore
+import AlertEngine
+import AlertModel
 import AlertStore
 import Synchronization
 

@@ -9,8 +9,8 @@ import Darwin
 import AlertPolicy
 import AlertStore
 import Logging
+import Platform
 import ServiceLifecycle
-import Wallclock
 
 /// Hands the silences of a state folder to the policy stages whenever `silences.sqlite`
 /// changes (a silence added or expired by another process), within `every` of the change:

@@ -1,6 +1,6 @@
 import AlertStore
-import Daemon
 import Logging
+import Operations
 import ServiceLifecycle
 import Synchronization
 

@@ -1,4 +1,4 @@
-import Daemon
+import Operations
 import ServiceLifecycle
 
 /// systemd's watchdog (`WATCHDOG=1` while the feed is fresh, see `PipelineMonitor`), fed until

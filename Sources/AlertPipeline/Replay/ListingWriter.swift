@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Encodes alerts into lines and writes them on a thread of its own, behind the thread that
 /// evaluates the ticks: the last stage of `replay`'s pipeline.

@@ -1,5 +1,5 @@
-import AlertCore
 import AlertFeeds
+import AlertModel
 
 /// Reads and parses a tick file (`TickFileReader`, `-` for standard input) on a thread of its
 /// own, ahead of the thread that evaluates the ticks: the first stage of `replay`'s pipeline.

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Places, whitespace and error helpers of the reader.
 extension JSONReader {

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Kept apart from the tick path's `JSONByteScanner` (AlertFeeds): rule files need every value
 /// in a tree with its place, messages for hand-edited text, duplicate keys and streaming, which

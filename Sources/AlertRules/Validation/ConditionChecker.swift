@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// `when`: exactly one condition; version 1 knows `price` and `change`, version 2 adds
 /// `fromHigh`, `fromLow`, `pnl`, `move`, `listed` and the combinations `all`/`any`

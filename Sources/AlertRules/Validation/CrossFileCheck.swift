@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
 
 /// The checks that need every file: one namespace for rule ids, sink names and portfolio

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// How the outbox delivers to a webhook or exec sink: `concurrency` and `retry` (`backoff`,
 /// `maxBackoff`, `maxAge`), each optional.

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Typed reads. `name` is how the message names the value, e.g. `'cooldown'`; each read
 /// returns nil after reporting when the value does not fit.

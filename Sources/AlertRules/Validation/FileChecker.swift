@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Checks one rule file: collects its diagnostics, and reads typed values out of JSON nodes,
 /// reporting a wrong type or bad value at the value itself (Docs/rules.md#errors).

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The top level of a rule file: `version`, `rules`, `sinks`, `defaults`, and in version 2
 /// `portfolios` (Docs/rules.md#file-structure).

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// The largest value each duration and number key of a rule file takes (Docs/rules.md,
 /// "Limits"). Each is far past any setting that makes sense, and small enough that what the

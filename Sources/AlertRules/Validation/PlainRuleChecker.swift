@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Rules of the common shape (`PlainRule`) checked without a syntax tree, by the checks
 /// `rule(_:defaults:)` makes. Only a rule with no error is taken this way: any other is read

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// Version 2's top-level `portfolios`: name → holdings and cost (Docs/rules.md#portfolios).
 extension FileChecker {

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// One rule object (Docs/rules.md#rules, #version-2).
 extension FileChecker {

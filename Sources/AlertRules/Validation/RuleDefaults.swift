@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// `notify`, `cooldown`, `repeat`, `hysteresis`: a rule's own keys, else its file's `defaults`
 /// (Docs/rules.md#file-structure, #rules). Nil means "not given": the built-in default applies.

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// A version 2 rule's own keys `for`, `expires`, `resolve`, `priority`, and the keys a kind
 /// of condition does not take (Docs/rules.md#version-2).

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// A rule's scope: exactly one of `symbol`, `symbols`, `match`, or in version 2 `portfolio`
 /// (Docs/rules.md#scope, #portfolios).

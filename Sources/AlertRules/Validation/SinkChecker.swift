@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// One sink `type` as a rule file names it: the keys it takes and how its own keys are read.
 /// `FileChecker.sinkTypes` lists every type; a `type` not in it is an error naming its place

@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
 
 /// A sink's policy keys (Docs/sinks.md#notification-policy): `quiet`, `quietAction` and `group`

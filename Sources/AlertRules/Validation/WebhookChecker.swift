@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 
 /// A `webhook` sink: where to post (exactly one of `url`, `urlEnv`, `urlFile`) and how.
 extension FileChecker {

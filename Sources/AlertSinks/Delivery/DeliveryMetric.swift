@@ -17,7 +17,7 @@ public enum DeliveryMetric {
         case failed
     }
 
-    static func count(sink: String, _ outcome: Outcome, by amount: Int = 1) {
+    public static func count(sink: String, _ outcome: Outcome, by amount: Int = 1) {
         guard amount > 0 else { return }
         Counter(label: name, dimensions: [("sink", sink), ("outcome", outcome.rawValue)]).increment(by: amount)
     }

@@ -3,8 +3,9 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import AlertCore
+import AlertModel
 import AlertPolicy
+import Platform
 
 /// The plug-in sink: runs a program for each alert, so any notifier can be added without
 /// recompiling pricealert.
@@ -73,7 +74,7 @@ public struct ExecSink: Sink {
     /// Runs the program once for a digest: the digest's JSON (`DigestFormat.json`) and a newline
     /// on stdin; `PRICEALERT_ID` is the digest's id, `PRICEALERT_COUNT` its number of events,
     /// and the other `PRICEALERT_*` variables describe its first event.
-    public func send(_ digest: AlertPolicy.Digest) async -> SinkResult {
+    public func send(_ digest: AlertModel.Digest) async -> SinkResult {
         var environment = environment(for: digest.events[0]).filter { !$0.hasPrefix("PRICEALERT_ID=") }
         environment += ["PRICEALERT_ID=\(UserText.escapingControls(digest.id))", "PRICEALERT_COUNT=\(digest.events.count)"]
         return await run(environment: environment, stdin: DigestFormat.json(digest))

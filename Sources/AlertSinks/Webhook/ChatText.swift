@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
 
 /// The text a chat preset sends (Docs/sinks.md#what-a-person-reads): what a person reads of an
@@ -66,7 +66,7 @@ public struct ChatText: Sendable, Equatable {
     /// A digest as one message: the headline, then one line per event (`line` renders it,
     /// unescaped) for at most `DigestFormat.chatLines` of them and as many as fit, then
     /// `and N more` for the rest. At least one event is listed, cut with "…" when it alone is too long.
-    public func digest(_ digest: AlertPolicy.Digest, line: (Alert) -> String = DigestFormat.chatLine) -> String {
+    public func digest(_ digest: AlertModel.Digest, line: (Alert) -> String = DigestFormat.chatLine) -> String {
         let total = digest.events.count
         var text = escaped(DigestFormat.headline(digest))
         var used = measure(text)

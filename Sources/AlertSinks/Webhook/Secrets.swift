@@ -3,7 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import AlertCore
+import AlertModel
+import Platform
 
 /// Looks up environment variables; injectable so tests need not touch the process environment.
 public typealias EnvironmentLookup = @Sendable (String) -> String?

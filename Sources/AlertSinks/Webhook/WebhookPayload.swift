@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import AlertPolicy
 
 /// What a webhook sends for one alert: the body and the headers that go with it, by preset
@@ -64,7 +64,7 @@ public enum WebhookPayload: Sendable, Equatable {
     /// object; `alertmanager` every event as an alert; the chat presets one message listing at
     /// most `DigestFormat.chatLines` events, as many as the platform's limit takes, and "and N
     /// more"; `template` the template filled for each listed event, one per line, in the same frame.
-    public func render(_ digest: AlertPolicy.Digest) -> (body: String, headers: [(name: String, value: String)]) {
+    public func render(_ digest: AlertModel.Digest) -> (body: String, headers: [(name: String, value: String)]) {
         switch self {
         case .json:
             return (DigestFormat.json(digest), Self.jsonHeaders)

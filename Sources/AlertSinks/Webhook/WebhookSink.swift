@@ -1,8 +1,8 @@
-import AlertCore
-import AlertPolicy
 import AlertHTTP
+import AlertModel
+import AlertPolicy
 import Logging
-import Wallclock
+import Platform
 
 /// Posts each alert to an HTTP endpoint (`method`, default POST) through a shared `HTTPClient`.
 ///
@@ -93,7 +93,7 @@ public struct WebhookSink: Sink {
     }
 
     /// The request for a digest: its preset's digest body, `webhook-id` the digest's id.
-    public func request(for digest: AlertPolicy.Digest) -> HTTPRequest {
+    public func request(for digest: AlertModel.Digest) -> HTTPRequest {
         let (body, defaults) = payload.render(digest)
         return request(id: digest.id, body: body, defaults: defaults)
     }
@@ -117,7 +117,7 @@ public struct WebhookSink: Sink {
     }
 
     /// Sends a digest as one request (Docs/sinks.md#digests).
-    public func send(_ digest: AlertPolicy.Digest) async -> SinkResult {
+    public func send(_ digest: AlertModel.Digest) async -> SinkResult {
         await send(request(for: digest))
     }
 

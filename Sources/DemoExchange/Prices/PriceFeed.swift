@@ -1,5 +1,5 @@
+import Platform
 import Synchronization
-import Wallclock
 
 /// Drives the price generator: on the first client interest it starts a loop that applies each
 /// step to the market board and broadcasts it as a coinIndex frame (or an invalid frame, or

@@ -1,5 +1,5 @@
-import AlertCore
 import AlertFeeds
+import AlertModel
 
 /// Recorded ticks replayed as frames: consecutive ticks with the same time and distinct
 /// symbols share a frame (a coinIndex frame holds one price per symbol); the pause after a

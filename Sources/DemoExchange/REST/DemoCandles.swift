@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import Foundation
 
 /// The exchange's `ohlcv` answers: BTSE's candle rows `[time (s), open, high, low, close,

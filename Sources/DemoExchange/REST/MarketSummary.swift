@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 import Foundation
 
 /// `GET /spot/api/v3.2/market_summary`: one entry per spot market in BTSE's field order

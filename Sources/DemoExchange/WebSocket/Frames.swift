@@ -1,4 +1,4 @@
-import AlertCore
+import AlertModel
 /// The text frames the exchange sends, written by hand so key order (and so every byte) is
 /// fixed: the same seed gives byte-identical frames, which tests compare.
 enum Frames {

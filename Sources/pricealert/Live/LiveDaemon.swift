@@ -1,9 +1,10 @@
-import AlertCore
 import AlertFeeds
+import AlertModel
 import AlertPipeline
 import AlertRules
-import Daemon
 import Logging
+import Operations
+import Platform
 
 /// `run` and `demo` as a daemon: the pipeline's services (SIGTERM/SIGINT drain), with systemd
 /// notifications when `$NOTIFY_SOCKET` is set and `/metrics` + `/healthz` with `--listen`.

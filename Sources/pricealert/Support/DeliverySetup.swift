@@ -1,9 +1,11 @@
-import AlertCore
-import AlertPolicy
+import AlertModel
+import AlertOutbox
 import AlertPipeline
+import AlertPolicy
 import AlertRules
 import AlertSinks
 import AlertStore
+import Platform
 
 /// How a command's options choose its `AlertDelivery`: which sinks are durable, and whether a
 /// state folder (and so the outbox) is in use.

@@ -70,4 +70,4 @@ struct DurationArgument: ExpressibleByArgument, Sendable {
     var defaultValueDescription: String { DurationText.format(duration.milliseconds) }
 }
 
-import AlertCore
+import AlertModel

@@ -1,10 +1,11 @@
-import AlertCore
 import AlertFeeds
+import AlertModel
 import AlertPipeline
 import AlertRules
 import AlertSinks
 import AlertStore
 import ArgumentParser
+import Platform
 
 /// Loading what every command needs, with one way of reporting what is wrong.
 enum Inputs {

@@ -1,7 +1,7 @@
-import AlertCore
-import Daemon
+import AlertModel
 import Foundation
 import Logging
+import Operations
 
 /// swift-log to standard error, once per process. `PRICEALERT_LOG_LEVEL` (trace … critical, in
 /// any case, `warn` for warning) sets the level; the default is `info`, and a value that names

@@ -1,7 +1,8 @@
-import AlertCore
 import AlertFeeds
 import AlertHTTP
+import AlertModel
 import ArgumentParser
+import Platform
 
 /// `markets --changes 24h,7d`: the windows, in the order given.
 struct ChangeWindows: ExpressibleByArgument {

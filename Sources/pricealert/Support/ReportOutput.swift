@@ -1,9 +1,10 @@
-import AlertCore
+import AlertModel
 import AlertReport
 import AlertSinks
 
 #if canImport(Glibc)
 import Glibc
+import Platform
 #endif
 
 /// `replay --report FILE`: the page of what the rules would have sent. The file is created

@@ -1,10 +1,11 @@
-import AlertCore
+import AlertModel
 import AlertPipeline
 import AlertStore
 import ArgumentParser
 
 #if canImport(Glibc)
 import Glibc
+import Platform
 #endif
 
 /// `--state DIR`: the folder holding the outbox (default `$STATE_DIRECTORY`, else

@@ -1,4 +1,4 @@
-public import AlertCore
+public import AlertModel
 public import SeededRandom
 
 /// Random version 2 rule files, tick streams and candles for comparing an implementation with

@@ -1,4 +1,4 @@
-public import AlertCore
+public import AlertModel
 
 extension RefEvent {
     /// An engine event in the reference's terms (message and condition text left out).

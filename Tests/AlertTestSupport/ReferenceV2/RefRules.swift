@@ -1,7 +1,7 @@
-import AlertCore
+import AlertModel
 
 /// The reference's own rule model, read from the JSON files users write. It shares nothing
-/// with AlertCore's `Rule`, so a misreading in the real validation cannot hide in both.
+/// with AlertModel's `Rule`, so a misreading in the real validation cannot hide in both.
 public struct RefRule {
     public enum Scope { case symbols([String]), match([(String, RefJSON)]), portfolio(String) }
     public enum Repeat: Equatable { case rearm, once, every(Int64) }

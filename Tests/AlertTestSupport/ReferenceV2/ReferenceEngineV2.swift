@@ -1,4 +1,4 @@
-public import AlertCore
+public import AlertModel
 
 /// A deliberately naive reading of rules v1 and v2 (Docs/rules.md): every tick of every symbol
 /// is kept, sorted by time, and every value is recomputed from them on each tick. The engine

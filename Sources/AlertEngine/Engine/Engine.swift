@@ -1,0 +1,613 @@
+/// The rule engine: ticks in, alerts out (Docs/rules.md#conditions, #ticks). Pure and
+/// deterministic: no clock, no I/O; time is the tick's. Not thread-safe: one engine is driven by
+/// one task.
+///
+/// Rules are indexed by symbol (and `match` rules are resolved against the market list once
+/// per symbol), then by threshold inside each symbol's `ConditionGroup`s, so a tick touches
+/// only the pairs whose state can change.
+import AlertModel
+
+public final class Engine {
+    public struct Stats: Sendable, Equatable {
+        public var accepted = 0
+        public var dropped: [DropReason: Int] = [:]
+        public var alerts = 0
+        /// Ticks of symbols no rule applies to: valid and counted as accepted, but the engine
+        /// keeps nothing for them (see `EngineCore.process`).
+        public var unwatched = 0
+
+        public var droppedTotal: Int { dropped.values.reduce(0, +) }
+
+        public init() {}
+    }
+
+    public var rules: [Rule] { core.rules }
+    public var stats: Stats { core.stats }
+    public var markets: MarketList? { core.markets }
+    /// Whether some enabled rule has a `match` scope (they apply to nothing without a market list).
+    public var hasMatchRules: Bool { !core.matchRules.isEmpty }
+
+    /// Goes on counting from `stats` (an engine that takes over from another one, after a
+    /// rule reload), so a run's counts cover the whole run.
+    public func continueCounting(from stats: Stats) {
+        core.stats = stats
+    }
+
+    /// All state lives in one struct, so a tick is one exclusive access to it rather than a
+    /// dynamically checked access per property.
+    var core: EngineCore
+    /// The rules the threshold index does not serve, and the portfolios; nil when there are none.
+    let plain: PlainEvaluator?
+    /// Symbols whose plain series a save in progress carries (see `takeChanges`).
+    var changedSeries: [String] = []
+    /// How many events each pair emitted in its latest millisecond, for unique ids.
+    var eventNumbers = EventNumbers()
+
+    /// `rules` in evaluation order (files in the order given, rules in file order);
+    /// `portfolios` in the order the files define them.
+    public init(rules: [Rule], markets: MarketList? = nil, portfolios: [Portfolio] = []) {
+        core = EngineCore(rules: rules, markets: markets)
+        plain = PlainEvaluator(rules: rules, markets: markets, portfolios: portfolios)
+    }
+
+    /// Evaluates one tick and appends the events it gives to `alerts`, in the order of
+    /// Docs/rules.md#event-order: the symbol's rules in rule order, then each portfolio holding
+    /// the symbol. Returns why the tick was dropped, or nil when it was accepted.
+    @discardableResult
+    public func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
+        let start = alerts.count
+        let reason = evaluate(tick, into: &alerts)
+        if alerts.count > start { eventNumbers.number(&alerts, from: start) }
+        return reason
+    }
+
+    private func evaluate(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
+        guard let plain else { return core.process(tick, into: &alerts) }
+        var symbol = ""
+        if tick.price.isFinite, tick.price > 0, tick.symbolFault == nil {
+            symbol = Symbol.normalize(tick.symbol)
+            // Only a portfolio makes `@` ticks (Docs/rules.md#portfolios).
+            if plain.hasPortfolios, symbol.hasPrefix("@") {
+                core.stats.dropped[.portfolioSymbol, default: 0] += 1
+                return .portfolioSymbol
+            }
+            if plain.isOutOfOrder(symbol, time: tick.time) {
+                core.stats.dropped[.outOfOrder, default: 0] += 1
+                return .outOfOrder
+            }
+        }
+        let start = alerts.count
+        let unwatched = core.stats.unwatched
+        if let reason = core.process(tick, into: &alerts) { return reason }
+        let before = alerts.count
+        let watched = plain.process(symbol, tick, indexed: core.firedRules(count: before - start), start: start, into: &alerts)
+        // The indexed rules' count of unwatched ticks is the engine's only when no plain rule
+        // or portfolio watches the symbol either.
+        if watched, core.stats.unwatched > unwatched { core.stats.unwatched = unwatched }
+        core.stats.alerts += alerts.count - before
+        return nil
+    }
+
+    /// Seeded history (Docs/rules.md#seeded-history): the tick enters its symbol's history
+    /// and highs and lows and counts for window coverage; it sets no `prev` and evaluates
+    /// nothing. Returns why it was dropped, or nil when it was taken.
+    /// A dropped seeded tick is counted in `stats` like a dropped live one.
+    @discardableResult
+    public func seed(_ tick: Tick) -> DropReason? {
+        guard tick.price.isFinite, tick.price > 0 else { return core.drop(.invalidPrice) }
+        if let fault = tick.symbolFault { return core.drop(fault) }
+        let symbol = Symbol.normalize(tick.symbol)
+        core.seed(symbol, time: tick.time, price: tick.price)
+        plain?.seed(symbol, time: tick.time, price: tick.price)
+        return nil
+    }
+
+    /// Milliseconds of history the longest window of `rules` needs (0: none), for a backfill.
+    public static func historyReach(of rules: [Rule]) -> Int64 {
+        func reach(_ condition: Condition) -> Int64 {
+            switch condition {
+            case .change(let w, _), .fromHigh(let w, _), .fromLow(let w, _): return w
+            case .all(let members), .any(let members): return members.map(reach).max() ?? 0
+            case .price, .pnl, .move, .listed: return 0
+            }
+        }
+        return rules.lazy.filter(\.enabled).map { reach($0.condition) }.max() ?? 0
+    }
+
+    /// Swaps in a reloaded market list; see `EngineCore.replaceMarkets`.
+    public func replaceMarkets(_ markets: MarketList?) {
+        core.replaceMarkets(markets)
+        plain?.replaceMarkets(markets)
+    }
+
+    /// Counts a tick that never reached the engine (a line or frame that could not be read).
+    public func countDropped(_ reason: DropReason) {
+        core.stats.dropped[reason, default: 0] += 1
+    }
+
+    /// Takes over `other`'s counts, for an engine that replaces it in the same run.
+    public func carryStats(from other: Engine) {
+        core.stats = other.core.stats
+    }
+}
+
+struct EngineCore {
+    let rules: [Rule]
+    var stats = Engine.Stats()
+    private(set) var markets: MarketList?
+
+    /// Rule indices by upper-cased symbol, for `symbol`/`symbols` rules.
+    private let rulesBySymbol: [String: [Int32]]
+    /// Indices of enabled `match` rules.
+    let matchRules: [Int32]
+    /// The longest change window in whole minutes (0: no minute history is kept).
+    private let keepMinutes: Int64
+    /// Every change window of an enabled rule, in whole minutes.
+    let windowMinutes: Set<Int64>
+
+    /// Upper-cased symbol to its index in `symbols`.
+    var symbolIndex: [String: Int] = [:]
+    var symbols: [SymbolState] = []
+    /// Every symbol's condition groups in one array, so the part each tick reads stays in a
+    /// few pages and cache lines whatever the number of rules behind them.
+    private(set) var groups: [ConditionGroup] = []
+    private var stamp: UInt32 = 0
+    private var fired: [Int32] = []
+    /// Symbols no rule applies to under the current market list, so their ticks skip the
+    /// lookup; at most `unwatchedLimit`, emptied when the market list changes.
+    private var unwatchedSymbols: Set<String> = []
+    static let unwatchedLimit = 1 << 16
+    /// Saved state of symbols not seen yet in this run, by upper-cased symbol (see `restore`).
+    var restoring: [String: SymbolSnapshot] = [:]
+    /// Each rule's `RuleFingerprint` once it was needed (0: not computed yet; see `fingerprint`).
+    var fingerprints: [UInt64] = []
+    /// The buffer `fingerprint` encodes rules into.
+    var fingerprintBuffer = ByteWriter()
+    /// Rule ids to indices, built when a saved pair is first not found among its symbol's rules
+    /// in order (see `savedPairs`).
+    var ruleIndexByID: [String: Int32]?
+
+    init(rules: [Rule], markets: MarketList?) {
+        self.rules = rules
+        self.markets = markets
+        var bySymbol: [String: [Int32]] = [:]
+        var match: [Int32] = []
+        var windows: Set<Int64> = []
+        for i in rules.indices where rules[i].enabled && rules[i].isIndexed {
+            switch rules[i].scope {
+            case .symbols(let list) where list.count == 1:
+                bySymbol[Symbol.normalize(list[0]), default: []].append(Int32(i))
+            case .symbols(let list):
+                var seen = Set<String>()
+                for symbol in list {
+                    let normalized = Symbol.normalize(symbol)
+                    if seen.insert(normalized).inserted { bySymbol[normalized, default: []].append(Int32(i)) }
+                }
+            case .match:
+                match.append(Int32(i))
+            case .portfolio:
+                continue
+            }
+            if case .change(let window, _) = rules[i].condition { windows.insert(window / 60_000) }
+        }
+        rulesBySymbol = bySymbol
+        matchRules = match
+        keepMinutes = windows.max() ?? 0
+        windowMinutes = windows
+    }
+
+    mutating func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
+        guard tick.price.isFinite, tick.price > 0 else { return drop(.invalidPrice) }
+        if let fault = tick.symbolFault { return drop(fault) }
+        let symbol = Symbol.normalize(tick.symbol)
+        guard let s = stateIndex(symbol) else {
+            // No rule applies: keeping state for it would let a feed grow the engine (and the
+            // saved state) without bound, one symbol at a time. If a market-list reload makes a
+            // rule apply later, the symbol starts then, as if first seen (Docs/rules.md).
+            if unwatchedSymbols.count < Self.unwatchedLimit { unwatchedSymbols.insert(symbol) }
+            stats.accepted += 1
+            stats.unwatched += 1
+            return nil
+        }
+        if let last = symbols[s].lastTime, tick.time < last { return drop(.outOfOrder) }
+        stats.accepted += 1
+        let t = tick.time
+        let p = tick.price
+        let minute = floorDivMod(t, 60_000).0
+        if symbols[s].quiet.admits(price: p, change24h: tick.change24h, time: t) {
+            // No group can move past a level: only the symbol's own record changes.
+            record(s, time: t, price: p, minute: minute)
+            return nil
+        }
+        if symbols[s].quiet.valid, t >= symbols[s].quiet.until {
+            // The window ran out of time (mostly: a new minute, so new change bases) and no
+            // group has moved since it was built, so it can be rebuilt for this tick without
+            // evaluating any group; most ticks at a minute boundary are quiet in the new one.
+            symbols[s].quiet = quietWindow(s, time: t, minute: minute)
+            if symbols[s].quiet.admits(price: p, change24h: tick.change24h, time: t) {
+                record(s, time: t, price: p, minute: minute)
+                return nil
+            }
+        }
+        stamp &+= 1
+        if stamp == 0 { stamp = 1 }
+        if !fired.isEmpty { fired.removeAll(keepingCapacity: true) }
+
+        let prev = symbols[s].lastPrice
+        if symbols[s].firstTime == nil { symbols[s].firstTime = t }
+        let first = symbols[s].firstTime ?? t
+        for g in symbols[s].groups {
+            let value: Double
+            if groups[g].windowMinutes == 0 {
+                value = p
+            } else {
+                guard let c = changeValue(group: g, tick: tick, minute: minute, first: first, symbol: s) else { continue }
+                value = c
+            }
+            if !groups[g].moveWithoutCrossing(to: value, time: t) {
+                groups[g].advance(to: value, prev: prev, time: t, stamp: stamp, fired: &fired)
+            }
+        }
+        record(s, time: t, price: p, minute: minute)
+        symbols[s].quiet = quietWindow(s, time: t, minute: minute)
+        guard !fired.isEmpty else { return nil }
+        if fired.count > 1 { fired.sort() }
+        for r in fired {
+            let rule = Int(r)
+            let value: Double
+            if case .change = rules[rule].condition {
+                value = currentChange(rule: rule, symbol: s) ?? .nan
+            } else {
+                value = p
+            }
+            alerts.append(makeAlert(rule: rule, symbol: symbol, time: t, price: p, value: value))
+        }
+        stats.alerts += fired.count
+        return nil
+    }
+
+    /// The index of `symbol`'s state, made on its first tick; nil when no rule applies to it.
+    @inline(__always)
+    private mutating func stateIndex(_ symbol: String) -> Int? {
+        if let known = symbolIndex[symbol] { return known }
+        guard !unwatchedSymbols.contains(symbol), let state = makeState(symbol) else { return nil }
+        symbols.append(state)
+        symbolIndex[symbol] = symbols.count - 1
+        return symbols.count - 1
+    }
+
+    /// The rule indices of the last `count` alerts `process` appended, in their order.
+    func firedRules(count: Int) -> ArraySlice<Int32> {
+        count == 0 ? [] : fired[...]
+    }
+
+    /// A seeded history tick (Docs/rules.md#seeded-history): the symbol's minute history and
+    /// coverage, nothing else. A tick older than the newest minute kept fills a minute that has
+    /// no price yet (`MinuteHistory`), so the bases the groups keep are looked up again.
+    mutating func seed(_ symbol: String, time t: Int64, price p: Double) {
+        guard let s = stateIndex(symbol) else { return }
+        symbols[s].firstTime = min(symbols[s].firstTime ?? t, t)
+        symbols[s].changed = true
+        symbols[s].quiet = QuietWindow()
+        for g in symbols[s].groups { groups[g].base = nil }
+        if keepMinutes > 0, symbols[s].keepsHistory {
+            symbols[s].history.record(minute: floorDivMod(t, 60_000).0, price: p, keepMinutes: keepMinutes)
+        }
+    }
+
+    /// What every accepted tick leaves behind: `prev`, the time order, the minute history.
+    @inline(__always)
+    private mutating func record(_ s: Int, time t: Int64, price p: Double, minute: Int64) {
+        symbols[s].changed = true
+        symbols[s].lastTime = t
+        symbols[s].lastPrice = p
+        if keepMinutes > 0, symbols[s].keepsHistory {
+            symbols[s].history.record(minute: minute, price: p, keepMinutes: keepMinutes)
+        }
+    }
+
+    /// The prices (and source 24 h figures) for which the next ticks of symbol `s` in this
+    /// minute, before `until`, cannot move any of its groups past a level: price groups give
+    /// their level gates directly, change groups their gates turned into prices through this
+    /// minute's base (narrowed by a relative 1e-9 against rounding, so a price inside is
+    /// certainly inside in percent too). Reads each group's header in place (no copy of a
+    /// group) and leaves the bases it looks up in the groups, for `changeValue`.
+    private mutating func quietWindow(_ s: Int, time t: Int64, minute: Int64) -> QuietWindow {
+        var window = QuietWindow()
+        let (end, overflow) = (minute + 1).multipliedReportingOverflow(by: 60_000)
+        window.until = overflow ? .max : end
+        let first = symbols[s].firstTime ?? t
+        for g in symbols[s].groups {
+            window.until = min(window.until, groups[g].dueBy)
+            let windowMinutes = groups[g].windowMinutes
+            if windowMinutes == 0 {
+                guard let (low, high) = groups[g].quietInterval else { return QuietWindow() }
+                window.narrow(low, high)
+                continue
+            }
+            let span = windowMinutes * 60_000
+            if windowMinutes == 1440 {
+                // A tick carrying the source's figure sets this group's value whether or not the
+                // history covers the window; while the value is unknown, every such tick looks.
+                (window.sourceLow, window.sourceHigh) = groups[g].quietInterval ?? (.infinity, -.infinity)
+            }
+            // Not covered yet: without the source's figure the group does nothing until it is,
+            // whether or not its value is known.
+            let (start, early) = t.subtractingReportingOverflow(span)
+            guard !early, first <= start else {
+                let (covered, late) = first.addingReportingOverflow(span)
+                window.until = min(window.until, late ? .max : covered)
+                continue
+            }
+            guard let (low, high) = groups[g].quietInterval,
+                  let base = base(group: g, target: minute - windowMinutes, symbol: s) else { return QuietWindow() }
+            let lowPrice = base * (1 + low / 100), highPrice = base * (1 + high / 100)
+            let narrowedLow = lowPrice + abs(lowPrice) * 1e-9, narrowedHigh = highPrice - abs(highPrice) * 1e-9
+            if windowMinutes == 1440 {
+                (window.dailyLow, window.dailyHigh) = (narrowedLow, narrowedHigh)
+            } else {
+                window.narrow(narrowedLow, narrowedHigh)
+            }
+        }
+        window.valid = true
+        return window
+    }
+
+    /// `base` (Docs/rules.md#change-windows) for group `g` in the minute whose window starts at `target`.
+    /// Minutes before the current one are final (ticks come in time order and `target` is at
+    /// least a minute back), so it is looked up once per minute and kept in the group.
+    private mutating func base(group g: Int, target: Int64, symbol s: Int) -> Double? {
+        if let cached = groups[g].base, cached.minute == target { return cached.price }
+        guard let found = symbols[s].history.price(atOrBefore: target) else { return nil }
+        groups[g].base = (target, found)
+        return found
+    }
+
+    /// The change `c` in percent for group `g`'s window at this tick (Docs/rules.md), or nil when unknown.
+    private mutating func changeValue(group g: Int, tick: Tick, minute: Int64, first: Int64, symbol s: Int) -> Double? {
+        let windowMinutes = groups[g].windowMinutes
+        if windowMinutes == 1440, let c = tick.change24h, c.isFinite { return c }
+        // The window is whole minutes, so the minute of t − W is t's minute less W's minutes.
+        let (start, overflow) = tick.time.subtractingReportingOverflow(windowMinutes * 60_000)
+        guard !overflow, first <= start else { return nil }
+        guard let base = base(group: g, target: minute - windowMinutes, symbol: s) else { return nil }
+        return (tick.price - base) / base * 100
+    }
+
+    /// `c` of a change rule that fired on this tick: its group's coordinate, just evaluated.
+    private func currentChange(rule: Int, symbol s: Int) -> Double? {
+        guard case .change(let window, _) = rules[rule].condition else { return nil }
+        return symbols[s].groups.lazy.map { self.groups[$0] }.first { $0.coordinate == .change(window: window) }?.value
+    }
+
+    /// The condition's text is made for each alert rather than kept per rule (100 000 rules
+    /// would hold ~3 MB of them); threshold and template are cheap to take each time.
+    private func makeAlert(rule: Int, symbol: String, time: Int64, price: Double, value: Double) -> Alert {
+        let condition = rules[rule].condition
+        return Alert(rule: rules[rule].id, symbol: symbol, time: time, price: price, condition: condition.summary,
+                     threshold: condition.threshold, value: value,
+                     template: rules[rule].message ?? MessageTemplate.defaultTemplate(for: condition),
+                     notify: rules[rule].notify)
+    }
+
+    mutating func drop(_ reason: DropReason) -> DropReason {
+        stats.dropped[reason, default: 0] += 1
+        return reason
+    }
+
+    /// Swaps in a new market list (Docs/rules.md#scope): every known symbol's `match` rules are resolved
+    /// again. Pairs that still apply keep their state (armed, last fired, once); pairs that
+    /// now apply start armed, or where they left off if they applied before. A changed
+    /// symbol looks at all its pairs on its next tick, which decides exactly what continuing
+    /// would have decided.
+    mutating func replaceMarkets(_ list: MarketList?) {
+        markets = list
+        unwatchedSymbols = []
+        guard !matchRules.isEmpty else { return }
+        var garbage = 0
+        for s in symbols.indices {
+            let applicable = applicableRules(symbols[s].symbol)
+            let old = symbols[s].groups
+            if old.flatMap({ groups[$0].pairs.map(\.rule) }).sorted() == applicable { continue }
+            // Pairs that stop applying are kept aside: if their rule applies again later, it
+            // goes on from there (a `once` pair that fired never fires again).
+            var saved = symbols[s].retired
+            for g in old {
+                for pair in groups[g].pairs { saved[pair.rule] = pair }
+            }
+            let fresh = buildGroups(applicable, restoring: saved)
+            for rule in applicable { saved[rule] = nil }
+            symbols[s].retired = Self.compacted(saved)
+            let range = groups.count..<(groups.count + fresh.count)
+            groups += fresh
+            garbage += old.count
+            symbols[s].groups = range
+            symbols[s].keepsHistory = fresh.contains { $0.coordinate != .price }
+            symbols[s].quiet = QuietWindow()
+        }
+        if garbage > 0, garbage * 2 > groups.count { compactGroups() }
+    }
+
+    /// Drops groups no symbol refers to any more.
+    private mutating func compactGroups() {
+        var kept: [ConditionGroup] = []
+        for s in symbols.indices {
+            let range = kept.count..<(kept.count + symbols[s].groups.count)
+            kept += groups[symbols[s].groups]
+            symbols[s].groups = range
+        }
+        groups = kept
+    }
+
+    /// Indices of the enabled rules that apply to `symbol`, in rule order (Docs/rules.md#scope).
+    private func applicableRules(_ symbol: String) -> [Int32] {
+        let applicable = rulesBySymbol[symbol] ?? []
+        guard !matchRules.isEmpty, let markets else { return applicable }
+        return markets.adding(matchRules, of: rules, to: applicable, for: symbol)
+    }
+
+    /// Builds a new symbol's groups from the rules that apply to it, taking over its saved
+    /// state when `restore` was given one. Nil when no rule applies and no saved pair waits for
+    /// one: the engine keeps nothing for such a symbol.
+    private mutating func makeState(_ symbol: String) -> SymbolState? {
+        var snapshot = restoring.removeValue(forKey: symbol)
+        let applicable = applicableRules(symbol)
+        if applicable.isEmpty, snapshot?.pairs.isEmpty ?? true { return nil }
+        var saved: [Int32: ConditionGroup.Pair] = [:]
+        if let snapshot { saved = savedPairs(snapshot, expected: applicable) }
+        let fresh = buildGroups(applicable, restoring: saved)
+        let range = groups.count..<(groups.count + fresh.count)
+        groups += fresh
+        var state = SymbolState(symbol: symbol, groups: range, keepsHistory: fresh.contains { $0.coordinate != .price })
+        if snapshot != nil {
+            for rule in applicable { saved[rule] = nil }
+            state.restore(&snapshot!, retired: Self.compacted(saved))
+        }
+        return state
+    }
+
+    /// `pairs` in storage of their own size: removing entries never shrinks a dictionary, and a
+    /// symbol's (usually no) retired pairs kept the room of all its saved pairs for good
+    /// (100 000 rules: 2.7 MB).
+    private static func compacted(_ pairs: [Int32: ConditionGroup.Pair]) -> [Int32: ConditionGroup.Pair] {
+        pairs.isEmpty ? [:] : Dictionary(uniqueKeysWithValues: pairs.map { ($0.key, $0.value) })
+    }
+
+    /// A fresh pair of rule `r`: what the engine needs of the rule to evaluate it, kept in the
+    /// pair itself (the engine keeps no per-rule copies beside the rules).
+    func pair(of r: Int32) -> ConditionGroup.Pair {
+        let rule = rules[Int(r)]
+        return ConditionGroup.Pair(rule: r, condition: CompiledCondition(rule.condition, hysteresis: rule.hysteresis),
+                                   cooldown: rule.cooldown, once: rule.repeatMode == .once)
+    }
+
+    /// One group per coordinate (price, each change window), sealed; `saved` pair states are
+    /// carried over by rule.
+    private func buildGroups(_ applicable: [Int32], restoring saved: [Int32: ConditionGroup.Pair]) -> [ConditionGroup] {
+        var groups: [ConditionGroup] = []
+        // Each rule's group first, so each group's pairs are allocated once at their size (with
+        // 100 000 rules, growing them by doubling left ~20 % of them empty, for good).
+        var groupOf: [Int] = []
+        var sizes: [Int] = []
+        groupOf.reserveCapacity(applicable.count)
+        for r in applicable {
+            let coordinate: ConditionGroup.Coordinate
+            if case .change(let window, _) = rules[Int(r)].condition {
+                coordinate = .change(window: window)
+            } else {
+                coordinate = .price
+            }
+            let g = groups.firstIndex { $0.coordinate == coordinate } ?? groups.count
+            if g == groups.count {
+                groups.append(ConditionGroup(coordinate: coordinate))
+                sizes.append(0)
+            }
+            sizes[g] += 1
+            groupOf.append(g)
+        }
+        for g in groups.indices { groups[g].reserve(sizes[g]) }
+        for (k, r) in applicable.enumerated() {
+            groups[groupOf[k]].add(pair(of: r))
+        }
+        for g in groups.indices {
+            groups[g].seal()
+            if !saved.isEmpty { groups[g].restore(saved) }
+        }
+        return groups
+    }
+}
+
+/// Where the next ticks of a symbol can go without any of its pairs changing state (see
+/// `EngineCore.quietWindow`): such ticks skip the groups entirely. Flat, so the check a quiet
+/// tick makes is a few comparisons of adjacent fields.
+struct QuietWindow: Sendable {
+    /// Exclusive: the minute ends (new change bases), a cooldown ends or a window becomes
+    /// covered at this time. `Int64.min` admits nothing.
+    var until = Int64.min
+    /// Bounds on the price from the price group and the change groups below 24 h.
+    var low = -Double.infinity
+    var high = Double.infinity
+    /// The 24 h group, for ticks that carry the source's figure: bounds on that figure
+    /// (empty while the group's value is unknown; unbounded without a 24 h group).
+    var sourceLow = -Double.infinity
+    var sourceHigh = Double.infinity
+    /// The 24 h group, for ticks that do not: bounds on the price from the history base
+    /// (unbounded while the window is not covered, or without a 24 h group).
+    var dailyLow = -Double.infinity
+    var dailyHigh = Double.infinity
+    /// Built from the groups as they are (an invalid window is never renewed, only rebuilt
+    /// after the groups have looked at a tick).
+    var valid = false
+
+    init() {}
+
+    mutating func narrow(_ low: Double, _ high: Double) {
+        self.low = max(self.low, low)
+        self.high = min(self.high, high)
+    }
+
+    @inline(__always)
+    func admits(price p: Double, change24h: Double?, time t: Int64) -> Bool {
+        guard t < until, low < p, p < high else { return false }
+        // A figure that is not finite is no figure (`changeValue` falls back to the history).
+        if let c = change24h, c.isFinite { return sourceLow < c && c < sourceHigh }
+        return dailyLow < p && p < dailyHigh
+    }
+}
+
+/// Everything the engine keeps for one symbol.
+struct SymbolState: Sendable {
+    let symbol: String
+    /// Indices into the engine's `groups`.
+    var groups: Range<Int>
+    var firstTime: Int64?
+    var lastTime: Int64?
+    /// `prev` of Docs/rules.md#conditions: the previous valid price.
+    var lastPrice: Double?
+    var history = MinuteHistory()
+    /// Only symbols with a change rule need their minute history.
+    var keepsHistory: Bool
+    /// State of pairs whose `match` rule stopped applying at a market-list reload, or whose
+    /// rule (still in the rule set) no longer applies to the symbol since the state was saved.
+    var retired: [Int32: ConditionGroup.Pair] = [:]
+    var quiet = QuietWindow()
+    /// Accepted a tick since its state was last saved.
+    var changed = false
+
+    init(symbol: String, groups: Range<Int>, keepsHistory: Bool) {
+        self.symbol = symbol
+        self.groups = groups
+        self.keepsHistory = keepsHistory
+    }
+}
+
+extension Rule {
+    /// Whether the threshold-indexed path (`ConditionGroup`) evaluates the rule: a `price` or
+    /// `change` condition with minute buckets, on symbols or a `match`, without `for`,
+    /// reminders, `expires` or `resolve`. Every other rule is evaluated pair by pair.
+    var isIndexed: Bool {
+        if case .portfolio = scope { return false }
+        if let e = extras, e.sustain != nil || e.remindEvery != nil || e.expires != nil || e.resolve { return false }
+        switch condition {
+        case .price: return true
+        case .change(let window, _): return fileVersion == 1 || window <= 86_400_000
+        case .fromHigh, .fromLow, .pnl, .move, .all, .any, .listed: return false
+        }
+    }
+}
+
+extension MarketList {
+    /// `applicable` (rule indices, ascending) with those of `matchRules` whose filter holds for
+    /// one of `symbol`'s market entries added, in rule order (Docs/rules.md#scope).
+    func adding(_ matchRules: [Int32], of rules: [Rule], to applicable: [Int32], for symbol: String) -> [Int32] {
+        let joined = entries(for: symbol)
+        guard !joined.isEmpty else { return applicable }
+        var result = applicable
+        for r in matchRules {
+            guard case .match(let filter) = rules[Int(r)].scope else { continue }
+            if joined.contains(where: filter.matches) { result.append(r) }
+        }
+        result.sort()
+        return result
+    }
+}

@@ -1,0 +1,92 @@
+/// Saved state with times ahead of the local clock (Docs/rules.md#ticks-from-the-future): a tick
+/// that came with a wrong clock, or a feed's time from the future, left a `lastTime` that would
+/// make every later tick of its symbol out of order. Such state is made usable again rather
+/// than deleted: every time after the limit is taken as never seen, and what was kept for it
+/// (history minutes and hours after it) is dropped. Prices (`prev`), pair arming, `once` and
+/// reminder counts stay as they are.
+import AlertModel
+
+extension SymbolSnapshot {
+    /// The latest time the snapshot holds: its last tick, its newest history, a pair's last event.
+    public var latestTime: Int64? {
+        var times: [Int64?] = [firstTime, lastTime, events?.time]
+        times.append(minutes.last.map { $0 * 60_000 })
+        times += pairs.map(\.lastFired)
+        if let series {
+            times += [series.firstTime, series.lastTime, series.newest]
+            times += series.pairs.flatMap { [$0.pair.lastFired, $0.pair.since] }
+        }
+        return times.compactMap { $0 }.max()
+    }
+
+    /// The snapshot with every time after `limit` (epoch ms) taken as never seen; nil when it
+    /// holds no such time.
+    public func forgettingTimes(after limit: Int64) -> SymbolSnapshot? {
+        guard let latest = latestTime, latest > limit else { return nil }
+        func kept(_ time: Int64?) -> Int64? { time.flatMap { $0 > limit ? nil : $0 } }
+        var out = self
+        out.firstTime = kept(firstTime)
+        out.lastTime = kept(lastTime)
+        let lastMinute = floorDivMod(limit, 60_000).0
+        if let cut = minutes.firstIndex(where: { $0 > lastMinute }) {
+            out.minutes.removeSubrange(cut...)
+            out.prices.removeSubrange(cut...)
+        }
+        for i in out.pairs.indices { out.pairs[i].lastFired = kept(out.pairs[i].lastFired) }
+        if let events, events.time > limit { out.events = nil }
+        if var s = series {
+            s.firstTime = kept(s.firstTime)
+            s.lastTime = kept(s.lastTime)
+            s.newest = kept(s.newest)
+            s.minutes = s.minutes.dropping(after: floorDivMod(limit, PlainEvaluator.minute).0)
+            s.hours = s.hours.dropping(after: floorDivMod(limit, PlainEvaluator.hour).0)
+            for i in s.pairs.indices {
+                s.pairs[i].pair.lastFired = kept(s.pairs[i].pair.lastFired)
+                s.pairs[i].pair.since = kept(s.pairs[i].pair.since)
+            }
+            out.series = s
+        }
+        return out
+    }
+}
+
+extension Buckets {
+    /// The buckets without those after `key`.
+    func dropping(after key: Int64) -> Buckets {
+        guard let cut = keys.firstIndex(where: { $0 > key }) else { return self }
+        return Buckets(keys: Array(keys[..<cut]), last: Array(last[..<cut]), high: Array(high[..<cut]), low: Array(low[..<cut]))
+    }
+}
+
+/// What forgetting times after a limit did, for the one warning that says so.
+public struct ForgottenTimes: Sendable, Equatable {
+    /// Symbols whose state held a time after the limit, upper-cased, sorted.
+    public var symbols: [String]
+    /// The latest of those times.
+    public var latest: Int64
+
+    /// Each snapshot with its times after `limit` forgotten, and what was forgotten (nil: nothing).
+    public static func apply(after limit: Int64, to snapshots: inout [SymbolSnapshot]) -> ForgottenTimes? {
+        var symbols: [String] = []
+        var latest = Int64.min
+        for i in snapshots.indices {
+            guard let fixed = snapshots[i].forgettingTimes(after: limit) else { continue }
+            latest = max(latest, snapshots[i].latestTime ?? latest)
+            symbols.append(snapshots[i].symbol)
+            snapshots[i] = fixed
+        }
+        return symbols.isEmpty ? nil : ForgottenTimes(symbols: symbols.sorted(), latest: latest)
+    }
+
+    /// The one warning line: which state held times after `limit`, and what is done about it.
+    public func warning(limit: Int64, why: String) -> String {
+        "the state of \(symbolList) holds times up to \(Timestamp.format(latest)), \(why) "
+            + "(\(Timestamp.format(limit))): those times are taken as not seen, so later ticks are not out of order"
+    }
+
+    /// `N symbols (BTC, ETH, …)`: at most five named.
+    public var symbolList: String {
+        let named = symbols.prefix(5).map { UserText.escaped($0) }.joined(separator: ", ") + (symbols.count > 5 ? ", …" : "")
+        return "\(symbols.count) symbol\(symbols.count == 1 ? "" : "s") (\(named))"
+    }
+}

@@ -1,0 +1,47 @@
+import AlertModel
+
+/// What the delivery stage needs of the durable outbox (Docs/sinks.md#outbox-and-retries), so it
+/// does not depend on how rows are stored. Every method returns at once; writes are made in the
+/// order they were handed over, several in one transaction, off the caller's thread.
+public protocol DeliveryOutbox: Sendable {
+    /// Queues one row per sink for `delivery`. `committed` runs once the rows are durable, in
+    /// the order deliveries were enqueued, with the rows written (a (delivery id, sink) already
+    /// pending is left as it is and not returned), or with the error when they cannot be written;
+    /// such a write is kept and tried again while the process runs, and `committed` then gets
+    /// the rows once they are written.
+    func enqueue(_ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
+                 committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void)
+
+    /// Queues the outcome of one attempt that carried the rows `ids` (several when a backlog
+    /// was batched into one digest): all get it together. `committed` gets the rows a dead
+    /// letter's fallback put in the outbox, once durable. When the outcome cannot be written,
+    /// `failed` is called once and it is tried again with every later write.
+    func record(_ ids: [Int64], _ outcome: OutboxOutcome,
+                committed: @escaping @Sendable ([OutboxEntry]) -> Void,
+                failed: @escaping @Sendable (any Error) -> Void)
+
+    /// Writes a dead letter for `delivery` on `sink` that never had a row there (a fallback sink
+    /// delivered directly that failed too).
+    func deadLetter(_ delivery: Delivery, sink: String, reason: String, now: Int64,
+                    failed: @escaping @Sendable (any Error) -> Void)
+
+    /// Returns when everything handed over before is durable (or failed).
+    func commit() async
+
+    /// Every pending row in insertion order, read after everything handed over before.
+    func loadPending() async throws -> [OutboxEntry]
+
+    /// Pending rows (all sinks), counted after everything handed over before.
+    func countPending() async throws -> Int
+
+    /// `error` (from this outbox) in a few words for a log line.
+    func reason(_ error: any Error) -> String
+}
+
+/// An outbox write that came after the outbox was closed at the end of the process (a
+/// delivery attempt that outlived the drain): not made. The rows it would have updated are
+/// still pending, and are attempted again at the next start.
+public struct OutboxClosed: Error, Sendable, CustomStringConvertible {
+    public init() {}
+    public var description: String { "the outbox was already closed (pricealert is exiting)" }
+}

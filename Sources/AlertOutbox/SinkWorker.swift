@@ -1,0 +1,405 @@
+import AlertModel
+import AlertPolicy
+import AlertSinks
+import Logging
+import Platform
+import Synchronization
+
+/// Delivers one sink's outbox rows: the rate, retry and fallback stages for that sink
+/// (Docs/sinks.md#rate, #fallback).
+///
+/// - Order: rows wait in lanes — one per rule, and one for digests of several rules — in the
+///   order they were enqueued; only a lane's oldest rows are ever attempted and a lane has at
+///   most one attempt in flight, so a rule's events arrive in order, even when one is retried.
+/// - Rate: with a `rate`, at most `count` attempts (a digest counts as one) start in any `per`
+///   milliseconds of the monotonic clock, counting each from when it ended once it has (so the
+///   receiver, which sees it in between, never counts more); the rest wait, in order, and
+///   nothing is dropped.
+/// - Backlog batching: when more events wait than the rate's `count`, the next attempt carries
+///   the waiting rows from the front (oldest first, each lane's in order) up to `batchMax`
+///   events as one digest, `digest:SINK:<first event id>`. Its rows get one outcome together;
+///   a crash before it is recorded delivers them again, batched from the same first row, so
+///   with the same id.
+/// - Urgent rows (high priority) leave before the others, alone; they count against the rate.
+/// - Retries back off by `RetryPolicy` (never sooner than `Retry-After`); a row that fails for
+///   good, or is still failing at `maxAge`, becomes a dead letter, and with a `fallback` its
+///   delivery is handed to that sink with the same id (`handOn`).
+///
+/// Time: every interval (the rate's window, backoff, `maxAge`, when a row falls due) is read and
+/// waited for on the injected monotonic clock (`elapsed`), so setting the time of day neither
+/// holds deliveries back nor gives rows up early. The wall clock (`clock`) only stamps what the outbox keeps
+/// (when a retry is due, when a row died); a row entering the worker is put on the monotonic
+/// timeline by how old it is and how long it still has to wait at that moment.
+///
+/// The rows are held in memory; the outbox is their durable copy, written ahead and updated
+/// behind: a row reaches the worker (`add`) only once its insert is committed, so nothing is
+/// sent that a crash could lose, and an outcome is handed to the outbox's group commit without
+/// waiting for it (a "delivered" lost in a crash means one more delivery, with the same id,
+/// after the restart). No outbox call waits here; under its lock the worker only looks at the
+/// oldest rows of each lane.
+final class SinkWorker: Sendable {
+    /// Where a sink's dead letters go next.
+    struct Fallback: Sendable {
+        var sink: String
+        /// Its rows go through the outbox (webhook, exec); otherwise it is sent directly.
+        var durable: Bool
+    }
+
+    let sink: any Sink
+    private let outbox: any DeliveryOutbox
+    private let concurrency: Int
+    private let policy: RetryPolicy
+    private let batchMax: Int
+    private let fallback: Fallback?
+    /// Takes the deliveries a dead letter leaves for `fallback`: rows already in the outbox when
+    /// it is durable, rows made in memory (never written) when it is sent directly. Returns once
+    /// they are with the fallback's worker, or delivered directly (or a dead letter there).
+    private let handOn: @Sendable ([OutboxEntry]) async -> Void
+    private let pollInterval: Int64
+    /// The time of day (epoch ms), for what the outbox keeps.
+    private let clock: @Sendable () -> Int64
+    /// Monotonic milliseconds, for every interval; the rows held carry times on this timeline.
+    private let elapsed: ElapsedMillis
+    private let logger: Logger
+
+    private struct State {
+        var lanes: [String: Lane] = [:]
+        /// Lanes with an attempt in flight.
+        var busy: Set<String> = []
+        var inFlight = 0
+        /// Dead letters being handed to the fallback: `drain` waits for them too.
+        var handingOn = 0
+        /// Events in rows held and not in flight.
+        var waitingEvents = 0
+        var rate: RateLimit?
+        var counts = DeliveryCounts()
+        var started = false
+        var stopped = false
+        var timer: Task<Void, Never>?
+        /// When `timer` fires (monotonic ms); `.max` when none is set.
+        var timerAt = Int64.max
+    }
+    private let state: Mutex<State>
+
+    init(sink: any Sink, outbox: any DeliveryOutbox, concurrency: Int, policy: RetryPolicy,
+         rate: RateSpec? = nil, batchMax: Int = GroupSpec.defaultMax, fallback: Fallback? = nil,
+         handOn: @escaping @Sendable ([OutboxEntry]) async -> Void = { _ in }, pollInterval: Int64,
+         clock: @escaping @Sendable () -> Int64, elapsed: ElapsedMillis, logger: Logger) {
+        self.sink = sink
+        self.outbox = outbox
+        self.concurrency = max(1, concurrency)
+        self.policy = policy
+        self.batchMax = max(1, batchMax)
+        self.fallback = fallback
+        self.handOn = handOn
+        self.pollInterval = max(1, pollInterval)
+        self.clock = clock
+        self.elapsed = elapsed
+        self.logger = logger
+        self.state = Mutex(State(rate: rate.map(RateLimit.init)))
+    }
+
+    /// Rows committed to the outbox, in commit order; a row already held is ignored.
+    func add(_ rows: [OutboxEntry]) {
+        guard !rows.isEmpty else { return }
+        let (wall, now) = (clock(), elapsed())
+        state.withLock { state in
+            for row in rows.map({ Self.held($0, wall: wall, now: now) })
+            where state.lanes[Self.lane(of: row), default: Lane()].insert(row) {
+                state.waitingEvents += row.delivery.events.count
+            }
+        }
+        startDueAttempts()
+    }
+
+    func start() {
+        state.withLock { $0.started = true }
+        startDueAttempts()
+    }
+
+    /// No new attempts from now on; attempts in flight still record their outcome.
+    func stop() {
+        state.withLock { state in
+            state.stopped = true
+            state.timer?.cancel()
+        }
+    }
+
+    var counts: DeliveryCounts { state.withLock { $0.counts } }
+
+    /// Nothing in flight and no row that can be attempted before `until` (monotonic ms): each
+    /// lane's oldest row, which holds up the others, falls due later or there is none.
+    func isSettled(before until: Int64) -> Bool {
+        state.withLock { state in
+            state.busy.isEmpty && state.handingOn == 0
+                && !state.lanes.values.contains { ($0.first?.nextAttemptAt ?? .max) < until }
+        }
+    }
+
+    /// Holds no row: each was delivered or became a dead letter.
+    var isEmpty: Bool {
+        state.withLock { $0.lanes.isEmpty }
+    }
+
+    /// `row` as the worker holds it: `createdAt` and `nextAttemptAt` moved from the time of day
+    /// `wall` to the monotonic timeline, where it is `now`, keeping its age and its wait. The
+    /// wait is never longer than the row was given when it was stamped (`nextAttemptAt -
+    /// createdAt`): a time of day set back between the stamp and `wall` would otherwise add the
+    /// whole step to it (a row stamped before a one-hour step back, due at once, would wait an
+    /// hour and hold its lane).
+    static func held(_ row: OutboxEntry, wall: Int64, now: Int64) -> OutboxEntry {
+        var row = row
+        let age = wall > row.createdAt ? wall - row.createdAt : 0
+        let planned = row.nextAttemptAt > row.createdAt ? row.nextAttemptAt - row.createdAt : 0
+        let wait = row.nextAttemptAt > wall ? min(row.nextAttemptAt - wall, planned) : 0
+        row.createdAt = now - age
+        let (due, overflow) = now.addingReportingOverflow(wait)
+        row.nextAttemptAt = overflow ? .max : due
+        return row
+    }
+
+    /// The lane a row waits in: its rule, or one lane for digests of several rules.
+    static func lane(of row: OutboxEntry) -> String {
+        let events = row.delivery.events
+        let rule = events[0].rule
+        return events.allSatisfy { $0.rule == rule } ? rule : ""
+    }
+
+    /// Starts as many attempts as `concurrency` and the rate allow, each on the oldest rows
+    /// that are due (urgent ones first), and sets the timer for when the next can start.
+    private func startDueAttempts() {
+        let now = elapsed()
+        let starting: [[OutboxEntry]] = state.withLock { state in
+            // Every slot taken: a finishing attempt calls again (and sets the timer).
+            guard state.started, !state.stopped else { return [] }
+            var attempts: [[OutboxEntry]] = []
+            var next = Int64.max
+            while state.inFlight < concurrency {
+                let (rows, due) = pick(state, now: now)
+                next = min(next, due)
+                guard !rows.isEmpty else { break }
+                if let rate = state.rate, rate.nextStart(now: now) > now {
+                    next = min(next, rate.nextStart(now: now))
+                    break
+                }
+                state.rate?.begin(now)
+                state.inFlight += 1
+                for row in rows {
+                    state.busy.insert(Self.lane(of: row))
+                    state.waitingEvents -= row.delivery.events.count
+                }
+                attempts.append(rows)
+            }
+            if next < state.timerAt { setTimer(&state, at: next, now: now) }
+            return attempts
+        }
+        for rows in starting {
+            let delivery = rows.count == 1 ? rows[0].delivery
+                : Delivery(sink: sink.name, events: rows.flatMap(\.delivery.events), held: rows.allSatisfy(\.delivery.held))
+            Task.detached {
+                let result = await self.sink.send(delivery)
+                self.finish(rows, delivery, result, started: now)
+            }
+        }
+    }
+
+    /// The rows of the next attempt at `now` (none when nothing is due), and the earliest time
+    /// a row that is not due yet falls due.
+    private func pick(_ state: State, now: Int64) -> (rows: [OutboxEntry], nextDue: Int64) {
+        var heads: [OutboxEntry] = []
+        var next = Int64.max
+        for (name, lane) in state.lanes where !state.busy.contains(name) {
+            guard let row = lane.first else { continue }
+            if row.nextAttemptAt <= now { heads.append(row) } else { next = min(next, row.nextAttemptAt) }
+        }
+        guard !heads.isEmpty else { return ([], next) }
+        if let urgent = heads.filter(\.urgent).min(by: { $0.id < $1.id }) { return ([urgent], next) }
+        if let rate = state.rate, state.waitingEvents > rate.spec.count {
+            return (batch(state, now: now), next)
+        }
+        return ([heads.min { ($0.nextAttemptAt, $0.id) < ($1.nextAttemptAt, $1.id) }!], next)
+    }
+
+    /// The waiting rows from the front, oldest first, up to `batchMax` events (at least one
+    /// row): each free lane's due rows up to its first urgent or not yet due one, merged by id,
+    /// stopping at the first that does not fit, so each lane gives a prefix of its rows.
+    private func batch(_ state: State, now: Int64) -> [OutboxEntry] {
+        var candidates: [OutboxEntry] = []
+        for (name, lane) in state.lanes where !state.busy.contains(name) {
+            var events = 0
+            for row in lane.rows {
+                guard row.nextAttemptAt <= now, !row.urgent, events < batchMax else { break }
+                events += row.delivery.events.count
+                candidates.append(row)
+            }
+        }
+        candidates.sort { $0.id < $1.id }
+        var taken: [OutboxEntry] = []
+        var events = 0
+        for row in candidates {
+            let count = row.delivery.events.count
+            if !taken.isEmpty, events + count > batchMax { break }
+            taken.append(row)
+            events += count
+        }
+        return taken
+    }
+
+    /// Wakes at `at`, or after `pollInterval` if that is sooner, both on the injected clock
+    /// (`elapsed`), so a test that drives the clock drives the timer.
+    private func setTimer(_ state: inout State, at: Int64, now: Int64) {
+        state.timer?.cancel()
+        state.timerAt = at
+        let delay = min(max(at - now, 1), pollInterval)
+        let elapsed = elapsed
+        state.timer = Task {
+            try? await elapsed.sleep(for: .milliseconds(delay))
+            guard !Task.isCancelled else { return }
+            self.state.withLock { state in
+                state.timer = nil
+                state.timerAt = .max
+            }
+            self.startDueAttempts()
+        }
+    }
+
+    private func finish(_ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult, started: Int64) {
+        let (wall, now) = (clock(), elapsed())
+        var outcome = decide(rows, delivery, result, wall: wall, now: now)
+        if case .dead(let reason, let lastError, let at, _) = outcome, let fallback, fallback.durable {
+            outcome = .dead(reason: reason, lastError: lastError, at: at, fallback: fallback.sink)
+        }
+        let handsOn: Bool
+        if case .dead = outcome, fallback != nil { handsOn = true } else { handsOn = false }
+        state.withLock { state in
+            state.inFlight -= 1
+            if handsOn { state.handingOn += 1 }
+            state.rate?.settle(started: started, now: now)
+            for row in rows {
+                let lane = Self.lane(of: row)
+                state.busy.remove(lane)
+                switch outcome {
+                case .delivered:
+                    state.counts.delivered += 1
+                    state.lanes[lane]?.remove(row.id)
+                case .dead:
+                    state.counts.dead += 1
+                    state.lanes[lane]?.remove(row.id)
+                case .retry(let at, let reason):
+                    state.counts.retried += 1
+                    state.waitingEvents += row.delivery.events.count
+                    state.lanes[lane]?.retry(row.id, at: now + (at - wall), reason: reason)
+                }
+                if state.lanes[lane]?.first == nil { state.lanes[lane] = nil }
+            }
+        }
+        let (name, logger, handOn) = (sink.name, logger, handOn)
+        for _ in rows {
+            switch outcome {
+            case .delivered: DeliveryMetric.count(sink: name, .delivered)
+            case .dead: DeliveryMetric.count(sink: name, .dead)
+            case .retry: DeliveryMetric.count(sink: name, .retried)
+            }
+        }
+        let direct: [OutboxEntry]
+        if case .dead(_, _, let at, nil) = outcome, let fallback, !fallback.durable {
+            direct = rows.map { OutboxEntry(id: 0, sink: fallback.sink, delivery: $0.delivery, urgent: $0.urgent,
+                                             createdAt: at, nextAttemptAt: at) }
+        } else {
+            direct = []
+        }
+        outbox.record(rows.map(\.id), outcome, committed: { moved in
+            guard handsOn else { return }
+            Task {
+                await handOn(moved + direct)
+                self.state.withLock { $0.handingOn -= 1 }
+            }
+        }, failed: { error in
+            // Tried again with every later commit; if the process ends first, the rows are
+            // attempted again on the next start (at least once, never lost).
+            let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(delivery.id)"]
+            if error is OutboxClosed {
+                logger.notice("the attempt to deliver \(delivery.id) to '\(name)' ended after the outbox was closed at exit; it is attempted again at the next start",
+                              metadata: metadata)
+            } else {
+                logger.error("outbox not updated after an attempt to deliver \(delivery.id) to '\(name)': \(error)",
+                             metadata: metadata)
+            }
+        })
+        startDueAttempts()
+    }
+
+    /// What an attempt's result means for its rows (by the retry policy), logged, with the times
+    /// the outbox keeps on the time of day `wall`; `now` is monotonic, as the rows' times are. A
+    /// batch is as old as its oldest row and has been tried as often as its most tried one.
+    private func decide(_ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult,
+                        wall: Int64, now: Int64) -> OutboxOutcome {
+        let name = sink.name
+        let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(delivery.id)"]
+        let onward = fallback.map { "; handed to '\($0.sink)'" } ?? ""
+        switch result {
+        case .delivered:
+            return .delivered
+        case .permanent(let reason):
+            logger.error("sink '\(name)' rejected \(delivery.id) for good: \(reason); kept as a dead letter\(onward)",
+                         metadata: metadata)
+            return .dead(reason: reason, lastError: reason, at: wall)
+        case .retry(let reason, let after):
+            let attempts = (rows.map(\.attempts).max() ?? 0) + 1
+            let createdAt = rows.map(\.createdAt).min() ?? now
+            if policy.givesUp(createdAt: createdAt, now: now) {
+                let why = "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") over "
+                    + "\(RetryPolicy.describe(millis: policy.maxAge)): \(reason)"
+                logger.error("sink '\(name)' \(why) (\(delivery.id)); kept as a dead letter\(onward)", metadata: metadata)
+                return .dead(reason: why, lastError: reason, at: wall)
+            }
+            let delay = policy.delay(attempts: attempts, retryAfter: after)
+            logger.warning("sink '\(name)' failed to deliver \(delivery.id): \(reason); retry \(attempts) in \(delay) ms",
+                           metadata: metadata)
+            return .retry(at: wall + delay, reason: reason)
+        }
+    }
+}
+
+/// One lane's rows for one sink, oldest (lowest id) first.
+struct Lane {
+    private var all: [OutboxEntry] = []
+    /// Rows before `head` are done; they are dropped once they are half the array.
+    private var head = 0
+
+    var first: OutboxEntry? { head < all.count ? all[head] : nil }
+
+    /// The rows still held, oldest first.
+    var rows: ArraySlice<OutboxEntry> { all[head...] }
+
+    /// Keeps id order; a row already held is ignored (false).
+    mutating func insert(_ row: OutboxEntry) -> Bool {
+        guard let last = all.last, row.id <= last.id else {
+            all.append(row)
+            return true
+        }
+        let live = all[head...]
+        guard !live.contains(where: { $0.id == row.id }) else { return false }
+        let index = live.firstIndex { $0.id > row.id } ?? all.endIndex
+        all.insert(row, at: index)
+        return true
+    }
+
+    /// Removes the oldest row when it is `id` (an attempt's rows are a prefix of each lane, and
+    /// are removed oldest first).
+    mutating func remove(_ id: Int64) {
+        guard first?.id == id else { return }
+        head += 1
+        if head * 2 >= all.count {
+            all.removeFirst(head)
+            head = 0
+        }
+    }
+
+    mutating func retry(_ id: Int64, at: Int64, reason: String) {
+        guard let index = all[head...].firstIndex(where: { $0.id == id }) else { return }
+        all[index].attempts += 1
+        all[index].nextAttemptAt = at
+        all[index].lastError = reason
+    }
+}

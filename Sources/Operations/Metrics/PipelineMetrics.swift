@@ -1,0 +1,54 @@
+import AlertModel
+import CoreMetrics
+
+/// The pipeline's counters and gauges (see `MetricsCatalog`), made once so the hot path only
+/// increments. Through swift-metrics: with no backend bootstrapped they do nothing.
+public struct PipelineMetrics: Sendable {
+    public let factory: any MetricsFactory
+    public let ticks: Counter
+    public let dropped: [DropReason: Counter]
+    public let reconnects: Counter
+    public let outboxDepth: Gauge
+    public let feedConnected: Gauge
+    public let feedStale: Gauge
+    public let secondsSinceLastTick: Gauge
+
+    /// `rules`: the rule ids, whose alert counters start at 0 (a series that appears only with
+    /// its first alert makes `rate()` and absence alerts awkward) — up to `presetLimit` rules;
+    /// beyond that a series per rule would cost more than it tells, so series start with the
+    /// rule's first alert.
+    public init(rules: [String], factory: any MetricsFactory = MetricsSystem.factory) {
+        self.factory = factory
+        ticks = Counter(label: MetricsCatalog.ticks, factory: factory)
+        var dropped: [DropReason: Counter] = [:]
+        for reason in DropReason.allCases {
+            dropped[reason] = Counter(label: MetricsCatalog.dropped, dimensions: [("reason", reason.rawValue)], factory: factory)
+        }
+        self.dropped = dropped
+        reconnects = Counter(label: MetricsCatalog.reconnects, factory: factory)
+        outboxDepth = Gauge(label: MetricsCatalog.outboxDepth, factory: factory)
+        feedConnected = Gauge(label: MetricsCatalog.feedConnected, factory: factory)
+        feedStale = Gauge(label: MetricsCatalog.feedStale, factory: factory)
+        secondsSinceLastTick = Gauge(label: MetricsCatalog.secondsSinceLastTick, factory: factory)
+        for gauge in [outboxDepth, feedConnected, feedStale] { gauge.record(0) }
+        // Listed from the start at 0, like the per-rule alert counters.
+        _ = Counter(label: MetricsCatalog.eventsSilenced, factory: factory)
+        _ = Counter(label: MetricsCatalog.eventsHeldTotal, factory: factory)
+        for gauge in [MetricsCatalog.eventsHeld, MetricsCatalog.digestsOpen, MetricsCatalog.digestEvents] {
+            Gauge(label: gauge, factory: factory).record(0)
+        }
+        if rules.count <= Self.presetLimit {
+            for rule in rules { _ = alertCounter(rule) }
+        }
+    }
+
+    public static let presetLimit = 1_000
+
+    public func alerted(rule: String) {
+        alertCounter(rule).increment()
+    }
+
+    private func alertCounter(_ rule: String) -> Counter {
+        Counter(label: MetricsCatalog.alerts, dimensions: [("rule", rule)], factory: factory)
+    }
+}
