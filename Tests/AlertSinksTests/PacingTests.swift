@@ -28,7 +28,7 @@ import Testing
                            clock: ManualClock? = nil, stamped: StampedSink? = nil) throws -> ReliableDispatcher {
         var sinks = try SinkFactory.makeAll(definitions, dependencies: .init(httpClient: client, environment: { _ in nil }))
         if let stamped { sinks[stamped.name] = stamped }
-        let durable = Set(definitions.filter { if case .file = $0.kind { false } else { true } }.map(\.name))
+        let durable = Set(definitions.filter(\.kind.isDurable).map(\.name))
         var configuration = ReliableDispatcher.Configuration(definitions: definitions)
         configuration.pollInterval = 10
         return ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox, configuration: configuration,

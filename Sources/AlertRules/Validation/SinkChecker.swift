@@ -1,45 +1,46 @@
 import AlertModel
 
-/// One sink `type` as a rule file names it: the keys it takes and how its own keys are read.
+/// How a rule file's sink of one `type` is checked: the keys it takes and how its own keys are
+/// read into its settings (whose type gives the `type` name and whether it is durable).
 /// `FileChecker.sinkTypes` lists every type; a `type` not in it is an error naming its place
 /// and the known types, never taken for another.
-struct SinkType: Sendable {
+struct SinkTypeCheck: Sendable {
     let name: String
     /// All the keys a sink of this type takes: `type`, its own, and the shared ones
     /// (the policy's; with `durable`, the outbox's too).
     let keys: [String]
     /// Delivered through the outbox: takes `concurrency`, `retry`, `rate` and `fallback`.
     let durable: Bool
-    /// Its own keys read into a `SinkKind`; nil after reporting what is wrong.
+    /// Its own keys read into its settings; nil after reporting what is wrong.
     let read: @Sendable (inout FileChecker, JSONNode, [JSONMember]) -> SinkKind?
 
-    init(_ name: String, keys own: [String], durable: Bool,
-         read: @escaping @Sendable (inout FileChecker, JSONNode, [JSONMember]) -> SinkKind?) {
-        self.name = name
-        self.keys = ["type"] + own + (durable ? FileChecker.deliveryKeys : []) + FileChecker.policyKeys
+    init<Settings: SinkSettings>(_ settings: Settings.Type, keys own: [String],
+                                 read: @escaping @Sendable (inout FileChecker, JSONNode, [JSONMember]) -> Settings?) {
+        name = Settings.typeName
+        durable = Settings.isDurable
+        keys = ["type"] + own + (durable ? FileChecker.deliveryKeys : []) + FileChecker.policyKeys
             + (durable ? FileChecker.deliveryPolicyKeys : [])
-        self.durable = durable
-        self.read = read
+        self.read = { checker, node, members in read(&checker, node, members).map(SinkKind.init) }
     }
 }
 
 /// The `sinks` object: name → sink configuration (Docs/rules.md#sinks).
 extension FileChecker {
-    static let sinkTypes: [SinkType] = [
-        SinkType("stdout", keys: ["format"], durable: false) { checker, _, members in
+    static let sinkTypes: [SinkTypeCheck] = [
+        SinkTypeCheck(StdoutSettings.self, keys: ["format"]) { checker, _, members in
             let format = members["format"].map { checker.choice($0.value, "'format'", ["text", "json"]) } ?? "text"
-            return format.flatMap(AlertOutputFormat.init(rawValue:)).map { .stdout(format: $0) }
+            return format.flatMap(AlertOutputFormat.init(rawValue:)).map(StdoutSettings.init(format:))
         },
-        SinkType("file", keys: ["path"], durable: false) { checker, node, members in
+        SinkTypeCheck(FileSettings.self, keys: ["path"]) { checker, node, members in
             checker.requireKey("path", in: node, members, suggested: [])
-                .flatMap { checker.nonEmptyString($0.value, "'path'") }.map { .file(path: $0) }
+                .flatMap { checker.nonEmptyString($0.value, "'path'") }.map(FileSettings.init(path:))
         },
-        SinkType("webhook", keys: ["url", "urlEnv", "urlFile", "method", "headers", "timeout", "preset", "template",
-                                   "secretEnv", "secretFile", "caFile"], durable: true) { checker, node, members in
-            checker.webhook(node, members).map(SinkKind.webhook)
+        SinkTypeCheck(WebhookSpec.self, keys: ["url", "urlEnv", "urlFile", "method", "headers", "timeout", "preset",
+                                               "template", "secretEnv", "secretFile", "caFile"]) { checker, node, members in
+            checker.webhook(node, members)
         },
-        SinkType("exec", keys: ["command", "timeout"], durable: true) { checker, node, members in
-            checker.exec(node, members).map(SinkKind.exec)
+        SinkTypeCheck(ExecSpec.self, keys: ["command", "timeout"]) { checker, node, members in
+            checker.exec(node, members)
         },
     ]
 

@@ -145,3 +145,10 @@ public struct ExecSink: Sink {
         return String(line.prefix(200))
     }
 }
+
+extension ExecSink {
+    /// The `exec` kind, for `SinkRegistry.all`.
+    public static let sinkType = SinkType(ExecSpec.self) { name, spec, _ in
+        try ExecSink(name: name, spec: spec)
+    }
+}
