@@ -214,7 +214,7 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
         ]),
         .testTarget(name: "DemoExchangeTests", dependencies: [
-            "DemoExchange", "AlertFeeds",
+            "DemoExchange", "AlertFeeds", "AlertTestSupport",
             .product(name: "WSClient", package: "swift-websocket"),
         ]),
         .testTarget(name: "AlertSinksTests", dependencies: [

@@ -25,9 +25,9 @@ import Synchronization
 ///   good, or is still failing at `maxAge`, becomes a dead letter, and with a `fallback` its
 ///   delivery is handed to that sink with the same id (`handOn`).
 ///
-/// Time: every interval (the rate's window, backoff, `maxAge`, when a row falls due) runs on the
-/// injected monotonic clock (`elapsed`), so setting the time of day neither holds deliveries
-/// back nor gives rows up early. The wall clock (`clock`) only stamps what the outbox keeps
+/// Time: every interval (the rate's window, backoff, `maxAge`, when a row falls due) is read and
+/// waited for on the injected monotonic clock (`elapsed`), so setting the time of day neither
+/// holds deliveries back nor gives rows up early. The wall clock (`clock`) only stamps what the outbox keeps
 /// (when a retry is due, when a row died); a row entering the worker is put on the monotonic
 /// timeline by how old it is and how long it still has to wait at that moment.
 ///
@@ -245,14 +245,15 @@ final class SinkWorker: Sendable {
         return taken
     }
 
-    /// Wakes at `at`, or after `pollInterval` of real time if that is sooner (a clock a test
-    /// drives is looked at again at least that often).
+    /// Wakes at `at`, or after `pollInterval` if that is sooner, both on the injected clock
+    /// (`elapsed`), so a test that drives the clock drives the timer.
     private func setTimer(_ state: inout State, at: Int64, now: Int64) {
         state.timer?.cancel()
         state.timerAt = at
         let delay = min(max(at - now, 1), pollInterval)
+        let elapsed = elapsed
         state.timer = Task {
-            try? await Task.sleep(for: .milliseconds(delay))
+            try? await elapsed.sleep(for: .milliseconds(delay))
             guard !Task.isCancelled else { return }
             self.state.withLock { state in
                 state.timer = nil

@@ -50,19 +50,15 @@ public enum RuleLoader {
         return .success(ruleSet)
     }
 
-    /// `sinks` with every exec sink told to withhold the variables that any webhook of any file
-    /// reads its URL or signing secret from: a notifier never sees another sink's secrets.
+    /// `sinks` with every sink that starts programs told to withhold the variables that any
+    /// sink of any file reads a secret from (`SinkKind.secretVariables`): a notifier never sees
+    /// another sink's secrets.
     static func withholdingSecrets(_ sinks: [SinkDefinition]) -> [SinkDefinition] {
-        var secrets: Set<String> = []
-        for case .webhook(let spec) in sinks.map(\.kind) {
-            for case .environment(let name)? in [spec.url, spec.secret] { secrets.insert(name) }
-        }
+        let secrets = Set(sinks.flatMap(\.kind.secretVariables))
         guard !secrets.isEmpty else { return sinks }
         return sinks.map { sink in
-            guard case .exec(var spec) = sink.kind else { return sink }
-            spec.withheldVariables = secrets.sorted()
             var withheld = sink
-            withheld.kind = .exec(spec)
+            withheld.kind = sink.kind.withholding(secrets.sorted())
             return withheld
         }
     }

@@ -130,3 +130,10 @@ public final class FileSink: Sink {
         return OSError(code: code).description
     }
 }
+
+extension FileSink {
+    /// The `file` kind, for `SinkRegistry.all`.
+    public static let sinkType = SinkType(FileSettings.self) { name, settings, _ in
+        try FileSink(name: name, path: settings.path)
+    }
+}

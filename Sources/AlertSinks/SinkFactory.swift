@@ -1,7 +1,8 @@
 import AlertHTTP
 import AlertModel
 
-/// Builds sinks from validated definitions: one case per sink type.
+/// Builds sinks from validated definitions, each by its kind's entry in `SinkRegistry.all`.
+/// What a new sink kind touches is listed in Docs/sinks.md#adding-a-sink.
 public enum SinkFactory {
     /// What sinks share: one HTTP client for every webhook (one connection cache), and where
     /// `urlEnv`/`secretEnv` are looked up.
@@ -24,14 +25,13 @@ public enum SinkFactory {
     }
 
     public static func make(_ definition: SinkDefinition, dependencies: Dependencies) throws -> any Sink {
-        let name = definition.name
-        switch definition.kind {
-        case .stdout(let format): return StdoutSink(name: name, format: format)
-        case .file(let path): return try FileSink(name: name, path: path)
-        case .webhook(let spec):
-            return try WebhookSink(name: name, spec: spec, client: dependencies.httpClient ?? CurlHTTPClient.shared, environment: dependencies.environment)
-        case .exec(let spec): return try ExecSink(name: name, spec: spec)
+        guard let type = SinkRegistry.all.first(where: { $0.name == definition.kind.typeName }),
+              let sink = try type.make(definition, dependencies: dependencies)
+        else {
+            throw SinkError(sink: definition.name, description: "sink \(UserText.single(definition.name)): type "
+                            + "\(UserText.single(definition.kind.typeName)) is not in SinkRegistry.all")
         }
+        return sink
     }
 
     /// All sinks by name; the first failure stops (and closes what was opened).

@@ -64,3 +64,10 @@ public struct StdoutSink: Sink {
         }
     }
 }
+
+extension StdoutSink {
+    /// The `stdout` kind, for `SinkRegistry.all`.
+    public static let sinkType = SinkType(StdoutSettings.self) { name, settings, _ in
+        StdoutSink(name: name, format: settings.format)
+    }
+}

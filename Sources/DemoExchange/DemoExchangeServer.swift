@@ -56,7 +56,8 @@ public final class DemoExchangeServer: Sendable {
             generator = TickReplay(ticks: ticks, speed: speed)
         }
         listing = NewMarket.Listing(after: configuration.newMarketAfter)
-        feed = PriceFeed(generator: generator, board: board, hub: hub, stats: counters, faults: faults, listing: listing)
+        feed = PriceFeed(generator: generator, board: board, hub: hub, stats: counters, faults: faults, listing: listing,
+                         clock: configuration.clock)
     }
 
     /// Binds 127.0.0.1:`configuration.port` and returns the bound port (the chosen one when
@@ -91,7 +92,10 @@ public final class DemoExchangeServer: Sendable {
             task.cancel()
             throw error
         }
-        let dropTimer = Task { [hub, counters, faults] in await Self.dropLoop(hub: hub, stats: counters, faults: faults) }
+        let clock = configuration.clock
+        let dropTimer = Task { [hub, counters, faults] in
+            await Self.dropLoop(hub: hub, stats: counters, faults: faults, clock: clock)
+        }
         running.withLock { $0 = Running(group: group, task: task, dropTimer: dropTimer, port: port) }
         return port
     }
@@ -203,10 +207,10 @@ public final class DemoExchangeServer: Sendable {
         return router
     }
 
-    /// Closes every connection each `dropEvery`; re-reads the setting every 50 ms so
+    /// Closes every connection each `dropEvery` of `clock`; re-reads the setting every 50 ms so
     /// `setFaults` takes effect while running. The period restarts when the setting changes.
-    private static func dropLoop(hub: ConnectionHub, stats: StatsCounter, faults: FaultSettings) async {
-        let clock = ContinuousClock()
+    private static func dropLoop<C: Clock<Duration>>(hub: ConnectionHub, stats: StatsCounter, faults: FaultSettings,
+                                                     clock: C) async {
         var last = clock.now
         var period = faults.current.dropEvery
         while !Task.isCancelled {
@@ -217,7 +221,7 @@ public final class DemoExchangeServer: Sendable {
                 period = current
                 last = now
             }
-            guard let period, now - last >= period else { continue }
+            guard let period, last.duration(to: now) >= period else { continue }
             last = now
             let closed = hub.closeAll()
             stats.update { $0.connectionsDropped += closed }

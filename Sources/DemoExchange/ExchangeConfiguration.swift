@@ -14,13 +14,18 @@ public struct ExchangeConfiguration: Sendable {
     /// `NEWCOIN` (`NEWCOIN-USD`), which `market_summary` prices from then on: a new listing for
     /// `listed` rules (Docs/exchange.md). Nil: the list never changes.
     public var newMarketAfter: Int?
+    /// The clock that paces prices and times faults (`silenceAfter`, `silenceFor`, `dropEvery`):
+    /// `ContinuousClock()` when serving, a clock the test drives in tests.
+    public var clock: any Clock<Duration>
 
     public init(port: Int = 8765, prices: PriceMode = .randomWalk(seed: 1, interval: .seconds(1)),
-                faults: ExchangeFaults = ExchangeFaults(), newMarketAfter: Int? = nil) {
+                faults: ExchangeFaults = ExchangeFaults(), newMarketAfter: Int? = nil,
+                clock: any Clock<Duration> = ContinuousClock()) {
         self.port = port
         self.prices = prices
         self.faults = faults
         self.newMarketAfter = newMarketAfter
+        self.clock = clock
     }
 }
 

@@ -42,7 +42,6 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         Logs.bootstrap()
-        StandardOutput.ignoreBrokenPipeSignal()
         RuleReload.ignoreUntilListening()
         let ruleSet = try loadRules()
         let sinks = try Inputs.sinks(for: ruleSet)

@@ -69,7 +69,6 @@ struct MarketsCommand: AsyncParsableCommand {
 
     func run() async throws {
         Logs.bootstrap()
-        StandardOutput.ignoreBrokenPipeSignal()
         let feed = try source.make()
         let http = NIOHTTPClient.shared
         let markets: [Market]

@@ -1,3 +1,4 @@
+import Platform
 import ArgumentParser
 
 @main
@@ -11,4 +12,10 @@ struct PriceAlert: AsyncParsableCommand {
             RecordCommand.self, ExchangeCommand.self, SinksCommand.self, OutboxCommand.self, SilenceCommand.self,
         ]
     )
+
+    /// Sets the process up (`ProcessSetUp`) before any command parses or runs.
+    static func main() async {
+        ProcessSetUp.atStart()
+        await main(nil)
+    }
 }

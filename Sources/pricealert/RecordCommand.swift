@@ -30,7 +30,6 @@ struct RecordCommand: AsyncParsableCommand {
 
     func run() async throws {
         Logs.bootstrap()
-        StandardOutput.ignoreBrokenPipeSignal()
         let output: StandardOutput
         if out == "-" {
             output = .shared

@@ -60,7 +60,6 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         Logs.bootstrap()
-        StandardOutput.ignoreBrokenPipeSignal()
         // The ticks are read and parsed on a thread of their own from the start, so while the
         // rules load; a history read from standard input comes first there, though.
         var ahead = ticks == "-" && history == "-" ? nil : TickReadAhead(path: ticks)

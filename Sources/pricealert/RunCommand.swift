@@ -31,7 +31,6 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         Logs.bootstrap()
-        StandardOutput.ignoreBrokenPipeSignal()
         RuleReload.ignoreUntilListening()
         let ruleSet = try rules.load()
         let sinks = try Inputs.sinks(for: ruleSet)

@@ -31,7 +31,6 @@ struct SinksTestCommand: AsyncParsableCommand {
     @OptionGroup var rules: RulesOption
 
     func run() async throws {
-        StandardOutput.ignoreBrokenPipeSignal()
         let ruleSet = try rules.load()
         guard let definition = ruleSet.sinks[name] else {
             let known = ruleSet.sinks.keys.sorted().map { UserText.single($0) }.joined(separator: ", ")

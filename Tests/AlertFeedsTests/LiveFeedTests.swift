@@ -15,9 +15,17 @@ struct LiveFeedTests {
     /// Events the runner emitted, readable while it runs; each one counted in `appended`.
     final class Recorder: Sendable {
         let events = Mutex<[FeedEvent]>([])
+        /// When each event was emitted, on `clock` (the feed's, when a test drives it).
+        let times = Mutex<[ManualClock.Instant]>([])
+        let clock: ManualClock?
         let appended = EventCounter()
+
+        init(clock: ManualClock? = nil) { self.clock = clock }
+
         func append(_ event: FeedEvent) {
+            let now = clock?.now
             events.withLock { $0.append(event) }
+            if let now { times.withLock { $0.append(now) } }
             appended.record()
         }
 
@@ -49,7 +57,7 @@ struct LiveFeedTests {
         let http = NIOHTTPClient()
         let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, options: options,
                                 logger: Logger(label: "test"))
-        let recorder = Recorder()
+        let recorder = Recorder(clock: options.clock as? ManualClock)
         let feed = Task {
             _ = try await runner.loadMarkets { recorder.append($0) }
             try await runner.run { recorder.append($0) }
@@ -150,10 +158,13 @@ struct LiveFeedTests {
     }
 
     @Test func tooManyRequestsIsHonouredWithRetryAfter() async throws {
-        let clock = ContinuousClock()
-        let start = clock.now
-        let recorder = try await follow(faults: ExchangeFaults(status429: 1)) { r in
-            r.all.contains { if case .markets = $0 { true } else { false } }
+        let clock = ManualClock()
+        var options = FeedOptions(staleAfter: .seconds(30), backoffBase: .milliseconds(100), backoffMaximum: .milliseconds(400))
+        options.clock = clock
+        let recorder = try await clock.advancing {
+            try await follow(faults: ExchangeFaults(status429: 1), options: options) { r in
+                r.all.contains { if case .markets = $0 { true } else { false } }
+            }
         }
         // The first market-list request got 429 with Retry-After: 1; the retry waited for it.
         #expect(recorder.all.contains { if case .markets(let m) = $0 { m.count == 227 } else { false } })
@@ -162,6 +173,10 @@ struct LiveFeedTests {
             return nil
         }
         #expect(retry.first.map { $0 >= .seconds(1) } == true)
-        #expect(clock.now - start >= .seconds(1))
+        // The market list came once the wait had passed on the feed's clock, with no sleep in
+        // real time: nothing else moves the clock before it.
+        let marketsAt = recorder.all.firstIndex { if case .markets = $0 { true } else { false } }
+            .map { recorder.times.withLock { $0 }[$0] }
+        #expect(marketsAt.map { $0.offset >= .seconds(1) } == true)
     }
 }

@@ -3,6 +3,7 @@ import AlertPolicy
 import AlertStore
 import Foundation
 import Synchronization
+import AlertTestSupport
 import Testing
 @testable import AlertOutbox
 @testable import AlertSinks
@@ -101,30 +102,6 @@ import Testing
         #expect(await eventually { sink.delivered.count == 2 })
         #expect(sink.delivered.map(\.rule) == ["first", "second"])
         #expect(await dispatcher.drain(timeout: .seconds(30)))
-    }
-}
-
-/// A clock that moves only when told (`advance`); sleeping on it waits for that.
-final class ManualClock: Clock, Sendable {
-    struct Instant: InstantProtocol {
-        var offset: Duration
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
-    }
-
-    private let current = Mutex(Instant(offset: .zero))
-    var now: Instant { current.withLock { $0 } }
-    var minimumResolution: Duration { .milliseconds(1) }
-
-    func advance(by duration: Duration) {
-        current.withLock { $0 = $0.advanced(by: duration) }
-    }
-
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
-        while now < deadline {
-            try await Task.sleep(for: .milliseconds(1))
-        }
     }
 
     /// A row stamped just before the time of day was set back an hour, and handed to the worker

@@ -2,37 +2,44 @@ import AlertModel
 import AlertOutbox
 import AlertSinks
 import AlertStore
+import AlertTestSupport
 import Foundation
 import Synchronization
 
 /// A sink that answers from a script (then `.delivered`), optionally after a delay, and records
-/// every attempt with its time and every delivered alert in order.
+/// every attempt with its time on `clock` (when given: the one the dispatcher runs on) and every
+/// delivered alert in order.
 final class ScriptedSink: Sink {
     let name: String
     private let delay: @Sendable () -> Duration
+    private let clock: ManualClock?
     private struct State {
         var script: [SinkResult]
-        var attempts: [(id: String, at: ContinuousClock.Instant)] = []
+        var attempts: [(id: String, at: ManualClock.Instant?)] = []
         var delivered: [Alert] = []
         var inFlight = 0
         var maxInFlight = 0
     }
     private let state: Mutex<State>
 
-    init(name: String, script: [SinkResult] = [], delay: @escaping @Sendable () -> Duration = { .zero }) {
+    init(name: String, script: [SinkResult] = [], delay: @escaping @Sendable () -> Duration = { .zero },
+         clock: ManualClock? = nil) {
         self.name = name
         self.delay = delay
+        self.clock = clock
         self.state = Mutex(State(script: script))
     }
 
     var delivered: [Alert] { state.withLock { $0.delivered } }
-    var attemptTimes: [ContinuousClock.Instant] { state.withLock { $0.attempts.map(\.at) } }
+    /// When each attempt started on `clock`.
+    var attemptTimes: [ManualClock.Instant] { state.withLock { $0.attempts.compactMap(\.at) } }
     var attempts: Int { state.withLock { $0.attempts.count } }
     var maxInFlight: Int { state.withLock { $0.maxInFlight } }
 
     func send(_ alert: Alert) async -> SinkResult {
+        let at = clock?.now
         let result = state.withLock { state in
-            state.attempts.append((alert.id, .now))
+            state.attempts.append((alert.id, at))
             state.inFlight += 1
             state.maxInFlight = max(state.maxInFlight, state.inFlight)
             return state.script.isEmpty ? SinkResult.delivered : state.script.removeFirst()
@@ -59,9 +66,10 @@ func fastConfiguration(maxAge: Int64 = 60_000, concurrency: Int = 4) -> Reliable
 
 /// A started dispatcher delivering to `hook`, as the durable sink "hook", through `store`'s outbox.
 func startedDispatcher(_ hook: any Sink, _ store: StateStore,
-                       _ configuration: ReliableDispatcher.Configuration = fastConfiguration()) async throws -> ReliableDispatcher {
+                       _ configuration: ReliableDispatcher.Configuration = fastConfiguration(),
+                       intervals: any Clock<Duration> = ContinuousClock()) async throws -> ReliableDispatcher {
     let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
-                                        configuration: configuration)
+                                        configuration: configuration, intervals: intervals)
     try await dispatcher.start()
     return dispatcher
 }
@@ -75,4 +83,46 @@ func eventually(timeout: Duration = .seconds(60), _ condition: () async -> Bool)
         try? await Task.sleep(for: .milliseconds(5))
     }
     return await condition()
+}
+
+/// Runs `clock` for code that sleeps on it until `done` holds: whenever something sleeps on it,
+/// moves it to the earliest deadline, so every wait the code asked for passes in full on the
+/// clock and in no time for real. Waits on events only (a sleeper, the condition), up to
+/// `timeout` of real time; returns whether `done` held.
+func run(_ clock: ManualClock, timeout: Duration = .seconds(60), until done: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while ContinuousClock.now < deadline {
+        if await done() { return true }
+        if let next = clock.deadlines.first {
+            clock.advance(by: clock.now.duration(to: next))
+        } else {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+    }
+    return await done()
+}
+
+/// Forwards every attempt to `sink` (a real one), recording when each started on `clock`.
+final class StampedSink: Sink {
+    let sink: any Sink
+    private let clock: ManualClock
+    private let stamps = Mutex<[ManualClock.Instant]>([])
+
+    init(_ sink: any Sink, clock: ManualClock) {
+        self.sink = sink
+        self.clock = clock
+    }
+
+    var name: String { sink.name }
+    /// When each attempt started, in order.
+    var starts: [ManualClock.Instant] { stamps.withLock { $0 } }
+
+    func send(_ alert: Alert) async -> SinkResult {
+        await send(.event(alert))
+    }
+
+    func send(_ delivery: Delivery) async -> SinkResult {
+        stamps.withLock { $0.append(clock.now) }
+        return await sink.send(delivery)
+    }
 }

@@ -3,12 +3,15 @@ import AlertModel
 import AlertPolicy
 import AlertSinks
 import Foundation
+import Platform
 import Testing
 
 /// Digest bodies of every preset (Docs/sinks.md#digests), parsed back and checked against the
 /// events they carry.
 @Suite("digest bodies")
 struct DigestBodyTests {
+    init() { ProcessSetUp.atStart() }
+
     /// 13 events of two rules on two symbols, one second apart.
     static let events = (0..<13).map { index in
         sampleAlert(index % 2 == 0 ? "btc-100k" : "eth-dip", time: 1_700_000_000_000 + Int64(index) * 1_000)

@@ -4,12 +4,15 @@ import AlertRules
 import AlertSinks
 import AlertTestSupport
 import Foundation
+import Platform
 import Testing
 
 /// The examples `Docs/sinks.md` points at actually work: the Python verifier accepts a real
 /// signed request captured by the receiver, and the exec scripts drive their notifier.
 @Suite("docs examples", .programs)
 struct DocsExamplesTests {
+    init() { ProcessSetUp.atStart() }
+
     static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Docs/examples").path
 
@@ -82,6 +85,8 @@ struct DocsExamplesTests {
 /// word, and it validates into the policy the text describes.
 @Suite("docs examples: crash day", .programs)
 struct CrashDayExampleTests {
+    init() { ProcessSetUp.atStart() }
+
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

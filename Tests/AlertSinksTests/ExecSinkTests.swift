@@ -2,11 +2,14 @@ import AlertModel
 import AlertSinks
 import AlertTestSupport
 import Foundation
+import Platform
 import Testing
 
 /// The exec sink running real `/bin/sh` scripts written to a temporary folder.
 @Suite("exec sink")
 struct ExecSinkTests {
+    init() { ProcessSetUp.atStart() }
+
     /// Writes an executable script and returns its path.
     func script(_ body: String, in folder: String, name: String = "notify.sh") throws -> String {
         let path = folder + "/" + name
@@ -135,6 +138,22 @@ struct ExecSinkTests {
         #expect(lines.contains("PRICEALERT_RULE=btc-100k"))
     }
 
+    /// Making an exec sink changes nothing process-wide: SIGPIPE keeps the disposition the
+    /// program gave it (here a handler of the test's; `ProcessSetUp.atStart` sets it once).
+    /// The handler returns, so a write to a closed pipe elsewhere still fails with EPIPE.
+    @Test func makingASinkLeavesTheProcessAlone() throws {
+        var own = sigaction()
+        own.__sigaction_handler.sa_handler = { _ in }
+        var previous = sigaction()
+        sigaction(SIGPIPE, &own, &previous)
+        defer { sigaction(SIGPIPE, &previous, nil) }
+        _ = try ExecSink(name: "hook", spec: ExecSpec(command: ["/bin/true"]))
+        var after = sigaction()
+        sigaction(SIGPIPE, nil, &after)
+        let handler = unsafeBitCast(after.__sigaction_handler.sa_handler, to: Int.self)
+        #expect(handler == unsafeBitCast(own.__sigaction_handler.sa_handler, to: Int.self))
+    }
+
     /// A timeout as long as 64 bits allow (an outbox row of an old rule file) does not overflow.
     @Test func theLongestTimeoutDoesNotOverflow() async throws {
         let folder = try temporaryFolder()
@@ -147,6 +166,8 @@ struct ExecSinkTests {
 /// program's environment escaped: a NUL cannot cut a variable short, a CR or LF cannot forge
 /// a line. Standard input carries the exact text.
 @Suite struct ExecSinkControlCharacterTests {
+    init() { ProcessSetUp.atStart() }
+
     @Test func variablesHoldNoControlCharacter() async throws {
         let folder = try temporaryFolder()
         let sink = ExecSinkTests()

@@ -151,7 +151,7 @@ import Testing
         #expect(defaults.applying(DeliverySettings(backoff: 2_000, maxBackoff: 60_000, maxAge: 3_600_000))
                 == RetryPolicy(base: 2_000, cap: 60_000, maxAge: 3_600_000))
         // A first delay longer than the default cap raises the cap to it.
-        #expect(defaults.applying(DeliverySettings(backoff: 600_000)).cap == 600_000)
+        #expect(defaults.applying(DeliverySettings(backoff: 600_000)).backoff.cap == .milliseconds(600_000))
         let configuration = ReliableDispatcher.Configuration(definitions: [
             SinkDefinition(name: "ops", kind: .exec(ExecSpec(command: ["x"])), delivery: DeliverySettings(maxAge: 5_000)),
         ])

@@ -1,6 +1,7 @@
 import AlertHTTP
 import AlertModel
 import AlertPolicy
+import AlertTestSupport
 import Foundation
 import Testing
 @testable import AlertOutbox
@@ -8,12 +9,10 @@ import Testing
 @testable import AlertStore
 
 /// The rate, backlog-batching, urgent and fallback stages of the sink workers, measured at a
-/// real loopback receiver through the real webhook sink and a real outbox file.
+/// real loopback receiver through the real webhook sink and a real outbox file. Where a test is
+/// about time, the dispatcher runs on a `ManualClock` the test drives (`run`), and the times are
+/// those of the attempts' starts on it.
 @Suite struct PacingTests {
-    /// The rate counts an attempt from when it ended, after the receiver saw it, so arrivals are
-    /// at least `per` apart up to the rounding of two millisecond clock readings.
-    static let clockGrain = 2
-
     /// A webhook sink definition posting to `path` on the receiver.
     static func webhook(_ name: String, _ port: Int, _ path: String, rate: RateSpec? = nil, groupMax: Int? = nil,
                         fallback: String? = nil, maxAge: Int64? = nil) -> SinkDefinition {
@@ -23,13 +22,23 @@ import Testing
                                           fallback: fallback))
     }
 
-    /// A dispatcher for `definitions` (webhook and exec ones durable) on `store`, not started.
-    static func dispatcher(_ definitions: [SinkDefinition], _ store: StateStore, client: CurlHTTPClient) throws -> ReliableDispatcher {
-        let sinks = try SinkFactory.makeAll(definitions, dependencies: .init(httpClient: client, environment: { _ in nil }))
-        let durable = Set(definitions.filter { if case .file = $0.kind { false } else { true } }.map(\.name))
+    /// A dispatcher for `definitions` (webhook and exec ones durable) on `store`, not started;
+    /// with `clock`, it runs on that clock and the sink named `stamped` records its attempts' starts.
+    static func dispatcher(_ definitions: [SinkDefinition], _ store: StateStore, client: CurlHTTPClient,
+                           clock: ManualClock? = nil, stamped: StampedSink? = nil) throws -> ReliableDispatcher {
+        var sinks = try SinkFactory.makeAll(definitions, dependencies: .init(httpClient: client, environment: { _ in nil }))
+        if let stamped { sinks[stamped.name] = stamped }
+        let durable = Set(definitions.filter(\.kind.isDurable).map(\.name))
         var configuration = ReliableDispatcher.Configuration(definitions: definitions)
         configuration.pollInterval = 10
-        return ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox, configuration: configuration)
+        return ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox, configuration: configuration,
+                                  intervals: clock ?? ContinuousClock())
+    }
+
+    /// The `definition`'s sink, recording its attempts' starts on `clock`.
+    static func stamped(_ definition: SinkDefinition, client: CurlHTTPClient, clock: ManualClock) throws -> StampedSink {
+        StampedSink(try SinkFactory.make(definition, dependencies: .init(httpClient: client, environment: { _ in nil })),
+                    clock: clock)
     }
 
     static func events(_ count: Int, rule: (Int) -> String = { "r\($0 % 7)" }, notify: [String] = ["chat"]) -> [Alert] {
@@ -47,30 +56,33 @@ import Testing
 
     /// 500 events waiting for a sink paced at one request per 250 ms: 5 digests of 100, from the
     /// front, every event exactly once and in order, ids `digest:SINK:<first event id>`, and no
-    /// two requests within 250 ms of each other at the receiver.
+    /// two attempts starting within 250 ms of each other.
     @Test func aBacklogLeavesAsDigestsAtTheRate() async throws {
         let store = try openStore()
         defer { store.close() }
         let events = Self.events(500)
-        let requests = try await Receiver.with { receiver, port in
+        let clock = ManualClock()
+        let (requests, starts) = try await Receiver.with { receiver, port in
             let client = CurlHTTPClient()
             defer { client.shutdown() }
-            let dispatcher = try Self.dispatcher([Self.webhook("chat", port, "/hook/chat", rate: RateSpec(count: 1, per: 250))],
-                                                 store, client: client)
+            let definition = Self.webhook("chat", port, "/hook/chat", rate: RateSpec(count: 1, per: 250))
+            let chat = try Self.stamped(definition, client: client, clock: clock)
+            let dispatcher = try Self.dispatcher([definition], store, client: client, clock: clock, stamped: chat)
             for event in events { await dispatcher.dispatch(event) }
             try await dispatcher.commit()
             try await dispatcher.start()
-            #expect(await eventually { receiver.requests.count >= 5 && (try? store.outbox.depth()) == 0 })
+            #expect(await run(clock) { receiver.requests.count >= 5 && (try? store.outbox.depth()) == 0 })
             #expect(await dispatcher.drain(timeout: .seconds(30)))
-            return receiver.requests
+            return (receiver.requests, chat.starts)
         }
         #expect(requests.count == 5)
         let carried = try requests.map(Self.ids)
         #expect(carried.map(\.count) == [100, 100, 100, 100, 100])
         #expect(carried.flatMap { $0 } == events.map(\.id))
         #expect(requests.map { $0.headers["webhook-id"] } == carried.map { "digest:chat:" + $0[0] })
-        for (earlier, later) in zip(requests, requests.dropFirst()) {
-            #expect(earlier.at.duration(to: later.at) >= .milliseconds(250 - Self.clockGrain))
+        #expect(starts.count == 5)
+        for (earlier, later) in zip(starts, starts.dropFirst()) {
+            #expect(earlier.duration(to: later) >= .milliseconds(250))
         }
         #expect(try store.outbox.storedAlerts() == 0)
     }
@@ -79,21 +91,26 @@ import Testing
     @Test func noMoreThanCountStartInAnyPer() async throws {
         let store = try openStore()
         defer { store.close() }
-        let requests = try await Receiver.with { receiver, port in
+        let clock = ManualClock()
+        let (requests, starts) = try await Receiver.with { receiver, port in
             let client = CurlHTTPClient()
             defer { client.shutdown() }
-            let dispatcher = try Self.dispatcher([Self.webhook("chat", port, "/hook/chat", rate: RateSpec(count: 2, per: 400), groupMax: 2)],
-                                                 store, client: client)
+            let definition = Self.webhook("chat", port, "/hook/chat", rate: RateSpec(count: 2, per: 400), groupMax: 2)
+            let chat = try Self.stamped(definition, client: client, clock: clock)
+            let dispatcher = try Self.dispatcher([definition], store, client: client, clock: clock, stamped: chat)
             try await dispatcher.start()
             for event in Self.events(16) { await dispatcher.dispatch(event) }
-            #expect(await eventually { (try? store.outbox.depth()) == 0 })
+            try await dispatcher.commit()
+            #expect(await run(clock) {
+                (try? receiver.requests.flatMap(Self.ids).count) == 16 && (try? store.outbox.depth()) == 0
+            })
             await dispatcher.drain(timeout: .seconds(30))
-            return receiver.requests
+            return (receiver.requests, chat.starts)
         }
         #expect(try requests.flatMap(Self.ids).sorted() == Self.events(16).map(\.id).sorted())
-        #expect(requests.count >= 8)
-        for (earlier, later) in zip(requests, requests.dropFirst(2)) {
-            #expect(earlier.at.duration(to: later.at) >= .milliseconds(400 - Self.clockGrain))
+        #expect(requests.count >= 8 && starts.count == requests.count)
+        for (earlier, later) in zip(starts, starts.dropFirst(2)) {
+            #expect(earlier.duration(to: later) >= .milliseconds(400))
         }
     }
 
@@ -159,23 +176,26 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let events = Self.events(10)
-        let requests = try await Receiver.with { receiver, port in
+        let clock = ManualClock()
+        let (requests, starts) = try await Receiver.with { receiver, port in
             let client = CurlHTTPClient()
             defer { client.shutdown() }
-            let dispatcher = try Self.dispatcher([Self.webhook("chat", port, "/flaky/1/chat?retry-after=1", rate: RateSpec(count: 1, per: 20))],
-                                                 store, client: client)
+            let definition = Self.webhook("chat", port, "/flaky/1/chat?retry-after=1", rate: RateSpec(count: 1, per: 20))
+            let chat = try Self.stamped(definition, client: client, clock: clock)
+            let dispatcher = try Self.dispatcher([definition], store, client: client, clock: clock, stamped: chat)
             for event in events { await dispatcher.dispatch(event) }
             try await dispatcher.commit()
             try await dispatcher.start()
-            #expect(await eventually { receiver.requests.count >= 2 && (try? store.outbox.depth()) == 0 })
+            #expect(await run(clock) { receiver.requests.count >= 2 && (try? store.outbox.depth()) == 0 })
             await dispatcher.drain(timeout: .seconds(30))
-            return receiver.requests
+            return (receiver.requests, chat.starts)
         }
         #expect(requests.count == 2)
         #expect(try requests.map(Self.ids) == [events.map(\.id), events.map(\.id)])
         #expect(requests.map { $0.headers["webhook-id"] } == Array(repeating: "digest:chat:" + events[0].id, count: 2))
-        if requests.count == 2 {
-            #expect(requests[0].at.duration(to: requests[1].at) >= .milliseconds(1_000 - Self.clockGrain))
+        #expect(starts.count == 2)
+        if starts.count == 2 {
+            #expect(starts[0].duration(to: starts[1]) >= .milliseconds(1_000))
         }
     }
 

@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test func closedPipeIsAPermanentFailure() async {
-        StandardOutput.ignoreBrokenPipeSignal()
+        ProcessSetUp.atStart()
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         close(fds[0])

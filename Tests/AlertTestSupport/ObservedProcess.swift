@@ -234,8 +234,14 @@ public final class ObservedProcess: Sendable {
         }
     }
 
-    /// A child that exits before reading all its input must fail a write, not end the test run.
-    private static let brokenPipeIsAnError: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+    /// A child that exits before reading all its input must fail a write, not end the test run:
+    /// SIGPIPE's default action (ending the process) is replaced by ignoring it, as the program's
+    /// `ProcessSetUp.atStart()` does; a disposition a test set on purpose is left alone.
+    private static let brokenPipeIsAnError: Void = {
+        var current = sigaction()
+        sigaction(SIGPIPE, nil, &current)
+        if current.__sigaction_handler.sa_handler == nil { _ = signal(SIGPIPE, SIG_IGN) }
+    }()
 
     private static func writeAll(_ bytes: [UInt8], to fd: Int32) {
         brokenPipeIsAnError

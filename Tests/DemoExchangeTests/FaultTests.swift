@@ -1,6 +1,8 @@
 import AlertModel
+import AlertTestSupport
 import DemoExchange
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("replay and faults")
@@ -41,19 +43,12 @@ struct FaultTests {
     @Test("replay paces frames by recorded time divided by speed")
     func replayPacing() async throws {
         let ticks = (0..<3).map { Tick(time: Int64($0) * 1_000, symbol: "BTC", price: 100 + Double($0)) }
-        let config = ExchangeConfiguration(port: 0, prices: .replay(ticks: ticks, speed: 4))  // 250 ms apart
-        try await withExchange(config) { _, port in
-            // The feed starts at the first subscription, so its third frame (500 ms of recorded
-            // time at speed 4) cannot arrive sooner after the subscription is sent, however late
-            // the first frame comes on a busy machine.
-            let elapsed = try await withClient(port: port) { messages, outbound in
-                let start = ContinuousClock.now
-                try await outbound.write(.text(subscribeCoinIndex))
-                for _ in 0..<3 { _ = try await messages.next(where: isCoinIndex) }
-                return ContinuousClock.now - start
-            }
-            #expect(elapsed >= .milliseconds(500))
+        let clock = ManualClock()
+        let config = ExchangeConfiguration(port: 0, prices: .replay(ticks: ticks, speed: 4), clock: clock)  // 250 ms apart
+        let arrivals = try await withExchange(config) { server, port in
+            try await arrivalsOfPriceFrames(3, clock: clock, server: server, port: port) { $0 }
         }
+        #expect(arrivals == [.zero, .milliseconds(250), .milliseconds(500)])
     }
 
     @Test("dropEvery closes the connection")
@@ -94,24 +89,18 @@ struct FaultTests {
 
     @Test("silence stops frames for the configured time, keeps the connection, then frames resume")
     func silence() async throws {
-        // A silence long enough that a client connecting on a busy machine still sees most of it.
-        let faults = ExchangeFaults(silenceAfter: .milliseconds(300), silenceFor: .seconds(3))
-        try await withExchange(walk(faults: faults)) { _, port in
-            let gaps = try await withClient(port: port) { messages, outbound in
-                try await outbound.write(.text(subscribeCoinIndex))
-                var last = ContinuousClock.now
-                var gaps: [Duration] = []
-                while gaps.count < 8, try await messages.next(where: isCoinIndex) != nil {
-                    let now = ContinuousClock.now
-                    gaps.append(now - last)
-                    last = now
-                }
-                return gaps
+        let clock = ManualClock()
+        var config = walk(faults: ExchangeFaults(silenceAfter: .milliseconds(300), silenceFor: .seconds(3)))
+        config.clock = clock
+        // One step each 100 ms; those from 300 ms to 3.3 s send nothing.
+        let sends: @Sendable (Int) -> Bool = { step in step * 100 < 300 || step * 100 >= 3_300 }
+        let arrivals = try await withExchange(config) { server, port in
+            try await arrivalsOfPriceFrames(8, clock: clock, server: server, port: port) { steps in
+                (0..<steps).filter(sends).count
             }
-            // Eight frames came on one connection, around a gap at least as long as most of the silence.
-            #expect(gaps.count == 8)
-            #expect(try #require(gaps.max()) >= .milliseconds(800))
         }
+        // Eight frames on one connection, none while silenced.
+        #expect(arrivals == [0, 100, 200, 3_300, 3_400, 3_500, 3_600, 3_700].map { Duration.milliseconds($0) })
     }
 
     @Test("faults can be changed while running")
@@ -125,4 +114,39 @@ struct FaultTests {
             #expect(server.currentFaults.status429 == 1)
         }
     }
+}
+
+/// Subscribes to coinIndex and returns when each of the first `count` price frames arrived, on
+/// the exchange's `clock`, which this drives: it moves the clock to the next deadline only once
+/// the exchange is quiet, with its price feed and its fault timer asleep and every frame sent
+/// received, so each time is exactly the one the exchange sent the frame at. `sent` gives how
+/// many frames the exchange has sent after that many price steps.
+func arrivalsOfPriceFrames(_ count: Int, clock: ManualClock, server: DemoExchangeServer, port: Int,
+                           sent: @escaping @Sendable (Int) -> Int) async throws -> [Duration] {
+    let arrivals = Arrivals()
+    let driver = Task {
+        while !Task.isCancelled {
+            let quiet = clock.deadlines.count == 2
+                && arrivals.times.withLock { $0.count } == sent(server.stats.priceSteps)
+            if quiet, let next = clock.deadlines.first {
+                clock.advance(by: clock.now.duration(to: next))
+            } else {
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+        }
+    }
+    defer { driver.cancel() }
+    try await withClient(port: port) { messages, outbound in
+        try await outbound.write(.text(subscribeCoinIndex))
+        for _ in 0..<count {
+            guard try await messages.next(where: isCoinIndex) != nil else { return }
+            arrivals.times.withLock { $0.append(clock.now.offset) }
+        }
+    }
+    return arrivals.times.withLock { $0 }
+}
+
+/// When frames arrived, on a test's clock.
+final class Arrivals: Sendable {
+    let times = Mutex<[Duration]>([])
 }

@@ -56,6 +56,11 @@ public struct FeedOptions: Sendable {
     /// Docs/rules.md#ticks-from-the-future).
     public var maxTickSkew: Duration = FeedOptions.defaultMaxTickSkew
     public static let defaultMaxTickSkew = Duration.seconds(300)
+    /// What the waits between attempts sleep on: the backoff (and a `Retry-After`) before a
+    /// reconnect or a retried request, the polling interval and the market-list reloads.
+    /// `ContinuousClock()` when running; tests pass a clock they drive. The silence watch and
+    /// keep-alive pings time the network itself and run on the continuous clock.
+    public var clock: any Clock<Duration> = ContinuousClock()
 
     public init(staleAfter: Duration = .seconds(60), backoffBase: Duration = .milliseconds(500),
                 backoffMaximum: Duration = .seconds(60), marketsEvery: Duration = .seconds(3600),

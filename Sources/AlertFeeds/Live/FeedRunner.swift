@@ -74,7 +74,7 @@ public struct FeedRunner: Sendable {
     }
 
     private func loadMarketsRetrying(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws -> [Market] {
-        var backoff = Backoff(base: options.backoffBase, maximum: options.backoffMaximum)
+        var backoff = Backoff(base: options.backoffBase, cap: options.backoffMaximum)
         while true {
             do {
                 let markets = try await source.loadMarkets(http: http)
@@ -83,7 +83,7 @@ public struct FeedRunner: Sendable {
             } catch {
                 let wait = backoff.next(atLeast: .milliseconds((error as? SourceError)?.retryAfter ?? 0))
                 await emit(.disconnected(reason: "market list: \(error)", retryIn: wait))
-                try await Task.sleep(for: wait)
+                try await options.clock.sleep(for: wait)
             }
         }
     }
@@ -124,7 +124,7 @@ public struct FeedRunner: Sendable {
     /// look new to `listed` rules.
     private func reloadMarkets(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
         while true {
-            try await Task.sleep(for: options.marketsEvery)
+            try await options.clock.sleep(for: options.marketsEvery)
             do {
                 let markets = try await source.loadMarkets(http: http)
                 if markets.isEmpty {
@@ -156,7 +156,7 @@ public struct FeedRunner: Sendable {
     /// Polls `plan` forever: honours `Retry-After`, backs off on errors, and (for the main
     /// transport) reports staleness when polls keep failing.
     func poll(_ plan: PollingPlan, health: FeedHealth?, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
-        var backoff = Backoff(base: options.backoffBase, maximum: options.backoffMaximum)
+        var backoff = Backoff(base: options.backoffBase, cap: options.backoffMaximum)
         var announced = false
         let start = ContinuousClock.now
         while true {
@@ -182,7 +182,7 @@ public struct FeedRunner: Sendable {
             if let health, health.silence(since: start) >= health.staleAfter, let silence = health.declareStale() {
                 await emit(.stale(silentFor: silence))
             }
-            try await Task.sleep(for: wait)
+            try await options.clock.sleep(for: wait)
         }
     }
 }

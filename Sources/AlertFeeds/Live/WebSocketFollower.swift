@@ -10,7 +10,7 @@ extension FeedRunner {
     struct Silent: Error {}
 
     func follow(_ plan: WebSocketPlan, health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
-        var backoff = Backoff(base: options.backoffBase, maximum: options.backoffMaximum)
+        var backoff = Backoff(base: options.backoffBase, cap: options.backoffMaximum)
         let url = Endpoint.display(plan.url)
         let began = ContinuousClock.now
         while true {
@@ -41,7 +41,7 @@ extension FeedRunner {
             if health.silence(since: began) >= options.staleAfter, let silence = health.declareStale() {
                 await emit(.stale(silentFor: silence))
             }
-            try await Task.sleep(for: wait)
+            try await options.clock.sleep(for: wait)
         }
     }
 

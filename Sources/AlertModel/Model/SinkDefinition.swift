@@ -45,31 +45,33 @@ public enum AlertOutputFormat: String, Sendable, Equatable {
     case json
 }
 
-public enum SinkKind: Sendable, Equatable {
-    case stdout(format: AlertOutputFormat)
-    /// Appends one JSON line per alert. `path` as written (relative to the working directory).
-    case file(path: String)
-    case webhook(WebhookSpec)
-    case exec(ExecSpec)
+/// A `stdout` sink's settings: one line per alert on standard output.
+public struct StdoutSettings: SinkSettings {
+    public static let typeName = "stdout"
+    public static let printsToStandardOutput = true
+    public var format: AlertOutputFormat
 
-    public var typeName: String {
-        switch self {
-        case .stdout: return "stdout"
-        case .file: return "file"
-        case .webhook: return "webhook"
-        case .exec: return "exec"
-        }
+    public init(format: AlertOutputFormat) {
+        self.format = format
     }
+}
 
-    /// Whether an alert for this sink goes through the durable outbox (with a state folder) and
-    /// is retried until delivered or dead: webhook and exec sinks, whose receivers can fail or
-    /// be away. Stdout and file sinks are written in place.
-    public var isDurable: Bool {
-        switch self {
-        case .webhook, .exec: return true
-        case .stdout, .file: return false
-        }
+/// A `file` sink's settings: appends one JSON line per alert.
+public struct FileSettings: SinkSettings {
+    public static let typeName = "file"
+    /// As written (relative to the working directory).
+    public var path: String
+
+    public init(path: String) {
+        self.path = path
     }
+}
+
+extension SinkKind {
+    public static func stdout(format: AlertOutputFormat) -> SinkKind { SinkKind(StdoutSettings(format: format)) }
+    public static func file(path: String) -> SinkKind { SinkKind(FileSettings(path: path)) }
+    public static func webhook(_ spec: WebhookSpec) -> SinkKind { SinkKind(spec) }
+    public static func exec(_ spec: ExecSpec) -> SinkKind { SinkKind(spec) }
 }
 
 /// Where a secret comes from. Inline values are allowed only where a secret is not required
@@ -119,5 +121,46 @@ public struct ExecSpec: Sendable, Equatable {
         self.command = command
         self.timeout = timeout
         self.withheldVariables = withheldVariables
+    }
+}
+
+extension WebhookSpec: SinkSettings {
+    public static let typeName = "webhook"
+    public static let isDurable = true
+
+    /// `urlEnv` and `secretEnv`.
+    public var secretVariables: [String] {
+        [url, secret].compactMap { source in
+            if case .environment(let name)? = source { return name }
+            return nil
+        }
+    }
+
+    /// A preset's published rate (`presetRate(_:)`), unless a `template` replaces its body.
+    public var defaultRate: RateSpec? {
+        template == nil ? Self.presetRate(preset) : nil
+    }
+
+    /// The rate a webhook preset gets when its sink has no `rate` key: the platform's published
+    /// limit for one chat, channel or topic (sources in Docs/sinks.md#preset-rates).
+    public static func presetRate(_ preset: String) -> RateSpec? {
+        switch preset {
+        case "telegram": return RateSpec(count: 1, per: 1_000)     // one message per second per chat
+        case "slack": return RateSpec(count: 1, per: 1_000)        // incoming webhooks: one per second
+        case "discord": return RateSpec(count: 1, per: 2_000)      // 30 per minute per channel, 5 per 2 s per webhook
+        case "ntfy": return RateSpec(count: 60, per: 300_000)      // a burst of 60, then one per 5 s
+        default: return nil
+        }
+    }
+}
+
+extension ExecSpec: SinkSettings {
+    public static let typeName = "exec"
+    public static let isDurable = true
+
+    public func withholding(_ variables: [String]) -> ExecSpec {
+        var spec = self
+        spec.withheldVariables = variables
+        return spec
     }
 }

@@ -72,10 +72,7 @@ public struct AlertListing: Sendable {
     /// sink of type `stdout`. Where a command lists the alerts on standard output (`replay`,
     /// `check --format`), they are left out of the alerts it dispatches.
     public static func printingSinks(of ruleSet: RuleSet) -> Set<String> {
-        Set(ruleSet.sinks.compactMap { name, definition in
-            if case .stdout = definition.kind { return name }
-            return nil
-        })
+        Set(ruleSet.sinks.compactMap { name, definition in definition.kind.printsToStandardOutput ? name : nil })
     }
 
     /// `alert` without the sinks in `printing`.

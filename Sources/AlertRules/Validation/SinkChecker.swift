@@ -1,13 +1,47 @@
 import AlertModel
 
+/// How a rule file's sink of one `type` is checked: the keys it takes and how its own keys are
+/// read into its settings (whose type gives the `type` name and whether it is durable).
+/// `FileChecker.sinkTypes` lists every type; a `type` not in it is an error naming its place
+/// and the known types, never taken for another.
+struct SinkTypeCheck: Sendable {
+    let name: String
+    /// All the keys a sink of this type takes: `type`, its own, and the shared ones
+    /// (the policy's; with `durable`, the outbox's too).
+    let keys: [String]
+    /// Delivered through the outbox: takes `concurrency`, `retry`, `rate` and `fallback`.
+    let durable: Bool
+    /// Its own keys read into its settings; nil after reporting what is wrong.
+    let read: @Sendable (inout FileChecker, JSONNode, [JSONMember]) -> SinkKind?
+
+    init<Settings: SinkSettings>(_ settings: Settings.Type, keys own: [String],
+                                 read: @escaping @Sendable (inout FileChecker, JSONNode, [JSONMember]) -> Settings?) {
+        name = Settings.typeName
+        durable = Settings.isDurable
+        keys = ["type"] + own + (durable ? FileChecker.deliveryKeys : []) + FileChecker.policyKeys
+            + (durable ? FileChecker.deliveryPolicyKeys : [])
+        self.read = { checker, node, members in read(&checker, node, members).map(SinkKind.init) }
+    }
+}
+
 /// The `sinks` object: name → sink configuration (Docs/rules.md#sinks).
 extension FileChecker {
-    static let sinkKeys: [(type: String, keys: [String])] = [
-        ("stdout", ["type", "format"] + policyKeys),
-        ("file", ["type", "path"] + policyKeys),
-        ("webhook", ["type", "url", "urlEnv", "urlFile", "method", "headers", "timeout", "preset", "template",
-                     "secretEnv", "secretFile", "caFile"] + deliveryKeys + policyKeys + deliveryPolicyKeys),
-        ("exec", ["type", "command", "timeout"] + deliveryKeys + policyKeys + deliveryPolicyKeys),
+    static let sinkTypes: [SinkTypeCheck] = [
+        SinkTypeCheck(StdoutSettings.self, keys: ["format"]) { checker, _, members in
+            let format = members["format"].map { checker.choice($0.value, "'format'", ["text", "json"]) } ?? "text"
+            return format.flatMap(AlertOutputFormat.init(rawValue:)).map(StdoutSettings.init(format:))
+        },
+        SinkTypeCheck(FileSettings.self, keys: ["path"]) { checker, node, members in
+            checker.requireKey("path", in: node, members, suggested: [])
+                .flatMap { checker.nonEmptyString($0.value, "'path'") }.map(FileSettings.init(path:))
+        },
+        SinkTypeCheck(WebhookSpec.self, keys: ["url", "urlEnv", "urlFile", "method", "headers", "timeout", "preset",
+                                               "template", "secretEnv", "secretFile", "caFile"]) { checker, node, members in
+            checker.webhook(node, members)
+        },
+        SinkTypeCheck(ExecSpec.self, keys: ["command", "timeout"]) { checker, node, members in
+            checker.exec(node, members)
+        },
     ]
 
     /// The file's valid sinks; every name, valid or not, joins the namespace so that `notify`
@@ -30,12 +64,12 @@ extension FileChecker {
         let typeMember: JSONMember? = members["type"]
         var typeName: String?
         if case .string(let text)? = typeMember?.value.value { typeName = text }
-        guard let typeName, let keys = Self.sinkKeys.first(where: { $0.type == typeName })?.keys else {
+        guard let typeName, let type = Self.sinkTypes.first(where: { $0.name == typeName }) else {
             // Without a known type the allowed keys are unknown: check against all of them,
             // so that a misspelled `type` still gets its suggestion.
-            let suggested = checkKeys(members, allowed: Array(Set(Self.sinkKeys.flatMap(\.keys))).sorted())
+            let suggested = checkKeys(members, allowed: Array(Set(Self.sinkTypes.flatMap(\.keys))).sorted())
             if let type = requireKey("type", in: node, members, suggested: suggested) {
-                _ = choice(type.value, "'type'", Self.sinkKeys.map(\.type))
+                _ = choice(type.value, "'type'", Self.sinkTypes.map(\.name))
             }
             return nil
         }
@@ -43,28 +77,16 @@ extension FileChecker {
         var delivery = DeliverySettings()
         var policy = SinkPolicy()
         let clean = isClean { checker in
-            checker.checkKeys(members, allowed: keys)
-            policy = checker.policy(sink: name, members.filter { keys.contains($0.key) })
-            switch typeName {
-            case "stdout":
-                let format = members["format"].map { checker.choice($0.value, "'format'", ["text", "json"]) } ?? "text"
-                kind = format.flatMap(AlertOutputFormat.init(rawValue:)).map { .stdout(format: $0) }
-            case "file":
-                kind = checker.requireKey("path", in: node, members, suggested: [])
-                    .flatMap { checker.nonEmptyString($0.value, "'path'") }.map { .file(path: $0) }
-            case "webhook":
-                kind = checker.webhook(node, members).map(SinkKind.webhook)
-                delivery = checker.delivery(members)
-            default:
-                kind = checker.exec(node, members).map(SinkKind.exec)
-                delivery = checker.delivery(members)
-            }
+            checker.checkKeys(members, allowed: type.keys)
+            policy = checker.policy(sink: name, members.filter { type.keys.contains($0.key) })
+            kind = type.read(&checker, node, members)
+            if type.durable { delivery = checker.delivery(members) }
         }
         guard clean, let kind else { return nil }
         return (kind, delivery, policy)
     }
 
-    private mutating func exec(_ node: JSONNode, _ members: [JSONMember]) -> ExecSpec? {
+    fileprivate mutating func exec(_ node: JSONNode, _ members: [JSONMember]) -> ExecSpec? {
         var spec = ExecSpec(command: [])
         if let member = members["timeout"] { spec.timeout = positiveDuration(member.value, "'timeout'", limit: Limits.sinkTimeout) ?? spec.timeout }
         guard let command = requireKey("command", in: node, members, suggested: []) else { return nil }

@@ -49,9 +49,6 @@ public struct ExecSink: Sink {
         self.command = spec.command
         self.timeout = spec.timeout
         withheldVariables = Set(spec.withheldVariables).union(APIKeyVariables.all).union(Self.serviceManagerVariables)
-        // Writing to a child that exited without reading its input must give EPIPE, not end us.
-        signal(SIGPIPE, SIG_IGN)
-        _ = ChildProcess.stopAllAtExit
     }
 
     /// The `PRICEALERT_*` variables for `alert`. The texts (id, rule, symbol, condition,
@@ -146,5 +143,12 @@ public struct ExecSink: Sink {
             return nil
         }
         return String(line.prefix(200))
+    }
+}
+
+extension ExecSink {
+    /// The `exec` kind, for `SinkRegistry.all`.
+    public static let sinkType = SinkType(ExecSpec.self) { name, spec, _ in
+        try ExecSink(name: name, spec: spec)
     }
 }

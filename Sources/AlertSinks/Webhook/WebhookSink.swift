@@ -181,3 +181,12 @@ public struct WebhookSink: Sink {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+extension WebhookSink {
+    /// The `webhook` kind, for `SinkRegistry.all`: every webhook shares the dependencies' HTTP
+    /// client (one connection cache), libcurl's by default.
+    public static let sinkType = SinkType(WebhookSpec.self) { name, spec, dependencies in
+        try WebhookSink(name: name, spec: spec, client: dependencies.httpClient ?? CurlHTTPClient.shared,
+                        environment: dependencies.environment)
+    }
+}

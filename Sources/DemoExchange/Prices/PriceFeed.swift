@@ -18,10 +18,13 @@ final class PriceFeed: Sendable {
     private let stats: StatsCounter
     private let faults: FaultSettings
     private let listing: NewMarket.Listing
+    /// Paces the steps and times the silence fault.
+    private let clock: any Clock<Duration>
 
     init(generator: any PriceGenerator, board: MarketBoard, hub: ConnectionHub, stats: StatsCounter,
-         faults: FaultSettings, listing: NewMarket.Listing) {
+         faults: FaultSettings, listing: NewMarket.Listing, clock: any Clock<Duration>) {
         state = Mutex(State(generator: generator, board: board))
+        self.clock = clock
         self.hub = hub
         self.stats = stats
         self.faults = faults
@@ -43,7 +46,8 @@ final class PriceFeed: Sendable {
             state.startedAt = Wallclock.millis()
             state.board.apply(first)
             let rest = generator
-            state.task = Task { [self] in await self.run(first: first, rest: rest) }
+            let clock = clock
+            state.task = Task { [self] in await self.run(first: first, rest: rest, on: clock) }
         }
     }
 
@@ -59,9 +63,8 @@ final class PriceFeed: Sendable {
         await task?.value
     }
 
-    private func run(first: PriceStep, rest: any PriceGenerator) async {
+    private func run<C: Clock<Duration>>(first: PriceStep, rest: any PriceGenerator, on clock: C) async {
         var generator = rest
-        let clock = ContinuousClock()
         let start = clock.now
         var due = start
         var step = first
@@ -69,7 +72,7 @@ final class PriceFeed: Sendable {
         while !Task.isCancelled {
             stats.update { $0.priceSteps += 1 }
             let faults = faults.current
-            if !faults.isSilent(at: clock.now - start) {
+            if !faults.isSilent(at: start.duration(to: clock.now)) {
                 framesDue += 1
                 if faults.invalidEvery > 0, framesDue % faults.invalidEvery == 0 {
                     invalidSent += 1
@@ -80,9 +83,9 @@ final class PriceFeed: Sendable {
                     hub.broadcast(.price(Frames.coinIndex(prices)))
                 }
             }
-            due += step.delay
+            due = due.advanced(by: step.delay)
             if step.delay > .zero {
-                do { try await clock.sleep(until: due) } catch { return }
+                do { try await clock.sleep(until: due, tolerance: nil) } catch { return }
             } else {
                 await Task.yield()
             }

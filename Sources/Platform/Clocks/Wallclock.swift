@@ -68,22 +68,31 @@ public struct ClockStepWatch: Sendable {
     }
 }
 
-/// Whole milliseconds elapsed on an injected clock since this was made: what rate limits, retry
-/// backoff and periodic saves measure their intervals with, so that setting the time of day
-/// (a step back or forward, an NTP correction) neither stalls nor hurries them. Production passes
-/// `ContinuousClock()`; tests pass a clock they drive.
+/// Whole milliseconds elapsed on an injected clock since this was made, and waits on that same
+/// clock: what rate limits, retry backoff and periodic saves measure their intervals with and
+/// sleep by, so that setting the time of day (a step back or forward, an NTP correction) neither
+/// stalls nor hurries them. Production passes `ContinuousClock()`; tests pass a clock they drive
+/// (`ManualClock` in the test support), which then moves every reading and wakes every sleep.
 public struct ElapsedMillis: Sendable {
     private let read: @Sendable () -> Int64
+    private let pause: @Sendable (Duration) async throws -> Void
 
     public init(_ clock: any Clock<Duration> = ContinuousClock()) {
-        read = Self.reader(clock)
+        (read, pause) = Self.functions(clock)
     }
 
-    private static func reader<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Int64 {
+    private static func functions<C: Clock<Duration>>(_ clock: C)
+        -> (@Sendable () -> Int64, @Sendable (Duration) async throws -> Void) {
         let origin = clock.now
-        return { origin.duration(to: clock.now).milliseconds }
+        return ({ origin.duration(to: clock.now).milliseconds }, { try await clock.sleep(for: $0) })
     }
 
     /// Milliseconds since this was made (never negative for a clock that never goes back).
     public func callAsFunction() -> Int64 { read() }
+
+    /// Returns once `duration` has passed on the clock; throws `CancellationError` when the task
+    /// is cancelled first.
+    public func sleep(for duration: Duration) async throws {
+        try await pause(duration)
+    }
 }

@@ -14,7 +14,7 @@ import Synchronization
 /// group, and nothing of that group outlives the run: when the child ends, whatever it left
 /// running in the group is killed (SIGKILL); on a timeout the group gets SIGTERM, then SIGKILL
 /// after `killGrace`; and when pricealert exits, every group still running gets the same
-/// (`stopAll`, run by `atexit`).
+/// (`stopAll`, which `ProcessSetUp.atStart` registers with `atexit`).
 public enum ChildProcess {
     public enum Ending: Sendable, Equatable {
         case exited(Int32)
@@ -69,6 +69,7 @@ public enum ChildProcess {
 
     /// The blocking part: spawn, feed stdin, read stderr, wait with a deadline.
     static func runBlocking(_ argv: [String], environment: [String], stdin input: [UInt8], timeout: Int64) -> Outcome {
+        precondition(ProcessSetUp.isDone, "ProcessSetUp.atStart() must run before an exec sink starts a child")
         guard let (inPipe, errPipe) = makePipes() else { return Outcome(ending: .spawnFailed(errno), stderr: []) }
 
         var actions = posix_spawn_file_actions_t()
@@ -199,11 +200,6 @@ public enum ChildProcess {
             for group in running { kill(-group, SIGKILL) }
         }
     }
-
-    /// Registers `stopAll` to run when the process exits; once.
-    public static let stopAllAtExit: Void = {
-        atexit { ChildProcess.stopAll() }
-    }()
 
     /// The bytes for the child's standard input and how far they are written.
     private struct Input {

@@ -28,7 +28,7 @@ public enum POSIXWrite {
 
     /// Writes all of `bytes` to `fd`, in one `write(2)` unless the kernel takes only part
     /// (then it loops). Retries on EINTR. Needs SIGPIPE ignored to see EPIPE instead of dying
-    /// (see `StandardOutput.ignoreBrokenPipeSignal()`).
+    /// (see `ProcessSetUp.atStart()`).
     public static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Result<Void, OSError> {
         if let error = writeCounting(bytes, to: fd).error { return .failure(error) }
         return .success(())

@@ -33,10 +33,4 @@ public final class StandardOutput: Sendable {
     public func write(lines: [UInt8]) -> Result<Void, OSError> {
         lock.withLock { _ in lines.withUnsafeBytes { POSIXWrite.writeAll($0, to: fd) } }
     }
-
-    /// Makes a closed pipe an `EPIPE` write error instead of killing the process. The CLI calls
-    /// this once at start-up (it is process-wide, so this type does not do it behind its back).
-    public static func ignoreBrokenPipeSignal() {
-        signal(SIGPIPE, SIG_IGN)
-    }
 }
