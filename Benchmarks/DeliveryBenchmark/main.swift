@@ -52,8 +52,9 @@ router.post("hook") { request, _ -> Response in
     return Response(status: .noContent)
 }
 let (ports, portSink) = AsyncStream<Int>.makeStream()
-let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                      onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) }, logger: logger)
+let app = Application(
+    router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+    onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) }, logger: logger)
 let server = Task { try await app.runService() }
 let port = await ports.first { _ in true } ?? 0
 
@@ -62,14 +63,16 @@ try folder.create()
 let store = try StateStore.open(folder)
 let http = CurlHTTPClient()
 let sink = try WebhookSink(name: "hook", spec: WebhookSpec(url: .inline("http://127.0.0.1:\(port)/hook")), client: http)
-let dispatcher = ReliableDispatcher(sinks: ["hook": Timed(inner: sink)], durable: ["hook"], outbox: store.outbox,
-                                    configuration: .init(concurrency: concurrency, pollInterval: 50), logger: logger)
+let dispatcher = ReliableDispatcher(
+    sinks: ["hook": Timed(inner: sink)], durable: ["hook"], outbox: store.outbox,
+    configuration: .init(concurrency: concurrency, pollInterval: 50), logger: logger)
 try await dispatcher.start()
 
 func alert(_ i: Int, rule: Int) -> Alert {
-    Alert(rule: "rule-\(rule)", symbol: "BTC", time: 1_700_000_000_000 + Int64(i), price: 43_000 + Double(i % 100),
-          condition: "price above 43000", threshold: .value(43_000), value: 43_000 + Double(i % 100),
-          message: "BTC price above 43000", notify: ["hook"])
+    Alert(
+        rule: "rule-\(rule)", symbol: "BTC", time: 1_700_000_000_000 + Int64(i), price: 43_000 + Double(i % 100),
+        condition: "price above 43000", threshold: .value(43_000), value: 43_000 + Double(i % 100),
+        message: "BTC price above 43000", notify: ["hook"])
 }
 
 func waitFor(_ count: Int, timeout: Duration = .seconds(120)) async {
@@ -88,7 +91,8 @@ func millis(_ d: Duration) -> Double {
 /// when it stays near 0.
 func cpuTimes() -> (all: Int, steal: Int) {
     guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
-          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return (0, 0) }
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") })
+    else { return (0, 0) }
     let fields = line.split(separator: " ").dropFirst().compactMap { Int($0) }
     return (fields.prefix(8).reduce(0, +), fields.count > 7 ? fields[7] : 0)
 }
@@ -102,8 +106,10 @@ func stealSince(_ start: (all: Int, steal: Int)) -> String {
 func report(_ what: String, _ values: [Double]) {
     let sorted = values.sorted()
     func at(_ q: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] }
-    print(String(format: "%@ over %d alerts: p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  max %.3f ms",
-                 what, sorted.count, at(0.5), at(0.9), at(0.99), sorted.last ?? 0))
+    print(
+        String(
+            format: "%@ over %d alerts: p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  max %.3f ms",
+            what, sorted.count, at(0.5), at(0.9), at(0.99), sorted.last ?? 0))
 }
 
 /// Latency: `count` alerts one at a time, from dispatch to the receiver; `first` numbers them.
@@ -141,9 +147,12 @@ let enqueued = ContinuousClock.now - start
 await waitFor(sequential + burst)
 let elapsed = ContinuousClock.now - start
 let seconds = millis(elapsed) / 1000
-print("burst: \(burst) alerts over \(ruleCount) rules, concurrency \(concurrency), \(received.withLock { $0.count } - sequential) delivered in "
-      + String(format: "%.2f s = %.0f deliveries/s (all committed to the outbox at %.0f alerts/s)", seconds, Double(burst) / seconds,
-               Double(burst) / (millis(enqueued) / 1000)) + " (CPU steal \(stealSince(burstCPU)))")
+print(
+    "burst: \(burst) alerts over \(ruleCount) rules, concurrency \(concurrency), \(received.withLock { $0.count } - sequential) delivered in "
+        + String(
+            format: "%.2f s = %.0f deliveries/s (all committed to the outbox at %.0f alerts/s)", seconds,
+            Double(burst) / seconds,
+            Double(burst) / (millis(enqueued) / 1000)) + " (CPU steal \(stealSince(burstCPU)))")
 
 // 3. The same right after the burst, while the disk still writes it back (for comparison).
 await latency("right after the burst", first: sequential + burst, count: sequential)

@@ -24,7 +24,9 @@ let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let eventCount = arguments.first ?? 1_000_000
 let rounds = arguments.dropFirst().first ?? 5
 /// A third argument picks phases: `json,listing` (default: all).
-let phases = CommandLine.arguments.count > 3 ? CommandLine.arguments[3].split(separator: ",").map(String.init)
+let phases =
+    CommandLine.arguments.count > 3
+    ? CommandLine.arguments[3].split(separator: ",").map(String.init)
     : ["json", "listing", "file-sink", "dispatch"]
 
 var rng = SeededRandom(seed: 1)
@@ -45,14 +47,16 @@ let symbols = (0..<227).map { "SYM\($0)" }
     default: condition = .change(window: 3_600_000, .below(-rng.uniform(1...9)))
     }
     let value: Double = if case .change = condition { rng.uniform(-20...20) } else { p }
-    let template = i % 16 == 7
+    let template =
+        i % 16 == 7
         ? "Ünïcode ✓ \"{{symbol}}\"\t\\ {{ price }} ≥ {{threshold}} at {{time}}"
         : MessageTemplate.defaultTemplate(for: condition)
     let kind: AlertKind = i % 50 == 3 ? .resolved : .alert
-    return Alert(rule: "rule-\(rng.below(100_000))", symbol: symbols[rng.below(symbols.count)],
-                 time: 1_700_000_000_000 + Int64(i) * 10, price: p, condition: condition.summary,
-                 threshold: condition.threshold, value: value, template: template, notify: ["journal"],
-                 kind: i % 20 == 9 ? .reminder : kind, reminder: i % 20 == 9 ? 1 + i % 5 : nil)
+    return Alert(
+        rule: "rule-\(rng.below(100_000))", symbol: symbols[rng.below(symbols.count)],
+        time: 1_700_000_000_000 + Int64(i) * 10, price: p, condition: condition.summary,
+        threshold: condition.threshold, value: value, template: template, notify: ["journal"],
+        kind: i % 20 == 9 ? .reminder : kind, reminder: i % 20 == 9 ? 1 + i % 5 : nil)
 }
 
 let alerts = (0..<eventCount).map(makeAlert)
@@ -80,8 +84,9 @@ func cpuSeconds() -> Double {
     }
     rates.sort()
     cpuRates.sort()
-    print("\(name): wall best \(Int(rates.last!)) events/s, median \(Int(rates[rates.count / 2])) events/s; "
-          + "CPU median \(Int(cpuRates[cpuRates.count / 2])) events/s (\(bytes / eventCount) bytes an event)")
+    print(
+        "\(name): wall best \(Int(rates.last!)) events/s, median \(Int(rates[rates.count / 2])) events/s; "
+            + "CPU median \(Int(cpuRates[cpuRates.count / 2])) events/s (\(bytes / eventCount) bytes an event)")
 }
 
 /// Alerts handed to the dispatcher at once (`AlertListing.dispatchBatch` in `replay --dispatch`).

@@ -16,12 +16,16 @@ enum Receiver {
         let app = Application(
             router: router,
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { portSink.yield($0.localAddress?.port ?? 0); portSink.finish() },
+            onServerRunning: {
+                portSink.yield($0.localAddress?.port ?? 0); portSink.finish()
+            },
             logger: logger
         )
         let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
         return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await services.run(); return nil }
+            group.addTask {
+                try await services.run(); return nil
+            }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next(), port > 0 else { fatalError("receiver did not start") }
             let result = try await body(port)

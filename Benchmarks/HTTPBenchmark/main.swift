@@ -6,8 +6,8 @@ import AlertHTTP
 
 let seconds = CommandLine.arguments.dropFirst().first.flatMap(Double.init) ?? 3
 let alertJSON = #"""
-{"rule":"btc-above-100k","market":"BTC-USD","kind":"crossing","direction":"up","threshold":"100000","price":"100012.5","previous":"99987.25","time":"2026-11-21T21:30:00.123Z","message":"BTC-USD crossed above 100000 (100012.5)","labels":{"team":"trading","severity":"page"},"window":"1m","change":"0.0253","cooldown":"15m","id":"0f8c6a2e-1b7d-4c55-9a3e-5d2b8e7f1a90","source":"pricealert/0.1"}
-"""#
+    {"rule":"btc-above-100k","market":"BTC-USD","kind":"crossing","direction":"up","threshold":"100000","price":"100012.5","previous":"99987.25","time":"2026-11-21T21:30:00.123Z","message":"BTC-USD crossed above 100000 (100012.5)","labels":{"team":"trading","severity":"page"},"window":"1m","change":"0.0253","cooldown":"15m","id":"0f8c6a2e-1b7d-4c55-9a3e-5d2b8e7f1a90","source":"pricealert/0.1"}
+    """#
 let body = Array(alertJSON.utf8)
 
 /// Sends POSTs from `senders` tasks until `seconds` have passed; returns (delivered, failed).
@@ -19,9 +19,14 @@ func throughput(_ client: CurlHTTPClient, url: String, senders: Int) async -> (I
                 var ok = 0
                 var failed = 0
                 while ContinuousClock.now < deadline {
-                    let request = HTTPRequest(method: "POST", url: url,
-                                              headers: [("Content-Type", "application/json")], body: body)
-                    if let response = try? await client.send(request), response.status == 204 { ok += 1 } else { failed += 1 }
+                    let request = HTTPRequest(
+                        method: "POST", url: url,
+                        headers: [("Content-Type", "application/json")], body: body)
+                    if let response = try? await client.send(request), response.status == 204 {
+                        ok += 1
+                    } else {
+                        failed += 1
+                    }
                 }
                 return (ok, failed)
             }
@@ -61,6 +66,7 @@ try await Receiver.run { port in
     }
     let samples = await latencies(client, url: url, count: 5000)
     let p = { (q: Double) in samples[min(samples.count - 1, Int(Double(samples.count) * q))] }
-    print("sequential latency over \(samples.count): p50 \(milliseconds(p(0.5)))  p99 \(milliseconds(p(0.99)))  "
-          + "p99.9 \(milliseconds(p(0.999)))  max \(milliseconds(samples.last!))")
+    print(
+        "sequential latency over \(samples.count): p50 \(milliseconds(p(0.5)))  p99 \(milliseconds(p(0.99)))  "
+            + "p99.9 \(milliseconds(p(0.999)))  max \(milliseconds(samples.last!))")
 }

@@ -65,8 +65,9 @@ let startPrice = symbols.map { _ in Double.random(in: 0.5...50_000, using: &rng)
         case 6: condition = .price(.inside(x, x * 1.05))
         default: condition = .change(window: 5 * 60_000, .above(Double.random(in: 1...5, using: &rng)))
         }
-        return Rule(id: "rule-\(i)", scope: .symbols([symbols[s]]), condition: condition,
-                    cooldown: [0, 60_000, 600_000].randomElement(using: &rng)!)
+        return Rule(
+            id: "rule-\(i)", scope: .symbols([symbols[s]]), condition: condition,
+            cooldown: [0, 60_000, 600_000].randomElement(using: &rng)!)
     }
 }
 
@@ -100,10 +101,12 @@ func startServer(_ sender: some FrameSender) async throws -> (port: Int, task: T
     logger.logLevel = .critical
     let router = Router(context: BasicWebSocketRequestContext.self)
     router.get("/futures/api/inquire/initial/market") { _, _ in
-        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "[]")))
+        Response(
+            status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "[]")))
     }
     router.get("/spot/api/v3.2/market_summary") { _, _ in
-        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "[]")))
+        Response(
+            status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "[]")))
     }
     let wsRouter = Router(context: BasicWebSocketRequestContext.self)
     wsRouter.ws("/ws/futures") { inbound, outbound, _ in
@@ -178,13 +181,17 @@ struct PacedSender: FrameSender {
 /// the engine; alerts over an AsyncStream to `sink` (a task of its own, like the dispatcher).
 /// Stops after `frames` tick frames. Returns frames, ticks and alerts seen, and the instant the
 /// last frame was through the engine.
-func runClient(port: Int, rules: [Rule], frames: Int,
-               sink: @escaping @Sendable (AsyncStream<Alert>) async -> Void)
-    async -> (frames: Int, ticks: Int, alerts: Int, end: ContinuousClock.Instant) {
+func runClient(
+    port: Int, rules: [Rule], frames: Int,
+    sink: @escaping @Sendable (AsyncStream<Alert>) async -> Void
+)
+    async -> (frames: Int, ticks: Int, alerts: Int, end: ContinuousClock.Instant)
+{
     var logger = Logger(label: "live-benchmark.feed")
     logger.logLevel = .warning
-    let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: CurlHTTPClient(),
-                            logger: logger)
+    let runner = FeedRunner(
+        source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: CurlHTTPClient(),
+        logger: logger)
     let (events, feed) = runner.start()
     let (alertStream, alertOut) = AsyncStream.makeStream(of: Alert.self)
     let delivery = Task { await sink(alertStream) }
@@ -259,11 +266,12 @@ do {
     server.cancel()
     guard let start = sender.started.withLock({ $0 }) else { fatalError("the server never sent") }
     let seconds = (result.end - start).ms / 1000
-    print("""
-    throughput frames=\(result.frames) entries/frame=\(options.entries) rules=\(options.rules) \
-    frames/s=\(Int(Double(result.frames) / seconds)) ticks/s=\(Int(Double(result.ticks) / seconds)) \
-    alerts=\(result.alerts) seconds=\(fixed(seconds, 2))
-    """)
+    print(
+        """
+        throughput frames=\(result.frames) entries/frame=\(options.entries) rules=\(options.rules) \
+        frames/s=\(Int(Double(result.frames) / seconds)) ticks/s=\(Int(Double(result.ticks) / seconds)) \
+        alerts=\(result.alerts) seconds=\(fixed(seconds, 2))
+        """)
 }
 
 // 2. Latency: LAT alternates 500 / 2000+i, so `crossesAbove 1000` fires on every odd frame i.
@@ -292,12 +300,14 @@ do {
     }
     latencies.sort()
     func percentile(_ p: Double) -> Double {
-        latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int((p * Double(latencies.count)).rounded(.up)) - 1)]
+        latencies.isEmpty
+            ? .nan : latencies[min(latencies.count - 1, Int((p * Double(latencies.count)).rounded(.up)) - 1)]
     }
-    print("""
-    latency rate=\(options.rate)/s frames=\(result.frames) alerts=\(latencies.count)/\(count / 2) rules=\(latRules.count) \
-    p50_ms=\(fixed(percentile(0.5), 3)) p90_ms=\(fixed(percentile(0.9), 3)) p99_ms=\(fixed(percentile(0.99), 3)) \
-    max_ms=\(fixed(latencies.last ?? .nan, 3))
-    """)
+    print(
+        """
+        latency rate=\(options.rate)/s frames=\(result.frames) alerts=\(latencies.count)/\(count / 2) rules=\(latRules.count) \
+        p50_ms=\(fixed(percentile(0.5), 3)) p90_ms=\(fixed(percentile(0.9), 3)) p99_ms=\(fixed(percentile(0.99), 3)) \
+        max_ms=\(fixed(latencies.last ?? .nan, 3))
+        """)
 }
 exit(0)

@@ -19,7 +19,9 @@ func makeLines() -> [UInt8] {
         if i % 4 == 3 {
             text += #"{"time": \#(1_700_000_000_000 + i * 250), "symbol": "\#(symbol)", "price": \#(rounded)}"# + "\n"
         } else {
-            text += #"{"time": \#(1_700_000_000_000 + i * 250), "symbol": "\#(symbol)", "price": \#(rounded), "change24h": \#(Double(i % 1000) / 100 - 5)}"# + "\n"
+            text +=
+                #"{"time": \#(1_700_000_000_000 + i * 250), "symbol": "\#(symbol)", "price": \#(rounded), "change24h": \#(Double(i % 1000) / 100 - 5)}"#
+                + "\n"
         }
     }
     return Array(text.utf8)
@@ -35,8 +37,10 @@ func measure(_ label: String, bytes: Int, _ body: () throws -> Int) rethrows {
         seconds = min(seconds, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
     let rate = Double(lineCount) / seconds
-    print("\(label): \(lineCount) lines in \(String(format: "%.3f", seconds)) s = "
-          + "\(String(format: "%.2f", rate / 1e6)) M lines/s, \(String(format: "%.0f", Double(bytes) / seconds / 1e6)) MB/s (checksum \(checksum))")
+    print(
+        "\(label): \(lineCount) lines in \(String(format: "%.3f", seconds)) s = "
+            + "\(String(format: "%.2f", rate / 1e6)) M lines/s, \(String(format: "%.0f", Double(bytes) / seconds / 1e6)) MB/s (checksum \(checksum))"
+    )
 }
 
 let bytes = makeLines()

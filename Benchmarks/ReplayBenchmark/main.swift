@@ -64,18 +64,23 @@ let startPrice = symbols.map { _ in Double.random(in: 0.5...50_000, using: &rng)
         case 4: condition = .price(.crossesAbove(x))
         case 5: condition = .price(.crossesBelow(dormant ? p * p / x : x))
         case 6: condition = .price(dormant || Bool.random(using: &rng) ? .inside(x, x * 1.05) : .outside(x * 0.9, x))
-        case 7: condition = .change(window: 5 * 60_000, .above(Double.random(in: 1...5, using: &rng) * (dormant ? 100 : 1)))
-        case 8: condition = .change(window: 3_600_000, .below(-Double.random(in: 1...10, using: &rng) * (dormant ? 9 : 1)))
-        default: condition = .change(window: 86_400_000, .above(Double.random(in: 2...20, using: &rng) * (dormant ? 100 : 1)))
+        case 7:
+            condition = .change(window: 5 * 60_000, .above(Double.random(in: 1...5, using: &rng) * (dormant ? 100 : 1)))
+        case 8:
+            condition = .change(window: 3_600_000, .below(-Double.random(in: 1...10, using: &rng) * (dormant ? 9 : 1)))
+        default:
+            condition = .change(
+                window: 86_400_000, .above(Double.random(in: 2...20, using: &rng) * (dormant ? 100 : 1)))
         }
         let ranged: Bool
         switch condition {
         case .price(.inside), .price(.outside): ranged = true
         default: ranged = false
         }
-        return Rule(id: "rule-\(i)", scope: .symbols([symbols[s]]), condition: condition,
-                    cooldown: [0, 60_000, 600_000, 3_600_000].randomElement(using: &rng)!,
-                    hysteresis: ranged ? 0 : [0, 0.5, 1].randomElement(using: &rng)!)
+        return Rule(
+            id: "rule-\(i)", scope: .symbols([symbols[s]]), condition: condition,
+            cooldown: [0, 60_000, 600_000, 3_600_000].randomElement(using: &rng)!,
+            hysteresis: ranged ? 0 : [0, 0.5, 1].randomElement(using: &rng)!)
     }
 }
 
@@ -156,11 +161,12 @@ let measured = ticks.count - ticks.count / 100
 let alertCount = best.alerts
 let build = best.build
 
-print("""
-mix=\(options.mix) rules=\(options.rules) symbols=\(options.symbols) ticks=\(measured) \
-ticks/s=\(Int(rate)) median_ticks/s=\(Int(median)) runs=\(rates.count) ns/tick=\(String(format1: 1e9 / rate)) alerts=\(alertCount) \
-index+warmup_s=\(String(format1: build)) generate_s=\(String(format1: generate)) peak_rss_MiB=\(String(format1: peakRSSMiB()))
-""")
+print(
+    """
+    mix=\(options.mix) rules=\(options.rules) symbols=\(options.symbols) ticks=\(measured) \
+    ticks/s=\(Int(rate)) median_ticks/s=\(Int(median)) runs=\(rates.count) ns/tick=\(String(format1: 1e9 / rate)) alerts=\(alertCount) \
+    index+warmup_s=\(String(format1: build)) generate_s=\(String(format1: generate)) peak_rss_MiB=\(String(format1: peakRSSMiB()))
+    """)
 
 extension String {
     init(format1 value: Double) {

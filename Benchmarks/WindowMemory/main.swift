@@ -22,7 +22,8 @@ func residentMiB(_ field: String) -> Double {
     while fgets(&line, 256, file) != nil {
         let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if text.hasPrefix(field + ":") {
-            return Double(text.split(separator: " ").dropFirst().first { !$0.isEmpty }.flatMap { Double($0) } ?? 0) / 1024
+            return Double(text.split(separator: " ").dropFirst().first { !$0.isEmpty }.flatMap { Double($0) } ?? 0)
+                / 1024
         }
     }
     return 0
@@ -31,8 +32,9 @@ func residentMiB(_ field: String) -> Double {
 let before = residentMiB("VmRSS")
 let symbols = (0..<symbolCount).map { "S\($0)" }
 let rules = symbols.map { symbol in
-    Rule(id: "\(symbol.lowercased())-400d", scope: .symbols([symbol]),
-         condition: .fromHigh(window: Int64(days) * 24 * hour, .below(-10)), fileVersion: 2)
+    Rule(
+        id: "\(symbol.lowercased())-400d", scope: .symbols([symbol]),
+        condition: .fromHigh(window: Int64(days) * 24 * hour, .below(-10)), fileVersion: 2)
 }
 let engine = Engine(rules: rules)
 var random = SeededRandom(seed: 7)
@@ -55,5 +57,7 @@ for minute in 0..<1440 {
         engine.process(Tick(time: live + Int64(minute) * 60_000, symbol: symbol, price: prices[i]), into: &alerts)
     }
 }
-print("symbols=\(symbolCount) window=\(days)d seeded=\(seededDays)d hour_buckets_per_symbol=\(days * 24) alerts=\(alerts.count) "
-      + "rss_before_MiB=\(Int(before)) rss_MiB=\(Int(residentMiB("VmRSS"))) peak_rss_MiB=\(Int(residentMiB("VmHWM")))")
+print(
+    "symbols=\(symbolCount) window=\(days)d seeded=\(seededDays)d hour_buckets_per_symbol=\(days * 24) alerts=\(alerts.count) "
+        + "rss_before_MiB=\(Int(before)) rss_MiB=\(Int(residentMiB("VmRSS"))) peak_rss_MiB=\(Int(residentMiB("VmHWM")))"
+)

@@ -1,5 +1,6 @@
 import Foundation
 import ParserFuzzing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,20 +11,25 @@ enum ChildRun {
     static func run(_ target: FuzzTarget, _ options: Options) -> Never {
         let campaign: FuzzCampaign
         do {
-            campaign = try FuzzCampaign(target: target, seed: options.seed, repository: options.repository,
-                                        fixtures: options.fixturesPath)
+            campaign = try FuzzCampaign(
+                target: target, seed: options.seed, repository: options.repository,
+                fixtures: options.fixturesPath)
         } catch {
             fail("\(error)")
         }
         let watchdog = Watchdog(budget: .milliseconds(options.budgetMilliseconds)) { index, seconds in
-            let line = "HANG \(target.name): input \(index) ran \(Int(seconds)) s: \(options.reproduce(target.name, from: index, inputs: 1))\n"
+            let line =
+                "HANG \(target.name): input \(index) ran \(Int(seconds)) s: \(options.reproduce(target.name, from: index, inputs: 1))\n"
             _ = line.withCString { write(2, $0, strlen($0)) }
             _exit(3)
         }
-        CrashReport.install(parser: target.name, reproduce: options.reproduce(target.name, from: 0, inputs: 1), watchdog: watchdog)
+        CrashReport.install(
+            parser: target.name, reproduce: options.reproduce(target.name, from: 0, inputs: 1), watchdog: watchdog)
         let outcome = campaign.run(from: options.from, count: options.inputs, watchdog: watchdog)
         watchdog.stop()
-        print("\(target.name)\t\(outcome.inputs)\t\(campaign.seeds.count)\t\(outcome.slowestIndex)\t\(outcome.slowestSeconds)\t\(outcome.largestInputBytes)\t\(outcome.checksum)")
+        print(
+            "\(target.name)\t\(outcome.inputs)\t\(campaign.seeds.count)\t\(outcome.slowestIndex)\t\(outcome.slowestSeconds)\t\(outcome.largestInputBytes)\t\(outcome.checksum)"
+        )
         exit(0)
     }
 }

@@ -71,8 +71,11 @@ func fail(_ message: String) -> Never {
 let options = Options(CommandLine.arguments)
 
 if let path = options.writeInput {
-    guard options.parsers.count == 1, let target = FuzzTarget.named(options.parsers[0]) else { fail("--write-input needs one --parser") }
-    let campaign = try FuzzCampaign(target: target, seed: options.seed, repository: options.repository, fixtures: options.fixturesPath)
+    guard options.parsers.count == 1, let target = FuzzTarget.named(options.parsers[0]) else {
+        fail("--write-input needs one --parser")
+    }
+    let campaign = try FuzzCampaign(
+        target: target, seed: options.seed, repository: options.repository, fixtures: options.fixturesPath)
     _ = FileManager.default.createFile(atPath: path, contents: Data(campaign.input(options.from)))
     exit(0)
 }

@@ -23,7 +23,9 @@ enum Seeds {
             case .fixtureLines(let path): seeds += lines(try read(fixtures + "/" + path))
             case .folder(let path):
                 let folder = repository + "/" + path
-                guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { throw Missing(path: folder) }
+                guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
+                    throw Missing(path: folder)
+                }
                 for name in names.sorted() { seeds += cutDown(try read(folder + "/" + name)) }
             }
         }
@@ -62,7 +64,9 @@ enum JSONCut {
         var i = 0
 
         mutating func skipWhitespace() {
-            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 {
+                i += 1
+            }
         }
 
         mutating func value(depth: Int) -> [UInt8]? {

@@ -29,130 +29,241 @@ public struct FuzzTarget: Sendable {
 extension FuzzTarget {
     /// Every parser that reads bytes from outside: rule files, tick files, exchange payloads.
     public static let all: [FuzzTarget] = [
-        FuzzTarget(name: "rules", seedFiles: [.folder("Rules")], builtInSeeds: [
-            #"{"version":1,"rules":[{"id":"a","symbol":"BTC","when":{"price":{"above":1}},"cooldown":"5m"}]}"#,
-            #"{"version":1,"sinks":{"h":{"type":"webhook","url":"http://127.0.0.1:1/x","timeout":"5s","retry":{"backoff":"1s","maxAge":"1h"}},"e":{"type":"exec","command":["/bin/true"],"timeout":"9223372036854775807ms"}},"defaults":{"notify":["h"]},"rules":[{"id":"b","match":{"quote":"USD"},"when":{"changePercent":{"over":"1h","above":5}},"cooldown":"106751991167d"}]}"#,
-        ]) { bytes in
+        FuzzTarget(
+            name: "rules", seedFiles: [.folder("Rules")],
+            builtInSeeds: [
+                #"{"version":1,"rules":[{"id":"a","symbol":"BTC","when":{"price":{"above":1}},"cooldown":"5m"}]}"#,
+                #"{"version":1,"sinks":{"h":{"type":"webhook","url":"http://127.0.0.1:1/x","timeout":"5s","retry":{"backoff":"1s","maxAge":"1h"}},"e":{"type":"exec","command":["/bin/true"],"timeout":"9223372036854775807ms"}},"defaults":{"notify":["h"]},"rules":[{"id":"b","match":{"quote":"USD"},"when":{"changePercent":{"over":"1h","above":5}},"cooldown":"106751991167d"}]}"#
+            ]
+        ) { bytes in
             switch RuleLoader.load([RuleSource(path: "fuzz.json", bytes: bytes)]) {
             case .success(let set): return set.rules.count
             case .failure(let errors): return errors.diagnostics.count
             }
         },
-        FuzzTarget(name: "tick-line", seedFiles: [.lines("Samples/ticks.jsonl")], builtInSeeds: [
-            #"{"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}"#,
-            #"{"time":"2023-11-14T22:13:20.123+01:00","symbol":"E\u0301TH","price":"x","change24h":null,"extra":[{"a":[1,2,{}]}]}"#,
-        ]) { bytes in
+        FuzzTarget(
+            name: "tick-line", seedFiles: [.lines("Samples/ticks.jsonl")],
+            builtInSeeds: [
+                #"{"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}"#,
+                #"{"time":"2023-11-14T22:13:20.123+01:00","symbol":"E\u0301TH","price":"x","change24h":null,"extra":[{"a":[1,2,{}]}]}"#
+            ]
+        ) { bytes in
             switch TickLineParser.parse(bytes) {
             case .success(let tick): return tick.symbol.utf8.count
             case .failure: return -1
             }
         },
-        FuzzTarget(name: "btse-coinindex", seedFiles: [.fixture("btse_coinIndex_README_snippet.txt"),
-                                                        .fixtureLines("btse_ws_tradeHistoryApi_samples.jsonl")], builtInSeeds: [
-            #"{"topic":"coinIndex","id":null,"data":{"BTC_1":{"id":"BTC","name":"BTC","type":1,"price":43210.5},"ETH_1":{"price":"2345.67","type":1},"NUL_1":{"price":null},"TINY_1":{"price":6.3e-9},"TINS_1":{"price":"1.0E-5"}}}"#,
-            #"{"event":"subscribe","channel":["coinIndex"]}"#, "connect success", "pong",
-            #"{"event":"error","message":"bad topic"}"#,
-        ]) { bytes in frameSize(BTSECoinIndex.parseCounting(bytes, receivedAt: 1_700_000_000_000)) },
-        FuzzTarget(name: "btse-market-list", seedFiles: [.whole("Samples/btse-markets.json"),
-                                                          .fixture("btse_futures_inquire_initial_market.json")],
-                   builtInSeeds: [#"[{"symbol":"BTC-USD","marketName":"BTC-USD","baseCurrency":"BTC","quoteCurrency":"USD","future":false,"active":true},{"symbol":null},7]"#]) { bytes in
+        FuzzTarget(
+            name: "btse-coinindex",
+            seedFiles: [
+                .fixture("btse_coinIndex_README_snippet.txt"),
+                .fixtureLines("btse_ws_tradeHistoryApi_samples.jsonl")
+            ],
+            builtInSeeds: [
+                #"{"topic":"coinIndex","id":null,"data":{"BTC_1":{"id":"BTC","name":"BTC","type":1,"price":43210.5},"ETH_1":{"price":"2345.67","type":1},"NUL_1":{"price":null},"TINY_1":{"price":6.3e-9},"TINS_1":{"price":"1.0E-5"}}}"#,
+                #"{"event":"subscribe","channel":["coinIndex"]}"#, "connect success", "pong",
+                #"{"event":"error","message":"bad topic"}"#
+            ]
+        ) { bytes in frameSize(BTSECoinIndex.parseCounting(bytes, receivedAt: 1_700_000_000_000)) },
+        FuzzTarget(
+            name: "btse-market-list",
+            seedFiles: [
+                .whole("Samples/btse-markets.json"),
+                .fixture("btse_futures_inquire_initial_market.json")
+            ],
+            builtInSeeds: [
+                #"[{"symbol":"BTC-USD","marketName":"BTC-USD","baseCurrency":"BTC","quoteCurrency":"USD","future":false,"active":true},{"symbol":null},7]"#
+            ]
+        ) { bytes in
             (try? BTSEMarketList.decodeCounting(Data(bytes), source: "fuzz").markets.count) ?? -1
         },
-        FuzzTarget(name: "btse-market-summary", seedFiles: [], builtInSeeds: [
-            #"[{"symbol":"BTCPFC","last":36365,"percentageChange":4.973731309,"base":"BTC","quote":"USD","active":true,"futures":false},{"symbol":"BTC-USD","last":36976,"lowestAsk":37012,"percentageChange":-4.633438649,"minOrderSize":1.0E-5,"availableSettlement":null,"base":"BTC","quote":"USD","active":true},{"symbol":"ETH-PERP","last":"1800.5","percentageChange":"2.5","base":"ETH","quote":"USD","active":true,"futures":true},{"symbol":"eth-eur","last":null,"base":"eth","quote":"eur"},{"last":1},3]"#,
-            #"{"code":-1,"msg":null,"data":null,"success":false}"#,
-        ]) { bytes in
+        FuzzTarget(
+            name: "btse-market-summary", seedFiles: [],
+            builtInSeeds: [
+                #"[{"symbol":"BTCPFC","last":36365,"percentageChange":4.973731309,"base":"BTC","quote":"USD","active":true,"futures":false},{"symbol":"BTC-USD","last":36976,"lowestAsk":37012,"percentageChange":-4.633438649,"minOrderSize":1.0E-5,"availableSettlement":null,"base":"BTC","quote":"USD","active":true},{"symbol":"ETH-PERP","last":"1800.5","percentageChange":"2.5","base":"ETH","quote":"USD","active":true,"futures":true},{"symbol":"eth-eur","last":null,"base":"eth","quote":"eur"},{"last":1},3]"#,
+                #"{"code":-1,"msg":null,"data":null,"success":false}"#
+            ]
+        ) { bytes in
             switch BTSEMarketSummary.parse(bytes) {
             case .success(let summaries): return BTSEMarketSummary.changeByIndexSymbol(summaries).count
             case .failure: return -1
             }
         },
-        FuzzTarget(name: "poloniex-ticker", seedFiles: [.fixtureLines("poloniex_v3_ws_ticker_samples.jsonl")], builtInSeeds: [
-            #"{"event":"subscribe","channel":"ticker","symbols":["BTC_USDT"]}"#, #"{"event":"pong"}"#,
-        ]) { bytes in frameSize(PoloniexTicker.parseCounting(bytes, receivedAt: 1_700_000_000_000)) },
-        FuzzTarget(name: "poloniex-ticker24h", seedFiles: [.fixture("poloniex_v3_rest_ticker24h_BTC_USDT.json")], builtInSeeds: []) { bytes in
+        FuzzTarget(
+            name: "poloniex-ticker", seedFiles: [.fixtureLines("poloniex_v3_ws_ticker_samples.jsonl")],
+            builtInSeeds: [
+                #"{"event":"subscribe","channel":"ticker","symbols":["BTC_USDT"]}"#, #"{"event":"pong"}"#
+            ]
+        ) { bytes in frameSize(PoloniexTicker.parseCounting(bytes, receivedAt: 1_700_000_000_000)) },
+        FuzzTarget(
+            name: "poloniex-ticker24h", seedFiles: [.fixture("poloniex_v3_rest_ticker24h_BTC_USDT.json")],
+            builtInSeeds: []
+        ) { bytes in
             frameSize(PoloniexTicker24h.parseCounting(bytes, receivedAt: 1_700_000_000_000))
         },
-        FuzzTarget(name: "poloniex-markets", seedFiles: [], builtInSeeds: [
-            #"[{"symbol":"BTC_USDT","baseCurrencyName":"BTC","quoteCurrencyName":"USDT","displayName":"BTC/USDT","state":"NORMAL","visibleStartTime":1659018819512,"symbolTradeLimit":{"symbol":"BTC_USDT","priceScale":2,"minQuantity":"0.000001"},"crossMargin":{"supportCrossMargin":true,"maxLeverage":"3"}},{"symbol":"OLD_USDT","baseCurrencyName":"OLD","quoteCurrencyName":"USDT","displayName":"OLD/USDT","state":"PAUSE"},{"symbol":null},{"baseCurrencyName":"X"},7]"#,
-        ]) { bytes in
+        FuzzTarget(
+            name: "poloniex-markets", seedFiles: [],
+            builtInSeeds: [
+                #"[{"symbol":"BTC_USDT","baseCurrencyName":"BTC","quoteCurrencyName":"USDT","displayName":"BTC/USDT","state":"NORMAL","visibleStartTime":1659018819512,"symbolTradeLimit":{"symbol":"BTC_USDT","priceScale":2,"minQuantity":"0.000001"},"crossMargin":{"supportCrossMargin":true,"maxLeverage":"3"}},{"symbol":"OLD_USDT","baseCurrencyName":"OLD","quoteCurrencyName":"USDT","displayName":"OLD/USDT","state":"PAUSE"},{"symbol":null},{"baseCurrencyName":"X"},7]"#
+            ]
+        ) { bytes in
             switch PoloniexMarkets.parse(bytes) {
             case .success(let markets): return markets.count
             case .failure: return -1
             }
         },
-        FuzzTarget(name: "poloniex-legacy-frame", seedFiles: [.fixtureLines("poloniex_legacy_ws_samples.jsonl")], builtInSeeds: []) { bytes in
+        FuzzTarget(
+            name: "poloniex-legacy-frame", seedFiles: [.fixtureLines("poloniex_legacy_ws_samples.jsonl")],
+            builtInSeeds: []
+        ) { bytes in
             frameSize(PoloniexLegacyFrame.parseCounting(bytes, receivedAt: 1_700_000_000_000, pairs: legacyPairs))
         },
-        FuzzTarget(name: "poloniex-legacy-ticker", seedFiles: [.fixture("poloniex_legacy_returnTicker.json"),
-                                                                .fixture("poloniex_legacy_currency_pair_ids.json")], builtInSeeds: []) { bytes in
-            let ticker = (try? PoloniexLegacyTicker.parse(bytes, receivedAt: 1_700_000_000_000).get()).map { _ in 1 } ?? 0
+        FuzzTarget(
+            name: "poloniex-legacy-ticker",
+            seedFiles: [
+                .fixture("poloniex_legacy_returnTicker.json"),
+                .fixture("poloniex_legacy_currency_pair_ids.json")
+            ], builtInSeeds: []
+        ) { bytes in
+            let ticker =
+                (try? PoloniexLegacyTicker.parse(bytes, receivedAt: 1_700_000_000_000).get()).map { _ in 1 } ?? 0
             let ids = (try? PoloniexLegacyTicker.pairIDs(bytes).get())?.count ?? -1
             return ticker + ids
         },
-        FuzzTarget(name: "coingecko", seedFiles: [.fixture("coingecko_coins_markets_oas_example.json")], builtInSeeds: []) { bytes in
+        FuzzTarget(
+            name: "coingecko", seedFiles: [.fixture("coingecko_coins_markets_oas_example.json")], builtInSeeds: []
+        ) { bytes in
             let ticks = frameSize(CoinGeckoMarkets.ticksCounting(bytes, receivedAt: 1_700_000_000_000))
             return ticks + ((try? CoinGeckoMarkets.markets(bytes).get())?.count ?? -1)
         },
-        FuzzTarget(name: "coinranking", seedFiles: [.fixture("coinranking_v2_coins_items_with_nulls.json")], builtInSeeds: []) { bytes in
+        FuzzTarget(
+            name: "coinranking", seedFiles: [.fixture("coinranking_v2_coins_items_with_nulls.json")], builtInSeeds: []
+        ) { bytes in
             let ticks = frameSize(CoinRankingCoins.ticksCounting(bytes, receivedAt: 1_700_000_000_000))
             return ticks + ((try? CoinRankingCoins.markets(bytes).get())?.count ?? -1)
         },
-        FuzzTarget(name: "control-frame", seedFiles: [.fixtureLines("poloniex_v3_ws_ticker_samples.jsonl")], builtInSeeds: [
-            #"{"event":"error","message":"bad topic"}"#, #"{"event":"error","msg":7,"error":"x"}"#, #"{"event":"ERROR"}"#,
-        ]) { bytes in ControlFrame.errorMessage(in: bytes)?.utf8.count ?? -1 },
-        FuzzTarget(name: "binance-frame", seedFiles: [.whole("Tests/Fixtures/exchanges/binance_24hrTicker.jsonc"), .whole("Tests/Fixtures/exchanges/binance_miniTicker.jsonc")],
-                   builtInSeeds: [
-            #"{"e":"24hrTicker","E":1672515782136,"s":"BNBBTC","P":"250.00","c":"0.0025","q":"18"}"#,
-            #"{"stream":"bnbbtc@ticker","data":{"e":"24hrTicker","E":1,"s":"BNBBTC","c":"1","P":"x","q":null}}"#,
-            #"[{"e":"24hrTicker","E":1,"s":"A","c":"1"},{"e":"24hrTicker","E":2,"s":"B"}]"#,
-            #"{"result":null,"id":1}"#, #"{"code":2,"msg":"Invalid request","id":1}"#, #"{"error":{"code":-1,"msg":"x"},"id":2}"#,
-            #"{"e":"serverShutdown","E":1}"#,
-        ]) { bytes in exchangeFrameSize(BinanceTicker.parse(bytes)) },
-        FuzzTarget(name: "coinbase-frame", seedFiles: [.whole("Tests/Fixtures/exchanges/coinbase_advanced_trade_ticker.json"),
-                                                       .whole("Tests/Fixtures/exchanges/coinbase_advanced_trade_heartbeats.json")], builtInSeeds: [
-            #"{"channel":"subscriptions","events":[{"subscriptions":{"ticker":["BTC-USD"]}}]}"#,
-            #"{"type":"error","message":"failure to subscribe"}"#,
-            #"{"channel":"ticker","timestamp":"2023-02-09T20:30:37Z","events":[{"tickers":[{"product_id":"A-USD","price":"1","volume_24_h":"1e308"},{"product_id":"B"}]}]}"#,
-        ]) { bytes in exchangeFrameSize(CoinbaseTicker.parse(bytes)) },
-        FuzzTarget(name: "kraken-frame", seedFiles: [.whole("Tests/Fixtures/exchanges/kraken_v2_ticker_snapshot.json"), .whole("Tests/Fixtures/exchanges/kraken_v2_heartbeat.json")],
-                   builtInSeeds: [
-            #"{"method":"pong","req_id":101}"#, #"{"method":"subscribe","result":{"channel":"ticker","symbol":"XBT/USD"},"success":true}"#,
-            #"{"method":"subscribe","error":"Currency pair not supported","success":false}"#, #"{"channel":"status","data":[]}"#,
-            #"{"channel":"ticker","type":"update","data":[{"symbol":"XBT/USD","last":1,"volume":1e300,"vwap":1e300,"timestamp":"2023-09-25T09:04:31Z"}]}"#,
-        ]) { bytes in exchangeFrameSize(KrakenTicker.parse(bytes)) },
-        FuzzTarget(name: "bybit-frame", seedFiles: [.whole("Tests/Fixtures/exchanges/bybit_v5_spot_ticker.json"), .whole("Tests/Fixtures/exchanges/bybit_v5_linear_ticker.json")],
-                   builtInSeeds: [
-            #"{"success":true,"ret_msg":"pong","conn_id":"x","req_id":"","op":"ping"}"#,
-            #"{"success":false,"ret_msg":"error:handler not found","op":"subscribe"}"#,
-            #"{"topic":"tickers.A","type":"delta","ts":1,"data":{"symbol":"A","lastPrice":"1"}}"#,
-        ]) { bytes in exchangeFrameSize(BybitTicker.parse(bytes)) },
-        FuzzTarget(name: "okx-frame", seedFiles: [.whole("Tests/Fixtures/exchanges/okx_v5_tickers_captured_spot.json"),
-                                                  .whole("Tests/Fixtures/exchanges/okx_v5_tickers_captured_swap.json")], builtInSeeds: [
-            "pong", #"{"event":"subscribe","arg":{"channel":"tickers","instId":"BTC-USDT"}}"#,
-            #"{"event":"error","code":"60012","msg":"Invalid request"}"#,
-            #"{"arg":{"channel":"tickers"},"data":[{"instType":"SPOT","instId":"A-B","last":"1","open24h":"0","ts":"1"}]}"#,
-        ]) { bytes in exchangeFrameSize(OKXTicker.parse(bytes)) },
-        FuzzTarget(name: "binance-rest", seedFiles: [.whole("Tests/Fixtures/exchanges/binance_exchangeInfo.json"), .whole("Tests/Fixtures/exchanges/binance_klines.json")],
-                   builtInSeeds: [#"{"code":-1121,"msg":"Invalid symbol."}"#]) { bytes in
+        FuzzTarget(
+            name: "control-frame", seedFiles: [.fixtureLines("poloniex_v3_ws_ticker_samples.jsonl")],
+            builtInSeeds: [
+                #"{"event":"error","message":"bad topic"}"#, #"{"event":"error","msg":7,"error":"x"}"#,
+                #"{"event":"ERROR"}"#
+            ]
+        ) { bytes in ControlFrame.errorMessage(in: bytes)?.utf8.count ?? -1 },
+        FuzzTarget(
+            name: "binance-frame",
+            seedFiles: [
+                .whole("Tests/Fixtures/exchanges/binance_24hrTicker.jsonc"),
+                .whole("Tests/Fixtures/exchanges/binance_miniTicker.jsonc")
+            ],
+            builtInSeeds: [
+                #"{"e":"24hrTicker","E":1672515782136,"s":"BNBBTC","P":"250.00","c":"0.0025","q":"18"}"#,
+                #"{"stream":"bnbbtc@ticker","data":{"e":"24hrTicker","E":1,"s":"BNBBTC","c":"1","P":"x","q":null}}"#,
+                #"[{"e":"24hrTicker","E":1,"s":"A","c":"1"},{"e":"24hrTicker","E":2,"s":"B"}]"#,
+                #"{"result":null,"id":1}"#, #"{"code":2,"msg":"Invalid request","id":1}"#,
+                #"{"error":{"code":-1,"msg":"x"},"id":2}"#,
+                #"{"e":"serverShutdown","E":1}"#
+            ]
+        ) { bytes in exchangeFrameSize(BinanceTicker.parse(bytes)) },
+        FuzzTarget(
+            name: "coinbase-frame",
+            seedFiles: [
+                .whole("Tests/Fixtures/exchanges/coinbase_advanced_trade_ticker.json"),
+                .whole("Tests/Fixtures/exchanges/coinbase_advanced_trade_heartbeats.json")
+            ],
+            builtInSeeds: [
+                #"{"channel":"subscriptions","events":[{"subscriptions":{"ticker":["BTC-USD"]}}]}"#,
+                #"{"type":"error","message":"failure to subscribe"}"#,
+                #"{"channel":"ticker","timestamp":"2023-02-09T20:30:37Z","events":[{"tickers":[{"product_id":"A-USD","price":"1","volume_24_h":"1e308"},{"product_id":"B"}]}]}"#
+            ]
+        ) { bytes in exchangeFrameSize(CoinbaseTicker.parse(bytes)) },
+        FuzzTarget(
+            name: "kraken-frame",
+            seedFiles: [
+                .whole("Tests/Fixtures/exchanges/kraken_v2_ticker_snapshot.json"),
+                .whole("Tests/Fixtures/exchanges/kraken_v2_heartbeat.json")
+            ],
+            builtInSeeds: [
+                #"{"method":"pong","req_id":101}"#,
+                #"{"method":"subscribe","result":{"channel":"ticker","symbol":"XBT/USD"},"success":true}"#,
+                #"{"method":"subscribe","error":"Currency pair not supported","success":false}"#,
+                #"{"channel":"status","data":[]}"#,
+                #"{"channel":"ticker","type":"update","data":[{"symbol":"XBT/USD","last":1,"volume":1e300,"vwap":1e300,"timestamp":"2023-09-25T09:04:31Z"}]}"#
+            ]
+        ) { bytes in exchangeFrameSize(KrakenTicker.parse(bytes)) },
+        FuzzTarget(
+            name: "bybit-frame",
+            seedFiles: [
+                .whole("Tests/Fixtures/exchanges/bybit_v5_spot_ticker.json"),
+                .whole("Tests/Fixtures/exchanges/bybit_v5_linear_ticker.json")
+            ],
+            builtInSeeds: [
+                #"{"success":true,"ret_msg":"pong","conn_id":"x","req_id":"","op":"ping"}"#,
+                #"{"success":false,"ret_msg":"error:handler not found","op":"subscribe"}"#,
+                #"{"topic":"tickers.A","type":"delta","ts":1,"data":{"symbol":"A","lastPrice":"1"}}"#
+            ]
+        ) { bytes in exchangeFrameSize(BybitTicker.parse(bytes)) },
+        FuzzTarget(
+            name: "okx-frame",
+            seedFiles: [
+                .whole("Tests/Fixtures/exchanges/okx_v5_tickers_captured_spot.json"),
+                .whole("Tests/Fixtures/exchanges/okx_v5_tickers_captured_swap.json")
+            ],
+            builtInSeeds: [
+                "pong", #"{"event":"subscribe","arg":{"channel":"tickers","instId":"BTC-USDT"}}"#,
+                #"{"event":"error","code":"60012","msg":"Invalid request"}"#,
+                #"{"arg":{"channel":"tickers"},"data":[{"instType":"SPOT","instId":"A-B","last":"1","open24h":"0","ts":"1"}]}"#
+            ]
+        ) { bytes in exchangeFrameSize(OKXTicker.parse(bytes)) },
+        FuzzTarget(
+            name: "binance-rest",
+            seedFiles: [
+                .whole("Tests/Fixtures/exchanges/binance_exchangeInfo.json"),
+                .whole("Tests/Fixtures/exchanges/binance_klines.json")
+            ],
+            builtInSeeds: [#"{"code":-1121,"msg":"Invalid symbol."}"#]
+        ) { bytes in
             restSize(BinanceMarkets.parse(bytes), BinanceCandles.parse(bytes, interval: .hour))
         },
-        FuzzTarget(name: "coinbase-rest", seedFiles: [.whole("Tests/Fixtures/exchanges/coinbase_products.json"), .whole("Tests/Fixtures/exchanges/coinbase_candles.json")],
-                   builtInSeeds: [#"{"error":"NOT_FOUND","message":"x"}"#]) { bytes in
+        FuzzTarget(
+            name: "coinbase-rest",
+            seedFiles: [
+                .whole("Tests/Fixtures/exchanges/coinbase_products.json"),
+                .whole("Tests/Fixtures/exchanges/coinbase_candles.json")
+            ],
+            builtInSeeds: [#"{"error":"NOT_FOUND","message":"x"}"#]
+        ) { bytes in
             restSize(CoinbaseMarkets.parse(bytes), CoinbaseCandles.parse(bytes, interval: .minute))
         },
-        FuzzTarget(name: "kraken-rest", seedFiles: [.whole("Tests/Fixtures/exchanges/kraken_AssetPairs.json"), .whole("Tests/Fixtures/exchanges/kraken_OHLC.json")],
-                   builtInSeeds: [#"{"error":["EQuery:Unknown asset pair"]}"#]) { bytes in
+        FuzzTarget(
+            name: "kraken-rest",
+            seedFiles: [
+                .whole("Tests/Fixtures/exchanges/kraken_AssetPairs.json"),
+                .whole("Tests/Fixtures/exchanges/kraken_OHLC.json")
+            ],
+            builtInSeeds: [#"{"error":["EQuery:Unknown asset pair"]}"#]
+        ) { bytes in
             restSize(KrakenMarkets.parse(bytes), KrakenCandles.parse(bytes, interval: .day))
         },
-        FuzzTarget(name: "bybit-rest", seedFiles: [.whole("Tests/Fixtures/exchanges/bybit_instruments_spot.json"), .whole("Tests/Fixtures/exchanges/bybit_kline.json")],
-                   builtInSeeds: [#"{"retCode":10001,"retMsg":"params error","result":{}}"#]) { bytes in
+        FuzzTarget(
+            name: "bybit-rest",
+            seedFiles: [
+                .whole("Tests/Fixtures/exchanges/bybit_instruments_spot.json"),
+                .whole("Tests/Fixtures/exchanges/bybit_kline.json")
+            ],
+            builtInSeeds: [#"{"retCode":10001,"retMsg":"params error","result":{}}"#]
+        ) { bytes in
             restSize(BybitMarkets.parse(bytes), BybitCandles.parse(bytes, interval: .hour))
         },
-        FuzzTarget(name: "okx-rest", seedFiles: [.whole("Tests/Fixtures/exchanges/okx_instruments_spot.json"), .whole("Tests/Fixtures/exchanges/okx_candles.json")],
-                   builtInSeeds: [#"{"code":"51001","msg":"Instrument ID does not exist","data":[]}"#]) { bytes in
+        FuzzTarget(
+            name: "okx-rest",
+            seedFiles: [
+                .whole("Tests/Fixtures/exchanges/okx_instruments_spot.json"),
+                .whole("Tests/Fixtures/exchanges/okx_candles.json")
+            ],
+            builtInSeeds: [#"{"code":"51001","msg":"Instrument ID does not exist","data":[]}"#]
+        ) { bytes in
             restSize(OKXMarkets.parse(bytes), OKXCandles.parse(bytes, interval: .minute))
-        },
+        }
     ]
 
     public static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
@@ -184,7 +295,9 @@ private func exchangeFrameSize(_ frame: ExchangeFrame) -> Int {
 }
 
 /// Markets plus candles and skipped candles; -1 for each body refused.
-private func restSize(_ markets: Result<[ExchangeMarket], FeedPayloadError>, _ candles: Result<CandlePage, FeedPayloadError>) -> Int {
+private func restSize(
+    _ markets: Result<[ExchangeMarket], FeedPayloadError>, _ candles: Result<CandlePage, FeedPayloadError>
+) -> Int {
     let m = (try? markets.get())?.count ?? -1
     let c = (try? candles.get()).map { $0.candles.count + $0.skipped } ?? -1
     return m + c

@@ -1,5 +1,6 @@
 import Platform
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,11 +21,13 @@ public final class Watchdog: Sendable {
         self.onHang = onHang
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { argument in
-            let watchdog = Unmanaged<Watchdog>.fromOpaque(argument!).takeRetainedValue()
-            watchdog.watch()
-            return nil
-        }, box)
+        let rc = pthread_create(
+            &thread, nil,
+            { argument in
+                let watchdog = Unmanaged<Watchdog>.fromOpaque(argument!).takeRetainedValue()
+                watchdog.watch()
+                return nil
+            }, box)
         precondition(rc == 0, "pthread_create failed: \(rc)")
         pthread_detach(thread)
     }

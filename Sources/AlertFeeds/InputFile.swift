@@ -21,7 +21,7 @@ struct InputFile: ~Copyable {
         let opened = open(path, O_RDONLY | O_CLOEXEC)
         guard opened >= 0 else { throw InputFileError(action: "open", path: path, errno: errno) }
         var info = stat()
-        if fstat(opened, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {  // open(2) accepts folders
+        if fstat(opened, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR { // open(2) accepts folders
             close(opened)
             throw InputFileError(action: "open", path: path, errno: EISDIR)
         }

@@ -14,9 +14,11 @@ public struct HTTPRequest: Sendable {
     /// How much of the response body is read (`ResponseLimit.rest` unless told otherwise).
     public var responseLimit: ResponseLimit
 
-    public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [],
-                body: [UInt8] = [], timeout: Int64 = 10_000, connectTimeout: Int64 = 5_000, caFile: String? = nil,
-                responseLimit: ResponseLimit = .rest) {
+    public init(
+        method: String = "GET", url: String, headers: [(name: String, value: String)] = [],
+        body: [UInt8] = [], timeout: Int64 = 10_000, connectTimeout: Int64 = 5_000, caFile: String? = nil,
+        responseLimit: ResponseLimit = .rest
+    ) {
         self.method = method
         self.url = url
         self.headers = headers

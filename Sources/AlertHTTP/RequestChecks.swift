@@ -12,7 +12,8 @@ extension HTTPRequest {
         }
         for (name, value) in headers {
             guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte),
-                  !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+                !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
+            else {
                 throw .invalid("invalid request header", redactedURL: redactedURL)
             }
         }

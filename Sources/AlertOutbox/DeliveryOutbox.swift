@@ -9,21 +9,24 @@ public protocol DeliveryOutbox: Sendable {
     /// pending is left as it is and not returned), or with the error when they cannot be written;
     /// such a write is kept and tried again while the process runs, and `committed` then gets
     /// the rows once they are written.
-    func enqueue(_ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
-                 committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void)
+    func enqueue(
+        _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
+        committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void)
 
     /// Queues the outcome of one attempt that carried the rows `ids` (several when a backlog
     /// was batched into one digest): all get it together. `committed` gets the rows a dead
     /// letter's fallback put in the outbox, once durable. When the outcome cannot be written,
     /// `failed` is called once and it is tried again with every later write.
-    func record(_ ids: [Int64], _ outcome: OutboxOutcome,
-                committed: @escaping @Sendable ([OutboxEntry]) -> Void,
-                failed: @escaping @Sendable (any Error) -> Void)
+    func record(
+        _ ids: [Int64], _ outcome: OutboxOutcome,
+        committed: @escaping @Sendable ([OutboxEntry]) -> Void,
+        failed: @escaping @Sendable (any Error) -> Void)
 
     /// Writes a dead letter for `delivery` on `sink` that never had a row there (a fallback sink
     /// delivered directly that failed too).
-    func deadLetter(_ delivery: Delivery, sink: String, reason: String, now: Int64,
-                    failed: @escaping @Sendable (any Error) -> Void)
+    func deadLetter(
+        _ delivery: Delivery, sink: String, reason: String, now: Int64,
+        failed: @escaping @Sendable (any Error) -> Void)
 
     /// Returns when everything handed over before is durable (or failed).
     func commit() async

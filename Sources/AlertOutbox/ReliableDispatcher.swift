@@ -37,9 +37,11 @@ public actor ReliableDispatcher {
         /// Each sink's `fallback`, by name.
         public var fallbacks: [String: String]
 
-        public init(concurrency: Int = 8, retry: RetryPolicy = RetryPolicy(), pollInterval: Int64 = 1_000,
-                    sinks: [String: DeliverySettings] = [:], rates: [String: RateSpec] = [:],
-                    batchMax: [String: Int] = [:], fallbacks: [String: String] = [:]) {
+        public init(
+            concurrency: Int = 8, retry: RetryPolicy = RetryPolicy(), pollInterval: Int64 = 1_000,
+            sinks: [String: DeliverySettings] = [:], rates: [String: RateSpec] = [:],
+            batchMax: [String: Int] = [:], fallbacks: [String: String] = [:]
+        ) {
             self.concurrency = concurrency
             self.retry = retry
             self.pollInterval = pollInterval
@@ -86,11 +88,13 @@ public actor ReliableDispatcher {
     ///
     /// `clock` is the time of day (epoch ms) the outbox's rows are stamped with; `intervals` is
     /// the monotonic clock that rates, backoff, `maxAge` and due times run on (`SinkWorker`).
-    public init(sinks: [String: any Sink], durable: Set<String>, outbox: any DeliveryOutbox,
-                configuration: Configuration = Configuration(),
-                logger: Logger = Logger(label: "pricealert.delivery"),
-                clock: @escaping @Sendable () -> Int64 = Wallclock.millis,
-                intervals: any Clock<Duration> = ContinuousClock()) {
+    public init(
+        sinks: [String: any Sink], durable: Set<String>, outbox: any DeliveryOutbox,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "pricealert.delivery"),
+        clock: @escaping @Sendable () -> Int64 = Wallclock.millis,
+        intervals: any Clock<Duration> = ContinuousClock()
+    ) {
         self.durable = durable
         self.outbox = outbox
         self.clock = clock
@@ -107,12 +111,13 @@ public actor ReliableDispatcher {
             let fallback = configuration.fallbacks[name].map {
                 SinkWorker.Fallback(sink: $0, durable: durable.contains($0))
             }
-            workers[name] = SinkWorker(sink: sink, outbox: outbox, concurrency: settings.concurrency,
-                                       policy: settings.retry, rate: configuration.rates[name],
-                                       batchMax: configuration.batchMax[name] ?? GroupSpec.defaultMax,
-                                       fallback: fallback, handOn: handoff.handOn,
-                                       pollInterval: configuration.pollInterval, clock: clock, elapsed: elapsed,
-                                       logger: logger)
+            workers[name] = SinkWorker(
+                sink: sink, outbox: outbox, concurrency: settings.concurrency,
+                policy: settings.retry, rate: configuration.rates[name],
+                batchMax: configuration.batchMax[name] ?? GroupSpec.defaultMax,
+                fallback: fallback, handOn: handoff.handOn,
+                pollInterval: configuration.pollInterval, clock: clock, elapsed: elapsed,
+                logger: logger)
         }
         handoff.workers.withLock { $0 = workers }
         self.workers = workers
@@ -127,8 +132,9 @@ public actor ReliableDispatcher {
         started = true
         let bySink = Dictionary(grouping: pending, by: \.sink)
         for name in Set(bySink.keys).subtracting(workers.keys).sorted() {
-            logger.warning("\(bySink[name]?.count ?? 0) alerts wait in the outbox for sink '\(name)', which no rule in use defines; they stay there",
-                           metadata: ["sink": "\(name)"])
+            logger.warning(
+                "\(bySink[name]?.count ?? 0) alerts wait in the outbox for sink '\(name)', which no rule in use defines; they stay there",
+                metadata: ["sink": "\(name)"])
         }
         for (name, worker) in workers {
             worker.add(bySink[name] ?? [])
@@ -150,8 +156,11 @@ public actor ReliableDispatcher {
     /// the outbox as `dispatch(_ alert:)` says, the others directly, whose results it returns
     /// in `sinks` order. `urgent` (a high-priority event) leaves before what waits for the sink.
     @discardableResult
-    public func dispatch(_ delivery: Delivery, to sinks: [String], urgent: Bool = false) async
-        -> [(sink: String, result: SinkResult)] {
+    public func dispatch(
+        _ delivery: Delivery, to sinks: [String], urgent: Bool = false
+    ) async
+        -> [(sink: String, result: SinkResult)]
+    {
         let queued = sinks.filter { durable.contains($0) }
         let direct = sinks.filter { !durable.contains($0) }
         if !queued.isEmpty { enqueue(delivery, sinks: queued, urgent: urgent) }
@@ -184,8 +193,9 @@ public actor ReliableDispatcher {
                 let metadata: Logger.Metadata = ["alert": "\(delivery.id)"]
                 let reason = outbox.reason(error)
                 if self.unwritten.withLock({ $0.failed(token, delivery.id, reason: reason) }) {
-                    logger.critical("cannot write \(delivery.id) to the outbox: \(reason); held in memory (with later alerts that fail too), written again every second, not sent before it is written",
-                                    metadata: metadata)
+                    logger.critical(
+                        "cannot write \(delivery.id) to the outbox: \(reason); held in memory (with later alerts that fail too), written again every second, not sent before it is written",
+                        metadata: metadata)
                 } else {
                     logger.debug("cannot write \(delivery.id) to the outbox either: \(reason)", metadata: metadata)
                 }
@@ -304,8 +314,9 @@ private final class Handoff: Sendable {
             let result = await direct.dispatch(row.delivery, to: [row.sink], urgent: row.urgent).first?.result
             guard let reason = result?.failureReason else { continue }
             outbox.deadLetter(row.delivery, sink: row.sink, reason: reason, now: clock()) { [logger, outbox] error in
-                logger.error("cannot write the dead letter of \(row.deliveryID) for '\(row.sink)': \(outbox.reason(error))",
-                             metadata: ["sink": "\(row.sink)", "alert": "\(row.deliveryID)"])
+                logger.error(
+                    "cannot write the dead letter of \(row.deliveryID) for '\(row.sink)': \(outbox.reason(error))",
+                    metadata: ["sink": "\(row.sink)", "alert": "\(row.deliveryID)"])
             }
         }
     }

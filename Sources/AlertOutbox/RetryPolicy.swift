@@ -19,14 +19,17 @@ public struct RetryPolicy: Sendable, Equatable {
     /// cap to it (the first retry waits up to `backoff`).
     public func applying(_ settings: DeliverySettings) -> RetryPolicy {
         let base = settings.backoff ?? backoff.base.milliseconds
-        return RetryPolicy(base: base, cap: settings.maxBackoff ?? max(backoff.cap.milliseconds, base),
-                           maxAge: settings.maxAge ?? maxAge)
+        return RetryPolicy(
+            base: base, cap: settings.maxBackoff ?? max(backoff.cap.milliseconds, base),
+            maxAge: settings.maxAge ?? maxAge)
     }
 
     /// The delay (ms) before the next attempt after `attempts` failed ones (1 after the first);
     /// `retryAfter` (ms) is a minimum. `random` picks in `0...upper`, injectable for tests.
-    public func delay(attempts: Int, retryAfter: Int64?,
-                      random: (ClosedRange<Int64>) -> Int64 = { Int64.random(in: $0) }) -> Int64 {
+    public func delay(
+        attempts: Int, retryAfter: Int64?,
+        random: (ClosedRange<Int64>) -> Int64 = { Int64.random(in: $0) }
+    ) -> Int64 {
         backoff.delay(afterFailures: attempts, atLeast: .milliseconds(retryAfter ?? 0), random: random).milliseconds
     }
 

@@ -81,10 +81,12 @@ final class SinkWorker: Sendable {
     }
     private let state: Mutex<State>
 
-    init(sink: any Sink, outbox: any DeliveryOutbox, concurrency: Int, policy: RetryPolicy,
-         rate: RateSpec? = nil, batchMax: Int = GroupSpec.defaultMax, fallback: Fallback? = nil,
-         handOn: @escaping @Sendable ([OutboxEntry]) async -> Void = { _ in }, pollInterval: Int64,
-         clock: @escaping @Sendable () -> Int64, elapsed: ElapsedMillis, logger: Logger) {
+    init(
+        sink: any Sink, outbox: any DeliveryOutbox, concurrency: Int, policy: RetryPolicy,
+        rate: RateSpec? = nil, batchMax: Int = GroupSpec.defaultMax, fallback: Fallback? = nil,
+        handOn: @escaping @Sendable ([OutboxEntry]) async -> Void = { _ in }, pollInterval: Int64,
+        clock: @escaping @Sendable () -> Int64, elapsed: ElapsedMillis, logger: Logger
+    ) {
         self.sink = sink
         self.outbox = outbox
         self.concurrency = max(1, concurrency)
@@ -194,8 +196,11 @@ final class SinkWorker: Sendable {
             return attempts
         }
         for rows in starting {
-            let delivery = rows.count == 1 ? rows[0].delivery
-                : Delivery(sink: sink.name, events: rows.flatMap(\.delivery.events), held: rows.allSatisfy(\.delivery.held))
+            let delivery =
+                rows.count == 1
+                ? rows[0].delivery
+                : Delivery(
+                    sink: sink.name, events: rows.flatMap(\.delivery.events), held: rows.allSatisfy(\.delivery.held))
             Task.detached {
                 let result = await self.sink.send(delivery)
                 self.finish(rows, delivery, result, started: now)
@@ -303,37 +308,47 @@ final class SinkWorker: Sendable {
         }
         let direct: [OutboxEntry]
         if case .dead(_, _, let at, nil) = outcome, let fallback, !fallback.durable {
-            direct = rows.map { OutboxEntry(id: 0, sink: fallback.sink, delivery: $0.delivery, urgent: $0.urgent,
-                                             createdAt: at, nextAttemptAt: at) }
+            direct = rows.map {
+                OutboxEntry(
+                    id: 0, sink: fallback.sink, delivery: $0.delivery, urgent: $0.urgent,
+                    createdAt: at, nextAttemptAt: at)
+            }
         } else {
             direct = []
         }
-        outbox.record(rows.map(\.id), outcome, committed: { moved in
-            guard handsOn else { return }
-            Task {
-                await handOn(moved + direct)
-                self.state.withLock { $0.handingOn -= 1 }
-            }
-        }, failed: { error in
-            // Tried again with every later commit; if the process ends first, the rows are
-            // attempted again on the next start (at least once, never lost).
-            let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(delivery.id)"]
-            if error is OutboxClosed {
-                logger.notice("the attempt to deliver \(delivery.id) to '\(name)' ended after the outbox was closed at exit; it is attempted again at the next start",
-                              metadata: metadata)
-            } else {
-                logger.error("outbox not updated after an attempt to deliver \(delivery.id) to '\(name)': \(error)",
-                             metadata: metadata)
-            }
-        })
+        outbox.record(
+            rows.map(\.id), outcome,
+            committed: { moved in
+                guard handsOn else { return }
+                Task {
+                    await handOn(moved + direct)
+                    self.state.withLock { $0.handingOn -= 1 }
+                }
+            },
+            failed: { error in
+                // Tried again with every later commit; if the process ends first, the rows are
+                // attempted again on the next start (at least once, never lost).
+                let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(delivery.id)"]
+                if error is OutboxClosed {
+                    logger.notice(
+                        "the attempt to deliver \(delivery.id) to '\(name)' ended after the outbox was closed at exit; it is attempted again at the next start",
+                        metadata: metadata)
+                } else {
+                    logger.error(
+                        "outbox not updated after an attempt to deliver \(delivery.id) to '\(name)': \(error)",
+                        metadata: metadata)
+                }
+            })
         startDueAttempts()
     }
 
     /// What an attempt's result means for its rows (by the retry policy), logged, with the times
     /// the outbox keeps on the time of day `wall`; `now` is monotonic, as the rows' times are. A
     /// batch is as old as its oldest row and has been tried as often as its most tried one.
-    private func decide(_ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult,
-                        wall: Int64, now: Int64) -> OutboxOutcome {
+    private func decide(
+        _ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult,
+        wall: Int64, now: Int64
+    ) -> OutboxOutcome {
         let name = sink.name
         let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(delivery.id)"]
         let onward = fallback.map { "; handed to '\($0.sink)'" } ?? ""
@@ -341,21 +356,25 @@ final class SinkWorker: Sendable {
         case .delivered:
             return .delivered
         case .permanent(let reason):
-            logger.error("sink '\(name)' rejected \(delivery.id) for good: \(reason); kept as a dead letter\(onward)",
-                         metadata: metadata)
+            logger.error(
+                "sink '\(name)' rejected \(delivery.id) for good: \(reason); kept as a dead letter\(onward)",
+                metadata: metadata)
             return .dead(reason: reason, lastError: reason, at: wall)
         case .retry(let reason, let after):
             let attempts = (rows.map(\.attempts).max() ?? 0) + 1
             let createdAt = rows.map(\.createdAt).min() ?? now
             if policy.givesUp(createdAt: createdAt, now: now) {
-                let why = "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") over "
+                let why =
+                    "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") over "
                     + "\(RetryPolicy.describe(millis: policy.maxAge)): \(reason)"
-                logger.error("sink '\(name)' \(why) (\(delivery.id)); kept as a dead letter\(onward)", metadata: metadata)
+                logger.error(
+                    "sink '\(name)' \(why) (\(delivery.id)); kept as a dead letter\(onward)", metadata: metadata)
                 return .dead(reason: why, lastError: reason, at: wall)
             }
             let delay = policy.delay(attempts: attempts, retryAfter: after)
-            logger.warning("sink '\(name)' failed to deliver \(delivery.id): \(reason); retry \(attempts) in \(delay) ms",
-                           metadata: metadata)
+            logger.warning(
+                "sink '\(name)' failed to deliver \(delivery.id): \(reason); retry \(attempts) in \(delay) ms",
+                metadata: metadata)
             return .retry(at: wall + delay, reason: reason)
         }
     }

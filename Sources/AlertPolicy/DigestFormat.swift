@@ -22,7 +22,9 @@ public enum DigestFormat {
     /// The headline of a chat message: `pricealert: 37 alerts, 2026-11-24T21:00:00.000Z to …`,
     /// saying when quiet hours held them.
     public static func headline(_ digest: Digest) -> String {
-        let span = digest.first == digest.last ? "at \(Timestamp.format(digest.first))"
+        let span =
+            digest.first == digest.last
+            ? "at \(Timestamp.format(digest.first))"
             : "\(Timestamp.format(digest.first)) to \(Timestamp.format(digest.last))"
         return "pricealert: \(digest.events.count) alerts" + (digest.held ? " held in quiet hours, " : ", ") + span
     }

@@ -55,8 +55,10 @@ public struct PolicyPipeline: Sendable {
 
     /// What `event` closes in `list`, then `event` through `list` in order until a stage keeps,
     /// drops or takes it; past the last stage it is delivered as it is.
-    private static func receive(_ event: PolicyEvent, by list: inout [any Stage], sink: String,
-                                into decisions: inout [PolicyDecision]) {
+    private static func receive(
+        _ event: PolicyEvent, by list: inout [any Stage], sink: String,
+        into decisions: inout [PolicyDecision]
+    ) {
         for i in list.indices {
             decisions += list[i].closed(before: event.alert).map { .deliver(sink: sink, $0, urgent: false) }
         }
@@ -65,7 +67,8 @@ public struct PolicyPipeline: Sendable {
             case .pass: continue
             case .held: decisions.append(.held(sink: sink, eventID: event.alert.id))
             case .dropped: decisions.append(.quietDropped(sink: sink, eventID: event.alert.id))
-            case .taken(let deliveries, let urgent): decisions += deliveries.map { .deliver(sink: sink, $0, urgent: urgent) }
+            case .taken(let deliveries, let urgent):
+                decisions += deliveries.map { .deliver(sink: sink, $0, urgent: urgent) }
             }
             return
         }
@@ -81,7 +84,9 @@ public struct PolicyPipeline: Sendable {
 
     /// When `sink`'s held window ends (epoch ms), while it holds events.
     public func heldUntil(sink: String) -> Int64? {
-        guard let quiet = stages[sink]?.lazy.compactMap({ $0 as? QuietStage }).first, quiet.heldCount > 0 else { return nil }
+        guard let quiet = stages[sink]?.lazy.compactMap({ $0 as? QuietStage }).first, quiet.heldCount > 0 else {
+            return nil
+        }
         return quiet.heldUntil
     }
 

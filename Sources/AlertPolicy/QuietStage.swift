@@ -51,4 +51,3 @@ public struct QuietStage: Stage {
         return Delivery(sink: sink, events: held, held: true)
     }
 }
-

@@ -46,7 +46,8 @@ public struct StageWaiting: Sendable, Equatable {
     }
 
     static func + (a: StageWaiting, b: StageWaiting) -> StageWaiting {
-        StageWaiting(held: a.held + b.held, openDigests: a.openDigests + b.openDigests, inDigests: a.inDigests + b.inDigests)
+        StageWaiting(
+            held: a.held + b.held, openDigests: a.openDigests + b.openDigests, inDigests: a.inDigests + b.inDigests)
     }
 }
 

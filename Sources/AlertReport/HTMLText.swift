@@ -22,7 +22,8 @@ enum HTMLText {
             case "\t", "\n": out.append(character)
             default:
                 if let scalar = character.unicodeScalars.first, character.unicodeScalars.count == 1,
-                   scalar.value < 0x20 || scalar.value == 0x7F {
+                    scalar.value < 0x20 || scalar.value == 0x7F
+                {
                     out += "\u{FFFD}"
                 } else {
                     out.append(character)

@@ -73,8 +73,9 @@ public struct ReplayReport {
             rules.append(RuleTally(id: alert.rule, order: index))
         }
         rules[index].add(kind: kind, time: alert.time, dayLimit: limits.daysPerRule)
-        let marker = EventMarker(point: PricePoint(time: alert.time, price: alert.price), kind: kind, rule: alert.rule,
-                                 message: String(alert.message.prefix(limits.messageCharacters + 1)))
+        let marker = EventMarker(
+            point: PricePoint(time: alert.time, price: alert.price), kind: kind, rule: alert.rule,
+            message: String(alert.message.prefix(limits.messageCharacters + 1)))
         tracks[alert.symbol, default: Self.newTrack(limits)].add(event: marker)
     }
 

@@ -42,10 +42,15 @@ extension ReplayReport {
         out += "</dl>\n"
         var totals = KindCounts()
         for rule in rules { totals.add(rule.counts) }
-        let span = if let firstTick, let lastTick { " from \(Self.timeElement(firstTick)) to \(Self.timeElement(lastTick))" } else { "" }
+        let span =
+            if let firstTick, let lastTick {
+                " from \(Self.timeElement(firstTick)) to \(Self.timeElement(lastTick))"
+            } else { "" }
         out += "<p class=\"summary\">\(ticks) ticks of \(tracks.count) symbol\(tracks.count == 1 ? "" : "s")\(span). "
-        out += "\(rules.count) rule\(rules.count == 1 ? "" : "s") would have sent <strong class=\"total\">\(totals.total)</strong> events: "
-        out += ReportKind.allCases.map { "<span class=\"n \($0.name)\">\(totals[$0])</span> \($0.plural)" }.joined(separator: ", ")
+        out +=
+            "\(rules.count) rule\(rules.count == 1 ? "" : "s") would have sent <strong class=\"total\">\(totals.total)</strong> events: "
+        out += ReportKind.allCases.map { "<span class=\"n \($0.name)\">\(totals[$0])</span> \($0.plural)" }.joined(
+            separator: ", ")
         out += ".</p>\n"
         return out
     }
@@ -92,11 +97,13 @@ extension ReplayReport {
                 out += "<td class=\"n \(kind.name)\">\(rule.counts[kind])</td>"
             }
             let width = max(1, rule.counts.total * 80 / maxTotal)
-            out += "<td class=\"n total\"><span class=\"bar\" style=\"width:\(width)px\"></span>\(rule.counts.total)</td>"
+            out +=
+                "<td class=\"n total\"><span class=\"bar\" style=\"width:\(width)px\"></span>\(rule.counts.total)</td>"
             out += "<td class=\"first\">\(rule.first.map(Self.timeElement) ?? "")</td>"
             out += "<td class=\"last\">\(rule.last.map(Self.timeElement) ?? "")</td>"
             if let busiest = rule.busiestDay {
-                out += "<td class=\"busiest\">\(Self.dayText(busiest.day)): <span class=\"n\">\(busiest.events)</span></td>"
+                out +=
+                    "<td class=\"busiest\">\(Self.dayText(busiest.day)): <span class=\"n\">\(busiest.events)</span></td>"
             } else {
                 out += "<td class=\"busiest\"></td>"
             }
@@ -142,7 +149,8 @@ extension ReplayReport {
             let height = max(1, events * 22 / peak)
             let firstDay = range.lowerBound + Int64(i * perBar)
             let label = perBar == 1 ? Self.dayText(firstDay) : "\(Self.dayText(firstDay)) + \(perBar - 1) days"
-            svg += "<rect x=\"\(i * barWidth)\" y=\"\(24 - height)\" width=\"\(max(1, barWidth - 1))\" height=\"\(height)\">"
+            svg +=
+                "<rect x=\"\(i * barWidth)\" y=\"\(24 - height)\" width=\"\(max(1, barWidth - 1))\" height=\"\(height)\">"
             svg += "<title>\(label): \(events)</title></rect>"
         }
         return svg + "</svg>"
@@ -159,7 +167,8 @@ extension ReplayReport {
         }
         for (rank, rule) in noisy.enumerated() {
             let days = rule.days.keys.sorted()
-            out += "<details\(rank == 0 ? " open" : "")><summary><code>\(HTMLText.escape(rule.id, limit: limits.nameCharacters))</code>: "
+            out +=
+                "<details\(rank == 0 ? " open" : "")><summary><code>\(HTMLText.escape(rule.id, limit: limits.nameCharacters))</code>: "
             out += "\(rule.counts.total) events on \(days.count) day\(days.count == 1 ? "" : "s")</summary>\n"
             out += "<table class=\"days\" data-rule=\"\(HTMLText.escape(rule.id))\"><thead><tr><th>Day</th>"
             out += "<th>Alerts</th><th>Reminders</th><th>Resolved</th></tr></thead><tbody>\n"
@@ -189,17 +198,21 @@ extension ReplayReport {
         }
         guard !ordered.isEmpty else { return "" }
         var out = "<h2>Prices and events</h2>\n"
-        out += "<p class=\"legend\">" + ReportKind.allCases.map {
-            "<svg width=\"12\" height=\"12\"><circle class=\"ev \($0.name)\" cx=\"6\" cy=\"6\" r=\"5\"/></svg> \($0.name)"
-        }.joined(separator: " &nbsp; ") + "</p>\n"
+        out +=
+            "<p class=\"legend\">"
+            + ReportKind.allCases.map {
+                "<svg width=\"12\" height=\"12\"><circle class=\"ev \($0.name)\" cx=\"6\" cy=\"6\" r=\"5\"/></svg> \($0.name)"
+            }.joined(separator: " &nbsp; ") + "</p>\n"
         for (symbol, track) in ordered.prefix(limits.chartedSymbols) {
             out += chart(symbol: symbol, track: track)
         }
         if ordered.count > limits.chartedSymbols {
             let rest = ordered.dropFirst(limits.chartedSymbols)
             out += "<p class=\"more\">Not charted (fewer events): \(rest.count) symbols, "
-            out += rest.prefix(limits.listedSilentRules).map { "<code>\(HTMLText.escape($0.key, limit: limits.nameCharacters))</code>" }
-                .joined(separator: ", ")
+            out += rest.prefix(limits.listedSilentRules).map {
+                "<code>\(HTMLText.escape($0.key, limit: limits.nameCharacters))</code>"
+            }
+            .joined(separator: ", ")
             out += rest.count > limits.listedSilentRules ? ", …</p>\n" : ".</p>\n"
         }
         return out
@@ -231,15 +244,18 @@ extension ReplayReport {
         out += "<svg class=\"chart\" viewBox=\"0 0 \(Int(Self.chartWidth)) \(Int(Self.chartHeight))\" role=\"img\" "
         out += "aria-label=\"price of \(name)\">"
         let bottomY = Self.coordinate(Self.chartHeight - Self.bottom)
-        out += "<rect class=\"plot\" x=\"\(Int(Self.left))\" y=\"\(Int(Self.top))\" width=\"\(Int(plotW))\" height=\"\(Int(plotH))\"/>"
+        out +=
+            "<rect class=\"plot\" x=\"\(Int(Self.left))\" y=\"\(Int(Self.top))\" width=\"\(Int(plotW))\" height=\"\(Int(plotH))\"/>"
         for (point, label) in [(high, "high"), (low, "low")] {
             out += "<line class=\"grid\" x1=\"\(Int(Self.left))\" x2=\"\(Int(Self.chartWidth - Self.right))\" "
             out += "y1=\"\(y(point.price))\" y2=\"\(y(point.price))\"/>"
             out += "<text class=\"axis\" x=\"\(Int(Self.left) - 6)\" y=\"\(y(point.price))\" text-anchor=\"end\" "
-            out += "dominant-baseline=\"middle\">\(JSONNumber.format(point.price))<title>\(label) \(JSONNumber.format(point.price)) at "
+            out +=
+                "dominant-baseline=\"middle\">\(JSONNumber.format(point.price))<title>\(label) \(JSONNumber.format(point.price)) at "
             out += "\(Self.timeText(point.time))</title></text>"
         }
-        out += "<text class=\"axis\" x=\"\(Int(Self.left))\" y=\"\(Int(Self.chartHeight) - 8)\">\(Self.timeText(t0))</text>"
+        out +=
+            "<text class=\"axis\" x=\"\(Int(Self.left))\" y=\"\(Int(Self.chartHeight) - 8)\">\(Self.timeText(t0))</text>"
         out += "<text class=\"axis\" x=\"\(Int(Self.chartWidth - Self.right))\" y=\"\(Int(Self.chartHeight) - 8)\" "
         out += "text-anchor=\"end\">\(Self.timeText(lastPoint.time))</text>"
         out += "<polyline class=\"price\" points=\""
@@ -249,7 +265,8 @@ extension ReplayReport {
             let cx = x(marker.point.time), cy = y(marker.point.price)
             out += "<line class=\"tick \(marker.kind.name)\" x1=\"\(cx)\" x2=\"\(cx)\" y1=\"\(cy)\" y2=\"\(bottomY)\"/>"
             out += "<circle class=\"ev \(marker.kind.name)\" cx=\"\(cx)\" cy=\"\(cy)\" r=\"4.5\"><title>"
-            out += "\(Self.timeText(marker.point.time)) · \(HTMLText.escape(marker.rule, limit: limits.nameCharacters)) · "
+            out +=
+                "\(Self.timeText(marker.point.time)) · \(HTMLText.escape(marker.rule, limit: limits.nameCharacters)) · "
             out += "\(marker.kind.name) at \(JSONNumber.format(marker.point.price))\n"
             out += HTMLText.escape(marker.message, limit: limits.messageCharacters)
             if others > 0 { out += "\n(+\(others) more events near this one)" }

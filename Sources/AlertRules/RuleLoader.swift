@@ -11,7 +11,9 @@ public enum RuleLoader {
     /// are those (and `expirations` is empty).
     /// `rulesEnds` (the `RuleSet.rulesEnds` of a read of the same bytes) says where each file's
     /// rules end, so they are not even walked over.
-    public static func load(_ files: [RuleSource], cachedRules: [Rule]? = nil, rulesEnds: [Int?] = []) -> Result<RuleSet, RuleFileErrors> {
+    public static func load(
+        _ files: [RuleSource], cachedRules: [Rule]? = nil, rulesEnds: [Int?] = []
+    ) -> Result<RuleSet, RuleFileErrors> {
         var checkers: [FileChecker] = []
         var rules: [Rule] = []
         var sinks: [SinkDefinition] = []
@@ -20,7 +22,8 @@ public enum RuleLoader {
         for (i, file) in files.enumerated() {
             var checker = FileChecker(file: file.path, bytes: file.bytes)
             // Rules are checked as they are read, so a big file is never one syntax tree.
-            let document = cachedRules != nil
+            let document =
+                cachedRules != nil
                 ? JSONReader.read(file.bytes, skipping: "rules", to: i < rulesEnds.count ? rulesEnds[i] : nil)
                 : JSONReader.read(file.bytes, streaming: "rules") { node, before in
                     checker.streamedRule(node, before: before)
@@ -37,7 +40,9 @@ public enum RuleLoader {
                 // A syntax error stops reading; what was checked before it is not reported.
                 checker = FileChecker(file: file.path, bytes: file.bytes)
             }
-            for problem in document.errors { checker.error(problem.message, at: problem.position, first: problem.first) }
+            for problem in document.errors {
+                checker.error(problem.message, at: problem.position, first: problem.first)
+            }
             checkers.append(checker)
         }
         CrossFileCheck.run(&checkers)

@@ -88,9 +88,10 @@ extension RuleSet {
     /// A warning for each rule already expired at `now` (epoch ms): it will never fire.
     public func expiryWarnings(now: Int64) -> [Diagnostic] {
         expirations.filter { $0.expires <= now }.map { expired in
-            Diagnostic(file: expired.file, line: expired.line, column: expired.column,
-                       message: "rule '\(expired.rule)' expired at \(Timestamp.format(expired.expires)); it will never fire",
-                       severity: .warning)
+            Diagnostic(
+                file: expired.file, line: expired.line, column: expired.column,
+                message: "rule '\(expired.rule)' expired at \(Timestamp.format(expired.expires)); it will never fire",
+                severity: .warning)
         }
     }
 

@@ -47,8 +47,11 @@ public actor Dispatcher {
     /// result in that order. `urgent` changes nothing here (every delivery goes at once); it is
     /// taken so callers treat both dispatchers alike.
     @discardableResult
-    public func dispatch(_ delivery: Delivery, to sinks: [String], urgent: Bool = false) async
-        -> [(sink: String, result: SinkResult)] {
+    public func dispatch(
+        _ delivery: Delivery, to sinks: [String], urgent: Bool = false
+    ) async
+        -> [(sink: String, result: SinkResult)]
+    {
         var results: [(sink: String, result: SinkResult)] = []
         for name in sinks {
             let result = await self.sinks[name]?.send(delivery) ?? Self.unknownSink
@@ -77,11 +80,12 @@ public actor Dispatcher {
         var failed = 0
         for name in order {
             let deliveries = batches.removeValue(forKey: name) ?? []
-            let results = if let sink = sinks[name] {
-                await sink.send(deliveries)
-            } else {
-                Array(repeating: Self.unknownSink, count: deliveries.count)
-            }
+            let results =
+                if let sink = sinks[name] {
+                    await sink.send(deliveries)
+                } else {
+                    Array(repeating: Self.unknownSink, count: deliveries.count)
+                }
             var delivered = 0
             for (delivery, result) in zip(deliveries, results) {
                 if result.failureReason == nil {
@@ -101,9 +105,12 @@ public actor Dispatcher {
     private func record(_ result: SinkResult, of delivery: Delivery, sink name: String) {
         if let reason = result.failureReason {
             counts[name, default: Counts()].failed += 1
-            logger.error("sink '\(name)' failed to deliver \(delivery.id): \(reason)",
-                         metadata: ["sink": "\(name)", "alert": "\(delivery.id)",
-                                    "retryable": "\(result.isRetryable)"])
+            logger.error(
+                "sink '\(name)' failed to deliver \(delivery.id): \(reason)",
+                metadata: [
+                    "sink": "\(name)", "alert": "\(delivery.id)",
+                    "retryable": "\(result.isRetryable)"
+                ])
         } else {
             counts[name, default: Counts()].delivered += 1
         }

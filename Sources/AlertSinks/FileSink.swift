@@ -1,12 +1,13 @@
+import AlertModel
+import AlertPolicy
+import Platform
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import AlertModel
-import AlertPolicy
-import Platform
-import Synchronization
 
 /// Appends each alert's event (Docs/rules.md#the-alert-event) as one JSON line to a file (a
 /// journal other tools can tail); a digest is one line too, its `DigestFormat.json` object.
@@ -45,7 +46,8 @@ public final class FileSink: Sink {
         let opened = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard opened >= 0 else {
             let code = errno
-            throw SinkError(sink: name, description: "file sink '\(name)': cannot open \(path): \(Self.reason(code, path))")
+            throw SinkError(
+                sink: name, description: "file sink '\(name)': cannot open \(path): \(Self.reason(code, path))")
         }
         fd = opened
     }
@@ -108,7 +110,7 @@ public final class FileSink: Sink {
     private func removeTail(_ count: Int) -> Bool {
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
-        let end = lseek(fd, 0, SEEK_CUR)  // after this descriptor's last write (O_APPEND)
+        let end = lseek(fd, 0, SEEK_CUR) // after this descriptor's last write (O_APPEND)
         return end == info.st_size && ftruncate(fd, end - off_t(count)) == 0
     }
 

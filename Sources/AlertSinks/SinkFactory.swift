@@ -11,7 +11,9 @@ public enum SinkFactory {
         public var httpClient: (any HTTPClient)?
         public var environment: EnvironmentLookup
 
-        public init(httpClient: (any HTTPClient)? = nil, environment: @escaping EnvironmentLookup = Secrets.processEnvironment) {
+        public init(
+            httpClient: (any HTTPClient)? = nil, environment: @escaping EnvironmentLookup = Secrets.processEnvironment
+        ) {
             self.httpClient = httpClient
             self.environment = environment
         }
@@ -26,10 +28,12 @@ public enum SinkFactory {
 
     public static func make(_ definition: SinkDefinition, dependencies: Dependencies) throws -> any Sink {
         guard let type = SinkRegistry.all.first(where: { $0.name == definition.kind.typeName }),
-              let sink = try type.make(definition, dependencies: dependencies)
+            let sink = try type.make(definition, dependencies: dependencies)
         else {
-            throw SinkError(sink: definition.name, description: "sink \(UserText.single(definition.name)): type "
-                            + "\(UserText.single(definition.kind.typeName)) is not in SinkRegistry.all")
+            throw SinkError(
+                sink: definition.name,
+                description: "sink \(UserText.single(definition.name)): type "
+                    + "\(UserText.single(definition.kind.typeName)) is not in SinkRegistry.all")
         }
         return sink
     }
@@ -39,7 +43,8 @@ public enum SinkFactory {
         try makeAll(definitions, dependencies: .shared)
     }
 
-    public static func makeAll(_ definitions: [SinkDefinition], dependencies: Dependencies) throws -> [String: any Sink] {
+    public static func makeAll(_ definitions: [SinkDefinition], dependencies: Dependencies) throws -> [String: any Sink]
+    {
         var sinks: [String: any Sink] = [:]
         for definition in definitions { sinks[definition.name] = try make(definition, dependencies: dependencies) }
         return sinks

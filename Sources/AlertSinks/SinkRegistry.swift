@@ -10,7 +10,9 @@ public struct SinkType: Sendable {
 
     public init<Settings: SinkSettings>(
         _ settings: Settings.Type,
-        make: @escaping @Sendable (_ name: String, _ settings: Settings, _ dependencies: SinkFactory.Dependencies) throws -> any Sink
+        make:
+            @escaping @Sendable (_ name: String, _ settings: Settings, _ dependencies: SinkFactory.Dependencies) throws
+            -> any Sink
     ) {
         name = Settings.typeName
         build = { definition, dependencies in
@@ -32,6 +34,6 @@ public enum SinkRegistry {
         StdoutSink.sinkType,
         FileSink.sinkType,
         WebhookSink.sinkType,
-        ExecSink.sinkType,
+        ExecSink.sinkType
     ]
 }

@@ -29,7 +29,9 @@ public struct StdoutSink: Sink {
     /// The lines printed for `digest` (without the final newline).
     public static func lines(for digest: Digest, format: AlertOutputFormat) -> String {
         switch format {
-        case .text: return ([DigestFormat.headline(digest)] + digest.events.map { "  " + AlertFormat.text($0) }).joined(separator: "\n")
+        case .text:
+            return ([DigestFormat.headline(digest)] + digest.events.map { "  " + AlertFormat.text($0) }).joined(
+                separator: "\n")
         case .json: return DigestFormat.json(digest)
         }
     }

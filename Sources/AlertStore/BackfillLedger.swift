@@ -36,7 +36,8 @@ public final class BackfillLedger: Sendable {
         try database.write { db in
             try Self.create(db)
             var reaches: [String: Int64] = [:]
-            let rows = try Row.fetchCursor(db, sql: "SELECT symbol, reach FROM backfill_ledger WHERE source = ?", arguments: [source])
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT symbol, reach FROM backfill_ledger WHERE source = ?", arguments: [source])
             while let row = try rows.next() { reaches[row[0]] = row[1] }
             return reaches
         }
@@ -47,22 +48,26 @@ public final class BackfillLedger: Sendable {
         guard !entries.isEmpty else { return }
         try database.write { db in
             try Self.create(db)
-            let statement = try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO backfill_ledger (source, symbol, reach, fetched_at, candles) VALUES (?, ?, ?, ?, ?)
-                """)
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO backfill_ledger (source, symbol, reach, fetched_at, candles) VALUES (?, ?, ?, ?, ?)
+                    """)
             for entry in entries {
-                try statement.execute(arguments: [entry.source, entry.symbol, entry.reach, entry.fetchedAt, entry.candles])
+                try statement.execute(arguments: [
+                    entry.source, entry.symbol, entry.reach, entry.fetchedAt, entry.candles
+                ])
             }
         }
     }
 
     private static func create(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS backfill_ledger (
-              source TEXT NOT NULL, symbol TEXT NOT NULL, reach INTEGER NOT NULL,
-              fetched_at INTEGER NOT NULL, candles INTEGER NOT NULL,
-              PRIMARY KEY (source, symbol)
-            ) WITHOUT ROWID
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS backfill_ledger (
+                  source TEXT NOT NULL, symbol TEXT NOT NULL, reach INTEGER NOT NULL,
+                  fetched_at INTEGER NOT NULL, candles INTEGER NOT NULL,
+                  PRIMARY KEY (source, symbol)
+                ) WITHOUT ROWID
+                """)
     }
 }

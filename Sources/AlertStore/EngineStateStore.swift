@@ -32,9 +32,11 @@ public final class EngineStateStore: Sendable {
         return try database.write { db in
             // Entries per symbol first, so each history is allocated once at its full size.
             var sizes: [String: Int] = [:]
-            let counted = try Row.fetchCursor(db, sql: """
-                SELECT symbol, (length(entries) - 5) / 16 FROM symbol_history NOT INDEXED
-                """)
+            let counted = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT symbol, (length(entries) - 5) / 16 FROM symbol_history NOT INDEXED
+                    """)
             while let row = try counted.next() { sizes[row[0], default: 0] += row[1] as Int }
             var snapshots: [SymbolSnapshot] = []
             // Where each symbol's snapshot is, when its history is read from `symbol_history`.
@@ -42,7 +44,9 @@ public final class EngineStateStore: Sendable {
             let rows = try Row.fetchCursor(db, sql: "SELECT symbol, snapshot FROM symbol_state ORDER BY symbol")
             while let row = try rows.next() {
                 let symbol: String = row[0]
-                var snapshot = try row.withUnsafeData(atIndex: 1) { blob in try Self.bytes(of: blob) { try Self.snapshot(symbol, $0) } }
+                var snapshot = try row.withUnsafeData(atIndex: 1) { blob in
+                    try Self.bytes(of: blob) { try Self.snapshot(symbol, $0) }
+                }
                 // A snapshot saved by schema 3 or older holds its history itself: it is kept, and
                 // the next save writes it as chunks (no extent recorded).
                 if snapshot.minutes.isEmpty {
@@ -52,11 +56,14 @@ public final class EngineStateStore: Sendable {
                 snapshots.append(snapshot)
             }
             // In the table's order (hour, then symbol): each symbol's chunks come oldest first.
-            let chunks = try Row.fetchCursor(db, sql: "SELECT symbol, entries FROM symbol_history ORDER BY hour, symbol")
+            let chunks = try Row.fetchCursor(
+                db, sql: "SELECT symbol, entries FROM symbol_history ORDER BY hour, symbol")
             while let row = try chunks.next() {
                 let symbol: String = row[0]
                 guard let i = positions[symbol] else { continue }
-                try row.withUnsafeData(atIndex: 1) { blob in try Self.bytes(of: blob) { try Self.append($0, of: symbol, to: &snapshots[i]) } }
+                try row.withUnsafeData(atIndex: 1) { blob in
+                    try Self.bytes(of: blob) { try Self.append($0, of: symbol, to: &snapshots[i]) }
+                }
             }
             var extents: [String: (first: Int64, last: Int64)] = [:]
             for (symbol, i) in positions {
@@ -92,7 +99,9 @@ public final class EngineStateStore: Sendable {
             var readsOldest: [Int: Bool] = [:]
             for (symbol, ranges) in lookups.sorted(by: { $0.key < $1.key }) {
                 guard let row = try Row.fetchOne(state, arguments: [symbol]) else { continue }
-                let snapshot = try row.withUnsafeData(atIndex: 0) { blob in try Self.bytes(of: blob) { try Self.snapshot(symbol, $0) } }
+                let snapshot = try row.withUnsafeData(atIndex: 0) { blob in
+                    try Self.bytes(of: blob) { try Self.snapshot(symbol, $0) }
+                }
                 let index = snapshots.count
                 snapshots.append(snapshot)
                 // A snapshot saved by schema 3 or older holds its history itself (see `load()`).
@@ -132,22 +141,26 @@ public final class EngineStateStore: Sendable {
 
     /// Appends to `snapshots` the chunks of the hours in `wanted` (hour: indices of the snapshots
     /// that read it), oldest hour first, with one query per hour for up to 500 symbols.
-    private static func readHours(_ wanted: [Int64: [Int]], into snapshots: inout [SymbolSnapshot], db: Database) throws {
+    private static func readHours(_ wanted: [Int64: [Int]], into snapshots: inout [SymbolSnapshot], db: Database) throws
+    {
         for hour in wanted.keys.sorted() {
             let indices = wanted[hour]!
             for start in stride(from: 0, to: indices.count, by: 500) {
                 let batch = indices[start..<min(start + 500, indices.count)]
-                let statement = try db.cachedStatement(sql: """
-                    SELECT symbol, entries FROM symbol_history
-                    WHERE hour = ? AND symbol IN (\(Array(repeating: "?", count: batch.count).joined(separator: ", ")))
-                    """)
+                let statement = try db.cachedStatement(
+                    sql: """
+                        SELECT symbol, entries FROM symbol_history
+                        WHERE hour = ? AND symbol IN (\(Array(repeating: "?", count: batch.count).joined(separator: ", ")))
+                        """)
                 let positions = Dictionary(batch.map { (snapshots[$0].symbol, $0) }, uniquingKeysWith: { a, _ in a })
                 let arguments: [any DatabaseValueConvertible] = [hour] + batch.map { snapshots[$0].symbol }
                 let rows = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
                 while let row = try rows.next() {
                     let symbol: String = row[0]
                     guard let i = positions[symbol] else { continue }
-                    try row.withUnsafeData(atIndex: 1) { blob in try Self.bytes(of: blob) { try Self.append($0, of: symbol, to: &snapshots[i]) } }
+                    try row.withUnsafeData(atIndex: 1) { blob in
+                        try Self.bytes(of: blob) { try Self.append($0, of: symbol, to: &snapshots[i]) }
+                    }
                 }
             }
         }
@@ -172,7 +185,9 @@ public final class EngineStateStore: Sendable {
     }
 
     /// A `symbol_history` chunk of `symbol` appended to `snapshot`'s history, read in place.
-    private static func append(_ chunk: UnsafeRawBufferPointer, of symbol: String, to snapshot: inout SymbolSnapshot) throws {
+    private static func append(
+        _ chunk: UnsafeRawBufferPointer, of symbol: String, to snapshot: inout SymbolSnapshot
+    ) throws {
         try reading(symbol) { () throws(SnapshotError) in try snapshot.appendHistory(decoding: chunk) }
     }
 
@@ -199,14 +214,16 @@ public final class EngineStateStore: Sendable {
         let floors = partialFloors.withLock { $0 }
         var extents: [String: (first: Int64, last: Int64)?] = [:]
         try database.write { db in
-            let statement = try db.makeStatement(sql: """
-                INSERT OR REPLACE INTO symbol_state (symbol, snapshot, saved_at) VALUES (?, ?, ?)
-                """)
+            let statement = try db.makeStatement(
+                sql: """
+                    INSERT OR REPLACE INTO symbol_state (symbol, snapshot, saved_at) VALUES (?, ?, ?)
+                    """)
             // An hour already on disk is updated in place: its index entry stays as it is.
-            let chunk = try db.makeStatement(sql: """
-                INSERT INTO symbol_history (hour, symbol, entries) VALUES (?, ?, ?)
-                ON CONFLICT (hour, symbol) DO UPDATE SET entries = excluded.entries
-                """)
+            let chunk = try db.makeStatement(
+                sql: """
+                    INSERT INTO symbol_history (hour, symbol, entries) VALUES (?, ?, ?)
+                    ON CONFLICT (hour, symbol) DO UPDATE SET entries = excluded.entries
+                    """)
             // Hours outside the history go: two ranges of the index on (symbol, hour), each
             // sought directly (`hour < ? OR hour > ?` in one statement reads all of the symbol's).
             let trimBefore = try db.makeStatement(sql: "DELETE FROM symbol_history WHERE symbol = ? AND hour < ?")
@@ -237,8 +254,10 @@ public final class EngineStateStore: Sendable {
                     try trimAfter.execute(arguments: [snapshot.symbol, hour(last)])
                 }
                 for range in Self.changedHours(snapshot, since: disk) {
-                    try chunk.execute(arguments: [hour(snapshot.minutes[range.lowerBound]), snapshot.symbol,
-                                                  Data(snapshot.encodedHistory(range))])
+                    try chunk.execute(arguments: [
+                        hour(snapshot.minutes[range.lowerBound]), snapshot.symbol,
+                        Data(snapshot.encodedHistory(range))
+                    ])
                 }
                 extents[snapshot.symbol] = (first, last)
             }
@@ -274,22 +293,28 @@ public final class EngineStateStore: Sendable {
     /// second connection (with its own page cache).
     public func loadMarkets() throws -> MarketsSave? {
         try database.write { db in
-            guard let meta = try Row.fetchOne(db, sql: "SELECT source, fetched_at FROM market_list_meta") else { return nil }
-            let markets = try Row.fetchAll(db, sql: "SELECT symbol, name, base, quote, future, active FROM market_list ORDER BY position")
-                .map { row in
-                    Market(symbol: row[0], name: row[1], base: row[2], quote: row[3], future: row[4], active: row[5])
-                }
+            guard let meta = try Row.fetchOne(db, sql: "SELECT source, fetched_at FROM market_list_meta") else {
+                return nil
+            }
+            let markets = try Row.fetchAll(
+                db, sql: "SELECT symbol, name, base, quote, future, active FROM market_list ORDER BY position"
+            )
+            .map { row in
+                Market(symbol: row[0], name: row[1], base: row[2], quote: row[3], future: row[4], active: row[5])
+            }
             return MarketsSave(markets: markets, source: meta[0], fetchedAt: meta[1])
         }
     }
 
     private static func write(_ save: MarketsSave, db: Database) throws {
         try db.execute(sql: "DELETE FROM market_list; DELETE FROM market_list_meta")
-        try db.execute(sql: "INSERT INTO market_list_meta (source, fetched_at) VALUES (?, ?)",
-                       arguments: [save.source, save.fetchedAt])
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO market_list (position, symbol, name, base, quote, future, active) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """)
+        try db.execute(
+            sql: "INSERT INTO market_list_meta (source, fetched_at) VALUES (?, ?)",
+            arguments: [save.source, save.fetchedAt])
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO market_list (position, symbol, name, base, quote, future, active) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
         for (i, m) in save.markets.enumerated() {
             try statement.execute(arguments: [i, m.symbol, m.name, m.base, m.quote, m.future, m.active])
         }
@@ -301,27 +326,29 @@ public final class EngineStateStore: Sendable {
     }
 
     static func migrate(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE symbol_state (
-              symbol TEXT PRIMARY KEY NOT NULL, snapshot BLOB NOT NULL, saved_at INTEGER NOT NULL
-            ) WITHOUT ROWID;
-            CREATE TABLE market_list_meta (source TEXT NOT NULL, fetched_at INTEGER NOT NULL);
-            CREATE TABLE market_list (
-              position INTEGER PRIMARY KEY, symbol TEXT NOT NULL, name TEXT NOT NULL, base TEXT NOT NULL,
-              quote TEXT NOT NULL, future INTEGER NOT NULL, active INTEGER NOT NULL
-            );
-            PRAGMA user_version = 2;
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE symbol_state (
+                  symbol TEXT PRIMARY KEY NOT NULL, snapshot BLOB NOT NULL, saved_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE market_list_meta (source TEXT NOT NULL, fetched_at INTEGER NOT NULL);
+                CREATE TABLE market_list (
+                  position INTEGER PRIMARY KEY, symbol TEXT NOT NULL, name TEXT NOT NULL, base TEXT NOT NULL,
+                  quote TEXT NOT NULL, future INTEGER NOT NULL, active INTEGER NOT NULL
+                );
+                PRAGMA user_version = 2;
+                """)
     }
 
     /// Schema 4: the minute history in hourly chunks beside the snapshots.
     static func migrateHistory(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE symbol_history (
-              symbol TEXT NOT NULL, hour INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (symbol, hour)
-            ) WITHOUT ROWID;
-            PRAGMA user_version = 4;
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE symbol_history (
+                  symbol TEXT NOT NULL, hour INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (symbol, hour)
+                ) WITHOUT ROWID;
+                PRAGMA user_version = 4;
+                """)
     }
 
     /// Schema 5: the minute history keyed by hour first, so that one hour of every symbol shares
@@ -329,17 +356,18 @@ public final class EngineStateStore: Sendable {
     /// pages per symbol. The index on (symbol, hour) finds a symbol's oldest, newest and earlier
     /// hours.
     static func migrateHistoryByHour(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE symbol_history_by_hour (
-              hour INTEGER NOT NULL, symbol TEXT NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (hour, symbol)
-            ) WITHOUT ROWID;
-            INSERT INTO symbol_history_by_hour (hour, symbol, entries)
-              SELECT hour, symbol, entries FROM symbol_history ORDER BY hour, symbol;
-            DROP TABLE symbol_history;
-            ALTER TABLE symbol_history_by_hour RENAME TO symbol_history;
-            CREATE INDEX symbol_history_symbol ON symbol_history (symbol, hour);
-            PRAGMA user_version = 5;
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE symbol_history_by_hour (
+                  hour INTEGER NOT NULL, symbol TEXT NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (hour, symbol)
+                ) WITHOUT ROWID;
+                INSERT INTO symbol_history_by_hour (hour, symbol, entries)
+                  SELECT hour, symbol, entries FROM symbol_history ORDER BY hour, symbol;
+                DROP TABLE symbol_history;
+                ALTER TABLE symbol_history_by_hour RENAME TO symbol_history;
+                CREATE INDEX symbol_history_symbol ON symbol_history (symbol, hour);
+                PRAGMA user_version = 5;
+                """)
     }
 }
 

@@ -30,22 +30,24 @@ final class GroupCommitter: Sendable {
     /// writes is applied again on its own.
     static func stall(until gate: DispatchSemaphore) -> Write {
         let stalled = Mutex(false)
-        return Write(apply: { _ in
-            if !stalled.withLock({ $0 }) {
-                stalled.withLock { $0 = true }
-                gate.wait()
-            }
-            return {}
-        }, failed: { _ in })
+        return Write(
+            apply: { _ in
+                if !stalled.withLock({ $0 }) {
+                    stalled.withLock { $0 = true }
+                    gate.wait()
+                }
+                return {}
+            }, failed: { _ in })
     }
 
     /// A write that runs `sql` in its group (for tests: a trigger that refuses inserts like a
     /// full disk, and dropping it again).
     static func execute(_ sql: String) -> Write {
-        Write(apply: { db in
-            try db.execute(sql: sql)
-            return {}
-        }, failed: { _ in })
+        Write(
+            apply: { db in
+                try db.execute(sql: sql)
+                return {}
+            }, failed: { _ in })
     }
 
     private struct State {
@@ -73,8 +75,10 @@ final class GroupCommitter: Sendable {
     /// when no other write comes along (a disk that was full may have room again).
     let retryDelay: DispatchTimeInterval
 
-    init(database: DatabasePool, lazyDelay: DispatchTimeInterval = .milliseconds(200),
-         retryDelay: DispatchTimeInterval = .seconds(1)) {
+    init(
+        database: DatabasePool, lazyDelay: DispatchTimeInterval = .milliseconds(200),
+        retryDelay: DispatchTimeInterval = .seconds(1)
+    ) {
         self.database = database
         self.lazyDelay = lazyDelay
         self.retryDelay = retryDelay
@@ -125,10 +129,12 @@ final class GroupCommitter: Sendable {
     /// Runs `body` on the queue after everything submitted before, inside a group.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            submit(Write(apply: { db in
-                let value = try body(db)
-                return { continuation.resume(returning: value) }
-            }, failed: { continuation.resume(throwing: $0) }))
+            submit(
+                Write(
+                    apply: { db in
+                        let value = try body(db)
+                        return { continuation.resume(returning: value) }
+                    }, failed: { continuation.resume(throwing: $0) }))
         }
     }
 
@@ -213,4 +219,3 @@ final class GroupCommitter: Sendable {
         }
     }
 }
-

@@ -28,38 +28,52 @@ public final class Outbox: DeliveryOutbox {
 
     // MARK: Grouped, off the caller's thread
 
-    public func enqueue(_ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
-                        committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void) {
-        writer.submit(GroupCommitter.Write(apply: { db in
-            let rows = try Self.insert(delivery, sinks: sinks, urgent: urgent, now: now, db)
-            return { committed(.success(rows)) }
-        }, failed: { committed(.failure($0)) }, retried: true))
+    public func enqueue(
+        _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
+        committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void
+    ) {
+        writer.submit(
+            GroupCommitter.Write(
+                apply: { db in
+                    let rows = try Self.insert(delivery, sinks: sinks, urgent: urgent, now: now, db)
+                    return { committed(.success(rows)) }
+                }, failed: { committed(.failure($0)) }, retried: true))
     }
 
     /// `dispatch(alert)`'s enqueue: the event to `sinks`, not urgent.
-    public func enqueue(_ alert: Alert, sinks: [String], now: Int64,
-                        committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void) {
+    public func enqueue(
+        _ alert: Alert, sinks: [String], now: Int64,
+        committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void
+    ) {
         enqueue(.event(alert), sinks: sinks, urgent: false, now: now, committed: committed)
     }
 
     /// `.delivered` waits for the next other write or at most `writer.lazyDelay` (200 ms): a
     /// delivery is usually the end of its rows, and a crash in between only delivers them once
     /// more, with the same id.
-    public func record(_ ids: [Int64], _ outcome: OutboxOutcome,
-                       committed: @escaping @Sendable ([OutboxEntry]) -> Void,
-                       failed: @escaping @Sendable (any Error) -> Void) {
-        writer.submit(GroupCommitter.Write(apply: { db in
-            let moved = try Self.apply(outcome, to: ids, db)
-            return { committed(moved) }
-        }, failed: failed, retried: true, lazy: outcome == .delivered))
+    public func record(
+        _ ids: [Int64], _ outcome: OutboxOutcome,
+        committed: @escaping @Sendable ([OutboxEntry]) -> Void,
+        failed: @escaping @Sendable (any Error) -> Void
+    ) {
+        writer.submit(
+            GroupCommitter.Write(
+                apply: { db in
+                    let moved = try Self.apply(outcome, to: ids, db)
+                    return { committed(moved) }
+                }, failed: failed, retried: true, lazy: outcome == .delivered))
     }
 
-    public func deadLetter(_ delivery: Delivery, sink: String, reason: String, now: Int64,
-                           failed: @escaping @Sendable (any Error) -> Void) {
-        writer.submit(GroupCommitter.Write(apply: { db in
-            try Self.insertDead(delivery, sink: sink, reason: reason, now: now, db)
-            return {}
-        }, failed: failed, retried: true))
+    public func deadLetter(
+        _ delivery: Delivery, sink: String, reason: String, now: Int64,
+        failed: @escaping @Sendable (any Error) -> Void
+    ) {
+        writer.submit(
+            GroupCommitter.Write(
+                apply: { db in
+                    try Self.insertDead(delivery, sink: sink, reason: reason, now: now, db)
+                    return {}
+                }, failed: failed, retried: true))
     }
 
     public func commit() async {
@@ -83,7 +97,8 @@ public final class Outbox: DeliveryOutbox {
     /// Writes one row per sink for `delivery`, all in one transaction. A (delivery id, sink)
     /// already pending is left as it is, so enqueueing twice never delivers twice.
     @discardableResult
-    public func enqueue(_ delivery: Delivery, sinks: [String], urgent: Bool = false, now: Int64) throws -> [OutboxEntry] {
+    public func enqueue(_ delivery: Delivery, sinks: [String], urgent: Bool = false, now: Int64) throws -> [OutboxEntry]
+    {
         try database.write { db in try Self.insert(delivery, sinks: sinks, urgent: urgent, now: now, db) }
     }
 
@@ -142,21 +157,26 @@ public final class Outbox: DeliveryOutbox {
 
     // MARK: The statements
 
-    private static func insert(_ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
-                               _ db: Database) throws -> [OutboxEntry] {
+    private static func insert(
+        _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
+        _ db: Database
+    ) throws -> [OutboxEntry] {
         // Cached: compiled once per connection, not once per delivery.
-        let statement = try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO outbox (sink, delivery_id, alerts, digest, held, urgent, created_at,
-              attempts, next_attempt_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)
-            """)
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT OR IGNORE INTO outbox (sink, delivery_id, alerts, digest, held, urgent, created_at,
+                  attempts, next_attempt_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)
+                """)
         let (id, alerts, isDigest) = (delivery.id, alertList(delivery), isDigest(delivery))
         var rows: [OutboxEntry] = []
         for sink in sinks {
             try statement.execute(arguments: [sink, id, alerts, isDigest, delivery.held, urgent, now, now])
             if db.changesCount > 0 {
-                rows.append(OutboxEntry(id: db.lastInsertedRowID, sink: sink, delivery: delivery, urgent: urgent,
-                                        createdAt: now, nextAttemptAt: now))
+                rows.append(
+                    OutboxEntry(
+                        id: db.lastInsertedRowID, sink: sink, delivery: delivery, urgent: urgent,
+                        createdAt: now, nextAttemptAt: now))
             }
         }
         if !rows.isEmpty { try store(delivery.events, references: rows.count, db) }
@@ -165,18 +185,21 @@ public final class Outbox: DeliveryOutbox {
 
     /// Stores each alert once, counting `references` more rows that name it.
     private static func store(_ alerts: [Alert], references: Int, _ db: Database) throws {
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO alerts (id, refs, rule, symbol, time, price, condition, threshold_low, threshold_high,
-              threshold_null, value, message, notify, kind, reminder)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (id) DO UPDATE SET refs = refs + excluded.refs
-            """)
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO alerts (id, refs, rule, symbol, time, price, condition, threshold_low, threshold_high,
+                  threshold_null, value, message, notify, kind, reminder)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET refs = refs + excluded.refs
+                """)
         for alert in alerts {
             let (low, high) = columns(alert.threshold)
-            try statement.execute(arguments: [alert.id, references, alert.rule, alert.symbol, alert.time, alert.price,
-                                              alert.condition, low, high, alert.threshold == .none, alert.value,
-                                              alert.message, alert.notify.joined(separator: "\n"),
-                                              alert.kind.rawValue, alert.reminder])
+            try statement.execute(arguments: [
+                alert.id, references, alert.rule, alert.symbol, alert.time, alert.price,
+                alert.condition, low, high, alert.threshold == .none, alert.value,
+                alert.message, alert.notify.joined(separator: "\n"),
+                alert.kind.rawValue, alert.reminder
+            ])
         }
     }
 
@@ -200,21 +223,23 @@ public final class Outbox: DeliveryOutbox {
             }
             return []
         case .retry(let at, let reason):
-            let update = try db.cachedStatement(sql: """
-                UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?
-                """)
+            let update = try db.cachedStatement(
+                sql: """
+                    UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?
+                    """)
             for id in ids { try update.execute(arguments: [at, reason, id]) }
             return []
         case .dead(let reason, let lastError, let at, let fallback):
             var moved: [OutboxEntry] = []
             for id in ids {
                 guard let row = try entries(db, table: "outbox", id: id).first else { continue }
-                try db.execute(sql: """
-                    INSERT INTO dead_letters (sink, delivery_id, alerts, digest, held, urgent, created_at, attempts,
-                      last_error, reason, died_at)
-                    SELECT sink, delivery_id, alerts, digest, held, urgent, created_at, attempts + 1, ?, ?, ?
-                      FROM outbox WHERE id = ?
-                    """, arguments: [lastError, reason, at, id])
+                try db.execute(
+                    sql: """
+                        INSERT INTO dead_letters (sink, delivery_id, alerts, digest, held, urgent, created_at, attempts,
+                          last_error, reason, died_at)
+                        SELECT sink, delivery_id, alerts, digest, held, urgent, created_at, attempts + 1, ?, ?, ?
+                          FROM outbox WHERE id = ?
+                        """, arguments: [lastError, reason, at, id])
                 try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id])
                 // The alerts stay: the dead letter names them. A fallback row names them once more.
                 if let fallback {
@@ -225,14 +250,20 @@ public final class Outbox: DeliveryOutbox {
         }
     }
 
-    private static func insertDead(_ delivery: Delivery, sink: String, reason: String, now: Int64,
-                                   _ db: Database) throws {
-        try db.execute(sql: """
-            INSERT INTO dead_letters (sink, delivery_id, alerts, digest, held, urgent, created_at, attempts,
-              last_error, reason, died_at)
-            VALUES (?, ?, ?, ?, ?, 0, ?, 1, ?, ?, ?)
-            """, arguments: [sink, delivery.id, alertList(delivery), isDigest(delivery), delivery.held, now,
-                             reason, reason, now])
+    private static func insertDead(
+        _ delivery: Delivery, sink: String, reason: String, now: Int64,
+        _ db: Database
+    ) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO dead_letters (sink, delivery_id, alerts, digest, held, urgent, created_at, attempts,
+                  last_error, reason, died_at)
+                VALUES (?, ?, ?, ?, ?, 0, ?, 1, ?, ?, ?)
+                """,
+            arguments: [
+                sink, delivery.id, alertList(delivery), isDigest(delivery), delivery.held, now,
+                reason, reason, now
+            ])
         try store(delivery.events, references: 1, db)
     }
 
@@ -244,7 +275,8 @@ public final class Outbox: DeliveryOutbox {
     }
 
     private static func depth(_ db: Database, sink: String?) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE ? IS NULL OR sink = ?", arguments: [sink, sink]) ?? 0
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE ? IS NULL OR sink = ?", arguments: [sink, sink])
+            ?? 0
     }
 
     private static func alertList(_ delivery: Delivery) -> String {
@@ -264,15 +296,16 @@ public final class Outbox: DeliveryOutbox {
         switch threshold {
         case .value(let x): return (x, nil)
         case .range(let low, let high): return (low, high)
-        case .none: return (0, nil)  // with threshold_null = 1
+        case .none: return (0, nil) // with threshold_null = 1
         }
     }
 
     /// The rows of `table` (`outbox` or `dead_letters`) in id order (only `id` when given), with
     /// their alerts read from `alerts`.
     private static func entries(_ db: Database, table: String, id: Int64? = nil) throws -> [OutboxEntry] {
-        let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(table) WHERE ? IS NULL OR id = ? ORDER BY id",
-                                    arguments: [id, id])
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT * FROM \(table) WHERE ? IS NULL OR id = ? ORDER BY id",
+            arguments: [id, id])
         guard !rows.isEmpty else { return [] }
         var alerts: [String: Alert] = [:]
         let lookup = try db.cachedStatement(sql: "SELECT * FROM alerts WHERE id = ?")
@@ -291,18 +324,23 @@ public final class Outbox: DeliveryOutbox {
                 }
             }
             guard !events.isEmpty else {
-                throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "outbox row \(row["id"] as Int64) names no stored alert")
+                throw DatabaseError(
+                    resultCode: .SQLITE_CORRUPT, message: "outbox row \(row["id"] as Int64) names no stored alert")
             }
             let isDigest: Bool = row["digest"]
             let held: Bool = row["held"]
             let sink: String = row["sink"]
-            let delivery: Delivery = isDigest
-                ? .digest(Digest(sink: digestSink(row["delivery_id"], first: events[0].id) ?? sink, events: events, held: held))
+            let delivery: Delivery =
+                isDigest
+                ? .digest(
+                    Digest(
+                        sink: digestSink(row["delivery_id"], first: events[0].id) ?? sink, events: events, held: held))
                 : .event(events[0])
-            return OutboxEntry(id: row["id"], sink: sink, delivery: delivery, urgent: row["urgent"],
-                               createdAt: row["created_at"], attempts: row["attempts"],
-                               nextAttemptAt: dead ? row["died_at"] : row["next_attempt_at"],
-                               lastError: row["last_error"], deadReason: dead ? row["reason"] : nil)
+            return OutboxEntry(
+                id: row["id"], sink: sink, delivery: delivery, urgent: row["urgent"],
+                createdAt: row["created_at"], attempts: row["attempts"],
+                nextAttemptAt: dead ? row["died_at"] : row["next_attempt_at"],
+                lastError: row["last_error"], deadReason: dead ? row["reason"] : nil)
         }
     }
 
@@ -322,10 +360,11 @@ public final class Outbox: DeliveryOutbox {
         let isNull: Bool = row["threshold_null"]
         let threshold: Threshold = if isNull { .none } else if let high { .range(low, high) } else { .value(low) }
         let kind: String = row["kind"]
-        return Alert(rule: row["rule"], symbol: row["symbol"], time: row["time"], price: row["price"],
-                     condition: row["condition"], threshold: threshold,
-                     value: row["value"], message: row["message"],
-                     notify: notify.isEmpty ? [] : notify.split(separator: "\n").map(String.init),
-                     kind: AlertKind(rawValue: kind) ?? .alert, reminder: row["reminder"])
+        return Alert(
+            rule: row["rule"], symbol: row["symbol"], time: row["time"], price: row["price"],
+            condition: row["condition"], threshold: threshold,
+            value: row["value"], message: row["message"],
+            notify: notify.isEmpty ? [] : notify.split(separator: "\n").map(String.init),
+            kind: AlertKind(rawValue: kind) ?? .alert, reminder: row["reminder"])
     }
 }

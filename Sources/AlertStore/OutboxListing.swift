@@ -6,8 +6,10 @@ import AlertPolicy
 public enum OutboxListing {
     /// The lines for what one state folder holds: pending then dead rows, then the rows the
     /// policy stages hold; in text, a last line that counts them and names `folder`.
-    public static func lines(pending: [OutboxEntry], dead: [OutboxEntry], waiting: [PolicyStateStore.Pending],
-                             json: Bool, folder: String) -> [String] {
+    public static func lines(
+        pending: [OutboxEntry], dead: [OutboxEntry], waiting: [PolicyStateStore.Pending],
+        json: Bool, folder: String
+    ) -> [String] {
         var lines: [String] = []
         for (entry, isDead) in pending.map({ ($0, false) }) + dead.map({ ($0, true) }) {
             lines.append(json ? Self.json(entry, dead: isDead) : Self.text(entry, dead: isDead))
@@ -20,7 +22,9 @@ public enum OutboxListing {
             let held = waiting.filter { $0.quiet == true }.count, grouped = waiting.filter { $0.quiet == false }.count
             if held > 0 { summary += ", \(held) held by quiet hours" }
             if grouped > 0 { summary += ", \(grouped) in open digests" }
-            if waiting.count > held + grouped { summary += ", \(waiting.count - held - grouped) held or in open digests" }
+            if waiting.count > held + grouped {
+                summary += ", \(waiting.count - held - grouped) held or in open digests"
+            }
             lines.append(summary + " (\(folder))")
         }
         return lines
@@ -35,8 +39,11 @@ public enum OutboxListing {
         if entry.urgent { line += "urgent  " }
         line += "attempts \(entry.attempts)  "
         line += dead ? "died \(Timestamp.format(entry.nextAttemptAt))" : "next \(Timestamp.format(entry.nextAttemptAt))"
-        if let reason = entry.deadReason { line += "  reason: \(reason)" }
-        else if let error = entry.lastError { line += "  last error: \(error)" }
+        if let reason = entry.deadReason {
+            line += "  reason: \(reason)"
+        } else if let error = entry.lastError {
+            line += "  last error: \(error)"
+        }
         return line
     }
 
@@ -44,7 +51,8 @@ public enum OutboxListing {
     /// for a sink (`grouped` in an open digest; `waiting` for a row that does not say which).
     public static func text(_ row: PolicyStateStore.Pending) -> String {
         let (state, why) = stage(row)
-        return state + String(repeating: " ", count: max(1, 9 - state.count)) + "\(row.sink)  \(row.alert.id)  \(why)  event \(Timestamp.format(row.alert.time))"
+        return state + String(repeating: " ", count: max(1, 9 - state.count))
+            + "\(row.sink)  \(row.alert.id)  \(why)  event \(Timestamp.format(row.alert.time))"
     }
 
     /// `{"state":"held"|"grouped"|"waiting","sink":…,"id":…,"alert":{…}}`.

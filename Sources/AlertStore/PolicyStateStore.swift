@@ -65,29 +65,36 @@ public final class PolicyStateStore: Sendable {
             state.next += 1
             return state.next
         }
-        writer.submit(GroupCommitter.Write(apply: { db in
-            let delete = try db.cachedStatement(sql: "DELETE FROM policy_pending WHERE sink = ? AND alert_id = ?")
-            for (sink, id) in removed { try delete.execute(arguments: [sink, id]) }
-            let insert = try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO policy_pending (seq, sink, alert_id, rule, symbol, time, price, condition,
-                  threshold_low, threshold_high, threshold_null, value, message, notify, kind, reminder, quiet)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            for row in added {
-                let alert = row.alert
-                let (low, high) = Outbox.columns(alert.threshold)
-                try insert.execute(arguments: [row.seq, row.sink, alert.id, alert.rule, alert.symbol, alert.time,
-                                               alert.price, alert.condition, low, high, alert.threshold == .none ? 1 : 0, alert.value,
-                                               alert.message, alert.notify.joined(separator: "\n"),
-                                               alert.kind.rawValue, alert.reminder, row.quiet])
-            }
-            return { _ = self.failing.withLock { $0.tokens.remove(token) } }
-        }, failed: { error in
-            self.failing.withLock { state in
-                state.tokens.insert(token)
-                state.reason = StateStore.reason(error)
-            }
-        }, retried: true))
+        writer.submit(
+            GroupCommitter.Write(
+                apply: { db in
+                    let delete = try db.cachedStatement(
+                        sql: "DELETE FROM policy_pending WHERE sink = ? AND alert_id = ?")
+                    for (sink, id) in removed { try delete.execute(arguments: [sink, id]) }
+                    let insert = try db.cachedStatement(
+                        sql: """
+                            INSERT OR REPLACE INTO policy_pending (seq, sink, alert_id, rule, symbol, time, price, condition,
+                              threshold_low, threshold_high, threshold_null, value, message, notify, kind, reminder, quiet)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            """)
+                    for row in added {
+                        let alert = row.alert
+                        let (low, high) = Outbox.columns(alert.threshold)
+                        try insert.execute(arguments: [
+                            row.seq, row.sink, alert.id, alert.rule, alert.symbol, alert.time,
+                            alert.price, alert.condition, low, high, alert.threshold == .none ? 1 : 0, alert.value,
+                            alert.message, alert.notify.joined(separator: "\n"),
+                            alert.kind.rawValue, alert.reminder, row.quiet
+                        ])
+                    }
+                    return { _ = self.failing.withLock { $0.tokens.remove(token) } }
+                },
+                failed: { error in
+                    self.failing.withLock { state in
+                        state.tokens.insert(token)
+                        state.reason = StateStore.reason(error)
+                    }
+                }, retried: true))
     }
 
     /// Why some recorded changes are not written yet; nil when every one is (after a commit).
@@ -99,29 +106,32 @@ public final class PolicyStateStore: Sendable {
         var alert = Outbox.alert(row)
         alert.adoptOccurrence(fromID: row["alert_id"])
         // A schema 8 file opened read only has no `quiet` column: nil, as for its rows.
-        return Pending(seq: row["seq"], sink: row["sink"], alert: alert, quiet: row.hasColumn("quiet") ? row["quiet"] : nil)
+        return Pending(
+            seq: row["seq"], sink: row["sink"], alert: alert, quiet: row.hasColumn("quiet") ? row["quiet"] : nil)
     }
 
     /// Schema 8: the policy stages' pending events.
     static func migrate(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE policy_pending (
-              seq INTEGER PRIMARY KEY, sink TEXT NOT NULL, alert_id TEXT NOT NULL,
-              rule TEXT NOT NULL, symbol TEXT NOT NULL, time INTEGER NOT NULL, price REAL NOT NULL,
-              condition TEXT NOT NULL, threshold_low REAL NOT NULL, threshold_high REAL,
-              threshold_null INTEGER NOT NULL, value REAL NOT NULL, message TEXT NOT NULL,
-              notify TEXT NOT NULL, kind TEXT NOT NULL, reminder INTEGER,
-              UNIQUE (sink, alert_id)
-            );
-            PRAGMA user_version = 8;
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE policy_pending (
+                  seq INTEGER PRIMARY KEY, sink TEXT NOT NULL, alert_id TEXT NOT NULL,
+                  rule TEXT NOT NULL, symbol TEXT NOT NULL, time INTEGER NOT NULL, price REAL NOT NULL,
+                  condition TEXT NOT NULL, threshold_low REAL NOT NULL, threshold_high REAL,
+                  threshold_null INTEGER NOT NULL, value REAL NOT NULL, message TEXT NOT NULL,
+                  notify TEXT NOT NULL, kind TEXT NOT NULL, reminder INTEGER,
+                  UNIQUE (sink, alert_id)
+                );
+                PRAGMA user_version = 8;
+                """)
     }
 
     /// Schema 9: whether a row is held by quiet hours or waits in a digest, for `outbox list`.
     static func migrateStage(_ db: Database) throws {
-        try db.execute(sql: """
-            ALTER TABLE policy_pending ADD COLUMN quiet INTEGER;
-            PRAGMA user_version = 9;
-            """)
+        try db.execute(
+            sql: """
+                ALTER TABLE policy_pending ADD COLUMN quiet INTEGER;
+                PRAGMA user_version = 9;
+                """)
     }
 }

@@ -1,6 +1,7 @@
 import AlertModel
 import Crypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -31,8 +32,10 @@ public struct RuleCache: Sendable {
     public static func key(files: [[UInt8]], executable: String = "/proc/self/exe") -> [UInt8]? {
         var info = stat()
         guard stat(executable, &info) == 0 else { return nil }
-        var values = [Int64(info.st_size), Int64(info.st_ino), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec),
-                      Int64(files.count)]
+        var values = [
+            Int64(info.st_size), Int64(info.st_ino), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec),
+            Int64(files.count)
+        ]
         var digests: [UInt8] = []
         for bytes in files {
             values.append(Int64(bytes.count))
@@ -59,8 +62,9 @@ public struct RuleCache: Sendable {
 
     /// What the cache holds when it was written for `key`; nil otherwise.
     public func entry(for key: [UInt8]) -> Entry? {
-        guard let bytes = FileManager.default.contents(atPath: path).map(Array.init), bytes.count > Self.magic.count + key.count,
-              bytes.starts(with: Self.magic), bytes[Self.magic.count..<(Self.magic.count + key.count)].elementsEqual(key)
+        guard let bytes = FileManager.default.contents(atPath: path).map(Array.init),
+            bytes.count > Self.magic.count + key.count,
+            bytes.starts(with: Self.magic), bytes[Self.magic.count..<(Self.magic.count + key.count)].elementsEqual(key)
         else { return nil }
         var at = Self.magic.count + key.count
         func int64() -> Int64? {

@@ -6,7 +6,9 @@ public enum SilenceListing {
     /// A line per silence; in text, a last line counting those in force.
     public static func lines(_ records: [SilenceRecord], json: Bool, now: Int64) -> [String] {
         var lines = records.map { json ? Self.json($0, now: now) : Self.text($0, now: now) }
-        if !json { lines.append("\(records.filter { $0.state(at: now) != "expired" }.count) in force, \(records.count) in all") }
+        if !json {
+            lines.append("\(records.filter { $0.state(at: now) != "expired" }.count) in force, \(records.count) in all")
+        }
         return lines
     }
 

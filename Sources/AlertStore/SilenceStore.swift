@@ -1,9 +1,10 @@
+import GRDB
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import GRDB
 
 /// The silences of a state folder (Docs/sinks.md#silences), in their own file
 /// `silences.sqlite` beside `pricealert.sqlite`: a user adds and expires silences while a daemon
@@ -32,7 +33,8 @@ public final class SilenceStore: Sendable {
             let database = try DatabasePool(path: path, configuration: configuration)
             let found = try database.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 }
             if found > schemaVersion {
-                throw StateError(path: folder.path, reason: "\(path) was written by a newer pricealert (schema \(found))")
+                throw StateError(
+                    path: folder.path, reason: "\(path) was written by a newer pricealert (schema \(found))")
             }
             try migrator.migrate(database)
             return SilenceStore(path: path, database: database)
@@ -56,18 +58,22 @@ public final class SilenceStore: Sendable {
     }
 
     /// Stores a new silence under a fresh id and returns it.
-    public func add(rule: String, symbol: String, from: Int64, until: Int64, comment: String, now: Int64) throws -> SilenceRecord {
+    public func add(
+        rule: String, symbol: String, from: Int64, until: Int64, comment: String, now: Int64
+    ) throws -> SilenceRecord {
         try database.write { db in
             var id = SilenceRecord.newID()
             while try Bool.fetchOne(db, sql: "SELECT 1 FROM silences WHERE id = ?", arguments: [id]) == true {
                 id = SilenceRecord.newID()
             }
-            let record = SilenceRecord(id: id, rule: rule, symbol: symbol, from: from, until: until, comment: comment,
-                                       createdAt: now, expiredAt: nil)
-            try db.execute(sql: """
-                INSERT INTO silences (id, rule, symbol, starts_at, ends_at, comment, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [record.id, rule, symbol, from, until, comment, now])
+            let record = SilenceRecord(
+                id: id, rule: rule, symbol: symbol, from: from, until: until, comment: comment,
+                createdAt: now, expiredAt: nil)
+            try db.execute(
+                sql: """
+                    INSERT INTO silences (id, rule, symbol, starts_at, ends_at, comment, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [record.id, rule, symbol, from, until, comment, now])
             return record
         }
     }
@@ -75,12 +81,16 @@ public final class SilenceStore: Sendable {
     /// Every silence, expired ones too, by start time then id.
     public func all() throws -> [SilenceRecord] {
         try database.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT id, rule, symbol, starts_at, ends_at, comment, created_at, expired_at
-                FROM silences ORDER BY starts_at, id
-                """).map { row in
-                SilenceRecord(id: row[0], rule: row[1], symbol: row[2], from: row[3], until: row[4], comment: row[5],
-                              createdAt: row[6], expiredAt: row[7])
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, rule, symbol, starts_at, ends_at, comment, created_at, expired_at
+                    FROM silences ORDER BY starts_at, id
+                    """
+            ).map { row in
+                SilenceRecord(
+                    id: row[0], rule: row[1], symbol: row[2], from: row[3], until: row[4], comment: row[5],
+                    createdAt: row[6], expiredAt: row[7])
             }
         }
     }
@@ -89,14 +99,19 @@ public final class SilenceStore: Sendable {
     /// such silence; a silence that has ended already is returned unchanged.
     public func expire(id: String, now: Int64) throws -> SilenceRecord? {
         try database.write { db in
-            try db.execute(sql: """
-                UPDATE silences SET ends_at = ?, expired_at = ? WHERE id = ? AND ends_at > ?
-                """, arguments: [now, now, id, now])
-            return try Row.fetchOne(db, sql: """
-                SELECT id, rule, symbol, starts_at, ends_at, comment, created_at, expired_at FROM silences WHERE id = ?
-                """, arguments: [id]).map { row in
-                SilenceRecord(id: row[0], rule: row[1], symbol: row[2], from: row[3], until: row[4], comment: row[5],
-                              createdAt: row[6], expiredAt: row[7])
+            try db.execute(
+                sql: """
+                    UPDATE silences SET ends_at = ?, expired_at = ? WHERE id = ? AND ends_at > ?
+                    """, arguments: [now, now, id, now])
+            return try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT id, rule, symbol, starts_at, ends_at, comment, created_at, expired_at FROM silences WHERE id = ?
+                    """, arguments: [id]
+            ).map { row in
+                SilenceRecord(
+                    id: row[0], rule: row[1], symbol: row[2], from: row[3], until: row[4], comment: row[5],
+                    createdAt: row[6], expiredAt: row[7])
             }
         }
     }
@@ -108,14 +123,15 @@ public final class SilenceStore: Sendable {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1-silences") { db in
-            try db.execute(sql: """
-                CREATE TABLE silences (
-                  id TEXT PRIMARY KEY, rule TEXT NOT NULL, symbol TEXT NOT NULL,
-                  starts_at INTEGER NOT NULL, ends_at INTEGER NOT NULL, comment TEXT NOT NULL,
-                  created_at INTEGER NOT NULL, expired_at INTEGER
-                );
-                PRAGMA user_version = 1;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE silences (
+                      id TEXT PRIMARY KEY, rule TEXT NOT NULL, symbol TEXT NOT NULL,
+                      starts_at INTEGER NOT NULL, ends_at INTEGER NOT NULL, comment TEXT NOT NULL,
+                      created_at INTEGER NOT NULL, expired_at INTEGER
+                    );
+                    PRAGMA user_version = 1;
+                    """)
         }
         return migrator
     }

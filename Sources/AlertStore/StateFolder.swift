@@ -28,8 +28,9 @@ public struct StateFolder: Sendable, Equatable, CustomStringConvertible {
             return StateFolder(path: xdg + "/pricealert")
         }
         guard let home = environment["HOME"], !home.isEmpty else {
-            throw StateError(path: "~/.local/state/pricealert",
-                             reason: "HOME is not set; give --state DIR")
+            throw StateError(
+                path: "~/.local/state/pricealert",
+                reason: "HOME is not set; give --state DIR")
         }
         return StateFolder(path: home + "/.local/state/pricealert")
     }

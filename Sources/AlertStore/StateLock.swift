@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// An exclusive `flock` on `DIR/pricealert.lock`, so two processes never deliver the same
 /// outbox. The holder writes its pid into the file so the loser can name it. The kernel drops
@@ -79,8 +80,8 @@ public final class StateLock: Sendable {
     }
 }
 
-private extension String {
-    func trimmingCharacters(in set: String) -> String {
+extension String {
+    fileprivate func trimmingCharacters(in set: String) -> String {
         var s = Substring(self)
         while let c = s.first, set.contains(c) { s.removeFirst() }
         while let c = s.last, set.contains(c) { s.removeLast() }

@@ -1,10 +1,11 @@
+import GRDB
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import GRDB
-import Synchronization
 
 /// The opened state folder: the lock, and `pricealert.sqlite` in WAL mode with its schema
 /// migrated to this binary's version. Open one per process; a second open of the same folder
@@ -108,13 +109,18 @@ public final class StateStore: Sendable {
         var info = stat()
         guard stat(folder.databasePath, &info) == 0 else {
             if errno == ENOENT { return nil }
-            throw StateError(path: folder.path, reason: "cannot open \(folder.databasePath): \(StateFolder.describe(errno))")
+            throw StateError(
+                path: folder.path, reason: "cannot open \(folder.databasePath): \(StateFolder.describe(errno))")
         }
         return Int(info.st_size)
     }
 
     private static func emptyDatabase(_ folder: StateFolder) -> StateError {
-        StateError(path: folder.path, reason: "\(folder.databasePath) is empty (0 bytes), not a pricealert database; move it away to start with no saved state")
+        StateError(
+            path: folder.path,
+            reason:
+                "\(folder.databasePath) is empty (0 bytes), not a pricealert database; move it away to start with no saved state"
+        )
     }
 
     /// Builds the database under a temporary name (0600, WAL, migrated, the WAL emptied and
@@ -131,10 +137,12 @@ public final class StateStore: Sendable {
         _ = try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         try database.close()
         guard access(building + "-wal", F_OK) != 0 else {
-            throw StateError(path: folder.path, reason: "cannot create \(folder.databasePath): its write-ahead log was not emptied")
+            throw StateError(
+                path: folder.path, reason: "cannot create \(folder.databasePath): its write-ahead log was not emptied")
         }
         guard rename(building, folder.databasePath) == 0 else {
-            throw StateError(path: folder.path, reason: "cannot create \(folder.databasePath): \(StateFolder.describe(errno))")
+            throw StateError(
+                path: folder.path, reason: "cannot create \(folder.databasePath): \(StateFolder.describe(errno))")
         }
     }
 
@@ -200,31 +208,33 @@ public final class StateStore: Sendable {
                 message TEXT NOT NULL, notify TEXT NOT NULL, payload TEXT NOT NULL,
                 created_at INTEGER NOT NULL
                 """
-            try db.execute(sql: """
-                CREATE TABLE outbox (
-                  id INTEGER PRIMARY KEY AUTOINCREMENT, \(alertColumns),
-                  attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL, last_error TEXT,
-                  UNIQUE (alert_id, sink)
-                );
-                CREATE INDEX outbox_order ON outbox (sink, rule, id);
-                CREATE INDEX outbox_due ON outbox (sink, next_attempt_at);
-                CREATE TABLE dead_letters (
-                  id INTEGER PRIMARY KEY AUTOINCREMENT, \(alertColumns),
-                  attempts INTEGER NOT NULL, last_error TEXT, reason TEXT NOT NULL, died_at INTEGER NOT NULL
-                );
-                PRAGMA user_version = 1;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE outbox (
+                      id INTEGER PRIMARY KEY AUTOINCREMENT, \(alertColumns),
+                      attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL, last_error TEXT,
+                      UNIQUE (alert_id, sink)
+                    );
+                    CREATE INDEX outbox_order ON outbox (sink, rule, id);
+                    CREATE INDEX outbox_due ON outbox (sink, next_attempt_at);
+                    CREATE TABLE dead_letters (
+                      id INTEGER PRIMARY KEY AUTOINCREMENT, \(alertColumns),
+                      attempts INTEGER NOT NULL, last_error TEXT, reason TEXT NOT NULL, died_at INTEGER NOT NULL
+                    );
+                    PRAGMA user_version = 1;
+                    """)
         }
         migrator.registerMigration("v2-state", migrate: EngineStateStore.migrate)
         migrator.registerMigration("v3-outbox-lean") { db in
             // Pending rows are read whole at start and held by the sink workers; nothing looks
             // rows up by these indexes, and each would cost two more pages written per insert and
             // per delete.
-            try db.execute(sql: """
-                DROP INDEX IF EXISTS outbox_order;
-                DROP INDEX IF EXISTS outbox_due;
-                PRAGMA user_version = 3;
-                """)
+            try db.execute(
+                sql: """
+                    DROP INDEX IF EXISTS outbox_order;
+                    DROP INDEX IF EXISTS outbox_due;
+                    PRAGMA user_version = 3;
+                    """)
         }
         migrator.registerMigration("v4-history-chunks", migrate: EngineStateStore.migrateHistory)
         migrator.registerMigration("v5-history-by-hour", migrate: EngineStateStore.migrateHistoryByHour)
@@ -232,11 +242,12 @@ public final class StateStore: Sendable {
             // The event's kind and reminder number, and a null threshold (combinations), so a row
             // rebuilds the event it was made from. Rows written before are alerts with a threshold.
             for table in ["outbox", "dead_letters"] {
-                try db.execute(sql: """
-                    ALTER TABLE \(table) ADD COLUMN kind TEXT NOT NULL DEFAULT 'alert';
-                    ALTER TABLE \(table) ADD COLUMN reminder INTEGER;
-                    ALTER TABLE \(table) ADD COLUMN threshold_null INTEGER NOT NULL DEFAULT 0;
-                    """)
+                try db.execute(
+                    sql: """
+                        ALTER TABLE \(table) ADD COLUMN kind TEXT NOT NULL DEFAULT 'alert';
+                        ALTER TABLE \(table) ADD COLUMN reminder INTEGER;
+                        ALTER TABLE \(table) ADD COLUMN threshold_null INTEGER NOT NULL DEFAULT 0;
+                        """)
             }
             try db.execute(sql: "PRAGMA user_version = 6")
         }
@@ -265,30 +276,32 @@ extension StateStore {
             threshold_null INTEGER NOT NULL DEFAULT 0, value REAL NOT NULL, message TEXT NOT NULL,
             notify TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'alert', reminder INTEGER
             """
-        let fields = "rule, symbol, time, price, condition, threshold_low, threshold_high, threshold_null, value, message, notify, kind, reminder"
-        try db.execute(sql: """
-            CREATE TABLE alerts (id TEXT PRIMARY KEY NOT NULL, refs INTEGER NOT NULL, \(alertColumns));
-            INSERT INTO alerts (id, refs, \(fields))
-              SELECT alert_id, COUNT(*), \(fields) FROM
-                (SELECT alert_id, \(fields) FROM outbox UNION ALL SELECT alert_id, \(fields) FROM dead_letters)
-              GROUP BY alert_id;
-            CREATE TABLE outbox_v7 (
-              id INTEGER PRIMARY KEY AUTOINCREMENT, \(rowColumns), next_attempt_at INTEGER NOT NULL,
-              UNIQUE (delivery_id, sink)
-            );
-            INSERT INTO outbox_v7 (id, sink, delivery_id, alerts, created_at, attempts, last_error, next_attempt_at)
-              SELECT id, sink, alert_id, alert_id, created_at, attempts, last_error, next_attempt_at FROM outbox;
-            CREATE TABLE dead_letters_v7 (
-              id INTEGER PRIMARY KEY AUTOINCREMENT, \(rowColumns), reason TEXT NOT NULL, died_at INTEGER NOT NULL
-            );
-            INSERT INTO dead_letters_v7 (id, sink, delivery_id, alerts, created_at, attempts, last_error, reason, died_at)
-              SELECT id, sink, alert_id, alert_id, created_at, attempts, last_error, reason, died_at FROM dead_letters;
-            DROP TABLE outbox;
-            DROP TABLE dead_letters;
-            ALTER TABLE outbox_v7 RENAME TO outbox;
-            ALTER TABLE dead_letters_v7 RENAME TO dead_letters;
-            PRAGMA user_version = 7;
-            """)
+        let fields =
+            "rule, symbol, time, price, condition, threshold_low, threshold_high, threshold_null, value, message, notify, kind, reminder"
+        try db.execute(
+            sql: """
+                CREATE TABLE alerts (id TEXT PRIMARY KEY NOT NULL, refs INTEGER NOT NULL, \(alertColumns));
+                INSERT INTO alerts (id, refs, \(fields))
+                  SELECT alert_id, COUNT(*), \(fields) FROM
+                    (SELECT alert_id, \(fields) FROM outbox UNION ALL SELECT alert_id, \(fields) FROM dead_letters)
+                  GROUP BY alert_id;
+                CREATE TABLE outbox_v7 (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT, \(rowColumns), next_attempt_at INTEGER NOT NULL,
+                  UNIQUE (delivery_id, sink)
+                );
+                INSERT INTO outbox_v7 (id, sink, delivery_id, alerts, created_at, attempts, last_error, next_attempt_at)
+                  SELECT id, sink, alert_id, alert_id, created_at, attempts, last_error, next_attempt_at FROM outbox;
+                CREATE TABLE dead_letters_v7 (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT, \(rowColumns), reason TEXT NOT NULL, died_at INTEGER NOT NULL
+                );
+                INSERT INTO dead_letters_v7 (id, sink, delivery_id, alerts, created_at, attempts, last_error, reason, died_at)
+                  SELECT id, sink, alert_id, alert_id, created_at, attempts, last_error, reason, died_at FROM dead_letters;
+                DROP TABLE outbox;
+                DROP TABLE dead_letters;
+                ALTER TABLE outbox_v7 RENAME TO outbox;
+                ALTER TABLE dead_letters_v7 RENAME TO dead_letters;
+                PRAGMA user_version = 7;
+                """)
     }
 }
 

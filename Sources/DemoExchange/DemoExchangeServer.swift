@@ -56,8 +56,9 @@ public final class DemoExchangeServer: Sendable {
             generator = TickReplay(ticks: ticks, speed: speed)
         }
         listing = NewMarket.Listing(after: configuration.newMarketAfter)
-        feed = PriceFeed(generator: generator, board: board, hub: hub, stats: counters, faults: faults, listing: listing,
-                         clock: configuration.clock)
+        feed = PriceFeed(
+            generator: generator, board: board, hub: hub, stats: counters, faults: faults, listing: listing,
+            clock: configuration.clock)
     }
 
     /// Binds 127.0.0.1:`configuration.port` and returns the bound port (the chosen one when
@@ -65,14 +66,19 @@ public final class DemoExchangeServer: Sendable {
     public func start() async throws -> Int {
         // The price generator is consumed by one run, so a server starts once; make a new one
         // to start again.
-        guard startedOnce.withLock({ started in defer { started = true }; return !started }) else {
+        guard
+            startedOnce.withLock({ started in
+                defer { started = true }; return !started
+            })
+        else {
             throw DemoExchangeError.alreadyStarted
         }
         let portReport = PortReport()
         let app = Application(
             router: makeRouter(),
             server: .http1WebSocketUpgrade(webSocketRouter: makeWebSocketRouter()),
-            configuration: .init(address: .hostname("127.0.0.1", port: configuration.port), serverName: "pricealert-demo-exchange"),
+            configuration: .init(
+                address: .hostname("127.0.0.1", port: configuration.port), serverName: "pricealert-demo-exchange"),
             onServerRunning: { channel in portReport.report(.success(channel.localAddress?.port ?? -1)) },
             logger: logger)
         let group = ServiceGroup(services: [app], logger: logger)
@@ -103,7 +109,11 @@ public final class DemoExchangeServer: Sendable {
     /// Closes every websocket connection, stops the prices and the listener, and waits for
     /// all of it. Safe to call twice, or without `start()`.
     public func stop() async {
-        guard let running = running.withLock({ running in defer { running = nil }; return running }) else { return }
+        guard
+            let running = running.withLock({ running in
+                defer { running = nil }; return running
+            })
+        else { return }
         running.dropTimer.cancel()
         await feed.stop()
         hub.closeAll()
@@ -160,9 +170,12 @@ public final class DemoExchangeServer: Sendable {
         for path in ["/spot/api/v3.2/ohlcv", "/futures/api/v2.1/ohlcv"] {
             router.get(RouterPath(path)) { [feed, configuration] request, _ in
                 feed.startIfNeeded()
-                let json = Self.candles(request.uri.queryParameters, futures: path.hasPrefix("/futures"),
-                                        prices: configuration.prices, startedAt: feed.startedAt)
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
+                let json = Self.candles(
+                    request.uri.queryParameters, futures: path.hasPrefix("/futures"),
+                    prices: configuration.prices, startedAt: feed.startedAt)
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(string: json)))
             }
         }
         router.get("/spot/api/v3.2/market_summary") { [feed, listing] request, _ in
@@ -175,7 +188,9 @@ public final class DemoExchangeServer: Sendable {
                 board.list(NewMarket.market.symbol, price: NewMarket.price)
             }
             let json = MarketSummary.json(markets: spot, board: board, symbol: symbol)
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: json)))
         }
         return router
     }
@@ -185,14 +200,16 @@ public final class DemoExchangeServer: Sendable {
     /// without `resolution`, `start` and `end`.
     private static func candles(_ query: Parameters, futures: Bool, prices: PriceMode, startedAt: Int64?) -> String {
         guard !futures, case .randomWalk(let seed, let interval) = prices, let startedAt,
-              let name = query["symbol"].map(String.init),
-              let symbol = MarketCatalog.embedded.spot.first(where: { $0.name == name })?.symbol,
-              let resolution = query["resolution"].flatMap({ Int64(String($0)) }), resolution > 0,
-              let start = query["start"].flatMap({ Int64(String($0)) }),
-              let end = query["end"].flatMap({ Int64(String($0)) }) else { return "[]" }
+            let name = query["symbol"].map(String.init),
+            let symbol = MarketCatalog.embedded.spot.first(where: { $0.name == name })?.symbol,
+            let resolution = query["resolution"].flatMap({ Int64(String($0)) }), resolution > 0,
+            let start = query["start"].flatMap({ Int64(String($0)) }),
+            let end = query["end"].flatMap({ Int64(String($0)) })
+        else { return "[]" }
         let symbols = MarketCatalog.embedded.spot.map(\.symbol)
-        let book = DemoCandles(walk: RandomWalk(symbols: symbols, seed: seed, interval: interval),
-                               startMinute: startedAt / 60_000)
+        let book = DemoCandles(
+            walk: RandomWalk(symbols: symbols, seed: seed, interval: interval),
+            startMinute: startedAt / 60_000)
         return DemoCandles.json(book.rows(symbol: symbol, resolution: resolution, start: start, end: end))
     }
 
@@ -209,8 +226,10 @@ public final class DemoExchangeServer: Sendable {
 
     /// Closes every connection each `dropEvery` of `clock`; re-reads the setting every 50 ms so
     /// `setFaults` takes effect while running. The period restarts when the setting changes.
-    private static func dropLoop<C: Clock<Duration>>(hub: ConnectionHub, stats: StatsCounter, faults: FaultSettings,
-                                                     clock: C) async {
+    private static func dropLoop<C: Clock<Duration>>(
+        hub: ConnectionHub, stats: StatsCounter, faults: FaultSettings,
+        clock: C
+    ) async {
         var last = clock.now
         var period = faults.current.dropEvery
         while !Task.isCancelled {

@@ -18,9 +18,11 @@ public struct ExchangeConfiguration: Sendable {
     /// `ContinuousClock()` when serving, a clock the test drives in tests.
     public var clock: any Clock<Duration>
 
-    public init(port: Int = 8765, prices: PriceMode = .randomWalk(seed: 1, interval: .seconds(1)),
-                faults: ExchangeFaults = ExchangeFaults(), newMarketAfter: Int? = nil,
-                clock: any Clock<Duration> = ContinuousClock()) {
+    public init(
+        port: Int = 8765, prices: PriceMode = .randomWalk(seed: 1, interval: .seconds(1)),
+        faults: ExchangeFaults = ExchangeFaults(), newMarketAfter: Int? = nil,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
         self.port = port
         self.prices = prices
         self.faults = faults
@@ -54,8 +56,10 @@ public struct ExchangeFaults: Sendable, Equatable {
     /// Answer the first N REST requests with 429 Too Many Requests and `Retry-After: 1`.
     public var status429: Int
 
-    public init(dropEvery: Duration? = nil, invalidEvery: Int = 0, silenceAfter: Duration? = nil,
-                silenceFor: Duration? = nil, status429: Int = 0) {
+    public init(
+        dropEvery: Duration? = nil, invalidEvery: Int = 0, silenceAfter: Duration? = nil,
+        silenceFor: Duration? = nil, status429: Int = 0
+    ) {
         self.dropEvery = dropEvery
         self.invalidEvery = invalidEvery
         self.silenceAfter = silenceAfter

@@ -2,7 +2,8 @@ import Synchronization
 
 /// Hands the bound port (or the failure to bind) from `onServerRunning` to `start()`, once.
 final class PortReport: Sendable {
-    private let state = Mutex<(result: Result<Int, any Error>?, waiter: CheckedContinuation<Int, any Error>?)>((nil, nil))
+    private let state = Mutex<(result: Result<Int, any Error>?, waiter: CheckedContinuation<Int, any Error>?)>(
+        (nil, nil))
 
     func report(_ result: Result<Int, any Error>) {
         let waiter = state.withLock { state -> CheckedContinuation<Int, any Error>? in

@@ -45,7 +45,9 @@ extension JSONTokenizer {
         if peek == 0x2E {
             number.isInteger = false
             offset += 1
-            guard Self.isDigit(peek) else { throw JSONTokenError(.digitExpected(.afterPoint, start: start), at: offset) }
+            guard Self.isDigit(peek) else {
+                throw JSONTokenError(.digitExpected(.afterPoint, start: start), at: offset)
+            }
             while Self.isDigit(peek) {
                 accumulate(&number)
                 number.exponent -= 1
@@ -59,10 +61,12 @@ extension JSONTokenizer {
                 negativeExponent = peek == 0x2D
                 offset += 1
             }
-            guard Self.isDigit(peek) else { throw JSONTokenError(.digitExpected(.inExponent, start: start), at: offset) }
+            guard Self.isDigit(peek) else {
+                throw JSONTokenError(.digitExpected(.inExponent, start: start), at: offset)
+            }
             var e = 0
             while Self.isDigit(peek) {
-                if e < 1_000_000 { e = e * 10 + Int(peek &- 0x30) }  // beyond: ±inf or 0 anyway
+                if e < 1_000_000 { e = e * 10 + Int(peek &- 0x30) } // beyond: ±inf or 0 anyway
                 offset += 1
             }
             number.exponent += negativeExponent ? -e : e
@@ -78,7 +82,7 @@ extension JSONTokenizer {
     mutating func accumulate(_ number: inout JSONNumber) {
         let d = UInt64(bytes[offset] &- 0x30)
         offset += 1
-        if number.digitCount == 0 && d == 0 { return }  // leading zero of a fraction
+        if number.digitCount == 0 && d == 0 { return } // leading zero of a fraction
         if number.digitCount < 19 { number.significand = number.significand &* 10 &+ d }
         number.digitCount += 1
     }
@@ -130,7 +134,7 @@ extension JSONTokenizer {
     @usableFromInline
     static let powersOfTen: [Double] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
     ]
 
     @usableFromInline

@@ -45,7 +45,9 @@ extension JSONTokenizer {
                     throw JSONTokenError(.unpairedSurrogate(first), at: backslash)
                 }
                 let low = try unicodeEscape()
-                guard (0xDC00...0xDFFF).contains(low) else { throw JSONTokenError(.unpairedSurrogate(first), at: backslash) }
+                guard (0xDC00...0xDFFF).contains(low) else {
+                    throw JSONTokenError(.unpairedSurrogate(first), at: backslash)
+                }
             case 0xDC00...0xDFFF:
                 throw JSONTokenError(.unpairedSurrogate(first), at: backslash)
             default:
@@ -71,7 +73,8 @@ extension JSONTokenizer {
     @inlinable
     public func string(_ range: Range<Int>, escaped: Bool) -> String {
         let raw = UnsafeBufferPointer(rebasing: bytes[range])
-        return escaped ? String(decoding: Self.unescaped(raw).bytes, as: UTF8.self) : String(decoding: raw, as: UTF8.self)
+        return escaped
+            ? String(decoding: Self.unescaped(raw).bytes, as: UTF8.self) : String(decoding: raw, as: UTF8.self)
     }
 
     /// String content taken by `string()` with its escapes resolved, as UTF-8 (other bytes are
@@ -104,12 +107,13 @@ extension JSONTokenizer {
                 var value = hex4(raw, i) ?? 0xFFFD
                 i += 4
                 if (0xD800...0xDBFF).contains(value), i + 5 < raw.count, raw[i] == 0x5C, raw[i + 1] == 0x75,
-                   let low = hex4(raw, i + 2), (0xDC00...0xDFFF).contains(low) {
+                    let low = hex4(raw, i + 2), (0xDC00...0xDFFF).contains(low)
+                {
                     value = 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)
                     i += 6
                 }
                 out.append(contentsOf: (Unicode.Scalar(value) ?? "\u{FFFD}").utf8)
-            default: out.append(e)  // `"`, `\`, `/`
+            default: out.append(e) // `"`, `\`, `/`
             }
             while offsets.count < out.count { offsets.append(from) }
         }

@@ -44,7 +44,10 @@ struct CheckCommand: AsyncParsableCommand {
     @Option(help: "Take prices from this tick file (JSON Lines, - for standard input) instead of a source.")
     var ticks: String?
 
-    @Option(help: "History ticks, JSON Lines like --ticks: they fill windows, highs and lows before the ticks and fire nothing.")
+    @Option(
+        help:
+            "History ticks, JSON Lines like --ticks: they fill windows, highs and lows before the ticks and fire nothing."
+    )
     var history: String?
 
     @Option(help: "A BTSE initial/market payload for 'match' rules (default: the source's list, else the saved one).")
@@ -91,7 +94,9 @@ struct CheckCommand: AsyncParsableCommand {
             throw error
         }
         let store = try StateOption.opened(await opening?.value ?? StateOption.open(state.path))
-        if let missedKey { RuleCache(folder: store.folder).store(ruleSet.rules, rulesEnds: ruleSet.rulesEnds, for: missedKey) }
+        if let missedKey {
+            RuleCache(folder: store.folder).store(ruleSet.rules, rulesEnds: ruleSet.rulesEnds, for: missedKey)
+        }
         let delivery: AlertDelivery
         var evaluator = Evaluator(ruleSet: ruleSet, markets: nil)
         let snapshot: [Tick]
@@ -117,9 +122,13 @@ struct CheckCommand: AsyncParsableCommand {
             // A source's ticks are timed by now's clocks: saved times beyond the local clock and
             // the skew are not seen (Docs/rules.md#ticks-from-the-future); a tick file is history.
             liveLimit = source == nil ? nil : Wallclock.millis() + skew.maxTickSkew.duration.milliseconds
-            if let forgotten = evaluator.restore(try store.engineState.load(lookingUp: evaluator.historyLookups(for: input.ticks)),
-                                                 forgettingAfter: liveLimit) {
-                StandardError.write("pricealert: warning: \(forgotten.warning(limit: liveLimit!, why: "beyond the local clock and --max-tick-skew"))")
+            if let forgotten = evaluator.restore(
+                try store.engineState.load(lookingUp: evaluator.historyLookups(for: input.ticks)),
+                forgettingAfter: liveLimit)
+            {
+                StandardError.write(
+                    "pricealert: warning: \(forgotten.warning(limit: liveLimit!, why: "beyond the local clock and --max-tick-skew"))"
+                )
             }
             snapshot = input.ticks
             lines = input.lines
@@ -134,7 +143,8 @@ struct CheckCommand: AsyncParsableCommand {
             // The saved state or market list cannot be read: say where, evaluate nothing.
             throw StateOption.unusable(store, error)
         }
-        var check = CheckRun(evaluator: consume evaluator, store: store, delivery: delivery, drainTimeout: drainTimeout.duration)
+        var check = CheckRun(
+            evaluator: consume evaluator, store: store, delivery: delivery, drainTimeout: drainTimeout.duration)
         check.listings = listingStore
         check.marketsToSave = marketsToSave
         check.format = format
@@ -148,7 +158,11 @@ struct CheckCommand: AsyncParsableCommand {
         let outcome: CheckRun.Outcome
         do {
             outcome = try await check.run(snapshot) { i, tick in
-                if let lines { .line(file: ticks ?? "-", line: lines[i]) } else { .snapshot(source: source ?? "", symbol: tick.symbol) }
+                if let lines {
+                    .line(file: ticks ?? "-", line: lines[i])
+                } else {
+                    .snapshot(source: source ?? "", symbol: tick.symbol)
+                }
             }
         } catch {
             throw ExitCodes.stateUnusable
@@ -168,8 +182,11 @@ struct CheckCommand: AsyncParsableCommand {
     /// The ticks to evaluate and the market list to use (nil: none).
     /// `lines`: each tick's line in the tick file; `malformed`: lines that were not ticks.
     /// Lines of the tick file that are not ticks are reported and counted by `evaluator`.
-    private func loadInput(saved: MarketsSave?, into evaluator: inout Evaluator) async throws
-        -> (ticks: [Tick], lines: [Int]?, malformed: Int, markets: MarketsSave?) {
+    private func loadInput(
+        saved: MarketsSave?, into evaluator: inout Evaluator
+    ) async throws
+        -> (ticks: [Tick], lines: [Int]?, malformed: Int, markets: MarketsSave?)
+    {
         let needsMarkets = evaluator.hasMatchRules || evaluator.watchesListings
         let now = Wallclock.millis()
         var list: MarketsSave? = saved
@@ -179,7 +196,8 @@ struct CheckCommand: AsyncParsableCommand {
         guard let source else {
             let file = try readTicks(into: &evaluator)
             if needsMarkets, list == nil {
-                StandardError.write("pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
+                StandardError.write(
+                    "pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
             }
             return (file.ticks, file.lines, file.malformed, list)
         }
@@ -187,8 +205,9 @@ struct CheckCommand: AsyncParsableCommand {
         let http = NIOHTTPClient.shared
         if needsMarkets, markets == nil {
             do {
-                list = try await CheckRun.marketList(kept: list, from: feed, http: http, now: now,
-                                                     every: marketsEvery.duration.milliseconds)
+                list = try await CheckRun.marketList(
+                    kept: list, from: feed, http: http, now: now,
+                    every: marketsEvery.duration.milliseconds)
             } catch {
                 StandardError.write("pricealert: error: \(feed.name): \(error)")
                 throw ExitCodes.unavailable

@@ -19,10 +19,15 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Run the demo rules against the embedded exchange, offline, alerts on standard output.",
-        discussion: "Uses Rules/demo.json from the current folder when present, else the built-in copy. Runs until Ctrl-C or --duration. The change rules' history is filled from the exchange's candles (the simulated market's past, as `run` fills it from a real exchange), so they can fire at once; with the default seed every demo rule fires within the first minute.")
+        discussion:
+            "Uses Rules/demo.json from the current folder when present, else the built-in copy. Runs until Ctrl-C or --duration. The change rules' history is filled from the exchange's candles (the simulated market's past, as `run` fills it from a real exchange), so they can fire at once; with the default seed every demo rule fires within the first minute."
+    )
 
-    @Option(name: .customLong("rules"), parsing: .upToNextOption,
-            help: ArgumentHelp("Rule files instead of the demo rules (--rules A B, or --rules A --rules B). Every alert is printed on standard output, and also sent to the other sinks its rule names. The simulated prices start near real ones of 2023 (BTC near 43000, ETH near 2300, SOL near 60) and move about as much as real ones: levels far from them are not reached.", valueName: "file"))
+    @Option(
+        name: .customLong("rules"), parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "Rule files instead of the demo rules (--rules A B, or --rules A --rules B). Every alert is printed on standard output, and also sent to the other sinks its rule names. The simulated prices start near real ones of 2023 (BTC near 43000, ETH near 2300, SOL near 60) and move about as much as real ones: levels far from them are not reached.",
+            valueName: "file"))
     var rules: [String] = []
 
     @Option(help: "Stop after this long (e.g. 30s).")
@@ -48,8 +53,9 @@ struct DemoCommand: AsyncParsableCommand {
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, state: state)
         let loaded = try delivery.store.map(state.loadSaved)?.take() ?? []
         let logger = Logger(label: "pricealert")
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
-            port: 0, prices: .randomWalk(seed: seed, interval: interval.duration)))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(
+                port: 0, prices: .randomWalk(seed: seed, interval: interval.duration)))
         // The history the change rules need comes from the exchange's candles, as for `run`:
         // the simulated market's past, so they have a past to compare with from the first tick.
         let saved = SavedState(loaded)
@@ -65,8 +71,9 @@ struct DemoCommand: AsyncParsableCommand {
         do {
             outcome = try await LiveDaemon.run(
                 ruleSet: ruleSet,
-                runner: FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: NIOHTTPClient.shared,
-                                   options: skew.applied(to: tuning.options), logger: logger),
+                runner: FeedRunner(
+                    source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: NIOHTTPClient.shared,
+                    options: skew.applied(to: tuning.options), logger: logger),
                 delivery: delivery, options: daemon, duration: duration?.duration, logger: logger,
                 rulePaths: rulePaths, saved: saved)
         } catch {

@@ -12,7 +12,8 @@ import ServiceLifecycle
 struct ExchangeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "exchange",
-        abstract: "Run a BTSE-compatible demo exchange on 127.0.0.1 (REST market list, market_summary, coinIndex websocket).",
+        abstract:
+            "Run a BTSE-compatible demo exchange on 127.0.0.1 (REST market list, market_summary, coinIndex websocket).",
         discussion: """
             Prices are a seeded random walk, or a recorded tick file with --replay. Faults can be \
             injected to watch a client recover. Runs until SIGINT or SIGTERM. See Docs/exchange.md.
@@ -45,10 +46,13 @@ struct ExchangeCommand: AsyncParsableCommand {
     @Option(name: .customLong("silence-for"), help: "… for D seconds (connections stay open).")
     var silenceFor: Double?
 
-    @Option(name: .customLong("status-429"), help: "Fault: answer the first N REST requests with 429 and Retry-After: 1.")
+    @Option(
+        name: .customLong("status-429"), help: "Fault: answer the first N REST requests with 429 and Retry-After: 1.")
     var status429 = 0
 
-    @Option(name: .customLong("new-market-after"), help: "After serving the market list N times, list one more spot market, NEWCOIN (for 'listed' rules).")
+    @Option(
+        name: .customLong("new-market-after"),
+        help: "After serving the market list N times, list one more spot market, NEWCOIN (for 'listed' rules).")
     var newMarketAfter: Int?
 
     func validate() throws {
@@ -73,14 +77,18 @@ struct ExchangeCommand: AsyncParsableCommand {
         do {
             port = try await server.start()
         } catch {
-            StandardError.write("exchange: error: cannot listen on 127.0.0.1:\(self.port): \(ListenFailure.reason(error))")
+            StandardError.write(
+                "exchange: error: cannot listen on 127.0.0.1:\(self.port): \(ListenFailure.reason(error))")
             throw ExitCodes.unavailable
         }
-        let group = ServiceGroup(services: [ExchangeService(server: server, port: port)], gracefulShutdownSignals: [.sigterm, .sigint],
-                                 logger: Logger(label: "pricealert.exchange"))
+        let group = ServiceGroup(
+            services: [ExchangeService(server: server, port: port)], gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: Logger(label: "pricealert.exchange"))
         try await group.run()
         let stats = server.stats
-        StandardError.write("exchange: stopped: \(stats.connectionsAccepted) connections, \(stats.framesSent) price frames sent, \(stats.restRequests) REST requests")
+        StandardError.write(
+            "exchange: stopped: \(stats.connectionsAccepted) connections, \(stats.framesSent) price frames sent, \(stats.restRequests) REST requests"
+        )
     }
 
     private func makeConfiguration() throws -> ExchangeConfiguration {
@@ -91,8 +99,9 @@ struct ExchangeCommand: AsyncParsableCommand {
             silenceFor: silenceFor.map { .seconds($0) },
             status429: status429)
         guard let replay else {
-            return ExchangeConfiguration(port: port, prices: .randomWalk(seed: seed, interval: interval.duration), faults: faults,
-                                         newMarketAfter: newMarketAfter)
+            return ExchangeConfiguration(
+                port: port, prices: .randomWalk(seed: seed, interval: interval.duration), faults: faults,
+                newMarketAfter: newMarketAfter)
         }
         let loaded: (ticks: [Tick], skipped: Int)
         do {
@@ -104,8 +113,9 @@ struct ExchangeCommand: AsyncParsableCommand {
         if loaded.skipped > 0 {
             StandardError.write("exchange: note: \(loaded.skipped) lines of \(replay) are not ticks and are skipped")
         }
-        return ExchangeConfiguration(port: port, prices: .replay(ticks: loaded.ticks, speed: speed), faults: faults,
-                                     newMarketAfter: newMarketAfter)
+        return ExchangeConfiguration(
+            port: port, prices: .replay(ticks: loaded.ticks, speed: speed), faults: faults,
+            newMarketAfter: newMarketAfter)
     }
 }
 

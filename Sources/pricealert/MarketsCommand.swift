@@ -52,10 +52,15 @@ struct MarketsCommand: AsyncParsableCommand {
     @Option(help: "Only markets whose symbol, name or base contains this text (case-insensitive).")
     var search: String?
 
-    @Option(help: "symbol (A→Z), price (highest first), change24h (best 24 h performance first) or change:W for a --changes window (e.g. change:7d, best first).")
+    @Option(
+        help:
+            "symbol (A→Z), price (highest first), change24h (best 24 h performance first) or change:W for a --changes window (e.g. change:7d, best first)."
+    )
     var sort = Sort(.symbol)
 
-    @Option(help: ArgumentHelp("Change columns from the source's candles for these windows (e.g. 24h,7d,30d,365d).", valueName: "W,W…"))
+    @Option(
+        help: ArgumentHelp(
+            "Change columns from the source's candles for these windows (e.g. 24h,7d,30d,365d).", valueName: "W,W…"))
     var changes: Changes?
 
     @Option(help: "text (a table) or json (one object per line).")
@@ -83,7 +88,9 @@ struct MarketsCommand: AsyncParsableCommand {
         var rows = MarketRow.join(markets, ticks)
         if let search { rows = rows.filter { $0.matches(search) } }
         let windows = changes?.windows ?? []
-        if !windows.isEmpty { await MarketChanges.fill(&rows, windows: windows, source: feed, http: http, now: Wallclock.millis()) }
+        if !windows.isEmpty {
+            await MarketChanges.fill(&rows, windows: windows, source: feed, http: http, now: Wallclock.millis())
+        }
         rows.sort(by: sort.key)
         let lines = format == .json ? rows.map { $0.json(windows: windows) } : MarketRow.table(rows, windows: windows)
         for line in lines { StandardOutput.shared.writeLine(line) }

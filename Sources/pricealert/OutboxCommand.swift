@@ -9,13 +9,15 @@ struct OutboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outbox",
         abstract: "See, deliver or clear what waits in the durable outbox (webhook and exec sinks).",
-        discussion: "Exit codes: 0 done, 73 the state folder cannot be used, 75 another pricealert holds it (flush, purge; list reads it all the same); flush: 74 some alerts are still pending or became dead letters.",
+        discussion:
+            "Exit codes: 0 done, 73 the state folder cannot be used, 75 another pricealert holds it (flush, purge; list reads it all the same); flush: 74 some alerts are still pending or became dead letters.",
         subcommands: [List.self, Flush.self, Purge.self])
 
     /// The outbox of `store` cannot be read (or changed): says so, naming the database file for
     /// SQLite's errors, and returns the exit code (73) to throw.
     static func failed(_ store: StateStore, _ error: any Error, doing: String = "read") -> ExitCode {
-        StandardError.write("pricealert: error: cannot \(doing) the outbox in \(store.folder.path): \(store.describe(error))")
+        StandardError.write(
+            "pricealert: error: cannot \(doing) the outbox in \(store.folder.path): \(store.describe(error))")
         return ExitCodes.stateUnusable
     }
 
@@ -23,8 +25,11 @@ struct OutboxCommand: AsyncParsableCommand {
         // Named here, not derived from the type's name: that takes reflection at every start.
         static let configuration = CommandConfiguration(
             commandName: "list",
-            abstract: "List pending deliveries, dead letters, and events held by quiet hours or waiting in an open digest.",
-            discussion: "Reads the state folder also while a daemon uses it (read only, without its lock). Held and grouped events are not in the outbox yet: they enter it as one digest when their quiet hours end or their digest closes.")
+            abstract:
+                "List pending deliveries, dead letters, and events held by quiet hours or waiting in an open digest.",
+            discussion:
+                "Reads the state folder also while a daemon uses it (read only, without its lock). Held and grouped events are not in the outbox yet: they enter it as one digest when their quiet hours end or their digest closes."
+        )
 
         @OptionGroup var state: StateOption
 
@@ -57,8 +62,9 @@ struct OutboxCommand: AsyncParsableCommand {
             } catch {
                 throw OutboxCommand.failed(store, error)
             }
-            let lines = OutboxListing.lines(pending: pending, dead: dead, waiting: waiting, json: format == .json,
-                                            folder: store.folder.path)
+            let lines = OutboxListing.lines(
+                pending: pending, dead: dead, waiting: waiting, json: format == .json,
+                folder: store.folder.path)
             if !lines.isEmpty { StandardOutput.shared.writeLine(lines.joined(separator: "\n")) }
         }
     }
@@ -67,7 +73,9 @@ struct OutboxCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "flush",
             abstract: "Deliver everything pending now through the rules' sinks, then exit.",
-            discussion: "Exit codes: 0 all delivered, 74 some still pending or dead-lettered, 65/66 rule file errors, 73 a sink or the state folder cannot be set up, 75 the state folder is in use.")
+            discussion:
+                "Exit codes: 0 all delivered, 74 some still pending or dead-lettered, 65/66 rule file errors, 73 a sink or the state folder cannot be set up, 75 the state folder is in use."
+        )
 
         @OptionGroup var rules: RulesOption
         @OptionGroup var state: StateOption
@@ -82,7 +90,8 @@ struct OutboxCommand: AsyncParsableCommand {
             defer { store.close() }
             let outcome: OutboxFlush.Outcome
             do {
-                outcome = try await OutboxFlush.run(ruleSet: ruleSet, store: store, timeout: timeout.duration, now: Wallclock.millis())
+                outcome = try await OutboxFlush.run(
+                    ruleSet: ruleSet, store: store, timeout: timeout.duration, now: Wallclock.millis())
             } catch .outbox(let error) {
                 throw OutboxCommand.failed(store, error)
             } catch .sink(let error) {

@@ -1,5 +1,5 @@
-import Platform
 import ArgumentParser
+import Platform
 
 @main
 struct PriceAlert: AsyncParsableCommand {
@@ -8,8 +8,9 @@ struct PriceAlert: AsyncParsableCommand {
         abstract: "Watches crypto prices and tells you when your rules fire.",
         version: Version.current,
         subcommands: [
-            ValidateCommand.self, ReplayCommand.self, CheckCommand.self, RunCommand.self, DemoCommand.self, MarketsCommand.self,
-            RecordCommand.self, ExchangeCommand.self, SinksCommand.self, OutboxCommand.self, SilenceCommand.self,
+            ValidateCommand.self, ReplayCommand.self, CheckCommand.self, RunCommand.self, DemoCommand.self,
+            MarketsCommand.self,
+            RecordCommand.self, ExchangeCommand.self, SinksCommand.self, OutboxCommand.self, SilenceCommand.self
         ]
     )
 

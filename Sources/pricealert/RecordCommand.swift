@@ -17,7 +17,9 @@ struct RecordCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
         abstract: "Write live prices to a replayable tick file.",
-        discussion: "Appends one JSON line per tick to --out (created 0644). Stops at --duration or SIGINT/SIGTERM. Exit codes: 0 done, 73 the file cannot be opened.")
+        discussion:
+            "Appends one JSON line per tick to --out (created 0644). Stops at --duration or SIGINT/SIGTERM. Exit codes: 0 done, 73 the file cannot be opened."
+    )
 
     @OptionGroup var source: SourceOptions
     @OptionGroup var tuning: FeedTuning
@@ -42,7 +44,8 @@ struct RecordCommand: AsyncParsableCommand {
             output = StandardOutput(fileDescriptor: fd)
         }
         let logger = Logger(label: "pricealert")
-        let runner = FeedRunner(source: try source.make(), http: NIOHTTPClient.shared, options: tuning.options, logger: logger)
+        let runner = FeedRunner(
+            source: try source.make(), http: NIOHTTPClient.shared, options: tuning.options, logger: logger)
         let limit = duration?.duration
         let written = try await Lifecycle.run(logger: logger) {
             await Lifecycle.limited(to: limit) { await Recorder(runner: runner, output: output).run() }

@@ -37,7 +37,10 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "The recorded ticks, JSON Lines (- for standard input).")
     var ticks: String
 
-    @Option(help: "History ticks, JSON Lines like --ticks: they fill windows, highs and lows before the first tick and fire nothing.")
+    @Option(
+        help:
+            "History ticks, JSON Lines like --ticks: they fill windows, highs and lows before the first tick and fire nothing."
+    )
     var history: String?
 
     @Option(help: "A BTSE initial/market payload, for 'match' rules.")
@@ -46,7 +49,10 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "How alerts are listed: text (one readable line each) or json (one object per line).")
     var format: AlertOutputFormat = .text
 
-    @Option(help: "Also write an HTML page of what the rules would have sent: events per rule, kind and day, and a price chart per symbol.")
+    @Option(
+        help:
+            "Also write an HTML page of what the rules would have sent: events per rule, kind and day, and a price chart per symbol."
+    )
     var report: String?
 
     @Flag(help: "Also deliver alerts to the sinks the rules name.")
@@ -68,13 +74,15 @@ struct ReplayCommand: AsyncParsableCommand {
         let marketList = try markets.map(Inputs.markets)
         var evaluator = Evaluator(ruleSet: ruleSet, markets: marketList)
         if evaluator.hasMatchRules, marketList == nil {
-            StandardError.write("pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
+            StandardError.write(
+                "pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
         }
-        let dispatcher: AlertDelivery? = if dispatch {
-            try await AlertDelivery.make(ruleSet: ruleSet, sinks: try Inputs.sinks(for: ruleSet), state: state)
-        } else {
-            nil
-        }
+        let dispatcher: AlertDelivery? =
+            if dispatch {
+                try await AlertDelivery.make(ruleSet: ruleSet, sinks: try Inputs.sinks(for: ruleSet), state: state)
+            } else {
+                nil
+            }
         let read = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
         if ahead == nil { ahead = TickReadAhead(path: ticks) }
         let reader = ahead!
@@ -84,10 +92,13 @@ struct ReplayCommand: AsyncParsableCommand {
             StandardError.write("pricealert: error: \(error)")
             throw ExitCodes.noInput
         }
-        var reportOutput = try report.map { try ReportOutput(path: $0, rules: ruleSet.rules, ruleFiles: rules.files, ticks: ticks) }
+        var reportOutput = try report.map {
+            try ReportOutput(path: $0, rules: ruleSet.rules, ruleFiles: rules.files, ticks: ticks)
+        }
 
-        let listing = AlertListing(format: format, dispatcher: dispatcher, printing: AlertListing.printingSinks(of: ruleSet),
-                                   silences: try SilenceCommand.load(state.path))
+        let listing = AlertListing(
+            format: format, dispatcher: dispatcher, printing: AlertListing.printingSinks(of: ruleSet),
+            silences: try SilenceCommand.load(state.path))
         var replay = ReplayRun(evaluator: consume evaluator, file: ticks, listing: listing, read: read)
         var page = reportOutput?.report
         let outcome = await replay.run(reader, report: &page)

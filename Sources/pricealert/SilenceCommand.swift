@@ -11,13 +11,16 @@ struct SilenceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "silence",
         abstract: "Add, list or expire silences: events they match go to no sink.",
-        discussion: "Silences live in the state folder's silences.sqlite and can be changed while a daemon runs. Exit codes: 0 done, 64 a bad pattern, time or id, 73 the state folder cannot be used.",
+        discussion:
+            "Silences live in the state folder's silences.sqlite and can be changed while a daemon runs. Exit codes: 0 done, 64 a bad pattern, time or id, 73 the state folder cannot be used.",
         subcommands: [Add.self, List.self, Expire.self])
 
     /// `TIME` as RFC 3339 (`2026-11-24T22:00:00Z`, `…+01:00`), or a usage error naming `option`.
     static func time(_ text: String, _ option: String) throws -> Int64 {
         guard let millis = Timestamp.parse(Array(text.utf8)) else {
-            throw usage("\(option) \(UserText.double(text)) is not a time: write it as RFC 3339, e.g. 2026-11-24T22:00:00Z or 2026-11-24T23:00:00+01:00")
+            throw usage(
+                "\(option) \(UserText.double(text)) is not a time: write it as RFC 3339, e.g. 2026-11-24T22:00:00Z or 2026-11-24T23:00:00+01:00"
+            )
         }
         return millis
     }
@@ -56,13 +59,17 @@ struct SilenceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "add",
             abstract: "Add a silence and print its id.",
-            discussion: "Give --for or --until. Patterns use * (any run of characters) and ? (one character); the symbol is matched upper-cased. Silences match events by their time, so one that ended in the past is added too (with a note): it silences a replay --dispatch of that time.")
+            discussion:
+                "Give --for or --until. Patterns use * (any run of characters) and ? (one character); the symbol is matched upper-cased. Silences match events by their time, so one that ended in the past is added too (with a note): it silences a replay --dispatch of that time."
+        )
 
         @Option(help: ArgumentHelp("Rule ids to silence.", valueName: "glob"))
         var rule = "*"
         @Option(help: ArgumentHelp("Symbols to silence (upper-cased before matching).", valueName: "glob"))
         var symbol = "*"
-        @Option(name: .customLong("for"), help: ArgumentHelp("How long from --from, e.g. 2h, 30m, 1d.", valueName: "duration"))
+        @Option(
+            name: .customLong("for"),
+            help: ArgumentHelp("How long from --from, e.g. 2h, 30m, 1d.", valueName: "duration"))
         var length: String?
         @Option(help: ArgumentHelp("When it ends (RFC 3339, e.g. 2026-11-25T07:00:00Z).", valueName: "time"))
         var until: String?
@@ -92,7 +99,9 @@ struct SilenceCommand: AsyncParsableCommand {
             switch (length, until) {
             case (let length?, nil):
                 guard let millis = DurationText.parse(length), millis > 0 else {
-                    throw SilenceCommand.usage("--for \(UserText.double(length)) is not a duration longer than 0s (use e.g. \"90m\", \"2h\", \"1d\")")
+                    throw SilenceCommand.usage(
+                        "--for \(UserText.double(length)) is not a duration longer than 0s (use e.g. \"90m\", \"2h\", \"1d\")"
+                    )
                 }
                 end = start + millis
             case (nil, let until?):
@@ -100,17 +109,23 @@ struct SilenceCommand: AsyncParsableCommand {
             default:
                 throw SilenceCommand.usage("give exactly one of --for or --until")
             }
-            guard end > start else { throw SilenceCommand.usage("the silence ends (\(Timestamp.format(end))) before it starts (\(Timestamp.format(start)))") }
+            guard end > start else {
+                throw SilenceCommand.usage(
+                    "the silence ends (\(Timestamp.format(end))) before it starts (\(Timestamp.format(start)))")
+            }
             let store = try SilenceCommand.open(state)
             defer { store.close() }
             do {
-                let record = try store.add(rule: rule.pattern, symbol: symbol.pattern, from: start, until: end,
-                                           comment: comment, now: now)
+                let record = try store.add(
+                    rule: rule.pattern, symbol: symbol.pattern, from: start, until: end,
+                    comment: comment, now: now)
                 StandardOutput.shared.writeLine(record.id)
                 // Silences match by event time, so one that is over still silences a replay of
                 // its time (`replay --dispatch` of last week); it says so, as nothing live can match.
                 if end <= now {
-                    StandardError.write("pricealert: note: silence \(record.id) ended in the past (\(Timestamp.format(end))): it matches only events before then, as in a replay --dispatch of that time, and no live alert")
+                    StandardError.write(
+                        "pricealert: note: silence \(record.id) ended in the past (\(Timestamp.format(end))): it matches only events before then, as in a replay --dispatch of that time, and no live alert"
+                    )
                 }
             } catch {
                 throw SilenceCommand.failed(store, error)
@@ -160,7 +175,8 @@ struct SilenceCommand: AsyncParsableCommand {
                 throw SilenceCommand.failed(store, error)
             }
             guard let record else {
-                throw SilenceCommand.usage("no silence \(UserText.double(id)) in \(store.path) (see pricealert silence list)")
+                throw SilenceCommand.usage(
+                    "no silence \(UserText.double(id)) in \(store.path) (see pricealert silence list)")
             }
             StandardError.write("silence \(record.id) expired at \(Timestamp.format(record.until))")
         }

@@ -23,7 +23,9 @@ struct SinksTestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "test",
         abstract: "Send one sample alert through a sink and report the outcome.",
-        discussion: "The alert has rule 'sinks-test', symbol BTC and the message 'pricealert test alert'. It is sent once, never retried. Exit codes: 0 delivered, 64 unknown sink, 65 rule file errors, 66 unreadable rule file, 73 the sink cannot be set up, 74 not delivered.")
+        discussion:
+            "The alert has rule 'sinks-test', symbol BTC and the message 'pricealert test alert'. It is sent once, never retried. Exit codes: 0 delivered, 64 unknown sink, 65 rule file errors, 66 unreadable rule file, 73 the sink cannot be set up, 74 not delivered."
+    )
 
     @Argument(help: "The sink's name in the rule files' 'sinks' object (or 'stdout').")
     var name: String
@@ -53,19 +55,22 @@ struct SinksTestCommand: AsyncParsableCommand {
             StandardOutput.shared.writeLine("\(label): delivered in \(Self.milliseconds(elapsed))")
         case .retry(let reason, let after):
             let wait = after.map { " after \($0) ms" } ?? ""
-            StandardOutput.shared.writeLine("\(label): failed in \(Self.milliseconds(elapsed)): \(reason) — would retry\(wait)")
+            StandardOutput.shared.writeLine(
+                "\(label): failed in \(Self.milliseconds(elapsed)): \(reason) — would retry\(wait)")
             throw ExitCodes.deliveryFailed
         case .permanent(let reason):
-            StandardOutput.shared.writeLine("\(label): failed in \(Self.milliseconds(elapsed)): \(reason) — permanent (not retried)")
+            StandardOutput.shared.writeLine(
+                "\(label): failed in \(Self.milliseconds(elapsed)): \(reason) — permanent (not retried)")
             throw ExitCodes.deliveryFailed
         }
     }
 
     /// Rule `sinks-test`, BTC at a plausible price crossing a round threshold, now.
     static func sampleAlert(notify: [String]) -> Alert {
-        Alert(rule: "sinks-test", symbol: "BTC", time: Wallclock.millis(), price: 100_012.5,
-              condition: "price crossesAbove 100000", threshold: .value(100_000), value: 100_012.5,
-              message: "pricealert test alert", notify: notify)
+        Alert(
+            rule: "sinks-test", symbol: "BTC", time: Wallclock.millis(), price: 100_012.5,
+            condition: "price crossesAbove 100000", threshold: .value(100_000), value: 100_012.5,
+            message: "pricealert test alert", notify: notify)
     }
 
     /// `12.3 ms` below a second, `5001 ms` above.

@@ -10,7 +10,9 @@ struct ValidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check rule files.",
-        discussion: "Prints every error as FILE:LINE:COLUMN: error: MESSAGE, and a rule already expired as FILE:LINE:COLUMN: warning: MESSAGE. Exit codes: 0 valid (warnings or not), 65 errors in the files, 66 a file cannot be read.")
+        discussion:
+            "Prints every error as FILE:LINE:COLUMN: error: MESSAGE, and a rule already expired as FILE:LINE:COLUMN: warning: MESSAGE. Exit codes: 0 valid (warnings or not), 65 errors in the files, 66 a file cannot be read."
+    )
 
     @Argument(help: "Rule files, checked together (ids and sink names share one namespace).")
     var files: [String]
@@ -22,7 +24,9 @@ struct ValidateCommand: AsyncParsableCommand {
     func run() async throws {
         let ruleSet = try Inputs.rules(files)
         StandardError.write(lines: ruleSet.expiryWarnings(now: Wallclock.millis()).map(\.description))
-        StandardOutput.shared.writeLine("ok: \(count(files.count, "file")), \(count(ruleSet.rules.count, "rule")), \(count(ruleSet.sinks.count, "sink"))")
+        StandardOutput.shared.writeLine(
+            "ok: \(count(files.count, "file")), \(count(ruleSet.rules.count, "rule")), \(count(ruleSet.sinks.count, "sink"))"
+        )
     }
 
     private func count(_ n: Int, _ noun: String) -> String {

@@ -2,6 +2,7 @@ import AlertTestSupport
 import Foundation
 import SeededRandom
 import Testing
+
 @testable import AlertEngine
 @testable import AlertModel
 
@@ -47,9 +48,11 @@ import Testing
         return out + rest
     }
 
-    static let pieces = ["a", "Z", " ", "\"", "\\", "\n", "\r", "\t", "\u{01}", "\u{1f}", "é", "€", "𝄞", "{", "}", "{{", "}}",
-                         "{{rule}}", "{{ price }}", "{{symbol", "time}}", "{{nope}}", "{{ value}}", "{{threshold }}",
-                         "{{condition}}", "{{{rule}}}", "{{}}"]
+    static let pieces = [
+        "a", "Z", " ", "\"", "\\", "\n", "\r", "\t", "\u{01}", "\u{1f}", "é", "€", "𝄞", "{", "}", "{{", "}}",
+        "{{rule}}", "{{ price }}", "{{symbol", "time}}", "{{nope}}", "{{ value}}", "{{threshold }}",
+        "{{condition}}", "{{{rule}}}", "{{}}"
+    ]
 
     static func randomText(_ rng: inout SeededRandom) -> String {
         (0..<Int.random(in: 0...12, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
@@ -68,15 +71,20 @@ import Testing
 
     @Test func renderEqualsTheSubstringVersion() {
         let condition = "change 1h above 2"
-        let values = ["rule": "btc-up", "symbol": "BTC-USD", "price": JSONNumber.format(43_000.5),
-                      "value": MessageTemplate.percent(2.345_678), "threshold": JSONNumber.format(2),
-                      "condition": condition, "time": Timestamp.format(1_700_000_000_000)]
+        let values = [
+            "rule": "btc-up", "symbol": "BTC-USD", "price": JSONNumber.format(43_000.5),
+            "value": MessageTemplate.percent(2.345_678), "threshold": JSONNumber.format(2),
+            "condition": condition, "time": Timestamp.format(1_700_000_000_000)
+        ]
         func render(_ template: String) -> String {
-            MessageTemplate.render(template, rule: "btc-up", symbol: "BTC-USD", time: 1_700_000_000_000, price: 43_000.5,
-                                   condition: condition, threshold: .value(2), value: 2.345_678)
+            MessageTemplate.render(
+                template, rule: "btc-up", symbol: "BTC-USD", time: 1_700_000_000_000, price: 43_000.5,
+                condition: condition, threshold: .value(2), value: 2.345_678)
         }
-        for template in [MessageTemplate.defaultTemplate, MessageTemplate.defaultChangeTemplate, "", "{{", "}}", "{{rule",
-                         "{{ rule }} at {{time}}: {{price}} ({{unknown}}) é{{symbol}}€", "{{{{rule}}}}"] {
+        for template in [
+            MessageTemplate.defaultTemplate, MessageTemplate.defaultChangeTemplate, "", "{{", "}}", "{{rule",
+            "{{ rule }} at {{time}}: {{price}} ({{unknown}}) é{{symbol}}€", "{{{{rule}}}}"
+        ] {
             #expect(render(template) == Self.referenceRender(template, values: values), "\(template.debugDescription)")
         }
         var rng = SeededRandom(seed: 42)
@@ -96,7 +104,8 @@ import Testing
         func reference(_ millis: Int64) -> String {
             let (days, msOfDay) = floorDivMod(millis, 86_400_000)
             let (y, m, d) = Timestamp.civilFromDays(days)
-            return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(msOfDay / 3_600_000, 2)):\(pad(msOfDay / 60_000 % 60, 2))"
+            return
+                "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(msOfDay / 3_600_000, 2)):\(pad(msOfDay / 60_000 % 60, 2))"
                 + ":\(pad(msOfDay / 1000 % 60, 2)).\(pad(msOfDay % 1000, 3))Z"
         }
         #expect(Timestamp.format(1_700_000_000_000) == "2023-11-14T22:13:20.000Z")
@@ -104,14 +113,15 @@ import Testing
         #expect(Timestamp.format(-1) == "1969-12-31T23:59:59.999Z")
         var rng = SeededRandom(seed: 43)
         for _ in 0..<5_000 {
-            let millis = Int64.random(in: -62_135_596_800_000...253_402_300_799_999, using: &rng)  // years 1 to 9999
+            let millis = Int64.random(in: -62_135_596_800_000...253_402_300_799_999, using: &rng) // years 1 to 9999
             #expect(Timestamp.format(millis) == reference(millis), "\(millis)")
         }
     }
 
     @Test func aRangeThresholdIsWrittenAsAPair() {
-        let text = MessageTemplate.render("{{threshold}}", rule: "r", symbol: "S", time: 0, price: 1, condition: "price inside",
-                                          threshold: .range(1, 2.5), value: 1)
+        let text = MessageTemplate.render(
+            "{{threshold}}", rule: "r", symbol: "S", time: 0, price: 1, condition: "price inside",
+            threshold: .range(1, 2.5), value: 1)
         #expect(text == "[1, 2.5]")
     }
 
@@ -122,10 +132,17 @@ import Testing
         switch Int.random(in: 0..<10, using: &rng) {
         case 0: return sign * Double(Int64.random(in: 0...2_000_000_000_000_000, using: &rng))
         case 1: return sign * Double(Int.random(in: 0...100_000, using: &rng))
-        case 2: return sign * Double.random(in: 0..<1, using: &rng) * pow(10, Double(Int.random(in: -320 ... -5, using: &rng)))
-        case 3: return sign * Double.random(in: 1..<10, using: &rng) * pow(10, Double(Int.random(in: 14...308, using: &rng)))
-        case 4: return [0, -0.0, .nan, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 1e15, 1e15 - 1,
-                        0.1, 1e-5, 43_000.5][Int.random(in: 0..<12, using: &rng)]
+        case 2:
+            return sign * Double.random(in: 0..<1, using: &rng)
+                * pow(10, Double(Int.random(in: -320 ... -5, using: &rng)))
+        case 3:
+            return sign * Double.random(in: 1..<10, using: &rng)
+                * pow(10, Double(Int.random(in: 14...308, using: &rng)))
+        case 4:
+            return [
+                0, -0.0, .nan, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 1e15, 1e15 - 1,
+                0.1, 1e-5, 43_000.5
+            ][Int.random(in: 0..<12, using: &rng)]
         case 5: return sign * Double(bitPattern: UInt64.random(in: 0...0x7FEF_FFFF_FFFF_FFFF, using: &rng))
         default: return sign * (Double.random(in: 0.000_01...100_000, using: &rng) * 1e8).rounded() / 1e8
         }
@@ -166,11 +183,12 @@ import Testing
     }
 
     static func randomAlert(_ rng: inout SeededRandom) -> Alert {
-        let threshold: Threshold = switch Int.random(in: 0..<3, using: &rng) {
-        case 0: .value(randomDouble(&rng))
-        case 1: .range(randomDouble(&rng), randomDouble(&rng))
-        default: .none
-        }
+        let threshold: Threshold =
+            switch Int.random(in: 0..<3, using: &rng) {
+            case 0: .value(randomDouble(&rng))
+            case 1: .range(randomDouble(&rng), randomDouble(&rng))
+            default: .none
+            }
         let kind = [AlertKind.alert, .reminder, .resolved].randomElement(using: &rng)!
         let reminder = kind == .reminder ? Int.random(in: 1...1_000_000, using: &rng) : nil
         let rule = randomText(&rng), symbol = randomText(&rng).uppercased(), condition = randomText(&rng)
@@ -178,13 +196,15 @@ import Testing
         let price = randomDouble(&rng), value = randomDouble(&rng)
         let conditionText = Bool.random(using: &rng) ? condition : "change 1h above " + referenceNumber(value)
         if Bool.random(using: &rng) {
-            return Alert(rule: rule, symbol: symbol, time: time, price: price, condition: conditionText, threshold: threshold,
-                         value: value, message: randomText(&rng), notify: [], kind: kind, reminder: reminder)
+            return Alert(
+                rule: rule, symbol: symbol, time: time, price: price, condition: conditionText, threshold: threshold,
+                value: value, message: randomText(&rng), notify: [], kind: kind, reminder: reminder)
         }
         let template = [MessageTemplate.defaultTemplate, MessageTemplate.defaultChangeTemplate, randomText(&rng)]
             .randomElement(using: &rng)!
-        return Alert(rule: rule, symbol: symbol, time: time, price: price, condition: conditionText, threshold: threshold,
-                     value: value, template: template, notify: [], kind: kind, reminder: reminder)
+        return Alert(
+            rule: rule, symbol: symbol, time: time, price: price, condition: conditionText, threshold: threshold,
+            value: value, template: template, notify: [], kind: kind, reminder: reminder)
     }
 
     /// Events are written into one buffer, line after line, as a listing writes them: each line
@@ -197,7 +217,7 @@ import Testing
             AlertFormat.appendJSON(alert, to: &json)
             json.append(UInt8(ascii: "\n"))
             AlertFormat.appendText(alert, to: &text)
-            text.append(0)  // a separator no line holds
+            text.append(0) // a separator no line holds
         }
         let jsonLines = json.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast()
         let textLines = text.split(separator: 0, omittingEmptySubsequences: false).dropLast()
@@ -207,7 +227,9 @@ import Testing
             #expect(String(decoding: line, as: UTF8.self) == reference)
             #expect(AlertFormat.json(alert) == reference)
             // The text line escapes control characters (it stays one line); JSON has them exact.
-            let referenceText = Timestamp.format(alert.time) + UserText.escapingControls(" [" + alert.rule + "] " + Self.referenceMarker(alert) + alert.message)
+            let referenceText =
+                Timestamp.format(alert.time)
+                + UserText.escapingControls(" [" + alert.rule + "] " + Self.referenceMarker(alert) + alert.message)
             #expect(String(decoding: textLine, as: UTF8.self) == referenceText)
             #expect(AlertFormat.text(alert) == referenceText)
 
@@ -227,21 +249,29 @@ import Testing
     /// years far from ours still come out as the plain version writes them.
     @Test func longAndEscapeHeavyEventsEqualThePlainVersion() {
         let controls = String(repeating: "\u{01}\"\\", count: 200)
-        let templates = [String(repeating: "{{rule}}", count: 300), String(repeating: "{{time}}{{threshold}}{{value}}{{price}}", count: 60),
-                         controls, String(repeating: "{{ condition }}\u{1f}", count: 100), "{{symbol}}" + controls + "{{rule}}"]
+        let templates = [
+            String(repeating: "{{rule}}", count: 300),
+            String(repeating: "{{time}}{{threshold}}{{value}}{{price}}", count: 60),
+            controls, String(repeating: "{{ condition }}\u{1f}", count: 100), "{{symbol}}" + controls + "{{rule}}"
+        ]
         var json: [UInt8] = []
         for template in templates {
             for rule in ["", controls, "r"] {
                 for time in [Int64.min / 2, -1, 1_700_000_000_000, Int64.max / 2] {
-                    let alert = Alert(rule: rule, symbol: controls, time: time, price: -2.2250738585072014e-308,
-                                      condition: "change " + controls, threshold: .range(-2.2250738585072014e-308, -.greatestFiniteMagnitude),
-                                      value: -1.2345678901234567e-300, template: template, notify: [], kind: .reminder, reminder: Int.min)
+                    let alert = Alert(
+                        rule: rule, symbol: controls, time: time, price: -2.2250738585072014e-308,
+                        condition: "change " + controls,
+                        threshold: .range(-2.2250738585072014e-308, -.greatestFiniteMagnitude),
+                        value: -1.2345678901234567e-300, template: template, notify: [], kind: .reminder,
+                        reminder: Int.min)
                     json.removeAll()
                     AlertFormat.appendJSON(alert, to: &json)
                     #expect(String(decoding: json, as: UTF8.self) == Self.referenceJSON(alert))
                     // The text line escapes control characters (it stays one line); JSON has them exact.
-                    #expect(AlertFormat.text(alert)
-                            == Timestamp.format(alert.time) + UserText.escapingControls(" [" + alert.rule + "] reminder \(Int.min): " + alert.message))
+                    #expect(
+                        AlertFormat.text(alert)
+                            == Timestamp.format(alert.time)
+                            + UserText.escapingControls(" [" + alert.rule + "] reminder \(Int.min): " + alert.message))
                 }
             }
         }
@@ -269,16 +299,21 @@ import Testing
 @Suite struct AlertTextLineTests {
     @Test func controlCharactersCannotSplitOrForgeALine() {
         let forged = "BTC\n2023-11-14T22:13:20.000Z [btc] BTC price above 1\r\u{0}\u{85}\u{2028}\u{202E}"
-        let alert = Alert(rule: "r\u{1B}[31m", symbol: forged, time: 1_700_000_000_000, price: 2, condition: "price above 1",
-                          threshold: .value(1), value: 2, template: MessageTemplate.defaultTemplate, notify: [])
+        let alert = Alert(
+            rule: "r\u{1B}[31m", symbol: forged, time: 1_700_000_000_000, price: 2, condition: "price above 1",
+            threshold: .value(1), value: 2, template: MessageTemplate.defaultTemplate, notify: [])
         let line = AlertFormat.text(alert)
-        #expect(line == #"2023-11-14T22:13:20.000Z [r\u001b[31m] BTC\n2023-11-14T22:13:20.000Z [btc] BTC price above 1\r\u0000\u0085\u2028\u202e price above 1 (price 2)"#)
+        #expect(
+            line
+                == #"2023-11-14T22:13:20.000Z [r\u001b[31m] BTC\n2023-11-14T22:13:20.000Z [btc] BTC price above 1\r\u0000\u0085\u2028\u202e price above 1 (price 2)"#
+        )
         #expect(!line.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
     }
 
     @Test func plainTextIsKeptAsItIs() {
-        let alert = Alert(rule: "btc-€", symbol: "BTC…", time: 1_700_000_000_000, price: 2, condition: "price above 1",
-                          threshold: .value(1), value: 2, message: #"BTC up 5% \o/ “quoted” 日本"#, notify: [])
+        let alert = Alert(
+            rule: "btc-€", symbol: "BTC…", time: 1_700_000_000_000, price: 2, condition: "price above 1",
+            threshold: .value(1), value: 2, message: #"BTC up 5% \o/ “quoted” 日本"#, notify: [])
         #expect(AlertFormat.text(alert) == #"2023-11-14T22:13:20.000Z [btc-€] BTC up 5% \o/ “quoted” 日本"#)
     }
 }

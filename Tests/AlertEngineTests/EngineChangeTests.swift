@@ -1,6 +1,7 @@
 import AlertTestSupport
 import SeededRandom
 import Testing
+
 @testable import AlertEngine
 @testable import AlertModel
 
@@ -60,7 +61,9 @@ struct EngineChangeTests {
         func seedCandles(_ minutes: ClosedRange<Int>, into engine: Engine) {
             for i in minutes {
                 let start = Int64(i) * minute, close = 50 + Double(i) / 10
-                for (t, p) in [(start, close - 5), (start, close + 5), (start + minute - 1, close)] { engine.seed(tick(t, p)) }
+                for (t, p) in [(start, close - 5), (start, close + 5), (start + minute - 1, close)] {
+                    engine.seed(tick(t, p))
+                }
             }
         }
         var alerts: [Alert] = []
@@ -133,15 +136,19 @@ struct EngineChangeTests {
         // 24h figure on some ticks only: without it and without history c is unknown, and the
         // pair neither fires nor re-arms.
         let r = rule(.change(window: 24 * 60 * minute, .above(5)))
-        let ticks = [tick(0, 100, change24h: 6), tick(1, 100), tick(2, 100, change24h: 4), tick(3, 100),
-                     tick(4, 100, change24h: 7)]
+        let ticks = [
+            tick(0, 100, change24h: 6), tick(1, 100), tick(2, 100, change24h: 4), tick(3, 100),
+            tick(4, 100, change24h: 7)
+        ]
         #expect(fired([r], ticks).map(\.0) == [0, 4])
     }
 
     @Test(.computation) func historyKeepsEnoughForTheLongestWindowOverLongStreams() {
         // Three days of one tick per 10 s with a 1 h and a 24 h rule: compare with the reference.
-        let rules = [rule("h", .change(window: 60 * minute, .above(0.5)), cooldown: 30 * minute),
-                     rule("d", .change(window: 24 * 60 * minute, .below(-1)), cooldown: 60 * minute)]
+        let rules = [
+            rule("h", .change(window: 60 * minute, .above(0.5)), cooldown: 30 * minute),
+            rule("d", .change(window: 24 * 60 * minute, .below(-1)), cooldown: 60 * minute)
+        ]
         let engine = Engine(rules: rules)
         let reference = ReferenceEngine(rules: rules)
         var rng = SeededRandom(seed: 7)

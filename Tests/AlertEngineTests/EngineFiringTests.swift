@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AlertEngine
 @testable import AlertModel
 
@@ -58,7 +59,7 @@ struct EngineFiringTests {
             rule("c", .price(.above(50))),
             rule("a", .price(.inside(0, 1000))),
             rule("b", .price(.above(10))),
-            rule("d", .change(window: 60_000, .above(-100))),
+            rule("d", .change(window: 60_000, .above(-100)))
         ]
         let engine = Engine(rules: rules)
         var alerts: [Alert] = []
@@ -71,8 +72,9 @@ struct EngineFiringTests {
     }
 
     @Test func alertCarriesSpecFields() {
-        let r = rule("btc-100k", .price(.crossesAbove(100_000)), symbols: ["btc"],
-                     message: "{{rule}} {{symbol}} {{price}} {{value}} {{threshold}} {{condition}} {{time}}")
+        let r = rule(
+            "btc-100k", .price(.crossesAbove(100_000)), symbols: ["btc"],
+            message: "{{rule}} {{symbol}} {{price}} {{value}} {{threshold}} {{condition}} {{time}}")
         let engine = Engine(rules: [r])
         var alerts: [Alert] = []
         engine.process(Tick(time: 1_699_999_999_000, symbol: "Btc", price: 99_000), into: &alerts)
@@ -85,7 +87,10 @@ struct EngineFiringTests {
         #expect(a.threshold == .value(100_000))
         #expect(a.value == 100_012.5)
         #expect(a.message == "btc-100k BTC 100012.5 100012.5 100000 price crossesAbove 100000 2023-11-14T22:13:20.000Z")
-        #expect(AlertFormat.json(a) == #"{"id":"btc-100k:BTC:1700000000000","kind":"alert","rule":"btc-100k","symbol":"BTC","time":"2023-11-14T22:13:20.000Z","price":100012.5,"condition":"price crossesAbove 100000","threshold":100000,"value":100012.5,"message":"btc-100k BTC 100012.5 100012.5 100000 price crossesAbove 100000 2023-11-14T22:13:20.000Z"}"#)
+        #expect(
+            AlertFormat.json(a)
+                == #"{"id":"btc-100k:BTC:1700000000000","kind":"alert","rule":"btc-100k","symbol":"BTC","time":"2023-11-14T22:13:20.000Z","price":100012.5,"condition":"price crossesAbove 100000","threshold":100000,"value":100012.5,"message":"btc-100k BTC 100012.5 100012.5 100000 price crossesAbove 100000 2023-11-14T22:13:20.000Z"}"#
+        )
     }
 
     @Test func rangeThresholdIsAPairInJSON() {
@@ -93,7 +98,9 @@ struct EngineFiringTests {
         var alerts: [Alert] = []
         engine.process(Tick(time: 0, symbol: "BTC", price: 42_000), into: &alerts)
         #expect(alerts.first?.threshold == .range(40_000, 45_000.5))
-        #expect(AlertFormat.json(alerts[0]).contains(#""condition":"price inside [40000, 45000.5]","threshold":[40000, 45000.5],"value":42000,"#))
+        #expect(
+            AlertFormat.json(alerts[0]).contains(
+                #""condition":"price inside [40000, 45000.5]","threshold":[40000, 45000.5],"value":42000,"#))
         #expect(alerts[0].message == "BTC price inside [40000, 45000.5] (price 42000)")
     }
 }

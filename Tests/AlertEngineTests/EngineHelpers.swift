@@ -1,4 +1,5 @@
 import AlertTestSupport
+
 @testable import AlertEngine
 @testable import AlertModel
 
@@ -11,19 +12,26 @@ func fireTimes(_ rules: [Rule], _ ticks: [(Int64, Double)], symbol: String = "BT
     return alerts.map(\.time)
 }
 
-func rule(_ condition: Condition, symbols: [String] = ["BTC"], cooldown: Int64 = 0,
-          hysteresis: Double = 0, repeatMode: RepeatMode = .rearm, message: String? = nil,
-          enabled: Bool = true) -> Rule {
-    rule("r", condition, symbols: symbols, cooldown: cooldown, hysteresis: hysteresis, repeatMode: repeatMode,
-         message: message, enabled: enabled)
+func rule(
+    _ condition: Condition, symbols: [String] = ["BTC"], cooldown: Int64 = 0,
+    hysteresis: Double = 0, repeatMode: RepeatMode = .rearm, message: String? = nil,
+    enabled: Bool = true
+) -> Rule {
+    rule(
+        "r", condition, symbols: symbols, cooldown: cooldown, hysteresis: hysteresis, repeatMode: repeatMode,
+        message: message, enabled: enabled)
 }
 
-func rule(_ id: String, _ condition: Condition, symbols: [String] = ["BTC"], cooldown: Int64 = 0,
-          hysteresis: Double = 0, repeatMode: RepeatMode = .rearm, message: String? = nil,
-          enabled: Bool = true) -> Rule {
-    Rule(id: id, scope: .symbols(symbols), condition: condition, cooldown: cooldown, hysteresis: hysteresis,
-         message: message, enabled: enabled)
-        .with(repeatMode: repeatMode)
+func rule(
+    _ id: String, _ condition: Condition, symbols: [String] = ["BTC"], cooldown: Int64 = 0,
+    hysteresis: Double = 0, repeatMode: RepeatMode = .rearm, message: String? = nil,
+    enabled: Bool = true
+) -> Rule {
+    Rule(
+        id: id, scope: .symbols(symbols), condition: condition, cooldown: cooldown, hysteresis: hysteresis,
+        message: message, enabled: enabled
+    )
+    .with(repeatMode: repeatMode)
 }
 
 extension Rule {

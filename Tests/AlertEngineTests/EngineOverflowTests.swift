@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AlertEngine
 @testable import AlertModel
 

@@ -1,6 +1,7 @@
 import AlertTestSupport
 import SeededRandom
 import Testing
+
 @testable import AlertEngine
 @testable import AlertModel
 
@@ -30,7 +31,13 @@ struct EngineReferenceTests {
                 condition = .change(window: window, .below(Double(Int.random(in: -6...3, using: &rng))))
             }
             let ranged: Bool
-            if case .price(.inside) = condition { ranged = true } else if case .price(.outside) = condition { ranged = true } else { ranged = false }
+            if case .price(.inside) = condition {
+                ranged = true
+            } else if case .price(.outside) = condition {
+                ranged = true
+            } else {
+                ranged = false
+            }
             var scope = [symbols.randomElement(using: &rng)!]
             if Bool.random(using: &rng) { scope.append(symbols.randomElement(using: &rng)!.lowercased()) }
             return Rule(
@@ -50,19 +57,20 @@ struct EngineReferenceTests {
             time += [0, 500, 1000, 15_000, 61_000].randomElement(using: &rng)!
             let key = symbol.uppercased()
             switch Int.random(in: 0..<10, using: &rng) {
-            case 0: price[key] = Double(Int.random(in: 88...112, using: &rng))  // land on thresholds
+            case 0: price[key] = Double(Int.random(in: 88...112, using: &rng)) // land on thresholds
             case 1: break
             default: price[key]! *= 1 + Double.random(in: -0.02...0.02, using: &rng)
             }
             var t = time
             var p = price[key]!
             switch Int.random(in: 0..<40, using: &rng) {
-            case 0: t -= 70_000  // out of order
+            case 0: t -= 70_000 // out of order
             case 1: p = -p
             case 2: p = .nan
             default: break
             }
-            let change: Double? = Int.random(in: 0..<3, using: &rng) == 0 ? Double(Int.random(in: -8...8, using: &rng)) : nil
+            let change: Double? =
+                Int.random(in: 0..<3, using: &rng) == 0 ? Double(Int.random(in: -8...8, using: &rng)) : nil
             return Tick(time: t, symbol: symbol, price: p, change24h: change)
         }
     }
@@ -80,7 +88,7 @@ struct EngineReferenceTests {
     static func matchRules(_ rng: inout SeededRandom, count: Int) -> (MarketList, [Rule]) {
         let markets = MarketList([
             Market(symbol: "AAA", base: "AAA", quote: "USD", future: false, active: true),
-            Market(symbol: "BBB", base: "BBB", quote: "EUR", future: true, active: true),
+            Market(symbol: "BBB", base: "BBB", quote: "EUR", future: true, active: true)
         ])
         var rules = randomRules(&rng, count: count)
         for i in rules.indices where i % 3 == 0 {
@@ -119,9 +127,10 @@ struct EngineQuietStreamTests {
             default: condition = .price(.outside(x * 0.99, x))
             }
             let ranged = i % 7 == 2 || i % 7 == 6
-            return Rule(id: "q\(i)", scope: .symbols([symbols[i % 3]]), condition: condition,
-                        cooldown: [0, 20_000, 90_000].randomElement(using: &rng)!,
-                        hysteresis: ranged ? 0 : [0, 0.1].randomElement(using: &rng)!)
+            return Rule(
+                id: "q\(i)", scope: .symbols([symbols[i % 3]]), condition: condition,
+                cooldown: [0, 20_000, 90_000].randomElement(using: &rng)!,
+                hysteresis: ranged ? 0 : [0, 0.1].randomElement(using: &rng)!)
         }
         var price = [100.0, 100.0, 100.0]
         var daily = [0.2, -0.3, 0.5]
@@ -165,9 +174,10 @@ struct EngineMinuteBoundaryTests {
             case 4: condition = .price(.above(x))
             default: condition = .price(.inside(x, x * 1.003))
             }
-            return Rule(id: "m\(i)", scope: .symbols([symbols[i % 4]]), condition: condition,
-                        cooldown: [0, 30_000, 70_000].randomElement(using: &rng)!,
-                        hysteresis: i % 6 == 5 ? 0 : [0, 0.05].randomElement(using: &rng)!)
+            return Rule(
+                id: "m\(i)", scope: .symbols([symbols[i % 4]]), condition: condition,
+                cooldown: [0, 30_000, 70_000].randomElement(using: &rng)!,
+                hysteresis: i % 6 == 5 ? 0 : [0, 0.05].randomElement(using: &rng)!)
         }
         var price = [100.0, 100.0, 100.0, 100.0]
         let drift = symbols.map { _ in Double.random(in: -0.00004...0.00004, using: &rng) }
@@ -178,8 +188,8 @@ struct EngineMinuteBoundaryTests {
             // DDD starts trading an hour in, so its windows become covered mid-stream.
             let s = Int.random(in: 0..<(ticks.count < 4_000 ? 3 : 4), using: &rng)
             switch Int.random(in: 0..<50, using: &rng) {
-            case 0: time += Int64.random(in: 1...4, using: &rng) * minute  // a gap of minutes
-            case 1, 2: time = (time / minute + 1) * minute - Int64.random(in: 0...1, using: &rng)  // at a boundary
+            case 0: time += Int64.random(in: 1...4, using: &rng) * minute // a gap of minutes
+            case 1, 2: time = (time / minute + 1) * minute - Int64.random(in: 0...1, using: &rng) // at a boundary
             default: time += Int64.random(in: 0...1_500, using: &rng)
             }
             let step = drift[s] + Double.random(in: -0.0002...0.0002, using: &rng)

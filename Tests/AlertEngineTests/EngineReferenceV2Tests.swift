@@ -2,6 +2,7 @@ import AlertRules
 import AlertTestSupport
 import SeededRandom
 import Testing
+
 @testable import AlertEngine
 @testable import AlertModel
 
@@ -27,13 +28,15 @@ struct EngineReferenceV2Tests {
                 ranged = true
             default:
                 let window = ["1m", "5m", "24h", "48h"].randomElement(using: &rng)!
-                when = #"{"change": {"window": "\#(window)", "\#(side)": \#(Double(Int.random(in: -3...3, using: &rng)) / 2)}}"#
+                when =
+                    #"{"change": {"window": "\#(window)", "\#(side)": \#(Double(Int.random(in: -3...3, using: &rng)) / 2)}}"#
             }
             var keys = [#""cooldown": "\#(["0s", "30s", "2m"].randomElement(using: &rng)!)""#]
             if !ranged { keys.append(#""hysteresis": \#([0, 0.5, 1].randomElement(using: &rng)!)"#) }
             if Int.random(in: 0..<5, using: &rng) == 0 { keys.append(#""repeat": "once""#) }
             let symbol = RandomRulesV2.symbols.randomElement(using: &rng)!
-            return #"{"id": "\#(prefix)\#(i)", "symbol": "\#(symbol)", "when": \#(when), \#(keys.joined(separator: ", "))}"#
+            return
+                #"{"id": "\#(prefix)\#(i)", "symbol": "\#(symbol)", "when": \#(when), \#(keys.joined(separator: ", "))}"#
         }
         return #"{"version": 1, "rules": [\#(rules.joined(separator: ",\n"))]}"#
     }
@@ -45,7 +48,9 @@ struct EngineReferenceV2Tests {
         let loaded = try RuleLoader.load(sources).get()
         let engine = Engine(rules: loaded.rules, portfolios: loaded.portfolios)
         for (symbol, candle) in candles {
-            reference.seed(symbol: symbol, start: candle.start, end: candle.end, high: candle.high, low: candle.low, close: candle.close)
+            reference.seed(
+                symbol: symbol, start: candle.start, end: candle.end, high: candle.high, low: candle.low,
+                close: candle.close)
             for tick in candle.seededTicks(symbol: symbol) { #expect(engine.seed(tick) == nil) }
         }
         var ours: [RefEvent] = []
@@ -67,16 +72,23 @@ struct EngineReferenceV2Tests {
         var rng = SeededRandom(seed: seed)
         let ticks = RandomRulesV2.ticks(&rng, count: 2500, start: Self.start)
         let expiresAt = ticks[ticks.count / 2].time
-        var files = [RandomRulesV2.file(&rng, count: 40, expiresAt: expiresAt),
-                     Self.versionOneFile(&rng, count: 15, prefix: "w")]
+        var files = [
+            RandomRulesV2.file(&rng, count: 40, expiresAt: expiresAt),
+            Self.versionOneFile(&rng, count: 15, prefix: "w")
+        ]
         if Bool.random(using: &rng) { files.reverse() }
         let candles = RandomRulesV2.candles(&rng, hours: 60, before: Self.start)
         let (ours, theirs) = try Self.run(files: files, candles: candles, ticks: ticks)
         #expect(ours.count > 100)
         #expect(Set(ours.map(\.kind)).count == 3, "alerts, reminders and resolved events all occur")
         #expect(ours == theirs)
-        if ours != theirs, let k: Int = zip(ours, theirs).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset ?? Optional(min(ours.count, theirs.count)) {
-            Issue.record("first difference at \(k): engine \(k < ours.count ? "\(ours[k])" : "-") vs reference \(k < theirs.count ? "\(theirs[k])" : "-")")
+        if ours != theirs,
+            let k: Int = zip(ours, theirs).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
+                ?? Optional(min(ours.count, theirs.count))
+        {
+            Issue.record(
+                "first difference at \(k): engine \(k < ours.count ? "\(ours[k])" : "-") vs reference \(k < theirs.count ? "\(theirs[k])" : "-")"
+            )
         }
     }
 
@@ -85,14 +97,21 @@ struct EngineReferenceV2Tests {
     func randomRuleFilesWithoutHistory(seed: UInt64) throws {
         var rng = SeededRandom(seed: seed)
         let ticks = RandomRulesV2.ticks(&rng, count: 3000, start: Self.start)
-        let files = [RandomRulesV2.file(&rng, count: 30, expiresAt: ticks[2000].time),
-                     RandomRulesV2.file(&rng, count: 0, expiresAt: 0).replacingPortfolioName("pf", with: "two"),
-                     Self.versionOneFile(&rng, count: 10, prefix: "w")]
+        let files = [
+            RandomRulesV2.file(&rng, count: 30, expiresAt: ticks[2000].time),
+            RandomRulesV2.file(&rng, count: 0, expiresAt: 0).replacingPortfolioName("pf", with: "two"),
+            Self.versionOneFile(&rng, count: 10, prefix: "w")
+        ]
         let (ours, theirs) = try Self.run(files: files, candles: [], ticks: ticks)
         #expect(ours.count > 100)
         #expect(ours == theirs)
-        if ours != theirs, let k: Int = zip(ours, theirs).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset ?? Optional(min(ours.count, theirs.count)) {
-            Issue.record("first difference at \(k): engine \(k < ours.count ? "\(ours[k])" : "-") vs reference \(k < theirs.count ? "\(theirs[k])" : "-")")
+        if ours != theirs,
+            let k: Int = zip(ours, theirs).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
+                ?? Optional(min(ours.count, theirs.count))
+        {
+            Issue.record(
+                "first difference at \(k): engine \(k < ours.count ? "\(ours[k])" : "-") vs reference \(k < theirs.count ? "\(theirs[k])" : "-")"
+            )
         }
     }
 }
@@ -120,8 +139,10 @@ struct EngineStateV2Tests {
     func piecesEqualOneRun(seed: UInt64) throws {
         var rng = SeededRandom(seed: seed)
         let ticks = RandomRulesV2.ticks(&rng, count: 2000, start: EngineReferenceV2Tests.start)
-        let files = [RandomRulesV2.file(&rng, count: 40, expiresAt: ticks[1000].time),
-                     EngineReferenceV2Tests.versionOneFile(&rng, count: 10, prefix: "w")]
+        let files = [
+            RandomRulesV2.file(&rng, count: 40, expiresAt: ticks[1000].time),
+            EngineReferenceV2Tests.versionOneFile(&rng, count: 10, prefix: "w")
+        ]
         let candles = RandomRulesV2.candles(&rng, hours: 60, before: EngineReferenceV2Tests.start)
         let sources = files.enumerated().map { RuleSource(path: "r\($0.offset).json", bytes: Array($0.element.utf8)) }
         let loaded = try RuleLoader.load(sources).get()
@@ -143,7 +164,9 @@ struct EngineStateV2Tests {
             let end = min(ticks.count, start + Int.random(in: 1...300, using: &rng))
             let piece = engine()
             piece.restore(try saved.values.map { try SymbolSnapshot(decoding: $0) })
-            if first { for (symbol, candle) in candles { for tick in candle.seededTicks(symbol: symbol) { piece.seed(tick) } } }
+            if first {
+                for (symbol, candle) in candles { for tick in candle.seededTicks(symbol: symbol) { piece.seed(tick) } }
+            }
             first = false
             got += events(piece, ticks[start..<end])
             for snapshot in Bool.random(using: &rng) ? piece.takeFinalChanges() : piece.snapshotAll() {

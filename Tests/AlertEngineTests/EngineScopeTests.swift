@@ -1,6 +1,7 @@
 import AlertTestSupport
 import SeededRandom
 import Testing
+
 @testable import AlertEngine
 @testable import AlertModel
 
@@ -10,7 +11,7 @@ struct EngineScopeTests {
         Market(symbol: "BTC-PERP", base: "BTC", quote: "USD", future: true, active: true),
         Market(symbol: "ETH", base: "ETH", quote: "USD", future: false, active: true),
         Market(symbol: "ETH", base: "ETH", quote: "USDT", future: false, active: false),
-        Market(symbol: "DOGE", base: "DOGE", quote: "EUR", future: false, active: true),
+        Market(symbol: "DOGE", base: "DOGE", quote: "EUR", future: false, active: true)
     ])
 
     func symbolsFired(_ filter: MarketFilter, markets: MarketList?) -> [String] {
@@ -45,7 +46,9 @@ struct EngineScopeTests {
 
     @Test func withoutMarketListMatchRulesApplyToNothing() {
         #expect(symbolsFired(MarketFilter(future: false), markets: nil) == [])
-        #expect(Engine(rules: [Rule(id: "m", scope: .match(MarketFilter(future: true)), condition: .price(.above(0)))]).hasMatchRules)
+        #expect(
+            Engine(rules: [Rule(id: "m", scope: .match(MarketFilter(future: true)), condition: .price(.above(0)))])
+                .hasMatchRules)
     }
 
     @Test func symbolRulesApplyWhetherOrNotTheSymbolIsListed() {
@@ -65,25 +68,29 @@ struct EngineMarketReloadTests {
         var alerts: [Alert] = []
         engine.process(Tick(time: 1, symbol: "NEW", price: 2), into: &alerts)
         #expect(alerts.isEmpty)
-        engine.replaceMarkets(MarketList([Market(symbol: "NEW", base: "NEW", quote: "USD", future: false, active: true)]))
+        engine.replaceMarkets(
+            MarketList([Market(symbol: "NEW", base: "NEW", quote: "USD", future: false, active: true)]))
         engine.process(Tick(time: 2, symbol: "NEW", price: 2), into: &alerts)
         #expect(alerts.map(\.id) == ["usd:NEW:2"])
     }
 
     @Test func aPairThatStillAppliesKeepsItsStateAcrossAReload() {
         let listed = MarketList([Market(symbol: "BTC", base: "BTC", quote: "USD", future: false, active: true)])
-        let rules = [Rule(id: "usd", scope: .match(MarketFilter(quote: "USD")), condition: .price(.above(100))),
-                     Rule(id: "spot", scope: .match(MarketFilter(future: false)), condition: .price(.crossesAbove(150)))]
+        let rules = [
+            Rule(id: "usd", scope: .match(MarketFilter(quote: "USD")), condition: .price(.above(100))),
+            Rule(id: "spot", scope: .match(MarketFilter(future: false)), condition: .price(.crossesAbove(150)))
+        ]
         let engine = Engine(rules: rules, markets: listed)
         var alerts: [Alert] = []
-        engine.process(Tick(time: 1, symbol: "BTC", price: 101), into: &alerts)  // usd fires, disarms
+        engine.process(Tick(time: 1, symbol: "BTC", price: 101), into: &alerts) // usd fires, disarms
         // A reload that drops "spot" for BTC (now a future) and keeps "usd".
-        engine.replaceMarkets(MarketList([Market(symbol: "BTC", base: "BTC", quote: "USD", future: true, active: true)]))
+        engine.replaceMarkets(
+            MarketList([Market(symbol: "BTC", base: "BTC", quote: "USD", future: true, active: true)]))
         engine.process(Tick(time: 2, symbol: "BTC", price: 160), into: &alerts)
         // usd is still disarmed (no second alert); spot no longer applies (no crossing alert).
         #expect(alerts.map(\.id) == ["usd:BTC:1"])
-        engine.process(Tick(time: 3, symbol: "BTC", price: 90), into: &alerts)   // usd re-arms
-        engine.process(Tick(time: 4, symbol: "BTC", price: 101), into: &alerts)  // and fires
+        engine.process(Tick(time: 3, symbol: "BTC", price: 90), into: &alerts) // usd re-arms
+        engine.process(Tick(time: 4, symbol: "BTC", price: 101), into: &alerts) // and fires
         #expect(alerts.map(\.id) == ["usd:BTC:1", "usd:BTC:4"])
     }
 
@@ -95,12 +102,17 @@ struct EngineMarketReloadTests {
         }
         let lists = [
             MarketList([Market(symbol: "AAA", base: "AAA", quote: "USD", future: false, active: true)]),
-            MarketList([Market(symbol: "AAA", base: "AAA", quote: "EUR", future: true, active: true),
-                        Market(symbol: "BBB", base: "BBB", quote: "USD", future: false, active: true)]),
-            MarketList([Market(symbol: "CCC", base: "CCC", quote: "USD", future: true, active: true),
-                        Market(symbol: "BBB", base: "BBB", quote: "USD", future: false, active: true)]),
+            MarketList([
+                Market(symbol: "AAA", base: "AAA", quote: "EUR", future: true, active: true),
+                Market(symbol: "BBB", base: "BBB", quote: "USD", future: false, active: true)
+            ]),
+            MarketList([
+                Market(symbol: "CCC", base: "CCC", quote: "USD", future: true, active: true),
+                Market(symbol: "BBB", base: "BBB", quote: "USD", future: false, active: true)
+            ])
         ]
-        let (_, ours, theirs) = Self.compare(rules: rules, lists: lists, ticks: EngineReferenceTests.randomTicks(&rng, count: 3000))
+        let (_, ours, theirs) = Self.compare(
+            rules: rules, lists: lists, ticks: EngineReferenceTests.randomTicks(&rng, count: 3000))
         #expect(ours.count > 30)
         #expect(ours == theirs)
     }
@@ -128,8 +140,9 @@ struct EngineMarketReloadTests {
 @Suite("symbols no rule applies to")
 struct EngineUnwatchedSymbolTests {
     @Test func keepNoStateAndAreCounted() {
-        let engine = Engine(rules: [Rule(id: "btc", scope: .symbols(["BTC"]), condition: .price(.above(1)))],
-                            markets: MarketList([Market(symbol: "BTC", base: "BTC", quote: "USD", future: false, active: true)]))
+        let engine = Engine(
+            rules: [Rule(id: "btc", scope: .symbols(["BTC"]), condition: .price(.above(1)))],
+            markets: MarketList([Market(symbol: "BTC", base: "BTC", quote: "USD", future: false, active: true)]))
         var alerts: [Alert] = []
         for i in 0..<10_000 {
             engine.process(Tick(time: Int64(i), symbol: "NEW\(i)", price: 1.5), into: &alerts)
@@ -173,8 +186,10 @@ struct EngineUnwatchedSymbolTests {
             MarketList([]),
             MarketList([Market(symbol: "AAA", base: "AAA", quote: "USD", future: false, active: true)]),
             MarketList([Market(symbol: "BBB", base: "BBB", quote: "USD", future: true, active: true)]),
-            MarketList([Market(symbol: "CCC", base: "CCC", quote: "USD", future: true, active: true),
-                        Market(symbol: "AAA", base: "AAA", quote: "EUR", future: false, active: true)]),
+            MarketList([
+                Market(symbol: "CCC", base: "CCC", quote: "USD", future: true, active: true),
+                Market(symbol: "AAA", base: "AAA", quote: "EUR", future: false, active: true)
+            ])
         ]
         let (engine, ours, theirs) = EngineMarketReloadTests.compare(
             rules: rules, lists: lists, ticks: EngineReferenceTests.randomTicks(&rng, count: 4000))
@@ -187,7 +202,8 @@ struct EngineUnwatchedSymbolTests {
 @Suite("Once survives market list reloads")
 struct EngineOnceAcrossReloadsTests {
     @Test func aOncePairThatFiredNeverFiresAgainEvenIfItsMarketLeavesAndReturns() {
-        let r = Rule(id: "once", scope: .match(MarketFilter(quote: "USD")), condition: .price(.above(1)), repeatMode: .once)
+        let r = Rule(
+            id: "once", scope: .match(MarketFilter(quote: "USD")), condition: .price(.above(1)), repeatMode: .once)
         let listed = MarketList([Market(symbol: "X", base: "X", quote: "USD", future: false, active: true)])
         let engine = Engine(rules: [r], markets: listed)
         var alerts: [Alert] = []
@@ -210,8 +226,9 @@ struct EngineOnceAcrossReloadsTests {
     @Test func aPairStaysSmallAndKeepsItsLastFiring() {
         #expect(MemoryLayout<ConditionGroup.Pair>.stride <= 48)
         #expect(MemoryLayout<PairSnapshot>.stride <= 40)
-        var pair = ConditionGroup.Pair(rule: 3, condition: CompiledCondition(.price(.above(1)), hysteresis: 0),
-                                       cooldown: 10, once: false)
+        var pair = ConditionGroup.Pair(
+            rule: 3, condition: CompiledCondition(.price(.above(1)), hysteresis: 0),
+            cooldown: 10, once: false)
         #expect(pair.lastFired == nil)
         pair.lastFired = 0
         #expect(pair.lastFired == 0)

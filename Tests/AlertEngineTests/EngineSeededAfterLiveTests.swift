@@ -1,6 +1,7 @@
 import AlertRules
 import AlertTestSupport
 import Testing
+
 @testable import AlertEngine
 @testable import AlertModel
 
@@ -52,7 +53,9 @@ struct EngineSeededAfterLiveTests {
         for h in Int64(1)...40 {
             let s = Self.start - h * Self.hour
             let candle = Candle(start: s, end: s + Self.hour, open: 100, high: 150, low: 50, close: 100)
-            reference.seed(symbol: "AAA", start: candle.start, end: candle.end, high: candle.high, low: candle.low, close: candle.close)
+            reference.seed(
+                symbol: "AAA", start: candle.start, end: candle.end, high: candle.high, low: candle.low,
+                close: candle.close)
             for tick in candle.seededTicks(symbol: "AAA") { #expect(engine.seed(tick) == nil) }
         }
         for (minutes, price) in [(5, 40.0), (15, 160.0), (25, 70.0)] {
@@ -62,10 +65,17 @@ struct EngineSeededAfterLiveTests {
         }
         process(Self.live(from: Self.start + 12 * Self.hour, to: Self.start + 40 * Self.hour))
 
-        #expect(Set(theirs.map(\.rule)) == ["off-high", "off-low"], "the scenario's highs and lows fire, its changes do not")
+        #expect(
+            Set(theirs.map(\.rule)) == ["off-high", "off-low"], "the scenario's highs and lows fire, its changes do not"
+        )
         #expect(ours == theirs)
-        if ours != theirs, let k: Int = zip(ours, theirs).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset ?? Optional(min(ours.count, theirs.count)) {
-            Issue.record("first difference at \(k): engine \(k < ours.count ? "\(ours[k])" : "-") vs reference \(k < theirs.count ? "\(theirs[k])" : "-")")
+        if ours != theirs,
+            let k: Int = zip(ours, theirs).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
+                ?? Optional(min(ours.count, theirs.count))
+        {
+            Issue.record(
+                "first difference at \(k): engine \(k < ours.count ? "\(ours[k])" : "-") vs reference \(k < theirs.count ? "\(theirs[k])" : "-")"
+            )
         }
     }
 }

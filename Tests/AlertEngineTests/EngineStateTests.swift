@@ -1,6 +1,7 @@
 import AlertTestSupport
 import SeededRandom
 import Testing
+
 @testable import AlertEngine
 @testable import AlertModel
 
@@ -12,8 +13,10 @@ struct EngineStateTests {
     /// Evaluates `ticks` cut at `cuts`, saving changed symbols after each piece into a store of
     /// encoded snapshots (only what `takeFinalChanges` returns is written, as `check` does).
     /// `rulesForPiece`, when given, makes each piece's rules (as if the files were edited between runs).
-    static func inPieces(_ rules: [Rule], _ ticks: [Tick], cuts: [Int], markets: MarketList? = nil,
-                         rulesForPiece: ((Int) -> [Rule])? = nil) throws -> [String] {
+    static func inPieces(
+        _ rules: [Rule], _ ticks: [Tick], cuts: [Int], markets: MarketList? = nil,
+        rulesForPiece: ((Int) -> [Rule])? = nil
+    ) throws -> [String] {
         var store: [String: [UInt8]] = [:]
         var alerts: [Alert] = []
         var start = 0
@@ -40,7 +43,9 @@ struct EngineStateTests {
 
     /// 60 random rules, 3 000 random ticks cut at random into `pieces`, and the alerts of one
     /// engine over all of them; `rng` goes on from there.
-    static func randomStream(_ rng: inout SeededRandom, pieces: Int) -> (rules: [Rule], ticks: [Tick], cuts: [Int], whole: [String]) {
+    static func randomStream(
+        _ rng: inout SeededRandom, pieces: Int
+    ) -> (rules: [Rule], ticks: [Tick], cuts: [Int], whole: [String]) {
         let rules = EngineReferenceTests.randomRules(&rng, count: 60)
         let ticks = EngineReferenceTests.randomTicks(&rng, count: 3000)
         let cuts = randomCuts(&rng, count: ticks.count, pieces: pieces)
@@ -84,7 +89,9 @@ struct EngineStateTests {
         #expect(whole.count > 50)
         let pieces = try Self.inPieces(rules, ticks, cuts: cuts) { piece in
             var shuffled = rules.shuffled(using: &rng)
-            if piece % 2 == 1 { shuffled.insert(rule("new-\(piece)", .price(.above(1e12))), at: piece % shuffled.count) }
+            if piece % 2 == 1 {
+                shuffled.insert(rule("new-\(piece)", .price(.above(1e12))), at: piece % shuffled.count)
+            }
             return shuffled
         }
         // Within a tick, alerts come in rule order, which changed: compare them as a set.
@@ -194,8 +201,9 @@ struct EngineStateTests {
     /// A reload hands every symbol on, including restored ones that have not ticked since.
     @Test func snapshotAllKeepsUnusedRestoredSymbols() {
         let rules = [rule(.price(.above(100)), symbols: ["BTC", "ETH"])]
-        let old = SymbolSnapshot(symbol: "ETH", lastTime: 5, lastPrice: 1,
-                                 pairs: [PairSnapshot(rule: "r", fingerprint: 1, armed: false, spent: false, lastFired: 5)])
+        let old = SymbolSnapshot(
+            symbol: "ETH", lastTime: 5, lastPrice: 1,
+            pairs: [PairSnapshot(rule: "r", fingerprint: 1, armed: false, spent: false, lastFired: 5)])
         let engine = Engine(rules: rules)
         engine.restore([old])
         var alerts: [Alert] = []
@@ -221,8 +229,10 @@ struct SymbolSnapshotCodingTests {
     static let sample = SymbolSnapshot(
         symbol: "BTC-PERP", firstTime: -5, lastTime: 1_700_000_000_123, lastPrice: 43_000.25,
         minutes: [28_333_333, 28_333_334], prices: [1.0E-5, .greatestFiniteMagnitude],
-        pairs: [PairSnapshot(rule: "r.1", fingerprint: .max, armed: false, spent: true, lastFired: nil),
-                PairSnapshot(rule: "é", fingerprint: 0, armed: true, spent: false, lastFired: 42)])
+        pairs: [
+            PairSnapshot(rule: "r.1", fingerprint: .max, armed: false, spent: true, lastFired: nil),
+            PairSnapshot(rule: "é", fingerprint: 0, armed: true, spent: false, lastFired: 42)
+        ])
 
     /// History chunks are read in place from the database's bytes; every bound is checked.
     @Test func historyChunksRoundTripAndDamageIsRefused() throws {

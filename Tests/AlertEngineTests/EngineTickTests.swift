@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AlertEngine
 @testable import AlertModel
 
@@ -23,8 +24,14 @@ struct EngineTickTests {
     /// by the indexed path and by the plain one (a `for` rule) alike.
     @Test(arguments: ["BT\nC", "\u{0}BTC", "BTC\r", "B\u{7F}TC", "BTC\u{85}", "\u{9F}", "\t"])
     func aControlCharacterInTheSymbolIsDropped(symbol: String) {
-        for rules in [[rule(.price(.above(0.5)))], [Rule(id: "held", scope: .symbols(["BTC"]), condition: .price(.above(0.5)), fileVersion: 2,
-                                                                extras: RuleExtras(sustain: 1))]] {
+        for rules in [
+            [rule(.price(.above(0.5)))],
+            [
+                Rule(
+                    id: "held", scope: .symbols(["BTC"]), condition: .price(.above(0.5)), fileVersion: 2,
+                    extras: RuleExtras(sustain: 1))
+            ]
+        ] {
             let engine = Engine(rules: rules)
             var alerts: [Alert] = []
             #expect(engine.process(Tick(time: 1, symbol: symbol, price: 1), into: &alerts) == .controlCharacter)
@@ -38,8 +45,11 @@ struct EngineTickTests {
     /// A symbol only a plain (version 2) rule watches is watched: its ticks are not counted as
     /// ticks of symbols no rule applies to.
     @Test func aSymbolOnlyAPlainRuleWatchesIsNotUnwatched() {
-        let engine = Engine(rules: [Rule(id: "held", scope: .symbols(["BTC"]), condition: .price(.above(0.5)), fileVersion: 2,
-                                         extras: RuleExtras(sustain: 1))])
+        let engine = Engine(rules: [
+            Rule(
+                id: "held", scope: .symbols(["BTC"]), condition: .price(.above(0.5)), fileVersion: 2,
+                extras: RuleExtras(sustain: 1))
+        ])
         var alerts: [Alert] = []
         #expect(engine.process(Tick(time: 1, symbol: "BTC", price: 1), into: &alerts) == nil)
         #expect(engine.process(Tick(time: 2, symbol: "ETH", price: 1), into: &alerts) == nil)
@@ -83,11 +93,11 @@ struct EngineTickTests {
         let r = rule(.change(window: minute, .above(5)))
         let engine = Engine(rules: [r])
         var alerts: [Alert] = []
-        engine.process(Tick(time: 0, symbol: "BTC", price: 0), into: &alerts)  // dropped
+        engine.process(Tick(time: 0, symbol: "BTC", price: 0), into: &alerts) // dropped
         engine.process(Tick(time: 30_000, symbol: "BTC", price: 100), into: &alerts)
-        engine.process(Tick(time: 60_000, symbol: "BTC", price: 200), into: &alerts)  // first tick 30 s > t − W = 0
+        engine.process(Tick(time: 60_000, symbol: "BTC", price: 200), into: &alerts) // first tick 30 s > t − W = 0
         #expect(alerts.isEmpty)
-        engine.process(Tick(time: 90_000, symbol: "BTC", price: 200), into: &alerts)  // covered: base 100
+        engine.process(Tick(time: 90_000, symbol: "BTC", price: 200), into: &alerts) // covered: base 100
         #expect(alerts.map(\.value) == [100])
     }
 

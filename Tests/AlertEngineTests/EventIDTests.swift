@@ -1,5 +1,6 @@
 import AlertRules
 import Testing
+
 @testable import AlertEngine
 @testable import AlertModel
 
@@ -12,10 +13,13 @@ struct EventIDTests {
     /// A version 2 rule with `resolve` (the plain evaluator) and a version 1 rule (the indexed
     /// engine), both on BTC above 100, cooldown 0.
     static func rules() throws -> (rules: [Rule], portfolios: [Portfolio]) {
-        let v2 = #"{"version": 2, "rules": [{"id": "r2", "symbol": "BTC", "when": {"price": {"above": 100}}, "resolve": true}]}"#
+        let v2 =
+            #"{"version": 2, "rules": [{"id": "r2", "symbol": "BTC", "when": {"price": {"above": 100}}, "resolve": true}]}"#
         let v1 = #"{"version": 1, "rules": [{"id": "r1", "symbol": "BTC", "when": {"price": {"above": 100}}}]}"#
-        let loaded = try RuleLoader.load([RuleSource(path: "v1.json", bytes: Array(v1.utf8)),
-                                          RuleSource(path: "v2.json", bytes: Array(v2.utf8))]).get()
+        let loaded = try RuleLoader.load([
+            RuleSource(path: "v1.json", bytes: Array(v1.utf8)),
+            RuleSource(path: "v2.json", bytes: Array(v2.utf8))
+        ]).get()
         return (loaded.rules, loaded.portfolios)
     }
 
@@ -26,7 +30,7 @@ struct EventIDTests {
         "r2:BTC:\(t):resolved",
         "r1:BTC:\(t):2", "r2:BTC:\(t):2",
         "r2:BTC:\(t):resolved:2",
-        "r1:BTC:\(t):3", "r2:BTC:\(t):3",
+        "r1:BTC:\(t):3", "r2:BTC:\(t):3"
     ]
 
     @Test func alertResolvedAlertInOneMillisecondHaveThreeIDs() throws {
@@ -71,8 +75,9 @@ struct EventIDTests {
         engine.process(Tick(time: Self.t + 1, symbol: "BTC", price: 99), into: &alerts)
         engine.process(Tick(time: Self.t + 1, symbol: "BTC", price: 101), into: &alerts)
         #expect(alerts.map(\.id) == ["r2:BTC:\(Self.t + 1):resolved", "r1:BTC:\(Self.t + 1)", "r2:BTC:\(Self.t + 1)"])
-        var rebuilt = Alert(rule: "r2", symbol: "BTC", time: Self.t, price: 1, condition: "", threshold: .none,
-                            value: 1, message: "", notify: [], kind: .resolved)
+        var rebuilt = Alert(
+            rule: "r2", symbol: "BTC", time: Self.t, price: 1, condition: "", threshold: .none,
+            value: 1, message: "", notify: [], kind: .resolved)
         rebuilt.adoptOccurrence(fromID: "r2:BTC:\(Self.t):resolved:2")
         #expect(rebuilt.id == "r2:BTC:\(Self.t):resolved:2")
         rebuilt.adoptOccurrence(fromID: "other:BTC:\(Self.t):resolved:7")

@@ -12,7 +12,7 @@ struct NewListingsTests {
         Rule(id: "usd", scope: .match(MarketFilter(quote: "USD")), condition: .listed),
         Rule(id: "price", scope: .symbols(["NEW"]), condition: .price(.above(0))),
         Rule(id: "futures", scope: .match(MarketFilter(future: true)), condition: .listed),
-        Rule(id: "off", scope: .match(MarketFilter()), condition: .listed, enabled: false),
+        Rule(id: "off", scope: .match(MarketFilter()), condition: .listed, enabled: false)
     ]
 
     @Test("the first list fires nothing; an added market fires its matching rules once, at its first tick")

@@ -20,8 +20,10 @@ private func run(_ engine: ReferenceEngineV2, _ ticks: [(Int64, String, Double)]
     ticks.flatMap { engine.process(Tick(time: $0.0, symbol: $0.1, price: $0.2)) }
 }
 
-private func alert(_ rule: String, _ symbol: String, _ t: Int64, _ price: Double, value: Double? = nil,
-                   _ threshold: RefEvent.Threshold) -> RefEvent {
+private func alert(
+    _ rule: String, _ symbol: String, _ t: Int64, _ price: Double, value: Double? = nil,
+    _ threshold: RefEvent.Threshold
+) -> RefEvent {
     RefEvent(.alert, rule, symbol, t, price: price, value: value ?? price, threshold: threshold)
 }
 
@@ -37,12 +39,15 @@ struct ReferenceV2Tests {
     /// Files in the order given: the v1 rule's event first.
     @Test func versionOneFileKeepsMinuteBucketsBesideVersionTwo() throws {
         let rule = #""symbol": "X", "when": {"change": {"window": "48h", "above": 10}}"#
-        let engine = try ReferenceEngineV2(files: [file(1, #"{"id": "v1", \#(rule)}"#), file(2, #"{"id": "v2", \#(rule)}"#)])
-        let t = h0 + 48 * hour + 30 * minute
-        #expect(run(engine, [(h0 + 10 * minute, "X", 100), (h0 + 40 * minute, "X", 200), (t, "x", 300)]) == [
-            alert("v1", "X", t, 300, value: 200, .number(10)),
-            alert("v2", "X", t, 300, value: 50, .number(10)),
+        let engine = try ReferenceEngineV2(files: [
+            file(1, #"{"id": "v1", \#(rule)}"#), file(2, #"{"id": "v2", \#(rule)}"#)
         ])
+        let t = h0 + 48 * hour + 30 * minute
+        #expect(
+            run(engine, [(h0 + 10 * minute, "X", 100), (h0 + 40 * minute, "X", 200), (t, "x", 300)]) == [
+                alert("v1", "X", t, 300, value: 200, .number(10)),
+                alert("v2", "X", t, 300, value: 50, .number(10))
+            ])
     }
 
     /// `all(price above 100, change 1m above 5)`, value = p, threshold null.
@@ -54,19 +59,33 @@ struct ReferenceV2Tests {
     /// `any(price below 90, price above 120)`: 100 nothing; 125 alert; 110 re-arms (both
     /// members re-arm: 110 ≥ 90 and 110 ≤ 120); 85 alert; 95 re-arms; 89 alert.
     @Test func allAndAny() throws {
-        let engine = try ReferenceEngineV2(files: [file(2, #"""
-            {"id": "both", "symbol": "A", "when": {"all": [{"price": {"above": 100}}, {"change": {"window": "1m", "above": 5}}]}},
-            {"id": "either", "symbol": "B", "when": {"any": [{"price": {"below": 90}}, {"price": {"above": 120}}]}}
-            """#)])
-        #expect(run(engine, [(h0, "A", 100), (h0 + minute, "A", 106), (h0 + 2 * minute, "A", 104), (h0 + 3 * minute, "A", 110)]) == [
-            alert("both", "A", h0 + minute, 106, .none),
-            alert("both", "A", h0 + 3 * minute, 110, .none),
+        let engine = try ReferenceEngineV2(files: [
+            file(
+                2,
+                #"""
+                {"id": "both", "symbol": "A", "when": {"all": [{"price": {"above": 100}}, {"change": {"window": "1m", "above": 5}}]}},
+                {"id": "either", "symbol": "B", "when": {"any": [{"price": {"below": 90}}, {"price": {"above": 120}}]}}
+                """#)
         ])
-        #expect(run(engine, [(h0, "B", 100), (h0 + 1, "B", 125), (h0 + 2, "B", 110), (h0 + 3, "B", 85), (h0 + 4, "B", 95), (h0 + 5, "B", 89)]) == [
-            alert("either", "B", h0 + 1, 125, .none),
-            alert("either", "B", h0 + 3, 85, .none),
-            alert("either", "B", h0 + 5, 89, .none),
-        ])
+        #expect(
+            run(
+                engine,
+                [(h0, "A", 100), (h0 + minute, "A", 106), (h0 + 2 * minute, "A", 104), (h0 + 3 * minute, "A", 110)])
+                == [
+                    alert("both", "A", h0 + minute, 106, .none),
+                    alert("both", "A", h0 + 3 * minute, 110, .none)
+                ])
+        #expect(
+            run(
+                engine,
+                [
+                    (h0, "B", 100), (h0 + 1, "B", 125), (h0 + 2, "B", 110), (h0 + 3, "B", 85), (h0 + 4, "B", 95),
+                    (h0 + 5, "B", 89)
+                ]) == [
+                    alert("either", "B", h0 + 1, 125, .none),
+                    alert("either", "B", h0 + 3, 85, .none),
+                    alert("either", "B", h0 + 5, 89, .none)
+                ])
     }
 
     /// Nested three levels: `any(all(price above 10, any(price below 20, price above 30)), price above 100)`.
@@ -74,15 +93,20 @@ struct ReferenceV2Tests {
     /// to re-arm: `all` re-arms when one member does: any(25 ≥ 20, 25 ≤ 30) re-arms → yes;
     /// price above 100 re-arms at 25 ≤ 100 → re-armed. 35: fires (35 > 30).
     @Test func nestedThreeLevels() throws {
-        let engine = try ReferenceEngineV2(files: [file(2, #"""
-            {"id": "deep", "symbol": "A", "when": {"any": [
-              {"all": [{"price": {"above": 10}}, {"any": [{"price": {"below": 20}}, {"price": {"above": 30}}]}]},
-              {"price": {"above": 100}}]}}
-            """#)])
-        #expect(run(engine, [(h0, "A", 15), (h0 + 1, "A", 25), (h0 + 2, "A", 35)]) == [
-            alert("deep", "A", h0, 15, .none),
-            alert("deep", "A", h0 + 2, 35, .none),
+        let engine = try ReferenceEngineV2(files: [
+            file(
+                2,
+                #"""
+                {"id": "deep", "symbol": "A", "when": {"any": [
+                  {"all": [{"price": {"above": 10}}, {"any": [{"price": {"below": 20}}, {"price": {"above": 30}}]}]},
+                  {"price": {"above": 100}}]}}
+                """#)
         ])
+        #expect(
+            run(engine, [(h0, "A", 15), (h0 + 1, "A", 25), (h0 + 2, "A", 35)]) == [
+                alert("deep", "A", h0, 15, .none),
+                alert("deep", "A", h0 + 2, 35, .none)
+            ])
     }
 
     /// `change 5m below -10`: at h0+1m the price halved (c would be −50), but the window needs
@@ -92,16 +116,21 @@ struct ReferenceV2Tests {
     /// c = (50 − 100)/100 × 100 = −50 → the change rule and the `all` fire.
     @Test func unknownWhileNotCovered() throws {
         let change = #"{"change": {"window": "5m", "below": -10}}"#
-        let engine = try ReferenceEngineV2(files: [file(2, #"""
-            {"id": "drop", "symbol": "A", "when": \#(change)},
-            {"id": "all", "symbol": "A", "when": {"all": [{"price": {"below": 60}}, \#(change)]}},
-            {"id": "any", "symbol": "A", "when": {"any": [{"price": {"below": 60}}, \#(change)]}}
-            """#)])
-        #expect(run(engine, [(h0, "A", 100), (h0 + minute, "A", 50), (h0 + 5 * minute, "A", 50)]) == [
-            alert("any", "A", h0 + minute, 50, .none),
-            alert("drop", "A", h0 + 5 * minute, 50, value: -50, .number(-10)),
-            alert("all", "A", h0 + 5 * minute, 50, .none),
+        let engine = try ReferenceEngineV2(files: [
+            file(
+                2,
+                #"""
+                {"id": "drop", "symbol": "A", "when": \#(change)},
+                {"id": "all", "symbol": "A", "when": {"all": [{"price": {"below": 60}}, \#(change)]}},
+                {"id": "any", "symbol": "A", "when": {"any": [{"price": {"below": 60}}, \#(change)]}}
+                """#)
         ])
+        #expect(
+            run(engine, [(h0, "A", 100), (h0 + minute, "A", 50), (h0 + 5 * minute, "A", 50)]) == [
+                alert("any", "A", h0 + minute, 50, .none),
+                alert("drop", "A", h0 + 5 * minute, 50, value: -50, .number(-10)),
+                alert("all", "A", h0 + 5 * minute, 50, .none)
+            ])
     }
 
     /// `price above 100` with `for: 2m`. since: h0 101 → h0; h0+1m 102 (1m < 2m); h0+90s 99
@@ -110,16 +139,27 @@ struct ReferenceV2Tests {
     /// `change 1m above 0` with `for: 1m`: the unknown first minute keeps since at none:
     /// h0 (unknown), h0+1m 101: base 100 → c = 1 → since h0+1m; h0+2m 102: c = 0.99, 1m ≥ 1m → alert.
     @Test func sustainedForResets() throws {
-        let engine = try ReferenceEngineV2(files: [file(2, #"""
-            {"id": "held", "symbol": "A", "when": {"price": {"above": 100}}, "for": "2m"},
-            {"id": "rising", "symbol": "B", "when": {"change": {"window": "1m", "above": 0}}, "for": "1m"}
-            """#)])
-        #expect(run(engine, [(h0, "A", 101), (h0 + minute, "A", 102), (h0 + 90 * sec, "A", 99), (h0 + 2 * minute, "A", 103),
-                             (h0 + 3 * minute, "A", 104), (h0 + 4 * minute, "A", 105), (h0 + 5 * minute, "A", 99), (h0 + 6 * minute, "A", 101)])
-            == [alert("held", "A", h0 + 4 * minute, 105, .number(100))])
+        let engine = try ReferenceEngineV2(files: [
+            file(
+                2,
+                #"""
+                {"id": "held", "symbol": "A", "when": {"price": {"above": 100}}, "for": "2m"},
+                {"id": "rising", "symbol": "B", "when": {"change": {"window": "1m", "above": 0}}, "for": "1m"}
+                """#)
+        ])
+        #expect(
+            run(
+                engine,
+                [
+                    (h0, "A", 101), (h0 + minute, "A", 102), (h0 + 90 * sec, "A", 99), (h0 + 2 * minute, "A", 103),
+                    (h0 + 3 * minute, "A", 104), (h0 + 4 * minute, "A", 105), (h0 + 5 * minute, "A", 99),
+                    (h0 + 6 * minute, "A", 101)
+                ])
+                == [alert("held", "A", h0 + 4 * minute, 105, .number(100))])
         let c = (102.0 - 101) / 101 * 100
-        #expect(run(engine, [(h0, "B", 100), (h0 + minute, "B", 101), (h0 + 2 * minute, "B", 102)])
-            == [alert("rising", "B", h0 + 2 * minute, 102, value: c, .number(0))])
+        #expect(
+            run(engine, [(h0, "B", 100), (h0 + minute, "B", 101), (h0 + 2 * minute, "B", 102)])
+                == [alert("rising", "B", h0 + 2 * minute, 102, value: c, .number(0))])
     }
 
     /// A candle [h0, h0+1h) low 90 high 200 close 150 seeds (h0, 90), (h0, 200), (h0+1h−1ms, 150).
@@ -134,7 +174,9 @@ struct ReferenceV2Tests {
     ///   = 3.3 ≤ 10; at 162 c = 12/150 × 100 = 8, no alert.)
     /// Without the candle the windows are not covered and only the crossing fires.
     @Test func seededHistoryFillsHighsLowsAndCoverageButNotPrev() throws {
-        let rules = file(2, #"""
+        let rules = file(
+            2,
+            #"""
             {"id": "high", "symbol": "X", "when": {"fromHigh": {"window": "48h", "below": -10}}},
             {"id": "low", "symbol": "X", "when": {"fromLow": {"window": "48h", "above": 50}}},
             {"id": "chg", "symbol": "X", "when": {"change": {"window": "48h", "above": 10}}},
@@ -144,13 +186,17 @@ struct ReferenceV2Tests {
         let live: [(Int64, String, Double)] = [(t1, "X", 170), (t1 + minute, "X", 155), (t1 + 2 * minute, "X", 162)]
         let seeded = try ReferenceEngineV2(files: [rules])
         seeded.seed(symbol: "X", start: h0, end: h0 + hour, high: 200, low: 90, close: 150)
-        #expect(run(seeded, live) == [
-            alert("high", "X", t1, 170, value: -15, .number(-10)),
-            alert("low", "X", t1, 170, value: 80.0 / 90 * 100, .number(50)),
-            alert("chg", "X", t1, 170, value: 20.0 / 150 * 100, .number(10)),
-            alert("cross", "X", t1 + 2 * minute, 162, .number(160)),
-        ])
-        #expect(run(try ReferenceEngineV2(files: [rules]), live) == [alert("cross", "X", t1 + 2 * minute, 162, .number(160))])
+        #expect(
+            run(seeded, live) == [
+                alert("high", "X", t1, 170, value: -15, .number(-10)),
+                alert("low", "X", t1, 170, value: 80.0 / 90 * 100, .number(50)),
+                alert("chg", "X", t1, 170, value: 20.0 / 150 * 100, .number(10)),
+                alert("cross", "X", t1 + 2 * minute, 162, .number(160))
+            ])
+        #expect(
+            run(try ReferenceEngineV2(files: [rules]), live) == [
+                alert("cross", "X", t1 + 2 * minute, 162, .number(160))
+            ])
     }
 
     /// fromHigh over 10m: m0 is the start of the minute of t − W, and this tick counts.
@@ -160,14 +206,22 @@ struct ReferenceV2Tests {
     /// - h0+11m 119: m0 = h0+1m, so 120 (h0+30s) left the window: H = max(110, 108, 119) = 119
     ///   → d = 0 ≥ −4 → re-arm. h0+12m 113: H = 119, d = −5.04 < −5 → alert.
     @Test func fromHighSlidesByMinute() throws {
-        let engine = try ReferenceEngineV2(files: [file(2,
-            #"{"id": "dip", "symbol": "A", "when": {"fromHigh": {"window": "10m", "below": -5}}, "hysteresis": 1}"#)])
-        let events = run(engine, [(h0, "A", 100), (h0 + 30 * sec, "A", 120), (h0 + 10 * minute, "A", 110),
-                                  (h0 + 10 * minute + 40 * sec, "A", 108), (h0 + 11 * minute, "A", 119), (h0 + 12 * minute, "A", 113)])
-        #expect(events == [
-            alert("dip", "A", h0 + 10 * minute, 110, value: -10.0 / 120 * 100, .number(-5)),
-            alert("dip", "A", h0 + 12 * minute, 113, value: -6.0 / 119 * 100, .number(-5)),
+        let engine = try ReferenceEngineV2(files: [
+            file(
+                2,
+                #"{"id": "dip", "symbol": "A", "when": {"fromHigh": {"window": "10m", "below": -5}}, "hysteresis": 1}"#)
         ])
+        let events = run(
+            engine,
+            [
+                (h0, "A", 100), (h0 + 30 * sec, "A", 120), (h0 + 10 * minute, "A", 110),
+                (h0 + 10 * minute + 40 * sec, "A", 108), (h0 + 11 * minute, "A", 119), (h0 + 12 * minute, "A", 113)
+            ])
+        #expect(
+            events == [
+                alert("dip", "A", h0 + 10 * minute, 110, value: -10.0 / 120 * 100, .number(-5)),
+                alert("dip", "A", h0 + 12 * minute, 113, value: -6.0 / 119 * 100, .number(-5))
+            ])
     }
 
     /// `move percent 5`, cooldown 2m. ref = 100 (first tick, no alert).
@@ -177,15 +231,22 @@ struct ReferenceV2Tests {
     /// - h0+5m 106: m = −5.36, cooldown → nothing. h0+6m 107: m = −4.46 → nothing.
     /// - h0+6m30s 106: m = −5.36, 2.5m ≥ 2m → alert, threshold −5.
     @Test func movePercentWithCooldown() throws {
-        let engine = try ReferenceEngineV2(files: [file(2, #"{"id": "mv", "symbol": "M", "when": {"move": {"percent": 5}}, "cooldown": "2m"}"#)])
-        let events = run(engine, [(h0, "M", 100), (h0 + minute, "M", 104), (h0 + 2 * minute, "M", 105), (h0 + 3 * minute, "M", 111),
-                                  (h0 + 4 * minute, "M", 112), (h0 + 5 * minute, "M", 106), (h0 + 6 * minute, "M", 107),
-                                  (h0 + 6 * minute + 30 * sec, "M", 106)])
-        #expect(events == [
-            alert("mv", "M", h0 + 2 * minute, 105, value: 5, .number(5)),
-            alert("mv", "M", h0 + 4 * minute, 112, value: 7.0 / 105 * 100, .number(5)),
-            alert("mv", "M", h0 + 6 * minute + 30 * sec, 106, value: -6.0 / 112 * 100, .number(-5)),
+        let engine = try ReferenceEngineV2(files: [
+            file(2, #"{"id": "mv", "symbol": "M", "when": {"move": {"percent": 5}}, "cooldown": "2m"}"#)
         ])
+        let events = run(
+            engine,
+            [
+                (h0, "M", 100), (h0 + minute, "M", 104), (h0 + 2 * minute, "M", 105), (h0 + 3 * minute, "M", 111),
+                (h0 + 4 * minute, "M", 112), (h0 + 5 * minute, "M", 106), (h0 + 6 * minute, "M", 107),
+                (h0 + 6 * minute + 30 * sec, "M", 106)
+            ])
+        #expect(
+            events == [
+                alert("mv", "M", h0 + 2 * minute, 105, value: 5, .number(5)),
+                alert("mv", "M", h0 + 4 * minute, 112, value: 7.0 / 105 * 100, .number(5)),
+                alert("mv", "M", h0 + 6 * minute + 30 * sec, 106, value: -6.0 / 112 * 100, .number(-5))
+            ])
     }
 
     /// `move step 10`, hysteresis 10 → g = 10 × 10/100 = 1. First 105: K = 10, no alert.
@@ -193,15 +254,18 @@ struct ReferenceV2Tests {
     /// - 109.5: down needs < 11·10 − 1 = 109 → no. 108.9 → alert, threshold (floor(10.89)+1)·10 = 110; K = 10.
     /// - 125: ≥ 111 → alert, threshold 120; K = 12. 87: < 119 → alert, threshold (8+1)·10 = 90; K = 8.
     @Test func moveStepHysteresisThresholdsUpAndDown() throws {
-        let engine = try ReferenceEngineV2(files: [file(2, #"{"id": "st", "symbol": "S", "when": {"move": {"step": 10}}, "hysteresis": 10}"#)])
+        let engine = try ReferenceEngineV2(files: [
+            file(2, #"{"id": "st", "symbol": "S", "when": {"move": {"step": 10}}, "hysteresis": 10}"#)
+        ])
         let prices = [105, 110.5, 111, 109.5, 108.9, 125, 87]
         let events = run(engine, prices.enumerated().map { (h0 + Int64($0.offset) * minute, "S", $0.element) })
-        #expect(events == [
-            alert("st", "S", h0 + 2 * minute, 111, .number(110)),
-            alert("st", "S", h0 + 4 * minute, 108.9, .number(110)),
-            alert("st", "S", h0 + 5 * minute, 125, .number(120)),
-            alert("st", "S", h0 + 6 * minute, 87, .number(90)),
-        ])
+        #expect(
+            events == [
+                alert("st", "S", h0 + 2 * minute, 111, .number(110)),
+                alert("st", "S", h0 + 4 * minute, 108.9, .number(110)),
+                alert("st", "S", h0 + 5 * minute, 125, .number(120)),
+                alert("st", "S", h0 + 6 * minute, 87, .number(90))
+            ])
     }
 
     /// `price below 50`, `repeat every 10m`:
@@ -210,22 +274,30 @@ struct ReferenceV2Tests {
     /// Same ticks with cooldown 15m: a reminder waits max(10m, 15m): h0 alert; h0+10m no;
     /// h0+15m re-arm; h0+16m alert (16m ≥ 15m); h0+26m no (10m); h0+36m reminder 1 (20m).
     @Test func remindersCountAndReset() throws {
-        let engine = try ReferenceEngineV2(files: [file(2, #"""
-            {"id": "low", "symbol": "W", "when": {"price": {"below": 50}}, "repeat": {"every": "10m"}},
-            {"id": "slow", "symbol": "W", "when": {"price": {"below": 50}}, "repeat": {"every": "10m"}, "cooldown": "15m"}
-            """#)])
-        let ticks: [(Int64, String, Double)] = [(h0, "W", 49), (h0 + 5 * minute, "W", 48), (h0 + 10 * minute, "W", 47), (h0 + 15 * minute, "W", 51),
-                                                (h0 + 16 * minute, "W", 45), (h0 + 26 * minute, "W", 44), (h0 + 36 * minute, "W", 43)]
+        let engine = try ReferenceEngineV2(files: [
+            file(
+                2,
+                #"""
+                {"id": "low", "symbol": "W", "when": {"price": {"below": 50}}, "repeat": {"every": "10m"}},
+                {"id": "slow", "symbol": "W", "when": {"price": {"below": 50}}, "repeat": {"every": "10m"}, "cooldown": "15m"}
+                """#)
+        ])
+        let ticks: [(Int64, String, Double)] = [
+            (h0, "W", 49), (h0 + 5 * minute, "W", 48), (h0 + 10 * minute, "W", 47), (h0 + 15 * minute, "W", 51),
+            (h0 + 16 * minute, "W", 45), (h0 + 26 * minute, "W", 44), (h0 + 36 * minute, "W", 43)
+        ]
         func reminder(_ rule: String, _ t: Int64, _ p: Double, _ n: Int) -> RefEvent {
             RefEvent(.reminder, rule, "W", t, price: p, value: p, threshold: .number(50), reminder: n)
         }
-        #expect(run(engine, ticks) == [
-            alert("low", "W", h0, 49, .number(50)), alert("slow", "W", h0, 49, .number(50)),
-            reminder("low", h0 + 10 * minute, 47, 1),
-            alert("low", "W", h0 + 16 * minute, 45, .number(50)), alert("slow", "W", h0 + 16 * minute, 45, .number(50)),
-            reminder("low", h0 + 26 * minute, 44, 1),
-            reminder("low", h0 + 36 * minute, 43, 2), reminder("slow", h0 + 36 * minute, 43, 1),
-        ])
+        #expect(
+            run(engine, ticks) == [
+                alert("low", "W", h0, 49, .number(50)), alert("slow", "W", h0, 49, .number(50)),
+                reminder("low", h0 + 10 * minute, 47, 1),
+                alert("low", "W", h0 + 16 * minute, 45, .number(50)),
+                alert("slow", "W", h0 + 16 * minute, 45, .number(50)),
+                reminder("low", h0 + 26 * minute, 44, 1),
+                reminder("low", h0 + 36 * minute, 43, 2), reminder("slow", h0 + 36 * minute, 43, 1)
+            ])
     }
 
     /// `price above 100`, hysteresis 1, `resolve`: 101 alert; 100 does not re-arm (needs
@@ -233,16 +305,21 @@ struct ReferenceV2Tests {
     /// With `repeat: "once"` nothing re-arms, so no resolved event (rule `once` below is
     /// written without `resolve`: the pair simply never re-arms).
     @Test func resolvedOnRearm() throws {
-        let engine = try ReferenceEngineV2(files: [file(2, #"""
-            {"id": "up", "symbol": "R", "when": {"price": {"above": 100}}, "hysteresis": 1, "resolve": true},
-            {"id": "once", "symbol": "R", "when": {"price": {"above": 100}}, "repeat": "once"}
-            """#)])
-        let events = run(engine, [(h0, "R", 101), (h0 + 1, "R", 100), (h0 + 2, "R", 98), (h0 + 3, "R", 102)])
-        #expect(events == [
-            alert("up", "R", h0, 101, .number(100)), alert("once", "R", h0, 101, .number(100)),
-            RefEvent(.resolved, "up", "R", h0 + 2, price: 98, value: 98, threshold: .number(100)),
-            alert("up", "R", h0 + 3, 102, .number(100)),
+        let engine = try ReferenceEngineV2(files: [
+            file(
+                2,
+                #"""
+                {"id": "up", "symbol": "R", "when": {"price": {"above": 100}}, "hysteresis": 1, "resolve": true},
+                {"id": "once", "symbol": "R", "when": {"price": {"above": 100}}, "repeat": "once"}
+                """#)
         ])
+        let events = run(engine, [(h0, "R", 101), (h0 + 1, "R", 100), (h0 + 2, "R", 98), (h0 + 3, "R", 102)])
+        #expect(
+            events == [
+                alert("up", "R", h0, 101, .number(100)), alert("once", "R", h0, 101, .number(100)),
+                RefEvent(.resolved, "up", "R", h0 + 2, price: 98, value: 98, threshold: .number(100)),
+                alert("up", "R", h0 + 3, 102, .number(100))
+            ])
         #expect(events[2].id == "up:R:\(h0 + 2):resolved")
         #expect(events[3].id == "up:R:\(h0 + 3)")
     }
@@ -250,11 +327,18 @@ struct ReferenceV2Tests {
     /// `expires` h0+5m (22:05:00Z): a tick 1 ms before fires; at exactly h0+5m the rule no
     /// longer applies (it neither re-arms at 99 nor fires for symbol B at 101).
     @Test func expiryBoundary() throws {
-        let engine = try ReferenceEngineV2(files: [file(2,
-            #"{"id": "exp", "symbols": ["A", "B"], "when": {"price": {"above": 100}}, "expires": "2023-11-14T22:05:00Z"}"#)])
+        let engine = try ReferenceEngineV2(files: [
+            file(
+                2,
+                #"{"id": "exp", "symbols": ["A", "B"], "when": {"price": {"above": 100}}, "expires": "2023-11-14T22:05:00Z"}"#
+            )
+        ])
         let end = h0 + 5 * minute
-        #expect(run(engine, [(h0 + minute, "A", 99), (end - 1, "A", 101), (end, "A", 99), (end + 1, "A", 101), (end, "B", 101)])
-            == [alert("exp", "A", end - 1, 101, .number(100))])
+        #expect(
+            run(
+                engine,
+                [(h0 + minute, "A", 99), (end - 1, "A", 101), (end, "A", 99), (end + 1, "A", 101), (end, "B", 101)])
+                == [alert("exp", "A", end - 1, 101, .number(100))])
     }
 
     /// Portfolio main: BTC 0.5, ETH 4, cost 40000. Symbol rules come first in a tick.
@@ -265,20 +349,29 @@ struct ReferenceV2Tests {
     /// - h0+4m BTC 60000: move m = −14.3 → alert; V = 30000 + 4000 = 34000; pnl = −6000/40000 × 100 = −15 < −10 → alert.
     /// A `symbol: "@main"` rule never sees the synthetic ticks.
     @Test func portfolioValueOnceEveryHoldingTicked() throws {
-        let engine = try ReferenceEngineV2(files: [file(2, #"""
-            {"id": "btc-move", "symbol": "BTC", "when": {"move": {"percent": 10}}},
-            {"id": "value", "portfolio": "main", "when": {"price": {"above": 45000}}},
-            {"id": "loss", "portfolio": "main", "when": {"pnl": {"below": -10}}},
-            {"id": "not-a-symbol", "symbol": "@main", "when": {"price": {"above": 0}}}
-            """#, extra: #""portfolios": {"main": {"holdings": {"BTC": 0.5, "eth": 4}, "cost": 40000}},"#)])
-        let events = run(engine, [(h0, "BTC", 60000), (h0 + minute, "ETH", 3000), (h0 + 2 * minute, "BTC", 70000),
-                                  (h0 + 3 * minute, "ETH", 1000), (h0 + 4 * minute, "BTC", 60000)])
-        #expect(events == [
-            alert("btc-move", "BTC", h0 + 2 * minute, 70000, value: 10000.0 / 60000 * 100, .number(10)),
-            alert("value", "@MAIN", h0 + 2 * minute, 47000, .number(45000)),
-            alert("btc-move", "BTC", h0 + 4 * minute, 60000, value: -10000.0 / 70000 * 100, .number(-10)),
-            alert("loss", "@MAIN", h0 + 4 * minute, 34000, value: -15, .number(-10)),
+        let engine = try ReferenceEngineV2(files: [
+            file(
+                2,
+                #"""
+                {"id": "btc-move", "symbol": "BTC", "when": {"move": {"percent": 10}}},
+                {"id": "value", "portfolio": "main", "when": {"price": {"above": 45000}}},
+                {"id": "loss", "portfolio": "main", "when": {"pnl": {"below": -10}}},
+                {"id": "not-a-symbol", "symbol": "@main", "when": {"price": {"above": 0}}}
+                """#, extra: #""portfolios": {"main": {"holdings": {"BTC": 0.5, "eth": 4}, "cost": 40000}},"#)
         ])
+        let events = run(
+            engine,
+            [
+                (h0, "BTC", 60000), (h0 + minute, "ETH", 3000), (h0 + 2 * minute, "BTC", 70000),
+                (h0 + 3 * minute, "ETH", 1000), (h0 + 4 * minute, "BTC", 60000)
+            ])
+        #expect(
+            events == [
+                alert("btc-move", "BTC", h0 + 2 * minute, 70000, value: 10000.0 / 60000 * 100, .number(10)),
+                alert("value", "@MAIN", h0 + 2 * minute, 47000, .number(45000)),
+                alert("btc-move", "BTC", h0 + 4 * minute, 60000, value: -10000.0 / 70000 * 100, .number(-10)),
+                alert("loss", "@MAIN", h0 + 4 * minute, 34000, value: -15, .number(-10))
+            ])
     }
 
     /// Portfolio pair: A 1, B 1; rule `price above 35`.
@@ -286,10 +379,17 @@ struct ReferenceV2Tests {
     /// B h0+2m 25 (valid for B) → V = 36 at h0+2m < h0+3m → dropped, no alert;
     /// A h0+4m 11 → V = 36 at h0+4m → alert.
     @Test func outOfOrderSyntheticTicksAreDropped() throws {
-        let engine = try ReferenceEngineV2(files: [file(2, #"{"id": "big", "portfolio": "pair", "when": {"price": {"above": 35}}}"#,
-                                                        extra: #""portfolios": {"pair": {"holdings": {"A": 1, "B": 1}}},"#)])
-        let events = run(engine, [(h0 + 2 * minute, "A", 10), (h0 + minute, "B", 20), (h0 + 3 * minute, "A", 11),
-                                  (h0 + 2 * minute, "B", 25), (h0 + 4 * minute, "A", 11)])
+        let engine = try ReferenceEngineV2(files: [
+            file(
+                2, #"{"id": "big", "portfolio": "pair", "when": {"price": {"above": 35}}}"#,
+                extra: #""portfolios": {"pair": {"holdings": {"A": 1, "B": 1}}},"#)
+        ])
+        let events = run(
+            engine,
+            [
+                (h0 + 2 * minute, "A", 10), (h0 + minute, "B", 20), (h0 + 3 * minute, "A", 11),
+                (h0 + 2 * minute, "B", 25), (h0 + 4 * minute, "A", 11)
+            ])
         #expect(events == [alert("big", "@PAIR", h0 + 4 * minute, 36, .number(35))])
         #expect(engine.droppedSynthetic == 1)
         #expect(engine.dropped == 0)
@@ -299,9 +399,12 @@ struct ReferenceV2Tests {
     /// file's first. One tick C 10 → @SECOND (file 1) then @FIRST (file 2); within a portfolio,
     /// rules in rule order.
     @Test func eventOrderAcrossPortfolios() throws {
-        let a = file(2, #"{"id": "s", "portfolio": "second", "when": {"price": {"above": 1}}}"#,
-                     extra: #""portfolios": {"second": {"holdings": {"C": 2}}, "first": {"holdings": {"C": 1}}},"#)
-        let b = file(2, #"""
+        let a = file(
+            2, #"{"id": "s", "portfolio": "second", "when": {"price": {"above": 1}}}"#,
+            extra: #""portfolios": {"second": {"holdings": {"C": 2}}, "first": {"holdings": {"C": 1}}},"#)
+        let b = file(
+            2,
+            #"""
             {"id": "f1", "portfolio": "first", "when": {"price": {"above": 1}}},
             {"id": "c", "symbol": "C", "when": {"price": {"above": 1}}},
             {"id": "f2", "portfolio": "first", "when": {"price": {"above": 1}}}
@@ -319,25 +422,40 @@ struct ReferenceV2Tests {
     ///   cooldown yet), ref 120; 135 at h0+60s: m = 12.5 but 30s < 1m → nothing; 136 at h0+90s:
     ///   m = 16/120 × 100 = 13.3, 60s ≥ 1m → alert.
     @Test func defaultsWhereAllowed() throws {
-        let engine = try ReferenceEngineV2(files: [file(2, #"""
-            {"id": "level", "symbol": "P", "when": {"price": {"above": 99.5}}},
-            {"id": "mv", "symbol": "P", "when": {"move": {"percent": 10}}}
-            """#, extra: #""defaults": {"repeat": "once", "cooldown": "1m"},"#)])
-        let events = run(engine, [(h0, "P", 100), (h0 + 1, "P", 99), (h0 + 2, "P", 101), (h0 + 30 * sec, "P", 120),
-                                  (h0 + 60 * sec, "P", 135), (h0 + 90 * sec, "P", 136)])
-        #expect(events == [
-            alert("level", "P", h0, 100, .number(99.5)),
-            alert("mv", "P", h0 + 30 * sec, 120, value: 20, .number(10)),
-            alert("mv", "P", h0 + 90 * sec, 136, value: 16.0 / 120 * 100, .number(10)),
+        let engine = try ReferenceEngineV2(files: [
+            file(
+                2,
+                #"""
+                {"id": "level", "symbol": "P", "when": {"price": {"above": 99.5}}},
+                {"id": "mv", "symbol": "P", "when": {"move": {"percent": 10}}}
+                """#, extra: #""defaults": {"repeat": "once", "cooldown": "1m"},"#)
         ])
+        let events = run(
+            engine,
+            [
+                (h0, "P", 100), (h0 + 1, "P", 99), (h0 + 2, "P", 101), (h0 + 30 * sec, "P", 120),
+                (h0 + 60 * sec, "P", 135), (h0 + 90 * sec, "P", 136)
+            ])
+        #expect(
+            events == [
+                alert("level", "P", h0, 100, .number(99.5)),
+                alert("mv", "P", h0 + 30 * sec, 120, value: 20, .number(10)),
+                alert("mv", "P", h0 + 90 * sec, 136, value: 16.0 / 120 * 100, .number(10))
+            ])
     }
 
     /// Dropped live ticks change nothing: a bad price, an empty symbol, an `@` symbol and an
     /// out-of-order tick are counted; the crossing sees prev = 99 from the last valid tick.
     @Test func droppedTicksChangeNothing() throws {
-        let engine = try ReferenceEngineV2(files: [file(2, #"{"id": "x", "symbol": "D", "when": {"price": {"crossesAbove": 100}}}"#)])
-        let events = run(engine, [(h0 + 10, "D", 99), (h0 + 11, "D", -1), (h0 + 12, "", 5), (h0 + 13, "@D", 5),
-                                  (h0 + 5, "D", 101), (h0 + 14, "D", 101)])
+        let engine = try ReferenceEngineV2(files: [
+            file(2, #"{"id": "x", "symbol": "D", "when": {"price": {"crossesAbove": 100}}}"#)
+        ])
+        let events = run(
+            engine,
+            [
+                (h0 + 10, "D", 99), (h0 + 11, "D", -1), (h0 + 12, "", 5), (h0 + 13, "@D", 5),
+                (h0 + 5, "D", 101), (h0 + 14, "D", 101)
+            ])
         #expect(events == [alert("x", "D", h0 + 14, 101, .number(100))])
         #expect(engine.dropped == 4)
     }
@@ -390,9 +508,11 @@ struct ReferenceV2AgainstV1Tests {
             theirs += v1.process(tick)
             ours += v2.process(tick).map { ($0.rule, $0.symbol, $0.time, $0.value, $0.id) }
         }
-        let same = theirs.count == ours.count && zip(theirs, ours).allSatisfy {
-            $0.0 == $1.0 && $0.1 == $1.1 && $0.2 == $1.2 && $0.3 == $1.3 && $0.4 == $1.4
-        }
+        let same =
+            theirs.count == ours.count
+            && zip(theirs, ours).allSatisfy {
+                $0.0 == $1.0 && $0.1 == $1.1 && $0.2 == $1.2 && $0.3 == $1.3 && $0.4 == $1.4
+            }
         return (ours.count, same)
     }
 
@@ -408,7 +528,8 @@ struct ReferenceV2AgainstV1Tests {
     @Test func randomV1MatchRules() throws {
         var rng = SeededRandom(seed: 99)
         let (markets, rules) = EngineReferenceTests.matchRules(&rng, count: 30)
-        let (count, same) = try Self.compare(rules, EngineReferenceTests.randomTicks(&rng, count: 3000), markets: markets)
+        let (count, same) = try Self.compare(
+            rules, EngineReferenceTests.randomTicks(&rng, count: 3000), markets: markets)
         #expect(count > 30)
         #expect(same)
     }

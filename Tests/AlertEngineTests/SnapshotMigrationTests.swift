@@ -1,7 +1,8 @@
-@testable import AlertEngine
 import AlertModel
 import AlertRules
 import Testing
+
+@testable import AlertEngine
 
 /// Symbol states saved in the formats before the one-key snapshot (tags 1–3: the indexed
 /// rules' part, then the pair-by-pair rules' "series" with times, buckets and pairs of its
@@ -17,7 +18,8 @@ import Testing
     /// `{"version": 2, "rules": [{"id": "eth-held", "symbol": "ETH", "when": {"price": {"above": 100}}, "for": "10m"}]}`
     /// after ETH ticks 150, 151 at 1700000000000 + 0, 60 000 ms: the `for` rule holds since
     /// the first tick.
-    static let format2 = "02030000004554480000000000000000000000010068E5CF8B010000010000000000E06240016052E6CF8B010000016052E6CF8B010000000000000000000001000000080000006574682D68656C644C4E9AAB6B99BFEC0100010068E5CF8B010000000000000000000000"
+    static let format2 =
+        "02030000004554480000000000000000000000010068E5CF8B010000010000000000E06240016052E6CF8B010000016052E6CF8B010000000000000000000001000000080000006574682D68656C644C4E9AAB6B99BFEC0100010068E5CF8B010000000000000000000000"
 
     static func bytes(_ hex: String) -> [UInt8] {
         var out: [UInt8] = []
@@ -58,7 +60,8 @@ import Testing
         let again = try SymbolSnapshot(decoding: old.encoded())
         #expect(again == old)
 
-        let file = #"{"version": 2, "rules": [{"id": "eth-held", "symbol": "ETH", "when": {"price": {"above": 100}}, "for": "10m"}]}"#
+        let file =
+            #"{"version": 2, "rules": [{"id": "eth-held", "symbol": "ETH", "when": {"price": {"above": 100}}, "for": "10m"}]}"#
         let rules = try RuleLoader.load([RuleSource(path: "r2.json", bytes: Array(file.utf8))]).get().rules
         func fired(restoring saved: SymbolSnapshot?) -> [String] {
             let engine = Engine(rules: rules)
@@ -81,8 +84,10 @@ import Testing
         let rules = [
             Rule(id: "btc-watch", scope: .symbols(["BTC"]), condition: .price(.above(1_000))),
             // Recovered to within 5 % of the last hour's high.
-            Rule(id: "near-high", scope: .match(MarketFilter(quote: "USD")), condition: .fromHigh(window: 60 * minute, .above(-5)),
-                 fileVersion: 2),
+            Rule(
+                id: "near-high", scope: .match(MarketFilter(quote: "USD")),
+                condition: .fromHigh(window: 60 * minute, .above(-5)),
+                fileVersion: 2)
         ]
         let engine = Engine(rules: rules, markets: MarketList([]))
         var alerts: [Alert] = []
@@ -90,7 +95,8 @@ import Testing
         for m in Int64(0)...90 {
             engine.process(Tick(time: m * minute, symbol: "BTC", price: m == 60 ? 150 : 100), into: &alerts)
         }
-        engine.replaceMarkets(MarketList([Market(symbol: "BTC", base: "BTC", quote: "USD", future: false, active: true)]))
+        engine.replaceMarkets(
+            MarketList([Market(symbol: "BTC", base: "BTC", quote: "USD", future: false, active: true)]))
         engine.process(Tick(time: 91 * minute, symbol: "BTC", price: 101), into: &alerts)
         // 101 is 33 % below the hour's high of 150: not within 5 %, so nothing fires (a high
         // taken over the minutes since the reload alone, 100, would have fired).

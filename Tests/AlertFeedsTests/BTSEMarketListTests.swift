@@ -1,6 +1,7 @@
 import AlertModel
 import Foundation
 import Testing
+
 @testable import AlertFeeds
 
 @Suite struct BTSEMarketListTests {
@@ -13,23 +14,27 @@ import Testing
         #expect(markets.filter { !$0.future }.count == 156)
         #expect(markets.allSatisfy { $0.active })
         let btc = try #require(markets.first { $0.symbol == "BTC-PERP" })
-        #expect(btc == Market(symbol: "BTC-PERP", name: "BTC-PERP-USD", base: "BTC", quote: "USD", future: true, active: true))
+        #expect(
+            btc
+                == Market(
+                    symbol: "BTC-PERP", name: "BTC-PERP-USD", base: "BTC", quote: "USD", future: true, active: true))
         #expect(MarketList(markets).entries(for: "btc-perp").count == 1)
     }
 
     @Test func bareArrayNullsUnknownFieldsAndSkippedEntries() throws {
         let json = #"""
-        [{"symbol":"ETH-USD","marketName":null,"baseCurrency":"ETH","quoteCurrency":"USD","future":false,
-          "active":true,"extra":{"x":[1.0E-5]}},
-         {"marketName":"NOSYMBOL"}, {"symbol":null}, 42,
-         {"symbol":"X","future":null,"active":null,"baseCurrency":null}]
-        """#
+            [{"symbol":"ETH-USD","marketName":null,"baseCurrency":"ETH","quoteCurrency":"USD","future":false,
+              "active":true,"extra":{"x":[1.0E-5]}},
+             {"marketName":"NOSYMBOL"}, {"symbol":null}, 42,
+             {"symbol":"X","future":null,"active":null,"baseCurrency":null}]
+            """#
         let (markets, skipped) = try BTSEMarketList.decodeCounting(Data(json.utf8), source: "inline")
         #expect(skipped == 3)
-        #expect(markets == [
-            Market(symbol: "ETH-USD", name: "", base: "ETH", quote: "USD", future: false, active: true),
-            Market(symbol: "X", name: "", base: "", quote: "", future: false, active: false),
-        ])
+        #expect(
+            markets == [
+                Market(symbol: "ETH-USD", name: "", base: "ETH", quote: "USD", future: false, active: true),
+                Market(symbol: "X", name: "", base: "", quote: "", future: false, active: false)
+            ])
     }
 
     @Test func malformedPayloads() {

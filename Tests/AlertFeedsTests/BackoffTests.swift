@@ -7,7 +7,8 @@ import Testing
     @Test func aFeedsWaitsDoubleUpToTheCapAndStartAgainAfterASuccess() {
         var backoff = Backoff(base: .milliseconds(500), cap: .seconds(60))
         let ceilings = (1...10).map { backoff.ceiling(afterFailures: $0) }
-        #expect(ceilings.map(\.milliseconds) == [500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000, 60_000])
+        #expect(
+            ceilings.map(\.milliseconds) == [500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000, 60_000])
         for _ in 0..<200 {
             let wait = backoff.next()
             #expect(wait >= .zero && wait <= backoff.ceiling(afterFailures: backoff.failures))

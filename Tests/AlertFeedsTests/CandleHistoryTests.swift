@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import Synchronization
 import Testing
+
 @testable import AlertFeeds
 
 /// Each source's `CandleHistory` (what `run` and `check --source` backfill with) through libcurl
@@ -13,14 +14,18 @@ import Testing
 @Suite("candle history of each source", .serialized)
 struct CandleHistoryTests {
     /// A server answering `routes` (path → body); every request's path and query is logged.
-    func serve(_ routes: [String: [UInt8]], status: HTTPResponse.Status = .ok,
-               _ body: @Sendable (String, @Sendable () -> [String]) async throws -> Void) async throws {
+    func serve(
+        _ routes: [String: [UInt8]], status: HTTPResponse.Status = .ok,
+        _ body: @Sendable (String, @Sendable () -> [String]) async throws -> Void
+    ) async throws {
         let log = Mutex<[String]>([])
         let router = Router()
         for (path, bytes) in routes {
             router.get(RouterPath(path)) { request, _ -> Response in
                 log.withLock { $0.append(request.uri.description) }
-                return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+                return Response(
+                    status: status, headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
             }
         }
         try await LoopbackServer.with(router) { port in
@@ -33,7 +38,8 @@ struct CandleHistoryTests {
         let expected = try BTSECandles.parse(body, resolution: .minute).get().candles
         try await serve(["/spot/api/v3.2/ohlcv": body]) { base, log in
             let since: Int64 = 1_624_987_320_000, until: Int64 = 1_624_987_440_000
-            let candles = try await BTSESource(endpoint: base).candles(of: "BTC", since: since, until: until, now: until, http: NIOHTTPClient())
+            let candles = try await BTSESource(endpoint: base).candles(
+                of: "BTC", since: since, until: until, now: until, http: NIOHTTPClient())
             #expect(candles == expected)
             #expect(log() == ["/spot/api/v3.2/ohlcv?symbol=BTC-USD&resolution=1&start=\(since)&end=\(until - 1)"])
         }
@@ -47,18 +53,20 @@ struct CandleHistoryTests {
             let hour: Int64 = 3_600_000
             let since: Int64 = 1_624_987_200_000 - 1
             let until: Int64 = 1_624_987_200_000 + 500 * hour
-            let candles = try await BTSESource(endpoint: base).candles(of: "BTC", since: since, until: until, now: until, http: NIOHTTPClient())
+            let candles = try await BTSESource(endpoint: base).candles(
+                of: "BTC", since: since, until: until, now: until, http: NIOHTTPClient())
             // Read at hour resolution, the doc's two rows are two one-hour candles.
             #expect(candles.map(\.start) == [1_624_987_320_000, 1_624_987_380_000])
             #expect(candles.allSatisfy { $0.end - $0.start == hour })
             let first = since - since % hour
             let middle = first + 300 * hour
-            #expect(log() == [
-                "/spot/api/v3.2/ohlcv?symbol=BTC-USD&resolution=60&start=\(first)&end=\(middle - 1)",
-                "/spot/api/v3.2/ohlcv?symbol=BTC-USD&resolution=60&start=\(middle)&end=\(until - 1)",
-                "/futures/api/v2.1/ohlcv?symbol=BTCPFC&resolution=60&start=\(first)&end=\(middle - 1)",
-                "/futures/api/v2.1/ohlcv?symbol=BTCPFC&resolution=60&start=\(middle)&end=\(until - 1)",
-            ])
+            #expect(
+                log() == [
+                    "/spot/api/v3.2/ohlcv?symbol=BTC-USD&resolution=60&start=\(first)&end=\(middle - 1)",
+                    "/spot/api/v3.2/ohlcv?symbol=BTC-USD&resolution=60&start=\(middle)&end=\(until - 1)",
+                    "/futures/api/v2.1/ohlcv?symbol=BTCPFC&resolution=60&start=\(first)&end=\(middle - 1)",
+                    "/futures/api/v2.1/ohlcv?symbol=BTCPFC&resolution=60&start=\(middle)&end=\(until - 1)"
+                ])
         }
     }
 
@@ -69,40 +77,58 @@ struct CandleHistoryTests {
         try await serve(["/markets/BTC_USDT/candles": body]) { base, log in
             let source = PoloniexSource(endpoint: base)
             let hour: Int64 = 3_600_000
-            let all = try await source.candles(of: "BTC_USDT", since: 1_649_023_200_000 - 24 * hour, until: 1_649_030_400_000, now: 1_649_030_400_000, http: NIOHTTPClient())
+            let all = try await source.candles(
+                of: "BTC_USDT", since: 1_649_023_200_000 - 24 * hour, until: 1_649_030_400_000, now: 1_649_030_400_000,
+                http: NIOHTTPClient())
             #expect(all.map(\.close) == [46975.27, 47059.39])
-            let open = try await source.candles(of: "BTC_USDT", since: 1_649_023_200_000 - 24 * hour, until: 1_649_030_399_000, now: 1_649_030_399_000, http: NIOHTTPClient())
+            let open = try await source.candles(
+                of: "BTC_USDT", since: 1_649_023_200_000 - 24 * hour, until: 1_649_030_399_000, now: 1_649_030_399_000,
+                http: NIOHTTPClient())
             #expect(open.map(\.close) == [46975.27])
-            let later = try await source.candles(of: "BTC_USDT", since: 1_649_026_800_000 + 60_000, until: 1_649_030_400_000, now: 1_649_030_400_000, http: NIOHTTPClient())
+            let later = try await source.candles(
+                of: "BTC_USDT", since: 1_649_026_800_000 + 60_000, until: 1_649_030_400_000, now: 1_649_030_400_000,
+                http: NIOHTTPClient())
             #expect(later.map(\.close) == [47059.39])
-            #expect(log().first == "/markets/BTC_USDT/candles?interval=HOUR_1&startTime=\(1_649_023_200_000 - 24 * hour)&endTime=\(1_649_030_400_000 - 1)&limit=500")
+            #expect(
+                log().first
+                    == "/markets/BTC_USDT/candles?interval=HOUR_1&startTime=\(1_649_023_200_000 - 24 * hour)&endTime=\(1_649_030_400_000 - 1)&limit=500"
+            )
         }
     }
 
     /// CoinGecko addresses a coin by its id, read once from the listing the source polls.
     @Test func coinGeckoLooksUpTheCoinIdOnce() async throws {
         let chart = try candleFixture("coingecko_market_chart_doc_example.json")
-        let listing = Array(#"[{"id":"bitcoin","symbol":"btc","current_price":1},{"id":"bitcoin-fork","symbol":"btc","current_price":1}]"#.utf8)
+        let listing = Array(
+            #"[{"id":"bitcoin","symbol":"btc","current_price":1},{"id":"bitcoin-fork","symbol":"btc","current_price":1}]"#
+                .utf8)
         try await serve(["/api/v3/coins/markets": listing, "/api/v3/coins/bitcoin/market_chart": chart]) { base, log in
             let source = PolledSource.coinGecko(endpoint: base)
             let day: Int64 = 86_400_000
             let until: Int64 = 1_711_983_682_001
-            let candles = try await source.candles(of: "BTC", since: until - day, until: until, now: until, http: NIOHTTPClient())
+            let candles = try await source.candles(
+                of: "BTC", since: until - day, until: until, now: until, http: NIOHTTPClient())
             #expect(candles.map(\.close) == [69702.3087473573, 71246.9514406015, 68887.7495158568])
-            let none = try await source.candles(of: "ETH", since: until - day, until: until, now: until, http: NIOHTTPClient())
+            let none = try await source.candles(
+                of: "ETH", since: until - day, until: until, now: until, http: NIOHTTPClient())
             #expect(none.isEmpty)
-            #expect(log() == ["/api/v3/coins/markets?vs_currency=usd&per_page=250&page=1",
-                              "/api/v3/coins/bitcoin/market_chart?vs_currency=usd&days=2"])
+            #expect(
+                log() == [
+                    "/api/v3/coins/markets?vs_currency=usd&per_page=250&page=1",
+                    "/api/v3/coins/bitcoin/market_chart?vs_currency=usd&days=2"
+                ])
         }
     }
 
     @Test func coinRankingLooksUpTheCoinUuid() async throws {
         let history = try candleFixture("coinranking_coin_history_shape.json")
-        let listing = Array(#"{"status":"success","data":{"coins":[{"uuid":"Qwsogvtv82FCd","symbol":"BTC","price":"1"}]}}"#.utf8)
+        let listing = Array(
+            #"{"status":"success","data":{"coins":[{"uuid":"Qwsogvtv82FCd","symbol":"BTC","price":"1"}]}}"#.utf8)
         try await serve(["/v2/coins": listing, "/v2/coin/Qwsogvtv82FCd/history": history]) { base, log in
             let source = PolledSource.coinRanking(endpoint: base)
             let until: Int64 = 1_585_072_800_001
-            let candles = try await source.candles(of: "btc", since: until - 3 * 3_600_000, until: until, now: until, http: NIOHTTPClient())
+            let candles = try await source.candles(
+                of: "btc", since: until - 3 * 3_600_000, until: until, now: until, http: NIOHTTPClient())
             #expect(candles.map(\.close) == [9335.3004209165, 9329.4331700521, 9370.9993109108])
             #expect(log().last == "/v2/coin/Qwsogvtv82FCd/history?timePeriod=3h")
         }
@@ -132,7 +158,8 @@ struct CandleHistoryTests {
     @Test func aFailingPageNamesTheURL() async throws {
         try await serve(["/spot/api/v3.2/ohlcv": Array("oops".utf8)], status: .internalServerError) { base, _ in
             let error = await #expect(throws: SourceError.self) {
-                _ = try await BTSESource(endpoint: base).candles(of: "BTC", since: 0, until: 60_000, now: 60_000, http: NIOHTTPClient())
+                _ = try await BTSESource(endpoint: base).candles(
+                    of: "BTC", since: 0, until: 60_000, now: 60_000, http: NIOHTTPClient())
             }
             #expect(error?.description == "\(base)/spot/api/v3.2/ohlcv: HTTP 500")
         }
@@ -152,22 +179,29 @@ struct CandleHistoryTests {
             Rule(id: "c", scope: .match(MarketFilter(quote: "USD")), condition: change(day)),
             Rule(id: "d", scope: .symbols(["SOL"]), condition: .price(.above(1))),
             Rule(id: "e", scope: .symbols(["XRP"]), condition: change(30 * day), enabled: false),
-            Rule(id: "f", scope: .portfolio("Mine"), condition: change(2 * day)),
+            Rule(id: "f", scope: .portfolio("Mine"), condition: change(2 * day))
         ]
-        let portfolios = [Portfolio(name: "mine", holdings: [.init(symbol: "LTC", amount: 2), .init(symbol: "BTC", amount: 1)])]
-        let markets = MarketList([Market(symbol: "ada", base: "ADA", quote: "USD", future: false, active: true),
-                                  Market(symbol: "DOT", base: "DOT", quote: "EUR", future: false, active: true)])
-        #expect(Backfill.reaches(rules: rules, markets: markets, portfolios: portfolios) == [
-            "BTC": Backfill.Reach(reach: 7 * day, detail: 300_000),
-            "ETH": Backfill.Reach(reach: 7 * day, detail: 0),
-            "ADA": Backfill.Reach(reach: day, detail: day),
-            "LTC": Backfill.Reach(reach: 2 * day, detail: 0),
+        let portfolios = [
+            Portfolio(name: "mine", holdings: [.init(symbol: "LTC", amount: 2), .init(symbol: "BTC", amount: 1)])
+        ]
+        let markets = MarketList([
+            Market(symbol: "ada", base: "ADA", quote: "USD", future: false, active: true),
+            Market(symbol: "DOT", base: "DOT", quote: "EUR", future: false, active: true)
         ])
+        #expect(
+            Backfill.reaches(rules: rules, markets: markets, portfolios: portfolios) == [
+                "BTC": Backfill.Reach(reach: 7 * day, detail: 300_000),
+                "ETH": Backfill.Reach(reach: 7 * day, detail: 0),
+                "ADA": Backfill.Reach(reach: day, detail: day),
+                "LTC": Backfill.Reach(reach: 2 * day, detail: 0)
+            ])
     }
 
     /// Older candles that overlap the first newer one are left out, so seeded ticks keep time order.
     @Test func joinedKeepsTimeOrder() {
-        func candle(_ start: Int64, _ end: Int64) -> Candle { Candle(start: start, end: end, open: 1, high: 1, low: 1, close: 1) }
+        func candle(_ start: Int64, _ end: Int64) -> Candle {
+            Candle(start: start, end: end, open: 1, high: 1, low: 1, close: 1)
+        }
         let older = [candle(0, 100), candle(100, 200)]
         let newer = [candle(180, 190), candle(190, 200)]
         #expect(Backfill.joined(older, newer) == [candle(0, 100), candle(180, 190), candle(190, 200)])

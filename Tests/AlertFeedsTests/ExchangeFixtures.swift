@@ -1,6 +1,7 @@
 import AlertModel
 import Foundation
 import Testing
+
 @testable import AlertFeeds
 
 /// The bytes of one file in `Tests/Fixtures/exchanges/` (sources in `Tests/Fixtures/README.md`).
@@ -11,7 +12,8 @@ func exchangeFixture(_ name: String) throws -> [UInt8] {
         .appendingPathComponent("Fixtures/exchanges")
     let data = Array(try Data(contentsOf: folder.appendingPathComponent(name)))
     guard name.hasSuffix(".jsonc") else { return data }
-    let text = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map { line in
+    let text = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map {
+        line in
         line.range(of: "//").map { String(line[..<$0.lowerBound]) } ?? String(line)
     }.joined(separator: "\n")
     return Array(text.utf8)

@@ -16,29 +16,36 @@ import Testing
         func loadMarkets(http: any HTTPClient) async throws -> [Market] { [] }
         func snapshot(http: any HTTPClient) async throws -> [Tick] { [] }
         func livePlan() -> LivePlan {
-            LivePlan(transport: .websocket(WebSocketPlan(url: url, subscribe: [], ping: nil, pingInterval: .seconds(60)) { _, _ in .control }))
+            LivePlan(
+                transport: .websocket(
+                    WebSocketPlan(url: url, subscribe: [], ping: nil, pingInterval: .seconds(60)) { _, _ in .control }))
         }
     }
 
     /// The reason of the first disconnect of a feed following `url`.
     func firstDisconnect(_ url: String) async throws -> String {
-        let runner = FeedRunner(source: WebSocketOnly(url: url), http: NIOHTTPClient(),
-                                options: FeedOptions(staleAfter: .seconds(30), backoffBase: .milliseconds(100),
-                                                     backoffMaximum: .milliseconds(200)),
-                                logger: Logger(label: "test"))
+        let runner = FeedRunner(
+            source: WebSocketOnly(url: url), http: NIOHTTPClient(),
+            options: FeedOptions(
+                staleAfter: .seconds(30), backoffBase: .milliseconds(100),
+                backoffMaximum: .milliseconds(200)),
+            logger: Logger(label: "test"))
         let recorder = LiveFeedTests.Recorder()
         let feed = Task { try await runner.run { recorder.append($0) } }
         _ = await recorder.wait { $0.count { if case .disconnected = $0 { true } else { false } } > 0 }
         feed.cancel()
         _ = await feed.result
-        return try #require(recorder.all.lazy.compactMap { event -> String? in
-            if case .disconnected(let reason, _) = event { return reason }
-            return nil
-        }.first)
+        return try #require(
+            recorder.all.lazy.compactMap { event -> String? in
+                if case .disconnected(let reason, _) = event { return reason }
+                return nil
+            }.first)
     }
 
     func expectPlain(_ reason: String) {
-        for noise in ["NIOSSL", "BoringSSL", "handshakeFailed", "NIOConnectionError", "SingleConnectionFailure", "errno", ".cc:"] {
+        for noise in [
+            "NIOSSL", "BoringSSL", "handshakeFailed", "NIOConnectionError", "SingleConnectionFailure", "errno", ".cc:"
+        ] {
             #expect(!reason.contains(noise), "\(reason)")
         }
     }

@@ -47,16 +47,21 @@ struct LiveFeedTests {
     /// without an event), stops both.
     /// The feed is stale only after 30 s without prices (unless `options` says otherwise), so a
     /// busy machine's pauses are not taken for an outage.
-    func follow(faults: ExchangeFaults = ExchangeFaults(), interval: Duration = .milliseconds(100),
-                options: FeedOptions = FeedOptions(staleAfter: .seconds(30), backoffBase: .milliseconds(100),
-                                                   backoffMaximum: .milliseconds(400)),
-                timeout: Duration = .seconds(60), until: @escaping @Sendable (Recorder) -> Bool) async throws -> Recorder {
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
-            port: 0, prices: .randomWalk(seed: 7, interval: interval), faults: faults))
+    func follow(
+        faults: ExchangeFaults = ExchangeFaults(), interval: Duration = .milliseconds(100),
+        options: FeedOptions = FeedOptions(
+            staleAfter: .seconds(30), backoffBase: .milliseconds(100),
+            backoffMaximum: .milliseconds(400)),
+        timeout: Duration = .seconds(60), until: @escaping @Sendable (Recorder) -> Bool
+    ) async throws -> Recorder {
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(
+                port: 0, prices: .randomWalk(seed: 7, interval: interval), faults: faults))
         let port = try await exchange.start()
         let http = NIOHTTPClient()
-        let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, options: options,
-                                logger: Logger(label: "test"))
+        let runner = FeedRunner(
+            source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, options: options,
+            logger: Logger(label: "test"))
         let recorder = Recorder(clock: options.clock as? ManualClock)
         let feed = Task {
             _ = try await runner.loadMarkets { recorder.append($0) }
@@ -93,7 +98,8 @@ struct LiveFeedTests {
         // Done when the third connection delivered prices: each reconnect subscribed again.
         let recorder = try await follow(faults: ExchangeFaults(dropEvery: .seconds(1))) { r in
             let events = r.all
-            guard events.filter(Self.isConnected).count >= 3, let last = events.lastIndex(where: Self.isConnected) else {
+            guard events.filter(Self.isConnected).count >= 3, let last = events.lastIndex(where: Self.isConnected)
+            else {
                 return false
             }
             return events[last...].contains { if case .ticks(let t) = $0 { !t.isEmpty } else { false } }
@@ -111,9 +117,12 @@ struct LiveFeedTests {
     }
 
     @Test func silenceIsDetectedReportedAndRecovered() async throws {
-        let recorder = try await follow(faults: ExchangeFaults(silenceAfter: .seconds(1), silenceFor: .seconds(4)),
-                                        options: FeedOptions(staleAfter: .seconds(2), backoffBase: .milliseconds(100),
-                                                             backoffMaximum: .milliseconds(400))) { r in
+        let recorder = try await follow(
+            faults: ExchangeFaults(silenceAfter: .seconds(1), silenceFor: .seconds(4)),
+            options: FeedOptions(
+                staleAfter: .seconds(2), backoffBase: .milliseconds(100),
+                backoffMaximum: .milliseconds(400))
+        ) { r in
             r.count { if case .recovered = $0 { true } else { false } } >= 1
         }
         let stale = recorder.all.firstIndex { if case .stale = $0 { true } else { false } }
@@ -133,10 +142,12 @@ struct LiveFeedTests {
         router.get("/spot/api/v3.2/market_summary") { _, _ in "[]" }
         let recorder = Recorder()
         try await LoopbackServer.with(router) { port in
-            let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: NIOHTTPClient(),
-                                    options: FeedOptions(staleAfter: .seconds(1), backoffBase: .milliseconds(100),
-                                                         backoffMaximum: .milliseconds(200)),
-                                    logger: Logger(label: "test"))
+            let runner = FeedRunner(
+                source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: NIOHTTPClient(),
+                options: FeedOptions(
+                    staleAfter: .seconds(1), backoffBase: .milliseconds(100),
+                    backoffMaximum: .milliseconds(200)),
+                logger: Logger(label: "test"))
             let feed = Task {
                 _ = try await runner.loadMarkets { recorder.append($0) }
                 try await runner.run { recorder.append($0) }
@@ -144,7 +155,9 @@ struct LiveFeedTests {
             // Stale, and still retrying after it: two more failed connections.
             _ = await recorder.wait { r in
                 let events = r.all
-                guard let stale = events.firstIndex(where: { if case .stale = $0 { true } else { false } }) else { return false }
+                guard let stale = events.firstIndex(where: { if case .stale = $0 { true } else { false } }) else {
+                    return false
+                }
                 return events[stale...].count { if case .disconnected = $0 { true } else { false } } >= 2
             }
             feed.cancel()
@@ -159,7 +172,8 @@ struct LiveFeedTests {
 
     @Test func tooManyRequestsIsHonouredWithRetryAfter() async throws {
         let clock = ManualClock()
-        var options = FeedOptions(staleAfter: .seconds(30), backoffBase: .milliseconds(100), backoffMaximum: .milliseconds(400))
+        var options = FeedOptions(
+            staleAfter: .seconds(30), backoffBase: .milliseconds(100), backoffMaximum: .milliseconds(400))
         options.clock = clock
         let recorder = try await clock.advancing {
             try await follow(faults: ExchangeFaults(status429: 1), options: options) { r in

@@ -13,25 +13,32 @@ import Testing
 struct PolledSourceTests {
     /// Serves `body` at `path`; the first `rejections` requests get 429 with Retry-After: 1.
     /// With `clock`, each request's arrival on it is noted in `arrivals`.
-    func withServer<T: Sendable>(path: String, body: [UInt8], rejections: Int = 0,
-                                 clock: ManualClock? = nil, arrivals: Arrivals? = nil,
-                                 _ run: @Sendable (Int) async throws -> T) async throws -> T {
+    func withServer<T: Sendable>(
+        path: String, body: [UInt8], rejections: Int = 0,
+        clock: ManualClock? = nil, arrivals: Arrivals? = nil,
+        _ run: @Sendable (Int) async throws -> T
+    ) async throws -> T {
         let remaining = Mutex(rejections)
         let router = Router()
         router.get(RouterPath(path)) { _, _ -> Response in
             if let clock { arrivals?.times.withLock { $0.append(clock.now) } }
-            if remaining.withLock({ n in defer { n -= 1 }; return n > 0 }) {
+            if remaining.withLock({ n in
+                defer { n -= 1 }; return n > 0
+            }) {
                 return Response(status: .tooManyRequests, headers: [.retryAfter: "1"])
             }
-            return Response(status: .ok, headers: [.contentType: "application/json"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
         return try await LoopbackServer.with(router, run)
     }
 
     /// Runs the feed until it emitted `count` tick batches (the suite's time limit ends a feed
     /// that never does).
-    func follow(_ source: PolledSource, batches count: Int, clock: any Clock<Duration> = ContinuousClock()) async throws -> [FeedEvent] {
+    func follow(
+        _ source: PolledSource, batches count: Int, clock: any Clock<Duration> = ContinuousClock()
+    ) async throws -> [FeedEvent] {
         var options = FeedOptions(backoffBase: .milliseconds(100))
         options.clock = clock
         let runner = FeedRunner(source: source, http: NIOHTTPClient(), options: options, logger: Logger(label: "test"))
@@ -61,15 +68,25 @@ struct PolledSourceTests {
         let body = try fixtureBytes("coinranking_v2_coins_items_with_nulls.json")
         let clock = ManualClock()
         let arrivals = Arrivals()
-        let events = try await withServer(path: "/v2/coins", body: body, rejections: 1, clock: clock, arrivals: arrivals) { port in
+        let events = try await withServer(
+            path: "/v2/coins", body: body, rejections: 1, clock: clock, arrivals: arrivals
+        ) { port in
             try await clock.advancing {
-                try await follow(.coinRanking(endpoint: "http://127.0.0.1:\(port)", interval: .milliseconds(200)),
-                                 batches: 1, clock: clock)
+                try await follow(
+                    .coinRanking(endpoint: "http://127.0.0.1:\(port)", interval: .milliseconds(200)),
+                    batches: 1, clock: clock)
             }
         }
         // The first request got 429 + Retry-After: 1, and the next came after waiting it out on
         // the feed's clock (with no sleep in real time).
-        #expect(events.contains { if case .disconnected(let reason, let wait) = $0 { reason.contains("429") && wait >= .seconds(1) } else { false } })
+        #expect(
+            events.contains {
+                if case .disconnected(let reason, let wait) = $0 {
+                    reason.contains("429") && wait >= .seconds(1)
+                } else {
+                    false
+                }
+            })
         let times = arrivals.times.withLock { $0 }
         #expect(times.count >= 2)
         if times.count >= 2 { #expect(times[0].duration(to: times[1]) >= .seconds(1)) }

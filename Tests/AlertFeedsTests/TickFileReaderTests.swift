@@ -1,6 +1,7 @@
 import AlertModel
 import Foundation
 import Testing
+
 @testable import AlertFeeds
 
 /// Writes `content` to a fresh temporary file and returns its path.
@@ -19,15 +20,16 @@ private func readAll(_ path: String, chunkSize: Int = 1 << 20) throws -> [(Int, 
 }
 
 @Suite struct TickFileReaderTests {
-    static let content = "\u{FEFF}{\"time\":1,\"symbol\":\"A\",\"price\":1}\r\n"
+    static let content =
+        "\u{FEFF}{\"time\":1,\"symbol\":\"A\",\"price\":1}\r\n"
         + "\r\n"
         + "   \t\n"
         + "not json\n"
         + "{\"time\":2,\"symbol\":\"B\",\"price\":2}\n"
         + "\n"
-        + "{\"time\":3,\"symbol\":\"C\",\"price\":3}\r"  // no final newline
+        + "{\"time\":3,\"symbol\":\"C\",\"price\":3}\r" // no final newline
 
-    @Test(arguments: [1 << 20, 16, 40])  // small chunks: lines straddle reads, the buffer grows
+    @Test(arguments: [1 << 20, 16, 40]) // small chunks: lines straddle reads, the buffer grows
     func linesNumbersCRLFBlankAndBadLines(chunkSize: Int) throws {
         let path = try temporaryFile(Array(Self.content.utf8))
         defer { unlink(path) }
@@ -44,7 +46,8 @@ private func readAll(_ path: String, chunkSize: Int = 1 << 20) throws -> [(Int, 
         defer { unlink(empty) }
         #expect(try readAll(empty).isEmpty)
 
-        let many = (0..<50_000).map { #"{"time":\#($0),"symbol":"S\#($0 % 7)","price":\#($0).25}"# }.joined(separator: "\n")
+        let many = (0..<50_000).map { #"{"time":\#($0),"symbol":"S\#($0 % 7)","price":\#($0).25}"# }.joined(
+            separator: "\n")
         let path = try temporaryFile(Array(many.utf8))
         defer { unlink(path) }
         let lines = try readAll(path, chunkSize: 4096)
@@ -105,7 +108,9 @@ private func readAll(_ path: String, chunkSize: Int = 1 << 20) throws -> [(Int, 
     static let text: [UInt8] = {
         var text = ""
         for i in 0..<300 { text += "{\"time\":\(i),\"symbol\":\"S\(i)\",\"price\":\(i + 1)}\n" }
-        text += "{\"time\":1000,\"symbol\":\"LONG\",\"note\":\"" + String(repeating: "n", count: 5_000_000) + "\",\"price\":7}\r\n"
+        text +=
+            "{\"time\":1000,\"symbol\":\"LONG\",\"note\":\"" + String(repeating: "n", count: 5_000_000)
+            + "\",\"price\":7}\r\n"
         text += "\nnot json\n{\"time\":1001,\"symbol\":\"END\",\"price\":8}"
         return Array(text.utf8)
     }()

@@ -1,6 +1,7 @@
 import AlertModel
 import Foundation
 import Testing
+
 @testable import AlertFeeds
 
 private func tick(_ line: String) -> Tick? {
@@ -14,8 +15,9 @@ private func error(_ line: String) -> String? {
 
 @Suite struct TickLineParserGoodLines {
     @Test func specExample() {
-        #expect(tick(#"{"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}"#)
-            == Tick(time: 1_700_000_000_000, symbol: "BTC", price: 43000.5, change24h: -1.25))
+        #expect(
+            tick(#"{"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}"#)
+                == Tick(time: 1_700_000_000_000, symbol: "BTC", price: 43000.5, change24h: -1.25))
     }
 
     @Test func rfc3339Times() {
@@ -40,7 +42,8 @@ private func error(_ line: String) -> String? {
     }
 
     @Test func unknownKeysOfEveryTypeAreSkipped() {
-        let line = #"{"a":{"b":[1,{"c":"}]\"x"},[],{}],"d":null},"time":1,"e":[true,false,null,-0.5e+3,"\u00e9\n"],"symbol":"S","f":"p\"rice","price":3,"g":{}}"#
+        let line =
+            #"{"a":{"b":[1,{"c":"}]\"x"},[],{}],"d":null},"time":1,"e":[true,false,null,-0.5e+3,"\u00e9\n"],"symbol":"S","f":"p\"rice","price":3,"g":{}}"#
         #expect(tick(line) == Tick(time: 1, symbol: "S", price: 3))
     }
 
@@ -80,7 +83,7 @@ private func error(_ line: String) -> String? {
         var texts: [String] = []
         for _ in 0..<20_000 {
             let bits = generator.next() as UInt64
-            texts.append(Double(bitPattern: bits & 0x7FEF_FFFF_FFFF_FFFF).description)  // finite, positive
+            texts.append(Double(bitPattern: bits & 0x7FEF_FFFF_FFFF_FFFF).description) // finite, positive
             texts.append("\(Double.random(in: 0.0001...200_000, using: &generator))")
             // Decimal text with 1–22 digits, a point anywhere and an exponent: hits both paths.
             let count = Int.random(in: 1...22, using: &generator)
@@ -119,8 +122,10 @@ private func error(_ line: String) -> String? {
 
     @Test func badTime() {
         let message = #""time" must be epoch milliseconds or an RFC 3339 string"#
-        for time in ["1.5", "1e3", "null", "true", #""yesterday""#, #""2023-11-14""#, "[1]", "{}",
-                     "99999999999999999999"] {
+        for time in [
+            "1.5", "1e3", "null", "true", #""yesterday""#, #""2023-11-14""#, "[1]", "{}",
+            "99999999999999999999"
+        ] {
             #expect(error(#"{"time":\#(time),"symbol":"A","price":1}"#) == message, "time \(time)")
         }
     }
@@ -128,8 +133,10 @@ private func error(_ line: String) -> String? {
     @Test func badSymbolAndChange() {
         #expect(error(#"{"time":1,"symbol":5,"price":1}"#) == #""symbol" must be a string"#)
         #expect(error(#"{"time":1,"symbol":null,"price":1}"#) == #""symbol" must be a string"#)
-        #expect(error(#"{"time":1,"symbol":"A","price":1,"change24h":"2"}"#) == #""change24h" must be a number or null"#)
-        #expect(error(#"{"time":1,"symbol":"A","price":1,"change24h":true}"#) == #""change24h" must be a number or null"#)
+        #expect(
+            error(#"{"time":1,"symbol":"A","price":1,"change24h":"2"}"#) == #""change24h" must be a number or null"#)
+        #expect(
+            error(#"{"time":1,"symbol":"A","price":1,"change24h":true}"#) == #""change24h" must be a number or null"#)
     }
 
     @Test func duplicateKeys() {

@@ -33,9 +33,10 @@ import Testing
         let client = transport.client
         let body: [UInt8] = Array(0...255) + [0, 0, 13, 10, 0] + Array("{\"a\":1}".utf8)
         let response = try await TestServer.with { port in
-            try await client.send(HTTPRequest(
-                method: "POST", url: "http://127.0.0.1:\(port)/echo",
-                headers: [("X-Custom", "abc 123"), ("Content-Type", "application/octet-stream")], body: body))
+            try await client.send(
+                HTTPRequest(
+                    method: "POST", url: "http://127.0.0.1:\(port)/echo",
+                    headers: [("X-Custom", "abc 123"), ("Content-Type", "application/octet-stream")], body: body))
         }
         #expect(response.status == 200)
         #expect(response.body == body)
@@ -50,8 +51,10 @@ import Testing
     func otherMethodsReachTheServer(_ transport: Transport, method: String) async throws {
         let client = transport.client
         let response = try await TestServer.with { port in
-            try await client.send(HTTPRequest(method: method, url: "http://127.0.0.1:\(port)/echo",
-                                              body: method == "DELETE" ? [] : Array("x=\(method)".utf8)))
+            try await client.send(
+                HTTPRequest(
+                    method: method, url: "http://127.0.0.1:\(port)/echo",
+                    body: method == "DELETE" ? [] : Array("x=\(method)".utf8)))
         }
         #expect(response.status == 200)
         #expect(response.header("x-got-method") == method)
@@ -83,12 +86,13 @@ import Testing
             }
             return outcomes
         }
-        #expect(outcomes == [
-            .retry(after: 2000, reason: "HTTP 429"),
-            .retry(after: nil, reason: "HTTP 503"),
-            .permanent(reason: "HTTP 400"),
-            .success,
-        ])
+        #expect(
+            outcomes == [
+                .retry(after: 2000, reason: "HTTP 429"),
+                .retry(after: nil, reason: "HTTP 503"),
+                .permanent(reason: "HTTP 400"),
+                .success
+            ])
     }
 
     /// The peer accepts and never answers: only the client's timeout can end the request.
@@ -162,12 +166,15 @@ import Testing
     func aMissingCAFileIsATLSError(_ transport: Transport) async throws {
         let client = transport.client
         let result = try await TestServer.with { port in
-            await client.result(HTTPRequest(url: "https://127.0.0.1:\(port)/hello", caFile: "/nonexistent/pricealert-ca.pem"))
+            await client.result(
+                HTTPRequest(url: "https://127.0.0.1:\(port)/hello", caFile: "/nonexistent/pricealert-ca.pem"))
         }
         guard case .failure(let error) = result else { Issue.record("expected a TLS error, got \(result)"); return }
         #expect(error.kind == .tls)
         #expect(error.reason.contains("pricealert-ca.pem"), "the CA file was not used: \(error.reason)")
-        guard case .permanent = HTTPOutcome.classify(result, now: 0) else { Issue.record("TLS errors are permanent"); return }
+        guard case .permanent = HTTPOutcome.classify(result, now: 0) else {
+            Issue.record("TLS errors are permanent"); return
+        }
     }
 
     @Test(arguments: Transport.allCases)
@@ -176,7 +183,7 @@ import Testing
         let bad = [
             HTTPRequest(method: "GET /x", url: "http://127.0.0.1:1/"),
             HTTPRequest(url: "http://127.0.0.1:1/", headers: [("X-A", "1\r\nX-Injected: 2")]),
-            HTTPRequest(url: "ftp://127.0.0.1:1/file"),
+            HTTPRequest(url: "ftp://127.0.0.1:1/file")
         ]
         for request in bad {
             let result = await client.result(request)
@@ -193,7 +200,9 @@ import Testing
         let client = transport.client
         let silent = try SilentListener()
         defer { silent.close() }
-        let task = Task { await client.result(HTTPRequest(url: "http://127.0.0.1:\(silent.port)/sleep", timeout: 600_000)) }
+        let task = Task {
+            await client.result(HTTPRequest(url: "http://127.0.0.1:\(silent.port)/sleep", timeout: 600_000))
+        }
         var connections = silent.connections.makeAsyncIterator()
         #expect(await connections.next() != nil)
         task.cancel()

@@ -4,7 +4,8 @@ import Testing
 @Suite struct HTTPOutcomeTests {
     private func outcome(_ status: Int, retryAfter: String? = nil) -> HTTPOutcome {
         let headers = retryAfter.map { [(name: "retry-after", value: $0)] } ?? []
-        return HTTPOutcome.classify(.success(HTTPResponse(status: status, headers: headers, body: [], duration: 0)), now: 0)
+        return HTTPOutcome.classify(
+            .success(HTTPResponse(status: status, headers: headers, body: [], duration: 0)), now: 0)
     }
 
     private func outcome(_ kind: HTTPError.Kind, permanent: Bool = false) -> HTTPOutcome {

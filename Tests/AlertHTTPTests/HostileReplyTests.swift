@@ -9,11 +9,18 @@ import Testing
     func aRESTReplyOverTheLimitFailsNamingTheRedactedURL(_ transport: Transport) async throws {
         let client = transport.client
         let (port, result) = try await HostileReceiver.with { port in
-            (port, await client.result(HTTPRequest(url: "http://127.0.0.1:\(port)/huge/3?token=s3cret",
-                                          responseLimit: ResponseLimit(bytes: 1 << 20, truncates: false))))
+            (
+                port,
+                await client.result(
+                    HTTPRequest(
+                        url: "http://127.0.0.1:\(port)/huge/3?token=s3cret",
+                        responseLimit: ResponseLimit(bytes: 1 << 20, truncates: false)))
+            )
         }
         guard case .failure(let error) = result else { Issue.record("a 3 MiB reply passed a 1 MiB limit"); return }
-        #expect(error.description == "http://127.0.0.1:\(port)/huge/…?…: response body larger than 1 MiB, the limit for this request")
+        #expect(
+            error.description
+                == "http://127.0.0.1:\(port)/huge/…?…: response body larger than 1 MiB, the limit for this request")
         #expect(!error.description.contains("s3cret"))
     }
 
@@ -32,8 +39,10 @@ import Testing
     func aReplyWithinTheLimitIsReadWhole(_ transport: Transport) async throws {
         let client = transport.client
         let response = try await HostileReceiver.with { port in
-            try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/huge/2",
-                                              responseLimit: ResponseLimit(bytes: 2 << 20, truncates: false)))
+            try await client.send(
+                HTTPRequest(
+                    url: "http://127.0.0.1:\(port)/huge/2",
+                    responseLimit: ResponseLimit(bytes: 2 << 20, truncates: false)))
         }
         #expect(response.status == 200)
         #expect(response.body.count == 2 << 20)
@@ -43,8 +52,10 @@ import Testing
     func anEndlessWebhookReplyKeepsItsStatusAndTheFirst64KiB(_ transport: Transport, status: Int) async throws {
         let client = transport.client
         let response = try await HostileReceiver.with { port in
-            try await client.send(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/endless?status=\(status)",
-                                              body: Array("{}".utf8), timeout: 120_000, responseLimit: .webhook))
+            try await client.send(
+                HTTPRequest(
+                    method: "POST", url: "http://127.0.0.1:\(port)/endless?status=\(status)",
+                    body: Array("{}".utf8), timeout: 120_000, responseLimit: .webhook))
         }
         #expect(response.status == status)
         #expect(response.body.count == 64 << 10)
@@ -54,8 +65,10 @@ import Testing
     func aDrippingReplyEndsAtTheTimeout(_ transport: Transport) async throws {
         let client = transport.client
         let result = try await HostileReceiver.with { port in
-            await client.result(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/drip", body: [1],
-                                   timeout: 1_000, responseLimit: .webhook))
+            await client.result(
+                HTTPRequest(
+                    method: "POST", url: "http://127.0.0.1:\(port)/drip", body: [1],
+                    timeout: 1_000, responseLimit: .webhook))
         }
         guard case .failure(let error) = result else { Issue.record("a dripping reply succeeded"); return }
         #expect(error.kind == .timeout)

@@ -7,14 +7,17 @@ import Testing
 /// dump and no source path of the machine that built pricealert.
 @Suite(.programs) struct NIOTLSMessageTests {
     /// The error of one request to a server serving `served`, trusting the private CA.
-    func failure(serving served: KeyPath<PrivateCA, PrivateCA.Served>, host: String = "127.0.0.1") async throws -> HTTPError {
+    func failure(
+        serving served: KeyPath<PrivateCA, PrivateCA.Served>, host: String = "127.0.0.1"
+    ) async throws -> HTTPError {
         let ca = try PrivateCA()
         defer { ca.remove() }
         let server = try TLSReceiver(serving: ca[keyPath: served], body: "[]")
         let port = try await server.start()
         defer { Task { await server.stop() } }
         do {
-            _ = try await NIOHTTPClient().send(HTTPRequest(url: "https://\(host):\(port)/markets?token=s3cret", caFile: ca.ca))
+            _ = try await NIOHTTPClient().send(
+                HTTPRequest(url: "https://\(host):\(port)/markets?token=s3cret", caFile: ca.ca))
         } catch {
             #expect(server.answered.count == 0)
             return error
@@ -46,7 +49,8 @@ import Testing
     @Test func anExpiredCertificateIsNamed() async throws {
         let error = try await failure(serving: \.expired)
         expectPlain(error)
-        #expect(error.reason.hasPrefix("TLS handshake failed: certificate expired (not valid after "), "\(error.reason)")
+        #expect(
+            error.reason.hasPrefix("TLS handshake failed: certificate expired (not valid after "), "\(error.reason)")
     }
 
     @Test func aSelfSignedCertificateIsNamed() async throws {

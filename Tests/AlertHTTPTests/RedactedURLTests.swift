@@ -15,7 +15,7 @@ import Testing
         ("https://example.com:secret/x", "https://example.com:<redacted>/x"),
         ("https://h/ABCDEF123", "https://h/…"),
         ("not a url with SECRET", "<redacted>"),
-        ("", "<redacted>"),
+        ("", "<redacted>")
     ])
     func redacts(url: String, expected: String) {
         #expect(RedactedURL.redact(url) == expected)
@@ -26,7 +26,7 @@ import Testing
             "https://hooks.slack.com/services/T000/B000/TOKEN",
             "https://api.telegram.org/botTOKEN/sendMessage?chat_id=TOKEN",
             "https://user:TOKEN@host:1/TOKEN#TOKEN",
-            "https://TOKEN@host",
+            "https://TOKEN@host"
         ]
         for url in urls { #expect(!RedactedURL.redact(url).contains("TOKEN"), "\(url)") }
     }

@@ -20,8 +20,10 @@ import Testing
     @Test func pastDatesNegativesAndGarbageAreNil() {
         #expect(RetryAfter.delay(from: "Wed, 21 Oct 2015 07:28:00 GMT", now: date) == nil)
         #expect(RetryAfter.delay(from: "Wed, 21 Oct 2015 07:28:00 GMT", now: date + 1) == nil)
-        for text in [nil, "", "-5", "1.5", "soon", "Wed, 21 Oct 2015 07:28:00 UTC", "Wed, 21 Foo 2015 07:28:00 GMT",
-                     "Wednesday, 21-Oct-15 07:28:00 GMT", "Wed, 21 Oct 2015 25:28:00 GMT", "Wed, 32 Oct 2015 07:28:00 GMT"] {
+        for text in [
+            nil, "", "-5", "1.5", "soon", "Wed, 21 Oct 2015 07:28:00 UTC", "Wed, 21 Foo 2015 07:28:00 GMT",
+            "Wednesday, 21-Oct-15 07:28:00 GMT", "Wed, 21 Oct 2015 25:28:00 GMT", "Wed, 32 Oct 2015 07:28:00 GMT"
+        ] {
             #expect(RetryAfter.delay(from: text, now: 0) == nil, "\(text ?? "nil")")
         }
     }

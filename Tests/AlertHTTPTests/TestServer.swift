@@ -16,8 +16,9 @@ enum TestServer {
     private static func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.get("hello") { _, _ in
-            Response(status: .ok, headers: [.init("X-Test")!: "yes", .contentType: "text/plain"],
-                     body: .init(byteBuffer: ByteBuffer(string: "hello, world")))
+            Response(
+                status: .ok, headers: [.init("X-Test")!: "yes", .contentType: "text/plain"],
+                body: .init(byteBuffer: ByteBuffer(string: "hello, world")))
         }
         for method in [HTTPRequest.Method.post, .put, .patch, .delete] {
             router.on("echo", method: method) { request, _ in

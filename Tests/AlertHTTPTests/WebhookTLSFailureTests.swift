@@ -7,8 +7,10 @@ import Testing
 /// what the network or a renewal fixes is worth another attempt.
 @Suite struct WebhookTLSFailureTests {
     private func post(_ client: CurlHTTPClient, port: Int, ca: String) async -> Result<HTTPResponse, HTTPError> {
-        await client.result(HTTPRequest(method: "POST", url: "https://127.0.0.1:\(port)/hook", body: Array("{}".utf8),
-                                        timeout: 30_000, connectTimeout: 30_000, caFile: ca, responseLimit: .webhook))
+        await client.result(
+            HTTPRequest(
+                method: "POST", url: "https://127.0.0.1:\(port)/hook", body: Array("{}".utf8),
+                timeout: 30_000, connectTimeout: 30_000, caFile: ca, responseLimit: .webhook))
     }
 
     @Test func aResetBeforeTheHandshakeIsATransportFailureAndRetried() async throws {
@@ -37,7 +39,9 @@ import Testing
         let client = CurlHTTPClient()
         try await TLSReceiver.with(certificates.expired) { receiver, port in
             let first = await post(client, port: port, ca: certificates.ca)
-            guard case .failure(let error) = first else { Issue.record("expected a certificate error, got \(first)"); return }
+            guard case .failure(let error) = first else {
+                Issue.record("expected a certificate error, got \(first)"); return
+            }
             #expect(error.kind == .certificate, "\(error)")
             #expect(error.reason.contains("certificate has expired"), "\(error)")
             guard case .retry(_, let reason) = HTTPOutcome.classify(first, now: 0) else {
@@ -62,9 +66,13 @@ import Testing
         let client = CurlHTTPClient()
         try await TLSReceiver.with(certificates.unknownCA) { _, port in
             let result = await post(client, port: port, ca: certificates.ca)
-            guard case .failure(let error) = result else { Issue.record("expected a certificate error, got \(result)"); return }
+            guard case .failure(let error) = result else {
+                Issue.record("expected a certificate error, got \(result)"); return
+            }
             #expect(error.kind == .certificate, "\(error)")
-            guard case .retry = HTTPOutcome.classify(result, now: 0) else { Issue.record("not retried: \(result)"); return }
+            guard case .retry = HTTPOutcome.classify(result, now: 0) else {
+                Issue.record("not retried: \(result)"); return
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+
 @testable import AlertPipeline
 
 /// The bound between the evaluator service and the delivery service (LivePipeline).

@@ -22,15 +22,20 @@ import Testing
         """
 
     static func evaluator() throws -> Evaluator {
-        Evaluator(ruleSet: try RuleLoader.load([RuleSource(path: "r.json", bytes: Array(rules.utf8))]).get(), markets: nil)
+        Evaluator(
+            ruleSet: try RuleLoader.load([RuleSource(path: "r.json", bytes: Array(rules.utf8))]).get(), markets: nil)
     }
 
-    static func process(_ evaluator: inout Evaluator, _ ticks: [(Int64, Double)], notAfter: Int64 = .max) -> ([String], [Drop]) {
+    static func process(
+        _ evaluator: inout Evaluator, _ ticks: [(Int64, Double)], notAfter: Int64 = .max
+    ) -> ([String], [Drop]) {
         var alerts: [Alert] = []
         var drops: [Drop] = []
         for (t, p) in ticks {
-            if let drop = evaluator.process(Tick(time: t, symbol: "BTC", price: p), at: .feed(source: "poloniex"),
-                                            into: &alerts, notAfter: notAfter) {
+            if let drop = evaluator.process(
+                Tick(time: t, symbol: "BTC", price: p), at: .feed(source: "poloniex"),
+                into: &alerts, notAfter: notAfter)
+            {
                 drops.append(drop)
             }
         }
@@ -41,10 +46,14 @@ import Testing
     func aTickFromTheFutureIsRefused() throws {
         var evaluator = try Self.evaluator()
         let limit = Self.now + 300_000
-        let (ids, drops) = Self.process(&evaluator, [(Self.now, 90), (Self.year9999, 250), (Self.now + 1_000, 250)], notAfter: limit)
+        let (ids, drops) = Self.process(
+            &evaluator, [(Self.now, 90), (Self.year9999, 250), (Self.now + 1_000, 250)], notAfter: limit)
         #expect(ids == ["cross:BTC:\(Self.now + 1_000)", "high:BTC:\(Self.now + 1_000)"])
         #expect(drops.map(\.reason) == [.aheadOfClock])
-        #expect(drops.first?.description == "poloniex: dropped: BTC at 9999-12-31T23:59:59.000Z: time is further ahead of the local clock than --max-tick-skew (ahead-of-clock)")
+        #expect(
+            drops.first?.description
+                == "poloniex: dropped: BTC at 9999-12-31T23:59:59.000Z: time is further ahead of the local clock than --max-tick-skew (ahead-of-clock)"
+        )
         #expect(evaluator.stats.dropped == [.aheadOfClock: 1])
     }
 
@@ -79,7 +88,9 @@ import Testing
         #expect(watch.step(wall: Self.now + 10_000, monotonic: 10_000) == nil)
         // 500 ppm over an hour: 1.8 s, inside 1 s + 0.1 %.
         #expect(watch.step(wall: Self.now + 10_000 + Self.hour + 1_800, monotonic: 10_000 + Self.hour) == nil)
-        #expect(watch.step(wall: Self.now + 10_000 + Self.hour + 1_800 + 1_000 + 5_000, monotonic: 11_000 + Self.hour) == 5_000)
+        #expect(
+            watch.step(wall: Self.now + 10_000 + Self.hour + 1_800 + 1_000 + 5_000, monotonic: 11_000 + Self.hour)
+                == 5_000)
     }
 
     @Test("saved state with a time from the future is recovered at restore, not deleted")
@@ -98,11 +109,14 @@ import Testing
         let forgotten = try #require(restored)
         #expect(forgotten.symbols == ["BTC"])
         #expect(forgotten.latest == Self.year9999)
-        #expect(forgotten.warning(limit: Self.now + 300_000, why: "beyond the local clock and --max-tick-skew")
-            == "the state of 1 symbol (BTC) holds times up to 9999-12-31T23:59:59.000Z, beyond the local clock and --max-tick-skew (2027-01-15T08:05:00.000Z): those times are taken as not seen, so later ticks are not out of order")
+        #expect(
+            forgotten.warning(limit: Self.now + 300_000, why: "beyond the local clock and --max-tick-skew")
+                == "the state of 1 symbol (BTC) holds times up to 9999-12-31T23:59:59.000Z, beyond the local clock and --max-tick-skew (2027-01-15T08:05:00.000Z): those times are taken as not seen, so later ticks are not out of order"
+        )
         // `prev` (250) stays: 90 then 150 is a crossing; the `high` pair fired in 9999 counts as
         // never fired, so its cooldown does not hold it back.
-        let (ids, drops) = Self.process(&evaluator, [(Self.now + 1_000, 90), (Self.now + 2_000, 150), (Self.now + 3_000, 250)])
+        let (ids, drops) = Self.process(
+            &evaluator, [(Self.now + 1_000, 90), (Self.now + 2_000, 150), (Self.now + 3_000, 250)])
         #expect(drops == [])
         #expect(ids == ["cross:BTC:\(Self.now + 2_000)", "high:BTC:\(Self.now + 3_000)"])
         // Nothing after the limit: nothing forgotten.

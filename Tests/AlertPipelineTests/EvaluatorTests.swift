@@ -15,12 +15,17 @@ import Testing
         """
 
     /// Evaluates `ticks` as lines 1… of `file`; returns the events' rule ids and the drops.
-    static func run(_ evaluator: inout Evaluator, _ ticks: [Tick], file: String = "t.jsonl")
-        -> (rules: [String], drops: [Drop]) {
+    static func run(
+        _ evaluator: inout Evaluator, _ ticks: [Tick], file: String = "t.jsonl"
+    )
+        -> (rules: [String], drops: [Drop])
+    {
         var alerts: [Alert] = []
         var drops: [Drop] = []
         for (i, tick) in ticks.enumerated() {
-            if let drop = evaluator.process(tick, at: .line(file: file, line: i + 1), into: &alerts) { drops.append(drop) }
+            if let drop = evaluator.process(tick, at: .line(file: file, line: i + 1), into: &alerts) {
+                drops.append(drop)
+            }
         }
         return (alerts.map(\.rule), drops)
     }
@@ -28,38 +33,48 @@ import Testing
     @Test("ticks in, events out; every refused tick is one Drop with its reason and place, counted in stats")
     func ticksAndDrops() throws {
         var evaluator = Evaluator(ruleSet: try Self.rules(Self.above100), markets: nil)
-        let (fired, drops) = Self.run(&evaluator, [
-            Tick(time: 1_000, symbol: "BTC", price: 90),
-            Tick(time: 2_000, symbol: "BTC", price: 110),
-            Tick(time: 1_500, symbol: "BTC", price: 120),
-            Tick(time: 3_000, symbol: "BTC", price: -1),
-            Tick(time: 3_000, symbol: "", price: 5),
-        ])
+        let (fired, drops) = Self.run(
+            &evaluator,
+            [
+                Tick(time: 1_000, symbol: "BTC", price: 90),
+                Tick(time: 2_000, symbol: "BTC", price: 110),
+                Tick(time: 1_500, symbol: "BTC", price: 120),
+                Tick(time: 3_000, symbol: "BTC", price: -1),
+                Tick(time: 3_000, symbol: "", price: 5)
+            ])
         #expect(fired == ["btc-above-100"])
-        #expect(drops == [
-            Drop(reason: .outOfOrder, place: .line(file: "t.jsonl", line: 3)),
-            Drop(reason: .invalidPrice, place: .line(file: "t.jsonl", line: 4)),
-            Drop(reason: .emptySymbol, place: .line(file: "t.jsonl", line: 5)),
-        ])
-        #expect(drops[0].description == "t.jsonl:3: dropped: time is earlier than the previous tick of this symbol (out-of-order)")
+        #expect(
+            drops == [
+                Drop(reason: .outOfOrder, place: .line(file: "t.jsonl", line: 3)),
+                Drop(reason: .invalidPrice, place: .line(file: "t.jsonl", line: 4)),
+                Drop(reason: .emptySymbol, place: .line(file: "t.jsonl", line: 5))
+            ])
+        #expect(
+            drops[0].description
+                == "t.jsonl:3: dropped: time is earlier than the previous tick of this symbol (out-of-order)")
         let unreadable = evaluator.reject("expected a JSON object", at: .line(file: "t.jsonl", line: 6))
         #expect(unreadable.description == "t.jsonl:6: error: expected a JSON object; line skipped")
         let frame = evaluator.reject("not JSON", at: .feed(source: "btse"))
         #expect(frame.description == "btse: frame dropped: not JSON")
         let snapshot = Drop(reason: .invalidPrice, place: .snapshot(source: "btse", symbol: "XYZ"))
-        #expect(snapshot.description == "btse: XYZ: dropped: price is not a finite number greater than 0 (invalid-price)")
+        #expect(
+            snapshot.description == "btse: XYZ: dropped: price is not a finite number greater than 0 (invalid-price)")
 
         let stats = evaluator.stats
         #expect(stats.accepted == 2)
         #expect(stats.alerts == 1)
         #expect(stats.dropped == [.outOfOrder: 1, .invalidPrice: 1, .emptySymbol: 1, .malformed: 2])
-        #expect(Summary.line(read: 7, stats: stats)
-            == "7 ticks read, 5 dropped (2 malformed, 1 invalid-price, 1 empty-symbol, 1 out-of-order), 1 alert")
+        #expect(
+            Summary.line(read: 7, stats: stats)
+                == "7 ticks read, 5 dropped (2 malformed, 1 invalid-price, 1 empty-symbol, 1 out-of-order), 1 alert")
     }
 
-    @Test("waiting for markets: no tick is evaluated before the first list; the saved state goes into the engine it makes")
+    @Test(
+        "waiting for markets: no tick is evaluated before the first list; the saved state goes into the engine it makes"
+    )
     func restoreWaitsForTheFirstMarketList() throws {
-        let crossing = try Self.rules("""
+        let crossing = try Self.rules(
+            """
             {"version": 1, "rules": [{"id": "btc-crosses-100", "symbol": "BTC", "when": {"price": {"crossesAbove": 100}}}]}
             """)
         var first = Evaluator(ruleSet: crossing, markets: nil)
@@ -80,16 +95,22 @@ import Testing
 
         var fresh = Evaluator(waitingForMarketsWith: crossing)
         fresh.updateMarkets(MarketList([]))
-        #expect(Self.run(&fresh, [Tick(time: 2_000, symbol: "BTC", price: 110)]).rules.isEmpty,
-                "without the saved state the first tick has nothing to cross from")
+        #expect(
+            Self.run(&fresh, [Tick(time: 2_000, symbol: "BTC", price: 110)]).rules.isEmpty,
+            "without the saved state the first tick has nothing to cross from")
     }
 
-    @Test("new listings: the first list fires nothing; a market a later list adds fires once, at its first accepted tick, across reloads")
+    @Test(
+        "new listings: the first list fires nothing; a market a later list adds fires once, at its first accepted tick, across reloads"
+    )
     func listings() throws {
-        let listed = try Self.rules("""
+        let listed = try Self.rules(
+            """
             {"version": 2, "rules": [{"id": "new-usd", "match": {"quote": "USD"}, "when": {"listed": true}}]}
             """)
-        func market(_ base: String) -> Market { Market(symbol: base, base: base, quote: "USD", future: false, active: true) }
+        func market(_ base: String) -> Market {
+            Market(symbol: base, base: base, quote: "USD", future: false, active: true)
+        }
         var evaluator = Evaluator(waitingForMarketsWith: listed)
         #expect(evaluator.watchesListings)
         evaluator.updateMarkets(MarketList([market("BTC")]))
@@ -115,22 +136,28 @@ import Testing
     func reloadKeepsUnchangedRulesState() throws {
         var evaluator = Evaluator(ruleSet: try Self.rules(Self.above100), markets: nil)
         #expect(Self.run(&evaluator, [Tick(time: 1_000, symbol: "BTC", price: 110)]).rules == ["btc-above-100"])
-        evaluator.reload(try Self.rules("""
-            {"version": 1, "rules": [{"id": "btc-above-100", "symbol": "BTC", "when": {"price": {"above": 100}}},
-                                     {"id": "btc-above-105", "symbol": "BTC", "when": {"price": {"above": 105}}}]}
-            """))
+        evaluator.reload(
+            try Self.rules(
+                """
+                {"version": 1, "rules": [{"id": "btc-above-100", "symbol": "BTC", "when": {"price": {"above": 100}}},
+                                         {"id": "btc-above-105", "symbol": "BTC", "when": {"price": {"above": 105}}}]}
+                """))
         #expect(evaluator.ruleSet.rules.count == 2)
         // btc-above-100 fired and is not re-armed (the price stayed above): only the new rule fires.
         #expect(Self.run(&evaluator, [Tick(time: 2_000, symbol: "BTC", price: 111)]).rules == ["btc-above-105"])
 
         var forgetting = Evaluator(ruleSet: evaluator.ruleSet, markets: nil)
-        #expect(Self.run(&forgetting, [Tick(time: 2_000, symbol: "BTC", price: 111)]).rules == ["btc-above-100", "btc-above-105"],
-                "the same rules without the kept state fire both")
+        #expect(
+            Self.run(&forgetting, [Tick(time: 2_000, symbol: "BTC", price: 111)]).rules == [
+                "btc-above-100", "btc-above-105"
+            ],
+            "the same rules without the kept state fire both")
     }
 
     @Test("seeded history fills windows and fires nothing; the first tick compares with it; a refused seed is a Drop")
     func seededHistory() throws {
-        let change = try Self.rules("""
+        let change = try Self.rules(
+            """
             {"version": 1, "rules": [{"id": "btc-up-5pct-5m", "symbol": "BTC", "when": {"change": {"window": "5m", "above": 5}}}]}
             """)
         var seeded = Evaluator(ruleSet: change, markets: nil)

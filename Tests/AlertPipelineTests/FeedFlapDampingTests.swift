@@ -1,6 +1,7 @@
 import AlertModel
 import Synchronization
 import Testing
+
 @testable import AlertPipeline
 
 /// Flap damping of the feed's own alerts (Docs/observability.md#a-flapping-feed), at chosen times.
@@ -73,8 +74,9 @@ import Testing
         for i in 0..<4 { _ = damping.take(i % 2 == 0 ? stale(Int64(i) * 1_000) : recovered(Int64(i) * 1_000)) }
         #expect(damping.isHolding)
         #expect(damping.take(stale(5_000, source: "kraken")) == .deliver)
-        let price = Alert(rule: "btc-up", symbol: "BTC", time: 5_000, price: 1, condition: "price > 0", threshold: .value(0),
-                          value: 1, message: "", notify: ["out"])
+        let price = Alert(
+            rule: "btc-up", symbol: "BTC", time: 5_000, price: 1, condition: "price > 0", threshold: .value(0),
+            value: 1, message: "", notify: ["out"])
         #expect(damping.take(price) == .deliver)
         #expect(damping.flush().map(\.rule) == ["@feed-recovered"])
         #expect(!damping.isHolding)

@@ -66,7 +66,7 @@ import Testing
                 results.withLock { $0.append(taken) }
             }
         }
-        #expect(handOff.receive() == 0)  // the producer is now at its second or third send
+        #expect(handOff.receive() == 0) // the producer is now at its second or third send
         handOff.close()
         #expect(producer.wait(timeout: .now() + 60) == .success)
         let taken = results.withLock { $0 }

@@ -34,38 +34,53 @@ import Testing
 
     /// `rules` on the embedded exchange at `port`, delivered straight to `sinks`, shut down when
     /// `stop` opens; the test runner's own SIGTERM and SIGINT stay its own.
-    static func pipeline(_ rules: RuleSet, port: Int, sinks: [String: any Sink], http: NIOHTTPClient,
-                         stop: Gate) throws -> LivePipeline {
+    static func pipeline(
+        _ rules: RuleSet, port: Int, sinks: [String: any Sink], http: NIOHTTPClient,
+        stop: Gate
+    ) throws -> LivePipeline {
         let logger = Logger(label: "test")
         let runner = FeedRunner(source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: http, logger: logger)
-        let monitor = PipelineMonitor(source: "btse", rules: rules.rules.map(\.id), staleAfter: runner.staleLimit,
-                                      notifier: ServiceNotifier(environment: [:]), logger: logger)
-        let delivery = AlertDelivery(route: .direct(Dispatcher(sinks: sinks)),
-                                     policy: try DeliveryPolicy(ruleSet: rules, silences: SilenceSet(), journal: nil))
-        var pipeline = LivePipeline(ruleSet: rules, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
+        let monitor = PipelineMonitor(
+            source: "btse", rules: rules.rules.map(\.id), staleAfter: runner.staleLimit,
+            notifier: ServiceNotifier(environment: [:]), logger: logger)
+        let delivery = AlertDelivery(
+            route: .direct(Dispatcher(sinks: sinks)),
+            policy: try DeliveryPolicy(ruleSet: rules, silences: SilenceSet(), journal: nil))
+        var pipeline = LivePipeline(
+            ruleSet: rules, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
         pipeline.shutdownSignals = []
         pipeline.stop = { await stop.pass() }
         return pipeline
     }
 
-    @Test("shutdown in pipeline order: the feed stops first, every alert made is delivered, the status server answers until last")
+    @Test(
+        "shutdown in pipeline order: the feed stops first, every alert made is delivered, the status server answers until last"
+    )
     func shutdownInPipelineOrder() async throws {
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
-            port: 0, prices: .randomWalk(seed: 3, interval: .milliseconds(200))))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(
+                port: 0, prices: .randomWalk(seed: 3, interval: .milliseconds(200))))
         let port = try await exchange.start()
         defer { Task { await exchange.stop() } }
         // 40 rules that each fire once, on the first BTC tick: one frame's burst.
         let ids = (0..<40).map { "btc-\($0)" }
-        let rules = try RuleLoader.load([RuleSource(path: "rules.json", bytes: Array("""
-            {"version": 2, "sinks": {"held": {"type": "stdout"}}, "defaults": {"notify": ["held"]},
-             "rules": [\(ids.map { #"{"id": "\#($0)", "symbol": "BTC", "when": {"price": {"above": 1}}}"# }.joined(separator: ", "))]}
-            """.utf8))]).get()
+        let rules = try RuleLoader.load([
+            RuleSource(
+                path: "rules.json",
+                bytes: Array(
+                    """
+                    {"version": 2, "sinks": {"held": {"type": "stdout"}}, "defaults": {"notify": ["held"]},
+                     "rules": [\(ids.map { #"{"id": "\#($0)", "symbol": "BTC", "when": {"price": {"above": 1}}}"# }.joined(separator: ", "))]}
+                    """.utf8))
+        ]).get()
         let sink = HeldSink()
         let http = NIOHTTPClient()
         let stop = Gate()
         var pipeline = try Self.pipeline(rules, port: port, sinks: ["held": sink], http: http, stop: stop)
-        let status = StatusServer(host: "127.0.0.1", port: 0, registry: PrometheusMetrics.isolated().registry,
-                                  status: pipeline.monitor.status, logger: pipeline.logger) {}
+        let status = StatusServer(
+            host: "127.0.0.1", port: 0, registry: PrometheusMetrics.isolated().registry,
+            status: pipeline.monitor.status, logger: pipeline.logger
+        ) {}
         let statusPort = try await status.start()
         pipeline.statusServer = status
         let running = Task { [pipeline] in try await pipeline.run() }
@@ -107,10 +122,13 @@ import Testing
         }
     }
 
-    @Test("a reload hands the reloaded rules' priorities to the policy stages: a rule made high priority skips the sink's quiet hours from then on")
+    @Test(
+        "a reload hands the reloaded rules' priorities to the policy stages: a rule made high priority skips the sink's quiet hours from then on"
+    )
     func reloadedPriorityReachesDelivery() async throws {
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
-            port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200))))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(
+                port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200))))
         let port = try await exchange.start()
         defer { Task { await exchange.stop() } }
         // One rule that reminds every second while BTC is above 1, to a sink quiet all day
@@ -123,7 +141,8 @@ import Testing
                         "priority": "\(priority)", "notify": ["quiet"]}]}
             """
         }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString).json").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString).json")
+            .path
         try ruleFile(priority: "normal").write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let rules = try RuleLoader.loadFiles(paths: [path]).get()
@@ -153,19 +172,27 @@ import Testing
         #expect(outcome.deliveryFailures == 0)
     }
 
-    @Test("a slow evaluator holds the feed at the inbox's bound: at most feedEventsInFlight events wait, and none is lost")
+    @Test(
+        "a slow evaluator holds the feed at the inbox's bound: at most feedEventsInFlight events wait, and none is lost"
+    )
     func slowEvaluatorHoldsTheFeedAtTheBound() async throws {
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
-            port: 0, prices: .randomWalk(seed: 7, interval: .milliseconds(5))))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(
+                port: 0, prices: .randomWalk(seed: 7, interval: .milliseconds(5))))
         let port = try await exchange.start()
         defer { Task { await exchange.stop() } }
         // Two rules that fire on the first BTC tick: with two alerts in flight and the first
         // held at the sink, the evaluator waits at `AlertGate` while the exchange keeps sending.
-        let rules = try RuleLoader.load([RuleSource(path: "rules.json", bytes: Array("""
-            {"version": 2, "sinks": {"held": {"type": "stdout"}}, "defaults": {"notify": ["held"]},
-             "rules": [{"id": "a", "symbol": "BTC", "when": {"price": {"above": 1}}},
-                       {"id": "b", "symbol": "BTC", "when": {"price": {"above": 1}}}]}
-            """.utf8))]).get()
+        let rules = try RuleLoader.load([
+            RuleSource(
+                path: "rules.json",
+                bytes: Array(
+                    """
+                    {"version": 2, "sinks": {"held": {"type": "stdout"}}, "defaults": {"notify": ["held"]},
+                     "rules": [{"id": "a", "symbol": "BTC", "when": {"price": {"above": 1}}},
+                               {"id": "b", "symbol": "BTC", "when": {"price": {"above": 1}}}]}
+                    """.utf8))
+        ]).get()
         let sink = HeldSink()
         let http = NIOHTTPClient()
         let stop = Gate()
@@ -177,7 +204,9 @@ import Testing
         try await sink.asked.wait(for: 1)
         // The evaluator is stuck: let the exchange send far more frames than the bound.
         let sentThen = exchange.stats.framesSent
-        for _ in 0..<1200 where exchange.stats.framesSent < sentThen + 100 { try await Task.sleep(for: .milliseconds(50)) }
+        for _ in 0..<1200 where exchange.stats.framesSent < sentThen + 100 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         #expect(exchange.stats.framesSent >= sentThen + 100)
         sink.release.open()
         stop.open()

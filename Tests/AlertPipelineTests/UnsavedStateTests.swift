@@ -2,6 +2,7 @@ import AlertEngine
 import AlertModel
 import AlertStore
 import Testing
+
 @testable import AlertPipeline
 
 /// The daemon's engine state that a save could not write (an alert before it not yet in the
@@ -22,7 +23,8 @@ import Testing
     @Test func whatASaveCouldNotWriteGoesWithTheNextNewestFirst() {
         var unsaved = UnsavedState()
         let markets = MarketsSave(markets: [], source: "btse", fetchedAt: 1)
-        let (first, firstMarkets) = unsaved.adding([snapshot("BTC", price: 1), snapshot("ETH", price: 2)], markets: markets)
+        let (first, firstMarkets) = unsaved.adding(
+            [snapshot("BTC", price: 1), snapshot("ETH", price: 2)], markets: markets)
         unsaved.keep(first, markets: firstMarkets)
 
         let (second, secondMarkets) = unsaved.adding([snapshot("BTC", price: 3)], markets: nil)

@@ -1,5 +1,6 @@
 import AlertModel
 import Testing
+
 @testable import AlertPolicy
 
 @Suite struct GlobTests {
@@ -7,7 +8,7 @@ import Testing
         ("*", "", true), ("*", "btc-100k", true), ("btc-*", "btc-100k", true), ("btc-*", "eth-4k", false),
         ("?", "a", true), ("?", "", false), ("?", "ab", false), ("b?c-*k", "btc-100k", true),
         ("*-USD", "BTC-USD", true), ("*-USD", "BTC-USDT", false), ("*USD*", "XUSDY", true),
-        ("a*b*c", "aXbYbZc", true), ("a*b*c", "aXbYbZ", false), ("exact", "exact", true), ("exact", "exactly", false),
+        ("a*b*c", "aXbYbZc", true), ("a*b*c", "aXbYbZ", false), ("exact", "exact", true), ("exact", "exactly", false)
     ])
     func matches(pattern: String, text: String, expected: Bool) throws {
         #expect(try Glob(pattern).matches(text) == expected)
@@ -33,7 +34,7 @@ import Testing
         let set = SilenceSet([
             Silence(id: "late", from: 500, until: 5_000),
             Silence(id: "early", rule: try Glob("btc-*"), from: 0, until: 5_000),
-            Silence(id: "other", rule: try Glob("eth-*"), from: 0, until: 5_000),
+            Silence(id: "other", rule: try Glob("eth-*"), from: 0, until: 5_000)
         ])
         #expect(set.silence(for: alert("btc-1", at: 1_000))?.id == "early")
         #expect(set.silence(for: alert("sol-1", at: 1_000))?.id == "late")

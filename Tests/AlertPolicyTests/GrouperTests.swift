@@ -1,6 +1,7 @@
 import AlertModel
 import SeededRandom
 import Testing
+
 @testable import AlertPolicy
 
 @Suite struct GrouperTests {
@@ -58,7 +59,8 @@ import Testing
         #expect(ids(grouper.add(alert("a", at: minute))) == [["a:BTC-USD:0", "a:BTC-USD:59000"]])
         #expect(grouper.add(alert("a", at: minute + 1)).isEmpty)
         // Full at 3.
-        #expect(ids(grouper.add(alert("a", at: minute + 2))) == [["a:BTC-USD:60000", "a:BTC-USD:60001", "a:BTC-USD:60002"]])
+        #expect(
+            ids(grouper.add(alert("a", at: minute + 2))) == [["a:BTC-USD:60000", "a:BTC-USD:60001", "a:BTC-USD:60002"]])
         // b's digest (t0 = 10 s) closes when the wall clock passes 70 s, not before.
         #expect(grouper.close(wallTime: 70 * second - 1).isEmpty)
         let closed = grouper.close(wallTime: 70 * second)
@@ -67,14 +69,17 @@ import Testing
     }
 
     @Test func aReplayGivesTheSameDeliveriesEveryTime() throws {
-        let sink = SinkDefinition(name: "chat", kind: .stdout(format: .json),
-                                  policy: SinkPolicy(quiet: [QuietWindowSpec(from: 22 * 60, to: 7 * 60)],
-                                                     group: GroupSpec(window: 5 * minute, by: [.symbol])))
+        let sink = SinkDefinition(
+            name: "chat", kind: .stdout(format: .json),
+            policy: SinkPolicy(
+                quiet: [QuietWindowSpec(from: 22 * 60, to: 7 * 60)],
+                group: GroupSpec(window: 5 * minute, by: [.symbol])))
         func run() throws -> [PolicyDecision] {
             var pipeline = try PolicyPipeline(sinks: [sink])
             var decisions: [PolicyDecision] = []
             for index in 0..<300 {
-                let event = alert("r\(index % 7)", ["BTC-USD", "ETH-USD", "SOL-USD"][index % 3], at: Int64(index) * 17 * minute)
+                let event = alert(
+                    "r\(index % 7)", ["BTC-USD", "ETH-USD", "SOL-USD"][index % 3], at: Int64(index) * 17 * minute)
                 decisions += pipeline.receive(PolicyEvent(alert: event))
             }
             return decisions + pipeline.finish()
@@ -87,13 +92,16 @@ import Testing
 }
 
 @Suite struct PipelineTests {
-    static let grouped = SinkDefinition(name: "chat", kind: .stdout(format: .json),
-                                        policy: SinkPolicy(quiet: [QuietWindowSpec(from: 22 * 60, to: 7 * 60)],
-                                                           group: GroupSpec(window: minute)))
+    static let grouped = SinkDefinition(
+        name: "chat", kind: .stdout(format: .json),
+        policy: SinkPolicy(
+            quiet: [QuietWindowSpec(from: 22 * 60, to: 7 * 60)],
+            group: GroupSpec(window: minute)))
 
     @Test func aSilencedEventGoesToNoSink() throws {
-        var pipeline = try PolicyPipeline(sinks: [Self.grouped],
-                                          silences: SilenceSet([Silence(id: "s1", rule: try Glob("btc-*"), from: 0, until: 10 * minute)]))
+        var pipeline = try PolicyPipeline(
+            sinks: [Self.grouped],
+            silences: SilenceSet([Silence(id: "s1", rule: try Glob("btc-*"), from: 0, until: 10 * minute)]))
         let silenced = alert("btc-1", at: 5 * minute, sinks: ["chat", "stdout"])
         #expect(pipeline.receive(PolicyEvent(alert: silenced)) == [.silenced(eventID: silenced.id, silence: "s1")])
         let after = alert("btc-1", at: 10 * minute, sinks: ["stdout"])
@@ -107,12 +115,18 @@ import Testing
         let normal = alert("a", at: night)
         let high = alert("b", at: night + second)
         #expect(pipeline.receive(PolicyEvent(alert: normal)) == [.held(sink: "chat", eventID: normal.id)])
-        #expect(pipeline.receive(PolicyEvent(alert: high, highPriority: true)) == [.deliver(sink: "chat", .event(high), urgent: true)])
+        #expect(
+            pipeline.receive(PolicyEvent(alert: high, highPriority: true)) == [
+                .deliver(sink: "chat", .event(high), urgent: true)
+            ])
         let day = utc("2026-11-21T12:00:00.000Z")
         let first = alert("c", at: day), urgent = alert("d", at: day + 1)
         // The day's first event ends the night: the held event leaves first (alone, so plain).
         #expect(pipeline.receive(PolicyEvent(alert: first)) == [.deliver(sink: "chat", .event(normal), urgent: false)])
-        #expect(pipeline.receive(PolicyEvent(alert: urgent, highPriority: true)) == [.deliver(sink: "chat", .event(urgent), urgent: true)])
+        #expect(
+            pipeline.receive(PolicyEvent(alert: urgent, highPriority: true)) == [
+                .deliver(sink: "chat", .event(urgent), urgent: true)
+            ])
         #expect(ids(deliveries(pipeline.finish())) == [[first.id]])
     }
 }

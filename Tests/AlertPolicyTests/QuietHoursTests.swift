@@ -1,5 +1,6 @@
 import AlertModel
 import Testing
+
 @testable import AlertPolicy
 
 /// Europe/Berlin is UTC+1 in winter (CET) and UTC+2 in summer (CEST); in 2026 the clocks go
@@ -23,7 +24,8 @@ import Testing
         let hours = try QuietHours([Self.night])
         // Saturday 22:00 CEST = 20:00Z; Sunday 07:00 CET = 06:00Z.
         let expected = QuietInterval(start: utc("2026-10-24T20:00:00.000Z"), end: utc("2026-10-25T06:00:00.000Z"))
-        #expect(hours.interval(containing: utc("2026-10-25T05:30:00.000Z")) == expected, "06:30 CET, though 07:30 in CEST")
+        #expect(
+            hours.interval(containing: utc("2026-10-25T05:30:00.000Z")) == expected, "06:30 CET, though 07:30 in CEST")
         #expect(hours.interval(containing: utc("2026-10-25T06:00:00.000Z")) == nil)
     }
 
@@ -38,22 +40,24 @@ import Testing
     @Test func aRepeatedLocalTimeIsItsFirstPass() throws {
         // 02:30 happens twice on 25 October: at 00:30Z (CEST) and 01:30Z (CET); 02:15–02:45 is the first.
         let hours = try QuietHours([QuietWindowSpec(from: 2 * 60 + 15, to: 2 * 60 + 45, zone: "Europe/Berlin")])
-        #expect(hours.interval(containing: utc("2026-10-25T00:30:00.000Z"))
+        #expect(
+            hours.interval(containing: utc("2026-10-25T00:30:00.000Z"))
                 == QuietInterval(start: utc("2026-10-25T00:15:00.000Z"), end: utc("2026-10-25T00:45:00.000Z")))
     }
 
     @Test func theDayIsTheDayTheWindowStarts() throws {
         // Friday nights only: Saturday 03:00 is in Friday's window, Sunday 03:00 is in none.
         let hours = try QuietHours([QuietWindowSpec(days: [.fri], from: 22 * 60, to: 7 * 60, zone: "UTC")])
-        #expect(hours.interval(containing: utc("2026-11-21T03:00:00.000Z")) != nil)  // Saturday
-        #expect(hours.interval(containing: utc("2026-11-22T03:00:00.000Z")) == nil)  // Sunday
-        #expect(hours.interval(containing: utc("2026-11-20T23:00:00.000Z")) != nil)  // Friday
+        #expect(hours.interval(containing: utc("2026-11-21T03:00:00.000Z")) != nil) // Saturday
+        #expect(hours.interval(containing: utc("2026-11-22T03:00:00.000Z")) == nil) // Sunday
+        #expect(hours.interval(containing: utc("2026-11-20T23:00:00.000Z")) != nil) // Friday
         #expect(hours.interval(containing: utc("2026-11-20T21:59:00.000Z")) == nil)
     }
 
     @Test func equalTimesMakeAWholeDay() throws {
         let hours = try QuietHours([QuietWindowSpec(days: [.sun], from: 0, to: 0, zone: "UTC")])
-        #expect(hours.interval(containing: utc("2026-11-22T12:00:00.000Z"))
+        #expect(
+            hours.interval(containing: utc("2026-11-22T12:00:00.000Z"))
                 == QuietInterval(start: utc("2026-11-22T00:00:00.000Z"), end: utc("2026-11-23T00:00:00.000Z")))
         #expect(hours.interval(containing: utc("2026-11-23T00:00:00.000Z")) == nil)
     }
@@ -72,11 +76,14 @@ import Testing
     /// drop: it is dropped and counted; what is outside passes.
     @Test(arguments: [QuietAction.hold, .drop])
     func holdAndDropAcrossSpringForward(action: QuietAction) throws {
-        let sink = SinkDefinition(name: "chat", kind: .stdout(format: .json),
-                                  policy: SinkPolicy(quiet: [Self.night], quietAction: action))
+        let sink = SinkDefinition(
+            name: "chat", kind: .stdout(format: .json),
+            policy: SinkPolicy(quiet: [Self.night], quietAction: action))
         var pipeline = try PolicyPipeline(sinks: [sink])
-        let times = ["2026-03-28T20:59:00.000Z", "2026-03-28T21:00:00.000Z", "2026-03-29T01:30:00.000Z",
-                     "2026-03-29T04:59:59.999Z", "2026-03-29T05:00:00.000Z", "2026-03-29T06:00:00.000Z"].map(utc)
+        let times = [
+            "2026-03-28T20:59:00.000Z", "2026-03-28T21:00:00.000Z", "2026-03-29T01:30:00.000Z",
+            "2026-03-29T04:59:59.999Z", "2026-03-29T05:00:00.000Z", "2026-03-29T06:00:00.000Z"
+        ].map(utc)
         let events = times.enumerated().map { alert("r\($0.offset)", at: $0.element) }
         let hours = try QuietHours([Self.night])
         let quiet = events.filter { hours.interval(containing: $0.time) != nil }.map(\.id)
@@ -95,7 +102,9 @@ import Testing
             #expect(decisions.filter { if case .held = $0 { return true } else { return false } }.count == 3)
         case .drop:
             #expect(ids(deliveries(decisions)) == loud.map { [$0] })
-            #expect(decisions.compactMap { if case .quietDropped(_, let id) = $0 { return id } else { return nil } } == quiet)
+            #expect(
+                decisions.compactMap { if case .quietDropped(_, let id) = $0 { return id } else { return nil } }
+                    == quiet)
         }
     }
 

@@ -1,6 +1,7 @@
 import AlertModel
 import SeededRandom
 import Testing
+
 @testable import AlertPolicy
 
 @Suite struct RateLimitTests {
@@ -42,7 +43,7 @@ import Testing
         limit.record(100)
         limit.settle(started: 100, now: 350)
         #expect(limit.nextStart(now: 500) == 1_350)
-        limit.settle(started: 99, now: 900)  // not a start it holds: nothing changes
+        limit.settle(started: 99, now: 900) // not a start it holds: nothing changes
         #expect(limit.nextStart(now: 500) == 1_350)
     }
 
@@ -57,9 +58,9 @@ import Testing
         limit.settle(started: 100, now: 700)
         #expect(limit.nextStart(now: 800) == 1_700)
         limit.begin(1_700)
-        #expect(limit.nextStart(now: 1_700) == .max)  // 200 still in flight
+        #expect(limit.nextStart(now: 1_700) == .max) // 200 still in flight
         limit.settle(started: 200, now: 300)
-        #expect(limit.nextStart(now: 1_700) == 1_700)  // the last two: 700 (ended) and 1 700
+        #expect(limit.nextStart(now: 1_700) == 1_700) // the last two: 700 (ended) and 1 700
         limit.settle(started: 1_700, now: 1_750)
         limit.begin(1_750)
         #expect(limit.nextStart(now: 1_800) == 2_750)
@@ -108,7 +109,8 @@ import Testing
     }
 
     @Test func presetsDefaultToThePlatformsLimits() {
-        let telegram = SinkDefinition(name: "tg", kind: .webhook(WebhookSpec(url: .environment("TG"), preset: "telegram")))
+        let telegram = SinkDefinition(
+            name: "tg", kind: .webhook(WebhookSpec(url: .environment("TG"), preset: "telegram")))
         #expect(PresetRates.effectiveRate(of: telegram) == RateSpec(count: 1, per: 1_000))
         var own = telegram
         own.policy.rate = RateSpec(count: 5, per: 60_000)
@@ -123,17 +125,27 @@ import Testing
     static let hour: Int64 = 3_600_000
 
     @Test func aPermanentErrorGoesToTheFallbackAtOnce() {
-        #expect(Self.routes.decide(sink: "chat", failure: .permanent, createdAt: 0, now: 1, maxAge: Self.hour) == .fallback("mail"))
+        #expect(
+            Self.routes.decide(sink: "chat", failure: .permanent, createdAt: 0, now: 1, maxAge: Self.hour)
+                == .fallback("mail"))
     }
 
     @Test func aTemporaryErrorIsRetriedUntilMaxAgeThenFallsBack() {
-        #expect(Self.routes.decide(sink: "chat", failure: .temporary, createdAt: 0, now: Self.hour - 1, maxAge: Self.hour) == .retry)
-        #expect(Self.routes.decide(sink: "chat", failure: .temporary, createdAt: 0, now: Self.hour, maxAge: Self.hour) == .fallback("mail"))
+        #expect(
+            Self.routes.decide(sink: "chat", failure: .temporary, createdAt: 0, now: Self.hour - 1, maxAge: Self.hour)
+                == .retry)
+        #expect(
+            Self.routes.decide(sink: "chat", failure: .temporary, createdAt: 0, now: Self.hour, maxAge: Self.hour)
+                == .fallback("mail"))
     }
 
     @Test func theFallbacksFallbackIsFollowedAndTheEndDeadLetters() {
-        #expect(Self.routes.decide(sink: "mail", failure: .permanent, createdAt: 0, now: 0, maxAge: Self.hour) == .fallback("pager"))
-        #expect(Self.routes.decide(sink: "pager", failure: .permanent, createdAt: 0, now: 0, maxAge: Self.hour) == .deadLetter)
+        #expect(
+            Self.routes.decide(sink: "mail", failure: .permanent, createdAt: 0, now: 0, maxAge: Self.hour)
+                == .fallback("pager"))
+        #expect(
+            Self.routes.decide(sink: "pager", failure: .permanent, createdAt: 0, now: 0, maxAge: Self.hour)
+                == .deadLetter)
     }
 
     @Test func cyclesAreFound() {

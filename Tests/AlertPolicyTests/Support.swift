@@ -3,8 +3,9 @@ import AlertPolicy
 
 /// An alert of `rule` on `symbol` at `time` (epoch ms) that notifies `sinks`.
 func alert(_ rule: String, _ symbol: String = "BTC-USD", at time: Int64, sinks: [String] = ["chat"]) -> Alert {
-    Alert(rule: rule, symbol: symbol, time: time, price: 1, condition: "price above 1", threshold: .value(1),
-          value: 1, message: "\(rule) \(symbol)", notify: sinks)
+    Alert(
+        rule: rule, symbol: symbol, time: time, price: 1, condition: "price above 1", threshold: .value(1),
+        value: 1, message: "\(rule) \(symbol)", notify: sinks)
 }
 
 /// Epoch ms of an ISO 8601 UTC time such as `2026-03-29T05:30:00.000Z`.

@@ -1,5 +1,6 @@
 import AlertModel
 import Testing
+
 @testable import AlertReport
 
 @Suite("replay report")
@@ -7,9 +8,11 @@ struct ReplayReportTests {
     static let hour: Int64 = 3_600_000
     static let start: Int64 = 1_700_000_000_000
 
-    static func alert(_ rule: String, _ symbol: String, _ time: Int64, _ price: Double, message: String = "m") -> Alert {
-        Alert(rule: rule, symbol: symbol, time: time, price: price, condition: "price above 1",
-              threshold: .value(1), value: price, message: message, notify: [])
+    static func alert(_ rule: String, _ symbol: String, _ time: Int64, _ price: Double, message: String = "m") -> Alert
+    {
+        Alert(
+            rule: rule, symbol: symbol, time: time, price: price, condition: "price above 1",
+            threshold: .value(1), value: price, message: message, notify: [])
     }
 
     @Test("every user string is escaped: rule ids, symbols, messages, sources")
@@ -62,9 +65,16 @@ struct ReplayReportTests {
         alert.reminder = nil
         report.add(alert)
         let page = report.html()
-        #expect(page.contains("<td class=\"n alert\">1</td><td class=\"n reminder\">2</td><td class=\"n resolved\">1</td>"))
-        #expect(page.contains("<tr data-day=\"2023-11-14\"><th scope=\"row\">2023-11-14</th><td class=\"n alert\">1</td><td class=\"n reminder\">2</td><td class=\"n resolved\">0</td></tr>"))
-        #expect(page.contains("<tr data-day=\"2023-11-15\"><th scope=\"row\">2023-11-15</th><td class=\"n alert\">0</td><td class=\"n reminder\">0</td><td class=\"n resolved\">1</td></tr>"))
+        #expect(
+            page.contains("<td class=\"n alert\">1</td><td class=\"n reminder\">2</td><td class=\"n resolved\">1</td>"))
+        #expect(
+            page.contains(
+                "<tr data-day=\"2023-11-14\"><th scope=\"row\">2023-11-14</th><td class=\"n alert\">1</td><td class=\"n reminder\">2</td><td class=\"n resolved\">0</td></tr>"
+            ))
+        #expect(
+            page.contains(
+                "<tr data-day=\"2023-11-15\"><th scope=\"row\">2023-11-15</th><td class=\"n alert\">0</td><td class=\"n reminder\">0</td><td class=\"n resolved\">1</td></tr>"
+            ))
         let chart = page[try #require(page.firstRange(of: "<section class=\"symbol\"")).lowerBound...]
         #expect(chart.matches(of: #/<circle class="ev alert"/#).count == 1)
         #expect(chart.matches(of: #/<circle class="ev reminder"/#).count == 2)
@@ -108,7 +118,7 @@ struct ReplayReportTests {
         var report = ReplayReport(ruleIDs: (0..<1500).map { "rule-\($0)" }, sources: [])
         let message = String(repeating: "<\"&'>", count: 100)
         for i in 0..<120_000 {
-            let time = Self.start + Int64(i) * 600_000  // 10 minutes apart: over two years
+            let time = Self.start + Int64(i) * 600_000 // 10 minutes apart: over two years
             let symbol = "SYM\(i % 60)"
             report.add(Tick(time: time, symbol: symbol, price: 1 + Double(i % 97)))
             report.add(Self.alert("rule-\(i % 1200)", symbol, time, 1 + Double(i % 97), message: message))

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AlertRules
 
 /// Checks that need all files: one namespace for ids and sink names, `notify` across files.
@@ -12,52 +13,63 @@ import Testing
     }
 
     @Test func duplicateIdInOneFile() {
-        #expect(diagnostics([("a.json", file(rule("x"), rule("x")))])
+        #expect(
+            diagnostics([("a.json", file(rule("x"), rule("x")))])
                 == ["a.json:4:8: error: duplicate id 'x' (first defined at a.json:3:8)"])
     }
 
     @Test func duplicateIdAcrossFilesNamesTheFirst() {
-        #expect(diagnostics([("a.json", file(rule("x"))), ("b.json", file(rule("y"), rule("x")))])
+        #expect(
+            diagnostics([("a.json", file(rule("x"))), ("b.json", file(rule("y"), rule("x")))])
                 == ["b.json:4:8: error: duplicate id 'x' (first defined at a.json:3:8)"])
     }
 
     @Test func ruleIdClashesWithASinkOfAnyFile() {
         let sinks = #"{"ops": {"type": "file", "path": "a.jsonl"}}"#
-        #expect(diagnostics([("a.json", file(sinks: sinks)), ("b.json", file(rule("ops")))])
+        #expect(
+            diagnostics([("a.json", file(sinks: sinks)), ("b.json", file(rule("ops")))])
                 == ["b.json:3:8: error: duplicate id 'ops' (first defined at a.json:1:26)"])
         // A sink in a later file clashes with a rule of an earlier one, at the sink's name.
-        #expect(diagnostics([("a.json", file(rule("ops"))), ("b.json", file(sinks: sinks))])
+        #expect(
+            diagnostics([("a.json", file(rule("ops"))), ("b.json", file(sinks: sinks))])
                 == ["b.json:1:26: error: duplicate id 'ops' (first defined at a.json:3:8)"])
     }
 
     @Test func sameSinkNameInTwoFiles() {
         let sinks = #"{"log": {"type": "file", "path": "a.jsonl"}}"#
-        #expect(diagnostics([("a.json", file(sinks: sinks)), ("b.json", file(sinks: sinks))])
+        #expect(
+            diagnostics([("a.json", file(sinks: sinks)), ("b.json", file(sinks: sinks))])
                 == ["b.json:1:26: error: duplicate id 'log' (first defined at a.json:1:26)"])
     }
 
     @Test func ruleMayBeCalledStdoutUnlessAFileDefinesThatSink() {
         #expect(diagnostics([("a.json", file(rule("stdout")))]) == [])
         let sinks = #"{"stdout": {"type": "stdout", "format": "json"}}"#
-        #expect(diagnostics([("a.json", file(sinks: sinks, rule("stdout")))])
+        #expect(
+            diagnostics([("a.json", file(sinks: sinks, rule("stdout")))])
                 == ["a.json:3:8: error: duplicate id 'stdout' (first defined at a.json:1:26)"])
     }
 
     @Test func notifyMayNameASinkOfALaterFile() throws {
         let sinks = #"{"ops": {"type": "exec", "command": ["/bin/true"]}}"#
-        let set = try #require(ruleSet([("a.json", file(rule("x", notify: #"["ops", "stdout"]"#))),
-                                         ("b.json", file(sinks: sinks))]))
+        let set = try #require(
+            ruleSet([
+                ("a.json", file(rule("x", notify: #"["ops", "stdout"]"#))),
+                ("b.json", file(sinks: sinks))
+            ]))
         #expect(set.rules.map(\.notify) == [["ops", "stdout"]])
-        #expect(diagnostics([("a.json", file(rule("x", notify: #"["ops"]"#)))])
+        #expect(
+            diagnostics([("a.json", file(rule("x", notify: #"["ops"]"#)))])
                 == ["a.json:3:74: error: unknown sink 'ops' in 'notify'"])
     }
 
     @Test func errorsAreInTheOrderTheFilesWereGiven() {
         let bad = file(rule("x", notify: #"["nope"]"#))
-        #expect(diagnostics([("z.json", bad), ("a.json", file(rule("y", notify: "{}")))]) == [
-            "z.json:3:74: error: unknown sink 'nope' in 'notify'",
-            "a.json:3:73: error: 'notify' must be an array of sink names, found object",
-        ])
+        #expect(
+            diagnostics([("z.json", bad), ("a.json", file(rule("y", notify: "{}")))]) == [
+                "z.json:3:74: error: unknown sink 'nope' in 'notify'",
+                "a.json:3:73: error: 'notify' must be an array of sink names, found object"
+            ])
     }
 
     @Test func defaultsApplyToTheirOwnFileOnly() throws {

@@ -1,6 +1,7 @@
 import AlertModel
 import Foundation
 import Testing
+
 @testable import AlertRules
 
 /// Every file shipped in `Rules/` must validate, alone and all together.
@@ -8,7 +9,7 @@ import Testing
     /// `Rules/` at the package root, found from this file's own path.
     static let rulesFolder: String = {
         var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)  // ExampleRuleFilesTests.swift, AlertRulesTests, Tests
+        parts.removeLast(3) // ExampleRuleFilesTests.swift, AlertRulesTests, Tests
         return parts.joined(separator: "/") + "/Rules"
     }()
 
@@ -20,9 +21,12 @@ import Testing
 
     @Test func folderHoldsTheDocumentedExamples() {
         let names = Set(Self.paths.map { $0.split(separator: "/").last.map(String.init) ?? "" })
-        #expect(names.isSuperset(of: ["starter.json", "thresholds.json", "moves-24h.json", "market-wide.json",
-                                      "demo.json", "sinks.json", "v2-combined.json", "v2-moves.json",
-                                      "v2-portfolio.json", "v2-long-windows.json"]))
+        #expect(
+            names.isSuperset(of: [
+                "starter.json", "thresholds.json", "moves-24h.json", "market-wide.json",
+                "demo.json", "sinks.json", "v2-combined.json", "v2-moves.json",
+                "v2-portfolio.json", "v2-long-windows.json"
+            ]))
     }
 
     /// The version 2 examples together show every key version 2 adds.
@@ -35,8 +39,10 @@ import Testing
             switch condition {
             case .all(let members): shown.insert("all"); members.forEach(visit)
             case .any(let members): shown.insert("any"); members.forEach(visit)
-            case .fromHigh(let window, _): shown.insert("fromHigh"); if window > 86_400_000 { shown.insert("long window") }
-            case .fromLow(let window, _): shown.insert("fromLow"); if window > 86_400_000 { shown.insert("long window") }
+            case .fromHigh(let window, _):
+                shown.insert("fromHigh"); if window > 86_400_000 { shown.insert("long window") }
+            case .fromLow(let window, _):
+                shown.insert("fromLow"); if window > 86_400_000 { shown.insert("long window") }
             case .change(let window, _): if window > 86_400_000 { shown.insert("long window") }
             case .move(.percent): shown.insert("percent")
             case .move(.step): shown.insert("step")
@@ -54,8 +60,11 @@ import Testing
             if rule.extras?.resolve == true { shown.insert("resolve") }
             if rule.extras?.highPriority == true { shown.insert("priority") }
         }
-        #expect(shown == ["all", "any", "fromHigh", "fromLow", "long window", "percent", "step", "pnl", "listed",
-                          "portfolio", "for", "every", "expires", "resolve", "priority"])
+        #expect(
+            shown == [
+                "all", "any", "fromHigh", "fromLow", "long window", "percent", "step", "pnl", "listed",
+                "portfolio", "for", "every", "expires", "resolve", "priority"
+            ])
         #expect(!set.portfolios.isEmpty)
     }
 

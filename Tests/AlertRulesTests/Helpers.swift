@@ -1,4 +1,5 @@
 import AlertModel
+
 @testable import AlertRules
 
 /// Loads `files` (path, text) together and returns the diagnostics as printed.

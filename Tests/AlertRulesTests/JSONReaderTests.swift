@@ -1,5 +1,6 @@
 import JSONTokens
 import Testing
+
 @testable import AlertRules
 
 @Suite struct JSONReaderTests {
@@ -31,7 +32,10 @@ import Testing
         let root = try #require(document.root)
         guard case .object(let members) = root.value else { Issue.record("not an object"); return }
         #expect(members.map(\.key) == ["b", "a"])
-        #expect(members.map { place($0.keyPosition, in: text) } == [SourcePosition(line: 2, column: 3), SourcePosition(line: 3, column: 2)])
+        #expect(
+            members.map { place($0.keyPosition, in: text) } == [
+                SourcePosition(line: 2, column: 3), SourcePosition(line: 3, column: 2)
+            ])
         #expect(place(members[0].value.position, in: text) == SourcePosition(line: 2, column: 8))
         #expect(place(members[1].value.position, in: text) == SourcePosition(line: 3, column: 8))
         guard case .array(let elements) = members[0].value.value else { Issue.record("not an array"); return }
@@ -86,7 +90,8 @@ import Testing
 
     @Test func skipsAByteOrderMark() {
         let bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("{\"a\": x}".utf8)
-        #expect(described(JSONReader.read(bytes).errors, in: bytes)
+        #expect(
+            described(JSONReader.read(bytes).errors, in: bytes)
                 == ["1:7: unexpected 'x' (strings must be in double quotes)"])
     }
 
@@ -120,7 +125,7 @@ import Testing
         ("[+1]", "1:2: expected a value, found '+'"),
         ("[.5]", "1:2: expected a value, found '.'"),
         ("{} {}", "1:4: unexpected '{' after the end of the JSON value"),
-        ("[1,\n  é]", "2:3: expected a value, found 'é'"),
+        ("[1,\n  é]", "2:3: expected a value, found 'é'")
     ])
     func reportsSyntaxErrorsAtTheirPlace(text: String, expected: String) {
         #expect(syntaxError(text) == expected)
@@ -135,10 +140,11 @@ import Testing
     @Test func reportsDuplicateKeysAtTheSecondAndKeepsReading() throws {
         let text = "{\"a\": 1,\n \"a\": 2, \"b\": {\"c\": 1, \"c\": 2}}"
         let document = read(text)
-        #expect(described(document.errors, in: Array(text.utf8)) == [
-            "2:2: duplicate key 'a' (first at line 1, column 2)",
-            "2:24: duplicate key 'c' (first at line 2, column 16)",
-        ])
+        #expect(
+            described(document.errors, in: Array(text.utf8)) == [
+                "2:2: duplicate key 'a' (first at line 1, column 2)",
+                "2:24: duplicate key 'c' (first at line 2, column 16)"
+            ])
         let root = try #require(document.root)
         guard case .object(let members) = root.value else { Issue.record("not an object"); return }
         #expect(members.map(\.key) == ["a", "b"])
@@ -150,10 +156,12 @@ import Testing
         let members = (0..<count).map { "\"k\($0)\": \($0)" } + ["\"k1\": 0", "\"k\(count - 1)\": 0"]
         let text = "{" + members.joined(separator: ", ") + "}"
         let document = read(text)
-        #expect(described(document.errors, in: Array(text.utf8)).map { $0.drop { $0 != " " }.dropFirst() } == [
-            "duplicate key 'k1' (first at line 1, column \(Self.column(ofKey: 1))",
-            "duplicate key 'k\(count - 1)' (first at line 1, column \(Self.column(ofKey: count - 1))",
-        ].map { $0 + ")" })
+        #expect(
+            described(document.errors, in: Array(text.utf8)).map { $0.drop { $0 != " " }.dropFirst() }
+                == [
+                    "duplicate key 'k1' (first at line 1, column \(Self.column(ofKey: 1))",
+                    "duplicate key 'k\(count - 1)' (first at line 1, column \(Self.column(ofKey: count - 1))"
+                ].map { $0 + ")" })
         let root = try #require(document.root)
         guard case .object(let kept) = root.value else { Issue.record("not an object"); return }
         #expect(kept.count == count)
@@ -170,7 +178,7 @@ import Testing
         let text = Array(long.utf8)
         let error = syntaxError(long)
         #expect(error == "1:\(long.count - 1): trailing comma is not allowed")
-        #expect(text.count > long.count)  // the é are two bytes each: columns count characters
+        #expect(text.count > long.count) // the é are two bytes each: columns count characters
     }
 
     @Test func stopsNestingTooDeep() {

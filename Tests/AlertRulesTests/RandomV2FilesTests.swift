@@ -2,6 +2,7 @@ import AlertModel
 import AlertTestSupport
 import SeededRandom
 import Testing
+
 @testable import AlertRules
 
 /// Every file the v2 test streams use (`RandomRulesV2`) is valid, and each of its rules reads
@@ -27,7 +28,8 @@ import Testing
             switch ref.repeatMode {
             case .rearm: #expect(rule.repeatMode == .rearm && rule.extras?.remindEvery == nil, "\(rule.id)")
             case .once: #expect(rule.repeatMode == .once, "\(rule.id)")
-            case .every(let every): #expect(rule.repeatMode == .rearm && rule.extras?.remindEvery == every, "\(rule.id)")
+            case .every(let every):
+                #expect(rule.repeatMode == .rearm && rule.extras?.remindEvery == every, "\(rule.id)")
             }
             switch ref.scope {
             case .portfolio(let name): #expect(rule.scope == .portfolio(name))

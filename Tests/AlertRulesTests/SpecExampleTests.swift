@@ -1,5 +1,6 @@
 import AlertModel
 import Testing
+
 @testable import AlertRules
 
 /// The example file of Docs/rules.md#file-structure, verbatim, loads into these values.
@@ -25,16 +26,24 @@ import Testing
 
     @Test func loadsIntoTheExpectedRules() throws {
         let set = try #require(ruleSet([("spec.json", Self.text)]))
-        #expect(set.rules == [
-            Rule(id: "btc-100k", scope: .symbols(["BTC"]), condition: .price(.crossesAbove(100_000)),
-                 notify: ["ops"], cooldown: 600_000),
-            Rule(id: "eth-dump", scope: .symbols(["ETH"]), condition: .change(window: 86_400_000, .below(-5)),
-                 notify: ["console"], cooldown: 600_000, hysteresis: 1),
-            Rule(id: "spot-pump", scope: .match(MarketFilter(future: false, quote: "USD")),
-                 condition: .change(window: 3_600_000, .above(8)), notify: ["console"], cooldown: 3_600_000),
-        ])
+        #expect(
+            set.rules == [
+                Rule(
+                    id: "btc-100k", scope: .symbols(["BTC"]), condition: .price(.crossesAbove(100_000)),
+                    notify: ["ops"], cooldown: 600_000),
+                Rule(
+                    id: "eth-dump", scope: .symbols(["ETH"]), condition: .change(window: 86_400_000, .below(-5)),
+                    notify: ["console"], cooldown: 600_000, hysteresis: 1),
+                Rule(
+                    id: "spot-pump", scope: .match(MarketFilter(future: false, quote: "USD")),
+                    condition: .change(window: 3_600_000, .above(8)), notify: ["console"], cooldown: 3_600_000)
+            ])
         #expect(set.sinks.keys.sorted() == ["console", "journal", "ops", "pager", "stdout"])
-        #expect(set.sinks["ops"]?.kind == .webhook(WebhookSpec(url: .inline("https://hooks.example.com/x"),
-                                                               secret: .environment("OPS_HOOK_SECRET"))))
+        #expect(
+            set.sinks["ops"]?.kind
+                == .webhook(
+                    WebhookSpec(
+                        url: .inline("https://hooks.example.com/x"),
+                        secret: .environment("OPS_HOOK_SECRET"))))
     }
 }

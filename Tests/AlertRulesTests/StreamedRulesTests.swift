@@ -1,5 +1,6 @@
 import AlertModel
 import Testing
+
 @testable import AlertRules
 
 /// Rules are checked one by one as the reader reaches them (a big file is never one syntax
@@ -35,10 +36,11 @@ import Testing
              "rules": [{"id": "a", "symbol": "BTC", "when": {"price": {"abov": 1}}}],
              "defaults": {"notify": ["pager"]}}
             """
-        #expect(diagnostics([("r.json", text)]) == [
-            "r.json:2:60: error: unknown operator 'abov' (did you mean 'above'?)",
-            "r.json:3:26: error: unknown sink 'pager' in 'notify'",
-        ])
+        #expect(
+            diagnostics([("r.json", text)]) == [
+                "r.json:2:60: error: unknown operator 'abov' (did you mean 'above'?)",
+                "r.json:3:26: error: unknown sink 'pager' in 'notify'"
+            ])
     }
 
     /// A syntax error stops reading: rules already checked before it are not reported.
@@ -48,9 +50,10 @@ import Testing
              "rules": [{"id": "a", "symbol": "BTC", "when": {"price": {"abov": 1}}}, {"id": "a"}],
              "sinks": {,}}
             """
-        #expect(diagnostics([("r.json", text)]) == [
-            "r.json:3:12: error: expected a string key, found ','",
-        ])
+        #expect(
+            diagnostics([("r.json", text)]) == [
+                "r.json:3:12: error: expected a string key, found ','"
+            ])
     }
 
     /// Only the first top-level `rules` streams; a second one is read as a duplicate key.
@@ -59,9 +62,10 @@ import Testing
             {"version": 1, "rules": [],
              "rules": [{"id": "a"}]}
             """
-        #expect(diagnostics([("r.json", text)]) == [
-            "r.json:2:2: error: duplicate key 'rules' (first at line 1, column 16)",
-        ])
+        #expect(
+            diagnostics([("r.json", text)]) == [
+                "r.json:2:2: error: duplicate key 'rules' (first at line 1, column 16)"
+            ])
     }
 
     @Test func theReaderHandsOverElementsWithTheMembersBeforeThem() throws {
@@ -74,11 +78,12 @@ import Testing
         #expect(seen.allSatisfy { $0.1 == ["a"] })
         let root = try #require(document.root)
         guard case .object(let members) = root.value, case .array(let left) = members[1].value.value,
-              case .object(let nested) = members[2].value.value, case .array(let inner) = nested[0].value.value else {
+            case .object(let nested) = members[2].value.value, case .array(let inner) = nested[0].value.value
+        else {
             Issue.record("unexpected shape"); return
         }
         #expect(left.isEmpty)
-        #expect(inner.count == 1)  // only the root's member streams
+        #expect(inner.count == 1) // only the root's member streams
         #expect(document.errors.isEmpty)
     }
 
@@ -94,7 +99,8 @@ import Testing
         let full = try RuleLoader.load([RuleSource(path: "r.json", bytes: Array(text.utf8))]).get()
         #expect(full.rules.map(\.id) == ["a", "b"])
         let cached = [Rule(id: "z", scope: .symbols(["Y"]), condition: .price(.below(3)))]
-        let loaded = try RuleLoader.load([RuleSource(path: "r.json", bytes: Array(text.utf8))], cachedRules: cached).get()
+        let loaded = try RuleLoader.load([RuleSource(path: "r.json", bytes: Array(text.utf8))], cachedRules: cached)
+            .get()
         #expect(loaded.rules == cached)
         #expect(loaded.sinks["ops"] != nil)
         let document = JSONReader.read(Array(text.utf8), skipping: "rules")
@@ -117,7 +123,9 @@ import Testing
         #expect(String(decoding: bytes[end...], as: UTF8.self).hasPrefix(",\n "))
         let cached = [Rule(id: "z", scope: .symbols(["Y"]), condition: .price(.below(3)))]
         for given in [end, end - 3, end + 2, bytes.count + 5] {
-            let loaded = try RuleLoader.load([RuleSource(path: "r.json", bytes: bytes)], cachedRules: cached, rulesEnds: [given]).get()
+            let loaded = try RuleLoader.load(
+                [RuleSource(path: "r.json", bytes: bytes)], cachedRules: cached, rulesEnds: [given]
+            ).get()
             #expect(loaded.rules == cached)
             #expect(loaded.sinks["ops"] != nil, "end \(given)")
             #expect(loaded.rulesEnds == [end], "end \(given)")

@@ -1,10 +1,11 @@
 import AlertModel
 import AlertPolicy
 import AlertStore
+import AlertTestSupport
 import Foundation
 import Synchronization
-import AlertTestSupport
 import Testing
+
 @testable import AlertOutbox
 @testable import AlertSinks
 
@@ -21,13 +22,16 @@ import Testing
         }
     }
 
-    private func dispatcher(_ sink: ScriptedSink, _ store: StateStore, wall: SteppedWallClock,
-                            intervals: any Clock<Duration> = ContinuousClock(),
-                            rate: RateSpec? = nil, maxAge: Int64 = 60_000) async throws -> ReliableDispatcher {
+    private func dispatcher(
+        _ sink: ScriptedSink, _ store: StateStore, wall: SteppedWallClock,
+        intervals: any Clock<Duration> = ContinuousClock(),
+        rate: RateSpec? = nil, maxAge: Int64 = 60_000
+    ) async throws -> ReliableDispatcher {
         var configuration = fastConfiguration(maxAge: maxAge)
         if let rate { configuration.rates[sink.name] = rate }
-        let dispatcher = ReliableDispatcher(sinks: [sink.name: sink], durable: [sink.name], outbox: store.outbox,
-                                            configuration: configuration, clock: wall.read, intervals: intervals)
+        let dispatcher = ReliableDispatcher(
+            sinks: [sink.name: sink], durable: [sink.name], outbox: store.outbox,
+            configuration: configuration, clock: wall.read, intervals: intervals)
         try await dispatcher.start()
         return dispatcher
     }
@@ -42,8 +46,9 @@ import Testing
         #expect(await eventually { sink.delivered.count == 1 })
         wall.move(by: -3_600_000)
         await dispatcher.dispatch(sampleAlert("second", notify: ["hook"]))
-        #expect(await eventually(timeout: .seconds(30)) { sink.delivered.count == 2 },
-                "the rate held the second alert back for the size of the step")
+        #expect(
+            await eventually(timeout: .seconds(30)) { sink.delivered.count == 2 },
+            "the rate held the second alert back for the size of the step")
         #expect(await dispatcher.drain(timeout: .seconds(30)))
     }
 
@@ -56,8 +61,9 @@ import Testing
         await dispatcher.dispatch(sampleAlert("a", notify: ["hook"]))
         #expect(await eventually { await dispatcher.counts()["hook"]?.retried == 1 })
         wall.move(by: -3_600_000)
-        #expect(await eventually(timeout: .seconds(30)) { sink.delivered.count == 1 },
-                "the retry waited for the size of the step")
+        #expect(
+            await eventually(timeout: .seconds(30)) { sink.delivered.count == 1 },
+            "the retry waited for the size of the step")
         #expect(sink.attempts == 2)
         #expect(await dispatcher.drain(timeout: .seconds(30)))
     }
@@ -68,15 +74,17 @@ import Testing
         let store = try openStore()
         defer { store.close() }
         let wall = SteppedWallClock()
-        let sink = ScriptedSink(name: "hook", script: [.retry(reason: "busy", after: 300), .retry(reason: "busy", after: 10)])
+        let sink = ScriptedSink(
+            name: "hook", script: [.retry(reason: "busy", after: 300), .retry(reason: "busy", after: 10)])
         let dispatcher = try await dispatcher(sink, store, wall: wall, maxAge: 600_000)
         await dispatcher.dispatch(sampleAlert("a", notify: ["hook"]))
         #expect(await eventually { await dispatcher.counts()["hook"]?.retried == 1 })
         wall.move(by: 86_400_000)
-        #expect(await eventually {
-            let dead = await dispatcher.counts()["hook"]?.dead ?? 0
-            return sink.delivered.count == 1 || dead > 0
-        })
+        #expect(
+            await eventually {
+                let dead = await dispatcher.counts()["hook"]?.dead ?? 0
+                return sink.delivered.count == 1 || dead > 0
+            })
         #expect(sink.delivered.count == 1)
         #expect(sink.attempts == 3)
         #expect(await dispatcher.counts()["hook"]?.dead == 0)
@@ -90,8 +98,9 @@ import Testing
         defer { store.close() }
         let clock = ManualClock()
         let sink = ScriptedSink(name: "hook")
-        let dispatcher = try await dispatcher(sink, store, wall: SteppedWallClock(), intervals: clock,
-                                              rate: RateSpec(count: 1, per: 3_600_000))
+        let dispatcher = try await dispatcher(
+            sink, store, wall: SteppedWallClock(), intervals: clock,
+            rate: RateSpec(count: 1, per: 3_600_000))
         await dispatcher.dispatch(sampleAlert("first", notify: ["hook"]))
         #expect(await eventually { sink.delivered.count == 1 })
         await dispatcher.dispatch(sampleAlert("second", notify: ["hook"]))
@@ -109,8 +118,9 @@ import Testing
     /// retry keeps at most the wait it was given.
     @Test func aRowStampedBeforeAStepBackIsNotHeldForTheStep() {
         let stamped: Int64 = 1_700_000_000_000, wall = stamped - 3_600_000, now: Int64 = 5_000
-        let fresh = OutboxEntry(id: 1, sink: "hook", delivery: .event(sampleAlert(notify: ["hook"])),
-                                createdAt: stamped, nextAttemptAt: stamped)
+        let fresh = OutboxEntry(
+            id: 1, sink: "hook", delivery: .event(sampleAlert(notify: ["hook"])),
+            createdAt: stamped, nextAttemptAt: stamped)
         let held = SinkWorker.held(fresh, wall: wall, now: now)
         #expect(held.nextAttemptAt == now)
         #expect(held.createdAt == now)

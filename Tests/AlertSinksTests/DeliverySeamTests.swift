@@ -4,6 +4,7 @@ import AlertSinksTesting
 import Foundation
 import Platform
 import Testing
+
 @testable import AlertSinks
 
 /// `Sink.send(_ delivery:)` and the dispatchers' `dispatch(_ delivery:to:urgent:)`: a digest
@@ -35,8 +36,10 @@ import Testing
         #expect(await json.send(.digest(digest)) == .delivered)
         close(fds[1])
         let written = String(decoding: FileHandle(fileDescriptor: fds[0]).readDataToEndOfFile(), as: UTF8.self)
-        let expected = [DigestFormat.headline(digest), "  " + AlertFormat.text(digest.events[0]),
-                        "  " + AlertFormat.text(digest.events[1]), DigestFormat.json(digest)]
+        let expected = [
+            DigestFormat.headline(digest), "  " + AlertFormat.text(digest.events[0]),
+            "  " + AlertFormat.text(digest.events[1]), DigestFormat.json(digest)
+        ]
         #expect(written == expected.map { $0 + "\n" }.joined())
     }
 

@@ -22,8 +22,10 @@ final class ScriptedSink: Sink {
     }
     private let state: Mutex<State>
 
-    init(name: String, script: [SinkResult] = [], delay: @escaping @Sendable () -> Duration = { .zero },
-         clock: ManualClock? = nil) {
+    init(
+        name: String, script: [SinkResult] = [], delay: @escaping @Sendable () -> Duration = { .zero },
+        clock: ManualClock? = nil
+    ) {
         self.name = name
         self.delay = delay
         self.clock = clock
@@ -60,16 +62,20 @@ func openStore(_ folder: StateFolder? = nil) throws -> StateStore {
 
 /// Small numbers so tests take milliseconds: 5 ms backoff base, 10 ms polling.
 func fastConfiguration(maxAge: Int64 = 60_000, concurrency: Int = 4) -> ReliableDispatcher.Configuration {
-    ReliableDispatcher.Configuration(concurrency: concurrency,
-                                     retry: RetryPolicy(base: 5, cap: 20, maxAge: maxAge), pollInterval: 10)
+    ReliableDispatcher.Configuration(
+        concurrency: concurrency,
+        retry: RetryPolicy(base: 5, cap: 20, maxAge: maxAge), pollInterval: 10)
 }
 
 /// A started dispatcher delivering to `hook`, as the durable sink "hook", through `store`'s outbox.
-func startedDispatcher(_ hook: any Sink, _ store: StateStore,
-                       _ configuration: ReliableDispatcher.Configuration = fastConfiguration(),
-                       intervals: any Clock<Duration> = ContinuousClock()) async throws -> ReliableDispatcher {
-    let dispatcher = ReliableDispatcher(sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
-                                        configuration: configuration, intervals: intervals)
+func startedDispatcher(
+    _ hook: any Sink, _ store: StateStore,
+    _ configuration: ReliableDispatcher.Configuration = fastConfiguration(),
+    intervals: any Clock<Duration> = ContinuousClock()
+) async throws -> ReliableDispatcher {
+    let dispatcher = ReliableDispatcher(
+        sinks: ["hook": hook], durable: ["hook"], outbox: store.outbox,
+        configuration: configuration, intervals: intervals)
     try await dispatcher.start()
     return dispatcher
 }

@@ -49,7 +49,8 @@ struct DigestBodyTests {
         #expect(alerts.map { ($0["labels"] as? [String: String])?["alertname"] } == Self.events.map(\.rule))
         #expect(alerts.map { $0["startsAt"] as? String } == Self.events.map { Timestamp.format($0.time) })
         // Two rules: the common labels are those both share, and the group names no rule.
-        #expect(json["commonLabels"] as? [String: String] == ["condition": "price crossesAbove 100000", "symbol": "BTC"])
+        #expect(
+            json["commonLabels"] as? [String: String] == ["condition": "price crossesAbove 100000", "symbol": "BTC"])
         #expect((json["groupLabels"] as? [String: String])?.isEmpty == true)
         // A one-rule digest is grouped by that rule.
         let oneRule = Digest(sink: "chat", events: Self.events.filter { $0.rule == "eth-dip" })
@@ -61,7 +62,8 @@ struct DigestBodyTests {
     func checkChatText(_ text: String, held: Bool = false) {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let first = Timestamp.format(Self.events[0].time), last = Timestamp.format(Self.events[12].time)
-        #expect(lines.first == "pricealert: 13 alerts" + (held ? " held in quiet hours, " : ", ") + "\(first) to \(last)")
+        #expect(
+            lines.first == "pricealert: 13 alerts" + (held ? " held in quiet hours, " : ", ") + "\(first) to \(last)")
         // The sample message holds a newline: each event is its rule and its message.
         let expected = Self.events.prefix(10).map { "[\($0.rule)] \($0.message)" }.joined(separator: "\n")
         #expect(lines.dropFirst().dropLast().joined(separator: "\n") == expected)
@@ -92,8 +94,9 @@ struct DigestBodyTests {
         let request = try await Receiver.with { receiver, port in
             let client = CurlHTTPClient()
             defer { client.shutdown() }
-            let sink = try WebhookSink(name: "chat", spec: WebhookSpec(url: .inline("http://127.0.0.1:\(port)/hook/digest")),
-                                       client: client, environment: { _ in nil }, now: { 0 })
+            let sink = try WebhookSink(
+                name: "chat", spec: WebhookSpec(url: .inline("http://127.0.0.1:\(port)/hook/digest")),
+                client: client, environment: { _ in nil }, now: { 0 })
             #expect(await sink.send(Self.digest) == .delivered)
             return try #require(receiver.requests.first)
         }
@@ -105,7 +108,10 @@ struct DigestBodyTests {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/notify.sh"
-        try writeExecutable(path, "#!/bin/sh\ncat > \"$1/stdin.json\"\nprintf '%s %s' \"$PRICEALERT_ID\" \"$PRICEALERT_COUNT\" > \"$1/env\"\n")
+        try writeExecutable(
+            path,
+            "#!/bin/sh\ncat > \"$1/stdin.json\"\nprintf '%s %s' \"$PRICEALERT_ID\" \"$PRICEALERT_COUNT\" > \"$1/env\"\n"
+        )
         let result = try await ExecSink(name: "page", spec: ExecSpec(command: [path, folder])).send(Self.digest)
         #expect(result == .delivered)
         let stdin = try String(contentsOfFile: folder + "/stdin.json", encoding: .utf8)

@@ -3,8 +3,8 @@ import AlertSinksTesting
 import AlertTestSupport
 import Logging
 import Testing
-@testable import AlertSinks
 
+@testable import AlertSinks
 
 @Suite struct DispatcherTests {
     @Test func fansOutInOrderAndContinuesPastFailures() async {
@@ -26,18 +26,20 @@ import Testing
         #expect(broken.alerts.isEmpty)
         #expect(broken.attempts == 2)
         let counts = await dispatcher.counts
-        #expect(counts == [
-            "a": .init(delivered: 2, failed: 0),
-            "c": .init(delivered: 1, failed: 0),
-            "broken": .init(delivered: 0, failed: 2),
-            "ghost": .init(delivered: 0, failed: 1),
-        ])
+        #expect(
+            counts == [
+                "a": .init(delivered: 2, failed: 0),
+                "c": .init(delivered: 1, failed: 0),
+                "broken": .init(delivered: 0, failed: 2),
+                "ghost": .init(delivered: 0, failed: 1)
+            ])
     }
 
     @Test func failuresAreLoggedWithSinkAndReason() async {
         let capture = CapturingLogHandler()
-        let dispatcher = Dispatcher(sinks: ["broken": InMemorySink(name: "broken", failure: .permanent(reason: "HTTP 404"))],
-                                    logger: capture.logger(label: "pricealert.dispatch"))
+        let dispatcher = Dispatcher(
+            sinks: ["broken": InMemorySink(name: "broken", failure: .permanent(reason: "HTTP 404"))],
+            logger: capture.logger(label: "pricealert.dispatch"))
         await dispatcher.dispatch(sampleAlert(notify: ["broken"]))
         let record = capture.records.first
         #expect(capture.records.count == 1)
@@ -67,12 +69,17 @@ import Testing
         let stdout = try SinkFactory.make(.builtinStdout)
         #expect(stdout is StdoutSink)
         #expect(stdout.name == "stdout")
-        let webhook = try SinkFactory.make(SinkDefinition(name: "ops", kind: .webhook(WebhookSpec(url: .inline("https://x")))))
+        let webhook = try SinkFactory.make(
+            SinkDefinition(name: "ops", kind: .webhook(WebhookSpec(url: .inline("https://x")))))
         #expect(webhook is WebhookSink)
-        let sinks = try SinkFactory.makeAll([.builtinStdout, SinkDefinition(name: "pager", kind: .exec(ExecSpec(command: ["x"])))])
+        let sinks = try SinkFactory.makeAll([
+            .builtinStdout, SinkDefinition(name: "pager", kind: .exec(ExecSpec(command: ["x"])))
+        ])
         #expect(sinks["pager"] is ExecSink)
         #expect {
-            _ = try SinkFactory.make(SinkDefinition(name: "ops", kind: .webhook(WebhookSpec(url: .environment("PRICEALERT_TEST_UNSET_URL")))))
+            _ = try SinkFactory.make(
+                SinkDefinition(name: "ops", kind: .webhook(WebhookSpec(url: .environment("PRICEALERT_TEST_UNSET_URL"))))
+            )
         } throws: { error in
             "\(error)" == "webhook sink 'ops': url variable PRICEALERT_TEST_UNSET_URL is not set or empty"
         }

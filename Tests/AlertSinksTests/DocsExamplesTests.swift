@@ -17,10 +17,12 @@ struct DocsExamplesTests {
         .deletingLastPathComponent().appendingPathComponent("Docs/examples").path
 
     /// Runs a program to the end; `input` on stdin. Returns (status, stdout).
-    func run(_ argv: [String], environment: [String: String] = [:], input: [UInt8] = []) async throws -> (Int32, String) {
-        let result = try await ObservedProcess.run(URL(fileURLWithPath: "/usr/bin/env"), argv,
-                                                   environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
-                                                   input: input)
+    func run(_ argv: [String], environment: [String: String] = [:], input: [UInt8] = []) async throws -> (Int32, String)
+    {
+        let result = try await ObservedProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"), argv,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            input: input)
         return (result.status, result.stdout)
     }
 
@@ -29,12 +31,15 @@ struct DocsExamplesTests {
         let alert = sampleAlert()
         let request = try await Receiver.with { receiver, port in
             let spec = WebhookSpec(url: .inline("http://127.0.0.1:\(port)/hook/v"), secret: .environment("S"))
-            let sink = try WebhookSink(name: "ops", spec: spec, client: CurlHTTPClient(), environment: { $0 == "S" ? secret : nil })
+            let sink = try WebhookSink(
+                name: "ops", spec: spec, client: CurlHTTPClient(), environment: { $0 == "S" ? secret : nil })
             #expect(await sink.send(alert) == .delivered)
             return try #require(receiver.requests.first)
         }
-        let args = ["python3", Self.examples + "/verify_webhook.py", request.headers["webhook-id"] ?? "",
-                    request.headers["webhook-timestamp"] ?? "", request.headers["webhook-signature"] ?? ""]
+        let args = [
+            "python3", Self.examples + "/verify_webhook.py", request.headers["webhook-id"] ?? "",
+            request.headers["webhook-timestamp"] ?? "", request.headers["webhook-signature"] ?? ""
+        ]
         let valid = try await run(args, environment: ["WEBHOOK_SECRET": secret], input: request.body)
         #expect(valid == (0, "valid\n"))
         let tampered = try await run(args, environment: ["WEBHOOK_SECRET": secret], input: request.body + [0x20])
@@ -46,14 +51,18 @@ struct DocsExamplesTests {
     /// A stand-in for a notifier that records its arguments and standard input.
     func stub(_ name: String, in folder: String) throws {
         let path = folder + "/" + name
-        try writeExecutable(path, "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"\(folder)/\(name).args\"\ncat > \"\(folder)/\(name).stdin\"\n")
+        try writeExecutable(
+            path,
+            "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"\(folder)/\(name).args\"\ncat > \"\(folder)/\(name).stdin\"\n"
+        )
     }
 
     @Test func notifySendExample() async throws {
         let folder = try temporaryFolder()
         try stub("notify-send", in: folder)
         // `env` sets PATH for the script only: still an argv, no shell.
-        let spec = ExecSpec(command: ["/usr/bin/env", "PATH=\(folder):/usr/bin:/bin", Self.examples + "/notify-send.sh"])
+        let spec = ExecSpec(command: ["/usr/bin/env", "PATH=\(folder):/usr/bin:/bin", Self.examples + "/notify-send.sh"]
+        )
         let alert = sampleAlert()
         #expect(try await ExecSink(name: "desktop", spec: spec).send(alert) == .delivered)
         let args = try String(contentsOfFile: folder + "/notify-send.args", encoding: .utf8)
@@ -62,7 +71,8 @@ struct DocsExamplesTests {
 
     @Test func notifySendMissingIsPermanent() async throws {
         let folder = try temporaryFolder()
-        let spec = ExecSpec(command: ["/usr/bin/env", "PATH=\(folder):/usr/bin:/bin", Self.examples + "/notify-send.sh"])
+        let spec = ExecSpec(command: ["/usr/bin/env", "PATH=\(folder):/usr/bin:/bin", Self.examples + "/notify-send.sh"]
+        )
         let result = try await ExecSink(name: "desktop", spec: spec).send(sampleAlert())
         #expect(result == .permanent(reason: "exit 127: notify-send: not found (install libnotify-bin)"))
     }
@@ -70,7 +80,9 @@ struct DocsExamplesTests {
     @Test func mailExample() async throws {
         let folder = try temporaryFolder()
         try stub("sendmail", in: folder)
-        let spec = ExecSpec(command: ["/usr/bin/env", "PATH=\(folder):/usr/bin:/bin", Self.examples + "/mail.sh", "oncall@example.com"])
+        let spec = ExecSpec(command: [
+            "/usr/bin/env", "PATH=\(folder):/usr/bin:/bin", Self.examples + "/mail.sh", "oncall@example.com"
+        ])
         let alert = sampleAlert()
         #expect(try await ExecSink(name: "mail", spec: spec).send(alert) == .delivered)
         #expect(try String(contentsOfFile: folder + "/sendmail.args", encoding: .utf8) == "-t\n-i\n")

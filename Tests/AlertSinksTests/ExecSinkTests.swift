@@ -23,7 +23,8 @@ struct ExecSinkTests {
 
     @Test func passesTheEventOnStdinAndTheVariablesInTheEnvironment() async throws {
         let folder = try temporaryFolder()
-        let path = try script("""
+        let path = try script(
+            """
             cat > "$1/stdin.json"
             for v in ID RULE SYMBOL TIME PRICE VALUE THRESHOLD CONDITION MESSAGE; do
               eval "printf '%s' \\"\\$PRICEALERT_$v\\"" > "$1/$v"
@@ -34,9 +35,11 @@ struct ExecSinkTests {
         let result = try await ExecSink(name: "hook", spec: ExecSpec(command: [path, folder])).send(alert)
         #expect(result == .delivered)
         #expect(try read(folder + "/stdin.json") == AlertFormat.json(alert) + "\n")
-        let expected = ["ID": "btc-100k:BTC:1700000000000", "RULE": "btc-100k", "SYMBOL": "BTC",
-                        "TIME": "2023-11-14T22:13:20.000Z", "PRICE": "100012.5", "VALUE": "100012.5",
-                        "THRESHOLD": "100000", "CONDITION": "price crossesAbove 100000", "MESSAGE": alert.message]
+        let expected = [
+            "ID": "btc-100k:BTC:1700000000000", "RULE": "btc-100k", "SYMBOL": "BTC",
+            "TIME": "2023-11-14T22:13:20.000Z", "PRICE": "100012.5", "VALUE": "100012.5",
+            "THRESHOLD": "100000", "CONDITION": "price crossesAbove 100000", "MESSAGE": alert.message
+        ]
         for (name, value) in expected {
             #expect(try read(folder + "/" + name) == value, "PRICEALERT_\(name)")
         }
@@ -60,7 +63,8 @@ struct ExecSinkTests {
     @Test func timeoutKillsTheProcessGroupAndIsRetried() async throws {
         let folder = try temporaryFolder()
         let path = try script("echo $$ > \"$1/pid\"\nsleep 30\n", in: folder)
-        let result = try await ExecSink(name: "hook", spec: ExecSpec(command: [path, folder], timeout: 300)).send(sampleAlert())
+        let result = try await ExecSink(name: "hook", spec: ExecSpec(command: [path, folder], timeout: 300)).send(
+            sampleAlert())
         // Had the script run its 30 s to the end, the send would be `.delivered`; the pid check
         // below shows the process is gone.
         #expect(result == .retry(reason: "timed out after 300 ms (process group killed)", after: nil))
@@ -69,9 +73,11 @@ struct ExecSinkTests {
     }
 
     @Test func missingProgramIsPermanent() async throws {
-        let absolute = try await ExecSink(name: "hook", spec: ExecSpec(command: ["/nonexistent/notify"])).send(sampleAlert())
+        let absolute = try await ExecSink(name: "hook", spec: ExecSpec(command: ["/nonexistent/notify"])).send(
+            sampleAlert())
         #expect(absolute == .permanent(reason: "cannot run /nonexistent/notify: No such file or directory"))
-        let onPath = try await ExecSink(name: "hook", spec: ExecSpec(command: ["no-such-program-pricealert"])).send(sampleAlert())
+        let onPath = try await ExecSink(name: "hook", spec: ExecSpec(command: ["no-such-program-pricealert"])).send(
+            sampleAlert())
         guard case .permanent = onPath else { Issue.record("expected permanent, got \(onPath)"); return }
     }
 
@@ -79,7 +85,8 @@ struct ExecSinkTests {
         let folder = try temporaryFolder()
         let path = try script("printf '%s' \"$2\" > \"$1/arg\"\n", in: folder)
         let tricky = "$(touch \(folder)/pwned); `id`"
-        let result = try await ExecSink(name: "hook", spec: ExecSpec(command: [path, folder, tricky])).send(sampleAlert())
+        let result = try await ExecSink(name: "hook", spec: ExecSpec(command: [path, folder, tricky])).send(
+            sampleAlert())
         #expect(result == .delivered)
         #expect(try read(folder + "/arg") == tricky)
         #expect(!FileManager.default.fileExists(atPath: folder + "/pwned"))
@@ -87,7 +94,8 @@ struct ExecSinkTests {
 
     @Test func aLargeEventReachesTheProgramWhole() async throws {
         let folder = try temporaryFolder()
-        let path = try script("""
+        let path = try script(
+            """
             cat > "$1/stdin.json"
             printf '%s' "$PRICEALERT_MESSAGE" > "$1/MESSAGE"
             """, in: folder)
@@ -111,7 +119,9 @@ struct ExecSinkTests {
         var alert = sampleAlert()
         alert.message = String(repeating: "x", count: 1_000_000)
         #expect(try await ExecSink(name: "hook", spec: ExecSpec(command: [delivered])).send(alert) == .delivered)
-        #expect(try await ExecSink(name: "hook", spec: ExecSpec(command: [failed])).send(alert) == .retry(reason: "exit 3", after: nil))
+        #expect(
+            try await ExecSink(name: "hook", spec: ExecSpec(command: [failed])).send(alert)
+                == .retry(reason: "exit 3", after: nil))
     }
 
     @Test func whatTheProgramLeavesRunningIsKilledWhenItEnds() async throws {
@@ -158,7 +168,9 @@ struct ExecSinkTests {
     @Test func theLongestTimeoutDoesNotOverflow() async throws {
         let folder = try temporaryFolder()
         let path = try script("exit 0\n", in: folder)
-        #expect(try await ExecSink(name: "hook", spec: ExecSpec(command: [path], timeout: .max)).send(sampleAlert()) == .delivered)
+        #expect(
+            try await ExecSink(name: "hook", spec: ExecSpec(command: [path], timeout: .max)).send(sampleAlert())
+                == .delivered)
     }
 }
 
@@ -171,7 +183,8 @@ struct ExecSinkTests {
     @Test func variablesHoldNoControlCharacter() async throws {
         let folder = try temporaryFolder()
         let sink = ExecSinkTests()
-        let path = try sink.script("""
+        let path = try sink.script(
+            """
             cat > "$1/stdin.json"
             printf '%s' "$PRICEALERT_SYMBOL" > "$1/SYMBOL"
             printf '%s' "$PRICEALERT_ID" > "$1/ID"

@@ -2,6 +2,7 @@ import AlertModel
 import AlertPolicy
 import Foundation
 import Testing
+
 @testable import AlertSinks
 
 /// `FileSink.send(_ deliveries:)`: the lines of many deliveries, in order, about 64 KiB a
@@ -12,11 +13,12 @@ import Testing
     static func events(_ count: Int, tag: String = "r") -> [Alert] {
         (0..<count).map { i in
             let kind: AlertKind = i % 11 == 0 ? .resolved : i % 13 == 0 ? .reminder : .alert
-            return Alert(rule: "\(tag)-\(i % 7 == 0 ? "é\"q\\" : "")\(i)", symbol: i % 3 == 0 ? "ÉTH" : "BTC",
-                         time: 1_700_000_000_000 + Int64(i) * 1_001, price: Double(i) * 1.25 + 0.001,
-                         condition: "price above \(i)", threshold: .value(Double(i) * 1e9), value: Double(i) / 3,
-                         template: i % 5 == 0 ? "{{symbol}}\t\"{{price}}\" ✓ {{time}}" : MessageTemplate.defaultTemplate,
-                         notify: ["journal"], kind: kind, reminder: kind == .reminder ? i : nil)
+            return Alert(
+                rule: "\(tag)-\(i % 7 == 0 ? "é\"q\\" : "")\(i)", symbol: i % 3 == 0 ? "ÉTH" : "BTC",
+                time: 1_700_000_000_000 + Int64(i) * 1_001, price: Double(i) * 1.25 + 0.001,
+                condition: "price above \(i)", threshold: .value(Double(i) * 1e9), value: Double(i) / 3,
+                template: i % 5 == 0 ? "{{symbol}}\t\"{{price}}\" ✓ {{time}}" : MessageTemplate.defaultTemplate,
+                notify: ["journal"], kind: kind, reminder: kind == .reminder ? i : nil)
         }
     }
 
@@ -66,7 +68,8 @@ import Testing
                 }
             }
         }
-        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.last == "")
         var place: [String: (task: Int, index: Int)] = [:]
         for (task, events) in sent.enumerated() {
@@ -88,6 +91,9 @@ import Testing
     @Test func aFullDeviceFailsEveryDelivery() async throws {
         let sink = try FileSink(name: "journal", path: "/dev/full")
         let results = await sink.send(Self.events(3).map(Delivery.event))
-        #expect(results == Array(repeating: .retry(reason: "cannot write /dev/full: No space left on device", after: nil), count: 3))
+        #expect(
+            results
+                == Array(
+                    repeating: .retry(reason: "cannot write /dev/full: No space left on device", after: nil), count: 3))
     }
 }

@@ -1,6 +1,7 @@
 import AlertModel
 import Foundation
 import Testing
+
 @testable import AlertSinks
 
 @Suite struct FileSinkTests {
@@ -29,7 +30,8 @@ import Testing
         #expect {
             _ = try FileSink(name: "journal", path: "alerts-missing-for-test/x.jsonl")
         } throws: { error in
-            "\(error)" == "file sink 'journal': cannot open alerts-missing-for-test/x.jsonl: folder 'alerts-missing-for-test' does not exist"
+            "\(error)"
+                == "file sink 'journal': cannot open alerts-missing-for-test/x.jsonl: folder 'alerts-missing-for-test' does not exist"
         }
     }
 
@@ -67,6 +69,8 @@ import Testing
     /// `/dev/full` opens fine and fails every write with ENOSPC: a transient condition.
     @Test func writeErrorIsRetryable() async throws {
         let sink = try FileSink(name: "journal", path: "/dev/full")
-        #expect(await sink.send(sampleAlert()) == .retry(reason: "cannot write /dev/full: No space left on device", after: nil))
+        #expect(
+            await sink.send(sampleAlert())
+                == .retry(reason: "cannot write /dev/full: No space left on device", after: nil))
     }
 }

@@ -4,6 +4,7 @@ import AlertSinks
 import Dispatch
 import Synchronization
 import Testing
+
 @testable import AlertStore
 
 /// The delivery path over the group-committed outbox: a row is durable before its delivery
@@ -34,7 +35,9 @@ import Testing
         defer { store.close() }
         let hook = CommitCheckingSink(name: "hook", outbox: store.outbox)
         let dispatcher = try await startedDispatcher(hook, store)
-        for time in 1...60 { await dispatcher.dispatch(sampleAlert("r\(time % 5)", time: Int64(time), notify: ["hook"])) }
+        for time in 1...60 {
+            await dispatcher.dispatch(sampleAlert("r\(time % 5)", time: Int64(time), notify: ["hook"]))
+        }
         #expect(await dispatcher.drain(timeout: .seconds(60)))
         #expect(hook.seen.withLock { $0 } == Array(repeating: true, count: 60))
     }
@@ -60,7 +63,9 @@ import Testing
         defer { store.close() }
         let hook = ScriptedSink(name: "hook", script: [.permanent(reason: "HTTP 410")])
         let dispatcher = try await startedDispatcher(hook, store)
-        for time in 1...40 { await dispatcher.dispatch(sampleAlert("r\(time % 8)", time: Int64(time), notify: ["hook"])) }
+        for time in 1...40 {
+            await dispatcher.dispatch(sampleAlert("r\(time % 8)", time: Int64(time), notify: ["hook"]))
+        }
         #expect(await dispatcher.drain(timeout: .seconds(60)))
         // Read at once, without waiting: the outcomes were committed before drain returned.
         #expect(try store.outbox.depth() == 0)
@@ -76,9 +81,11 @@ import Testing
         defer { store.close() }
         let hook = ScriptedSink(name: "hook")
         let dispatcher = try await startedDispatcher(hook, store)
-        store.outbox.writer.submit(GroupCommitter.execute("""
-            CREATE TRIGGER full BEFORE INSERT ON outbox BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END
-            """))
+        store.outbox.writer.submit(
+            GroupCommitter.execute(
+                """
+                CREATE TRIGGER full BEFORE INSERT ON outbox BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END
+                """))
         let alert = sampleAlert(notify: ["hook"])
         await dispatcher.dispatch(alert)
         await #expect(throws: UnwrittenAlerts.self) { try await dispatcher.commit() }
@@ -99,8 +106,12 @@ import Testing
     @Test func drainRetriesUntilDelivered() async throws {
         let store = try openStore()
         defer { store.close() }
-        let hook = ScriptedSink(name: "hook", script: [.retry(reason: "HTTP 503", after: 100), .retry(reason: "HTTP 429", after: 100),
-                                                       .retry(reason: "HTTP 500", after: 100)])
+        let hook = ScriptedSink(
+            name: "hook",
+            script: [
+                .retry(reason: "HTTP 503", after: 100), .retry(reason: "HTTP 429", after: 100),
+                .retry(reason: "HTTP 500", after: 100)
+            ])
         let dispatcher = try await startedDispatcher(hook, store)
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         #expect(await dispatcher.drain(timeout: .seconds(60)))
@@ -115,10 +126,13 @@ import Testing
         let many = ScriptedSink(name: "many", delay: { .milliseconds(20) })
         var configuration = fastConfiguration(concurrency: 4)
         configuration.sinks = ["one": DeliverySettings(concurrency: 1), "many": DeliverySettings(concurrency: 8)]
-        let dispatcher = ReliableDispatcher(sinks: ["one": one, "many": many], durable: ["one", "many"],
-                                            outbox: store.outbox, configuration: configuration)
+        let dispatcher = ReliableDispatcher(
+            sinks: ["one": one, "many": many], durable: ["one", "many"],
+            outbox: store.outbox, configuration: configuration)
         try await dispatcher.start()
-        for time in 1...48 { await dispatcher.dispatch(sampleAlert("r\(time % 12)", time: Int64(time), notify: ["one", "many"])) }
+        for time in 1...48 {
+            await dispatcher.dispatch(sampleAlert("r\(time % 12)", time: Int64(time), notify: ["one", "many"]))
+        }
         #expect(await dispatcher.drain(timeout: .seconds(60)))
         #expect(one.delivered.count == 48 && many.delivered.count == 48)
         #expect(one.maxInFlight == 1)
@@ -133,8 +147,9 @@ import Testing
         let long = ScriptedSink(name: "long", script: Array(repeating: refused, count: 10_000))
         var configuration = fastConfiguration(maxAge: 60_000)
         configuration.sinks = ["short": DeliverySettings(backoff: 5, maxBackoff: 20, maxAge: 300)]
-        let dispatcher = ReliableDispatcher(sinks: ["short": short, "long": long], durable: ["short", "long"],
-                                            outbox: store.outbox, configuration: configuration)
+        let dispatcher = ReliableDispatcher(
+            sinks: ["short": short, "long": long], durable: ["short", "long"],
+            outbox: store.outbox, configuration: configuration)
         try await dispatcher.start()
         await dispatcher.dispatch(sampleAlert(notify: ["short", "long"]))
         #expect(await eventually { (try? store.outbox.dead().count) == 1 })
@@ -148,12 +163,14 @@ import Testing
     @Test func aSinksRetrySettingsOverrideTheDefaults() {
         let defaults = RetryPolicy()
         #expect(defaults.applying(DeliverySettings()) == defaults)
-        #expect(defaults.applying(DeliverySettings(backoff: 2_000, maxBackoff: 60_000, maxAge: 3_600_000))
+        #expect(
+            defaults.applying(DeliverySettings(backoff: 2_000, maxBackoff: 60_000, maxAge: 3_600_000))
                 == RetryPolicy(base: 2_000, cap: 60_000, maxAge: 3_600_000))
         // A first delay longer than the default cap raises the cap to it.
         #expect(defaults.applying(DeliverySettings(backoff: 600_000)).backoff.cap == .milliseconds(600_000))
         let configuration = ReliableDispatcher.Configuration(definitions: [
-            SinkDefinition(name: "ops", kind: .exec(ExecSpec(command: ["x"])), delivery: DeliverySettings(maxAge: 5_000)),
+            SinkDefinition(
+                name: "ops", kind: .exec(ExecSpec(command: ["x"])), delivery: DeliverySettings(maxAge: 5_000))
         ])
         #expect(configuration.sinks == ["ops": DeliverySettings(maxAge: 5_000)])
     }

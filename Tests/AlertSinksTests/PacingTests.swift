@@ -4,6 +4,7 @@ import AlertPolicy
 import AlertTestSupport
 import Foundation
 import Testing
+
 @testable import AlertOutbox
 @testable import AlertSinks
 @testable import AlertStore
@@ -14,31 +15,41 @@ import Testing
 /// those of the attempts' starts on it.
 @Suite struct PacingTests {
     /// A webhook sink definition posting to `path` on the receiver.
-    static func webhook(_ name: String, _ port: Int, _ path: String, rate: RateSpec? = nil, groupMax: Int? = nil,
-                        fallback: String? = nil, maxAge: Int64? = nil) -> SinkDefinition {
-        SinkDefinition(name: name, kind: .webhook(WebhookSpec(url: .inline("http://127.0.0.1:\(port)\(path)"))),
-                       delivery: DeliverySettings(backoff: 5, maxBackoff: 20, maxAge: maxAge),
-                       policy: SinkPolicy(group: groupMax.map { GroupSpec(window: 60_000, max: $0) }, rate: rate,
-                                          fallback: fallback))
+    static func webhook(
+        _ name: String, _ port: Int, _ path: String, rate: RateSpec? = nil, groupMax: Int? = nil,
+        fallback: String? = nil, maxAge: Int64? = nil
+    ) -> SinkDefinition {
+        SinkDefinition(
+            name: name, kind: .webhook(WebhookSpec(url: .inline("http://127.0.0.1:\(port)\(path)"))),
+            delivery: DeliverySettings(backoff: 5, maxBackoff: 20, maxAge: maxAge),
+            policy: SinkPolicy(
+                group: groupMax.map { GroupSpec(window: 60_000, max: $0) }, rate: rate,
+                fallback: fallback))
     }
 
     /// A dispatcher for `definitions` (webhook and exec ones durable) on `store`, not started;
     /// with `clock`, it runs on that clock and the sink named `stamped` records its attempts' starts.
-    static func dispatcher(_ definitions: [SinkDefinition], _ store: StateStore, client: CurlHTTPClient,
-                           clock: ManualClock? = nil, stamped: StampedSink? = nil) throws -> ReliableDispatcher {
-        var sinks = try SinkFactory.makeAll(definitions, dependencies: .init(httpClient: client, environment: { _ in nil }))
+    static func dispatcher(
+        _ definitions: [SinkDefinition], _ store: StateStore, client: CurlHTTPClient,
+        clock: ManualClock? = nil, stamped: StampedSink? = nil
+    ) throws -> ReliableDispatcher {
+        var sinks = try SinkFactory.makeAll(
+            definitions, dependencies: .init(httpClient: client, environment: { _ in nil }))
         if let stamped { sinks[stamped.name] = stamped }
         let durable = Set(definitions.filter(\.kind.isDurable).map(\.name))
         var configuration = ReliableDispatcher.Configuration(definitions: definitions)
         configuration.pollInterval = 10
-        return ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox, configuration: configuration,
-                                  intervals: clock ?? ContinuousClock())
+        return ReliableDispatcher(
+            sinks: sinks, durable: durable, outbox: store.outbox, configuration: configuration,
+            intervals: clock ?? ContinuousClock())
     }
 
     /// The `definition`'s sink, recording its attempts' starts on `clock`.
-    static func stamped(_ definition: SinkDefinition, client: CurlHTTPClient, clock: ManualClock) throws -> StampedSink {
-        StampedSink(try SinkFactory.make(definition, dependencies: .init(httpClient: client, environment: { _ in nil })),
-                    clock: clock)
+    static func stamped(_ definition: SinkDefinition, client: CurlHTTPClient, clock: ManualClock) throws -> StampedSink
+    {
+        StampedSink(
+            try SinkFactory.make(definition, dependencies: .init(httpClient: client, environment: { _ in nil })),
+            clock: clock)
     }
 
     static func events(_ count: Int, rule: (Int) -> String = { "r\($0 % 7)" }, notify: [String] = ["chat"]) -> [Alert] {
@@ -101,9 +112,10 @@ import Testing
             try await dispatcher.start()
             for event in Self.events(16) { await dispatcher.dispatch(event) }
             try await dispatcher.commit()
-            #expect(await run(clock) {
-                (try? receiver.requests.flatMap(Self.ids).count) == 16 && (try? store.outbox.depth()) == 0
-            })
+            #expect(
+                await run(clock) {
+                    (try? receiver.requests.flatMap(Self.ids).count) == 16 && (try? store.outbox.depth()) == 0
+                })
             await dispatcher.drain(timeout: .seconds(30))
             return (receiver.requests, chat.starts)
         }
@@ -123,8 +135,9 @@ import Testing
         let requests = try await Receiver.with { receiver, port in
             let client = CurlHTTPClient()
             defer { client.shutdown() }
-            let dispatcher = try Self.dispatcher([Self.webhook("chat", port, "/hook/chat", rate: RateSpec(count: 1, per: 50))],
-                                                 store, client: client)
+            let dispatcher = try Self.dispatcher(
+                [Self.webhook("chat", port, "/hook/chat", rate: RateSpec(count: 1, per: 50))],
+                store, client: client)
             for event in normal { await dispatcher.dispatch(event) }
             await dispatcher.dispatch(.event(urgent), to: ["chat"], urgent: true)
             try await dispatcher.commit()
@@ -180,7 +193,8 @@ import Testing
         let (requests, starts) = try await Receiver.with { receiver, port in
             let client = CurlHTTPClient()
             defer { client.shutdown() }
-            let definition = Self.webhook("chat", port, "/flaky/1/chat?retry-after=1", rate: RateSpec(count: 1, per: 20))
+            let definition = Self.webhook(
+                "chat", port, "/flaky/1/chat?retry-after=1", rate: RateSpec(count: 1, per: 20))
             let chat = try Self.stamped(definition, client: client, clock: clock)
             let dispatcher = try Self.dispatcher([definition], store, client: client, clock: clock, stamped: chat)
             for event in events { await dispatcher.dispatch(event) }
@@ -208,8 +222,11 @@ import Testing
         let requests = try await Receiver.with { receiver, port in
             let client = CurlHTTPClient()
             defer { client.shutdown() }
-            let dispatcher = try Self.dispatcher([Self.webhook("chat", port, "/status/410", fallback: "mail"),
-                                                  Self.webhook("mail", port, "/hook/mail")], store, client: client)
+            let dispatcher = try Self.dispatcher(
+                [
+                    Self.webhook("chat", port, "/status/410", fallback: "mail"),
+                    Self.webhook("mail", port, "/hook/mail")
+                ], store, client: client)
             try await dispatcher.start()
             await dispatcher.dispatch(event)
             #expect(await eventually { receiver.requests.contains { $0.path == "/hook/mail" } })
@@ -234,8 +251,11 @@ import Testing
         let attempts = try await Receiver.with { receiver, port in
             let client = CurlHTTPClient()
             defer { client.shutdown() }
-            let dispatcher = try Self.dispatcher([Self.webhook("chat", port, "/status/503", fallback: "journal", maxAge: 200),
-                                                  SinkDefinition(name: "journal", kind: .file(path: path))], store, client: client)
+            let dispatcher = try Self.dispatcher(
+                [
+                    Self.webhook("chat", port, "/status/503", fallback: "journal", maxAge: 200),
+                    SinkDefinition(name: "journal", kind: .file(path: path))
+                ], store, client: client)
             try await dispatcher.start()
             await dispatcher.dispatch(event)
             #expect(await eventually { (try? String(contentsOfFile: path, encoding: .utf8))?.isEmpty == false })
@@ -261,8 +281,11 @@ import Testing
         try await Receiver.with { receiver, port in
             let client = CurlHTTPClient()
             defer { client.shutdown() }
-            let dispatcher = try Self.dispatcher([Self.webhook("chat", port, "/status/410", fallback: "journal"),
-                                                  SinkDefinition(name: "journal", kind: .file(path: path))], store, client: client)
+            let dispatcher = try Self.dispatcher(
+                [
+                    Self.webhook("chat", port, "/status/410", fallback: "journal"),
+                    SinkDefinition(name: "journal", kind: .file(path: path))
+                ], store, client: client)
             try await dispatcher.start()
             for event in events { await dispatcher.dispatch(event) }
             #expect(await dispatcher.drain(timeout: .seconds(60)))
@@ -281,8 +304,11 @@ import Testing
         try await Receiver.with { receiver, port in
             let client = CurlHTTPClient()
             defer { client.shutdown() }
-            let dispatcher = try Self.dispatcher([Self.webhook("chat", port, "/status/410", fallback: "mail"),
-                                                  Self.webhook("mail", port, "/status/404")], store, client: client)
+            let dispatcher = try Self.dispatcher(
+                [
+                    Self.webhook("chat", port, "/status/410", fallback: "mail"),
+                    Self.webhook("mail", port, "/status/404")
+                ], store, client: client)
             try await dispatcher.start()
             await dispatcher.dispatch(event)
             #expect(await eventually { (try? store.outbox.dead().count) == 2 })

@@ -36,8 +36,9 @@ final class Receiver: Sendable {
         let body = try await request.body.collect(upTo: 1 << 20)
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName] = field.value }
-        let recorded = Request(method: request.method.rawValue, path: request.uri.path, headers: headers,
-                               body: Array(body.readableBytesView), at: .now)
+        let recorded = Request(
+            method: request.method.rawValue, path: request.uri.path, headers: headers,
+            body: Array(body.readableBytesView), at: .now)
         storage.withLock { $0.append(recorded) }
     }
 
@@ -53,7 +54,9 @@ final class Receiver: Sendable {
                     try await record(request)
                     let code = try context.parameters.require("code", as: Int.self)
                     var headers: HTTPFields = [:]
-                    if let retryAfter = request.uri.queryParameters["retry-after"] { headers[.retryAfter] = String(retryAfter) }
+                    if let retryAfter = request.uri.queryParameters["retry-after"] {
+                        headers[.retryAfter] = String(retryAfter)
+                    }
                     return Response(status: .init(code: code), headers: headers)
                 }
             }
@@ -66,7 +69,9 @@ final class Receiver: Sendable {
                     return counts[path, default: 0] <= n
                 }
                 var headers: HTTPFields = [:]
-                if refuse, let retryAfter = request.uri.queryParameters["retry-after"] { headers[.retryAfter] = String(retryAfter) }
+                if refuse, let retryAfter = request.uri.queryParameters["retry-after"] {
+                    headers[.retryAfter] = String(retryAfter)
+                }
                 return Response(status: refuse ? .serviceUnavailable : .ok, headers: headers)
             }
             for pattern in ["sleep/:ms", "sleep/:ms/**"] {

@@ -10,8 +10,12 @@ import Testing
     @Test func retryThenSuccessDeliversOnce() async throws {
         let store = try openStore()
         defer { store.close() }
-        let hook = ScriptedSink(name: "hook", script: [.retry(reason: "HTTP 500", after: nil),
-                                                       .retry(reason: "HTTP 503", after: nil)])
+        let hook = ScriptedSink(
+            name: "hook",
+            script: [
+                .retry(reason: "HTTP 500", after: nil),
+                .retry(reason: "HTTP 503", after: nil)
+            ])
         let dispatcher = try await startedDispatcher(hook, store)
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         try await dispatcher.commit()
@@ -46,7 +50,9 @@ import Testing
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         #expect(await eventually { (try? store.outbox.dead().count) == 1 })
         let dead = try store.outbox.dead()[0]
-        #expect(dead.deadReason == "HTTP 404 Not Found" && dead.sink == "hook" && dead.alert == sampleAlert(notify: ["hook"]))
+        #expect(
+            dead.deadReason == "HTTP 404 Not Found" && dead.sink == "hook"
+                && dead.alert == sampleAlert(notify: ["hook"]))
         #expect(try store.outbox.depth() == 0 && hook.attempts == 1)
         await dispatcher.drain(timeout: .seconds(60))
     }
@@ -54,7 +60,8 @@ import Testing
     @Test func tooOldGivesUp() async throws {
         let store = try openStore()
         defer { store.close() }
-        let hook = ScriptedSink(name: "hook", script: Array(repeating: .retry(reason: "connection refused", after: nil), count: 10_000))
+        let hook = ScriptedSink(
+            name: "hook", script: Array(repeating: .retry(reason: "connection refused", after: nil), count: 10_000))
         let dispatcher = try await startedDispatcher(hook, store, fastConfiguration(maxAge: 300))
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
         #expect(await eventually { (try? store.outbox.dead().count) == 1 })
@@ -68,8 +75,9 @@ import Testing
     @Test func eachRulesAlertsArriveInOrderUnderConcurrency() async throws {
         let store = try openStore()
         defer { store.close() }
-        let hook = ScriptedSink(name: "hook", script: (0..<40).map { $0 % 3 == 0 ? .retry(reason: "HTTP 502", after: nil) : .delivered },
-                                delay: { .milliseconds(Int.random(in: 0...8)) })
+        let hook = ScriptedSink(
+            name: "hook", script: (0..<40).map { $0 % 3 == 0 ? .retry(reason: "HTTP 502", after: nil) : .delivered },
+            delay: { .milliseconds(Int.random(in: 0...8)) })
         let dispatcher = try await startedDispatcher(hook, store, fastConfiguration(concurrency: 4))
         let rules = ["r1", "r2", "r3", "r4", "r5", "r6"]
         for time in 1...20 {
@@ -93,9 +101,10 @@ import Testing
         let slow = ScriptedSink(name: "slow", delay: { .seconds(3600) })
         let fast = ScriptedSink(name: "fast")
         let direct = InMemorySink(name: "stdout")
-        let dispatcher = ReliableDispatcher(sinks: ["slow": slow, "fast": fast, "stdout": direct],
-                                            durable: ["slow", "fast"], outbox: store.outbox,
-                                            configuration: fastConfiguration())
+        let dispatcher = ReliableDispatcher(
+            sinks: ["slow": slow, "fast": fast, "stdout": direct],
+            durable: ["slow", "fast"], outbox: store.outbox,
+            configuration: fastConfiguration())
         try await dispatcher.start()
         for time in 1...5 {
             let results = await dispatcher.dispatch(sampleAlert(time: Int64(time), notify: ["slow", "fast", "stdout"]))
@@ -112,9 +121,11 @@ import Testing
     @Test func aRestartDeliversWhatTheFirstRunLeft() async throws {
         let folder = StateFolder(path: try temporaryFolder() + "/state")
         let store = try openStore(folder)
-        let down = ScriptedSink(name: "hook", script: Array(repeating: .retry(reason: "HTTP 503", after: 60_000), count: 3))
-        let first = ReliableDispatcher(sinks: ["hook": down], durable: ["hook"], outbox: store.outbox,
-                                       configuration: fastConfiguration())
+        let down = ScriptedSink(
+            name: "hook", script: Array(repeating: .retry(reason: "HTTP 503", after: 60_000), count: 3))
+        let first = ReliableDispatcher(
+            sinks: ["hook": down], durable: ["hook"], outbox: store.outbox,
+            configuration: fastConfiguration())
         try await first.start()
         for time in 1...3 { await first.dispatch(sampleAlert(time: Int64(time), notify: ["hook"])) }
         #expect(await eventually { down.attempts == 1 })
@@ -126,8 +137,9 @@ import Testing
         #expect(try reopened.outbox.depth() == 3)
         try reopened.outbox.makeAllDue(now: 0)
         let up = ScriptedSink(name: "hook")
-        let second = ReliableDispatcher(sinks: ["hook": up], durable: ["hook"], outbox: reopened.outbox,
-                                        configuration: fastConfiguration())
+        let second = ReliableDispatcher(
+            sinks: ["hook": up], durable: ["hook"], outbox: reopened.outbox,
+            configuration: fastConfiguration())
         try await second.start()
         #expect(await second.drain(timeout: .seconds(60)))
         #expect(up.delivered.map(\.time) == [1, 2, 3])

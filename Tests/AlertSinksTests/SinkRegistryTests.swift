@@ -2,6 +2,7 @@ import AlertModel
 import AlertPolicy
 import AlertSinks
 import Testing
+
 @testable import AlertRules
 
 /// Sink kinds are open: the stages before the sink ask a kind's settings, never which kind it
@@ -24,7 +25,9 @@ import Testing
 
     @Test func aKindNotInTheRegistryIsAnErrorNamingTheSink() {
         let definition = SinkDefinition(name: "oncall", kind: SinkKind(PagerSettings(tokenVariable: "PAGER_TOKEN")))
-        #expect(throws: SinkError(sink: "oncall", description: "sink 'oncall': type 'pager' is not in SinkRegistry.all")) {
+        #expect(
+            throws: SinkError(sink: "oncall", description: "sink 'oncall': type 'pager' is not in SinkRegistry.all")
+        ) {
             _ = try SinkFactory.make(definition)
         }
     }

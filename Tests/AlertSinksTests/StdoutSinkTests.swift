@@ -3,6 +3,7 @@ import AlertTestSupport
 import Foundation
 import Platform
 import Testing
+
 @testable import AlertSinks
 
 @Suite struct StdoutSinkTests {

@@ -28,22 +28,29 @@ struct WebhookSecretTests {
             let client = CurlHTTPClient(logger: logs.logger(label: "pricealert.http"))
             var reasons: [String] = []
             for path in ["/status/500", "/status/401", "/sleep/2000"] {
-                let env = ["HOOK_URL": "http://user:\(Self.pathToken)@127.0.0.1:\(port)\(path)/\(Self.pathToken)?token=\(Self.queryToken)",
-                           "HOOK_SECRET": Self.signingSecret]
+                let env = [
+                    "HOOK_URL":
+                        "http://user:\(Self.pathToken)@127.0.0.1:\(port)\(path)/\(Self.pathToken)?token=\(Self.queryToken)",
+                    "HOOK_SECRET": Self.signingSecret
+                ]
                 let spec = WebhookSpec(url: .environment("HOOK_URL"), timeout: 300, secret: .environment("HOOK_SECRET"))
-                let sink = try WebhookSink(name: "ops", spec: spec, client: client, environment: { env[$0] },
-                                           logger: logs.logger(label: "pricealert.sink.webhook"))
+                let sink = try WebhookSink(
+                    name: "ops", spec: spec, client: client, environment: { env[$0] },
+                    logger: logs.logger(label: "pricealert.sink.webhook"))
                 let dispatcher = Dispatcher(sinks: ["ops": sink], logger: logs.logger(label: "pricealert.dispatch"))
-                let results = await dispatcher.dispatch(Alert(rule: alert.rule, symbol: alert.symbol, time: alert.time,
-                                                              price: alert.price, condition: alert.condition,
-                                                              threshold: alert.threshold, value: alert.value,
-                                                              message: alert.message, notify: ["ops"]))
+                let results = await dispatcher.dispatch(
+                    Alert(
+                        rule: alert.rule, symbol: alert.symbol, time: alert.time,
+                        price: alert.price, condition: alert.condition,
+                        threshold: alert.threshold, value: alert.value,
+                        message: alert.message, notify: ["ops"]))
                 reasons += results.compactMap { $0.result.failureReason }
             }
             // Connection refused: the transport error names the (redacted) URL.
             let refused = ["HOOK_URL": "http://127.0.0.1:1/\(Self.pathToken)?token=\(Self.queryToken)"]
-            let sink = try WebhookSink(name: "ops", spec: WebhookSpec(url: .environment("HOOK_URL")), client: client,
-                                       environment: { refused[$0] }, logger: logs.logger(label: "pricealert.sink.webhook"))
+            let sink = try WebhookSink(
+                name: "ops", spec: WebhookSpec(url: .environment("HOOK_URL")), client: client,
+                environment: { refused[$0] }, logger: logs.logger(label: "pricealert.sink.webhook"))
             if let reason = await sink.send(alert).failureReason { reasons.append(reason) }
             return reasons
         }
@@ -75,8 +82,9 @@ struct WebhookSecretTests {
         let notHTTP = error(WebhookSpec(url: .environment("HOOK_URL")), env: ["HOOK_URL": "ftp://\(Self.pathToken)"])
         let secretMissing = error(WebhookSpec(url: .inline("http://127.0.0.1/x"), secret: .environment("HOOK_SECRET")))
         #expect(secretMissing == "webhook sink 'ops': secret variable HOOK_SECRET is not set or empty")
-        let badWhsec = error(WebhookSpec(url: .inline("http://127.0.0.1/x"), secret: .environment("S")),
-                             env: ["S": "whsec_!!\(Self.signingSecret)"])
+        let badWhsec = error(
+            WebhookSpec(url: .inline("http://127.0.0.1/x"), secret: .environment("S")),
+            env: ["S": "whsec_!!\(Self.signingSecret)"])
         for text in [missing, empty, unreadable, notHTTP, secretMissing, badWhsec] {
             #expect(text.hasPrefix("webhook sink 'ops': "))
             assertClean(text)

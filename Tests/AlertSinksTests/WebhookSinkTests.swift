@@ -11,8 +11,10 @@ import Testing
 struct WebhookSinkTests {
     let alert = sampleAlert()
 
-    func sink(_ spec: WebhookSpec, client: any HTTPClient, env: [String: String] = [:],
-              now: Int64 = 1_700_000_000_000) throws -> WebhookSink {
+    func sink(
+        _ spec: WebhookSpec, client: any HTTPClient, env: [String: String] = [:],
+        now: Int64 = 1_700_000_000_000
+    ) throws -> WebhookSink {
         try WebhookSink(name: "ops", spec: spec, client: client, environment: { env[$0] }, now: { now })
     }
 
@@ -21,8 +23,11 @@ struct WebhookSinkTests {
     }
 
     /// Sends `alert` through a sink with `spec` (its url filled in by `path`) and returns what arrived.
-    func deliver(_ path: String = "/hook/x", configure: (inout WebhookSpec) -> Void = { _ in }) async throws
-        -> (SinkResult, Receiver.Request) {
+    func deliver(
+        _ path: String = "/hook/x", configure: (inout WebhookSpec) -> Void = { _ in }
+    ) async throws
+        -> (SinkResult, Receiver.Request)
+    {
         let alert = self.alert
         var configured = WebhookSpec(url: .inline(""))
         configure(&configured)
@@ -63,7 +68,8 @@ struct WebhookSinkTests {
         #expect(try json(slack) as NSDictionary == ["text": alert.message])
         #expect(slack.headers["content-type"] == "application/json")
         let (_, discord) = try await deliver { $0.preset = "discord" }
-        #expect(try json(discord) as NSDictionary == ["content": alert.message, "allowed_mentions": ["parse": [String]()]])
+        #expect(
+            try json(discord) as NSDictionary == ["content": alert.message, "allowed_mentions": ["parse": [String]()]])
     }
 
     @Test func ntfySendsPlainTextWithTitleAndTags() async throws {
@@ -75,7 +81,9 @@ struct WebhookSinkTests {
     }
 
     @Test func telegramMovesTheChatIdIntoTheBody() async throws {
-        let (result, request) = try await deliver("/hook/bot123:ABC/sendMessage?chat_id=-100200&x=1") { $0.preset = "telegram" }
+        let (result, request) = try await deliver("/hook/bot123:ABC/sendMessage?chat_id=-100200&x=1") {
+            $0.preset = "telegram"
+        }
         #expect(result == .delivered)
         #expect(request.path == "/hook/bot123:ABC/sendMessage")
         #expect(try json(request) as NSDictionary == ["chat_id": "-100200", "text": alert.message])
@@ -89,8 +97,11 @@ struct WebhookSinkTests {
     @Test func alertmanagerWebhookVersion4Payload() async throws {
         let (_, request) = try await deliver { $0.preset = "alertmanager-webhook" }
         let body = try json(request)
-        #expect(Set(body.keys) == ["version", "groupKey", "truncatedAlerts", "status", "receiver", "groupLabels",
-                                   "commonLabels", "commonAnnotations", "externalURL", "alerts"])
+        #expect(
+            Set(body.keys) == [
+                "version", "groupKey", "truncatedAlerts", "status", "receiver", "groupLabels",
+                "commonLabels", "commonAnnotations", "externalURL", "alerts"
+            ])
         #expect(body["version"] as? String == "4")
         #expect(body["status"] as? String == "firing")
         #expect(body["receiver"] as? String == "pricealert")
@@ -99,10 +110,16 @@ struct WebhookSinkTests {
         let alerts = try #require(body["alerts"] as? [[String: Any]])
         #expect(alerts.count == 1)
         let first = alerts[0]
-        #expect(Set(first.keys) == ["status", "labels", "annotations", "startsAt", "endsAt", "generatorURL", "fingerprint"])
-        #expect(first["labels"] as? NSDictionary == ["alertname": "btc-100k", "symbol": "BTC", "condition": alert.condition])
-        #expect(first["annotations"] as? NSDictionary == ["summary": alert.message, "value": "100012.5", "threshold": "100000",
-                                                          "kind": "alert", "price": "100012.5"])
+        #expect(
+            Set(first.keys) == ["status", "labels", "annotations", "startsAt", "endsAt", "generatorURL", "fingerprint"])
+        #expect(
+            first["labels"] as? NSDictionary == ["alertname": "btc-100k", "symbol": "BTC", "condition": alert.condition]
+        )
+        #expect(
+            first["annotations"] as? NSDictionary == [
+                "summary": alert.message, "value": "100012.5", "threshold": "100000",
+                "kind": "alert", "price": "100012.5"
+            ])
         #expect(first["startsAt"] as? String == "2023-11-14T22:13:20.000Z")
         #expect(first["endsAt"] as? String == "0001-01-01T00:00:00Z")
         #expect((first["fingerprint"] as? String)?.count == 16)
@@ -178,7 +195,8 @@ struct WebhookSinkTests {
 
     @Test func connectionRefusedIsRetried() async throws {
         // Port 1 on loopback: nothing listens there in a test environment.
-        let result = try await sink(WebhookSpec(url: .inline("http://127.0.0.1:1/hook")), client: CurlHTTPClient()).send(alert)
+        let result = try await sink(WebhookSpec(url: .inline("http://127.0.0.1:1/hook")), client: CurlHTTPClient())
+            .send(alert)
         guard case .retry(let reason, _) = result else { Issue.record("expected retry, got \(result)"); return }
         #expect(reason.hasPrefix("webhook sink 'ops': "))
     }

@@ -3,6 +3,7 @@ import AlertModel
 import Foundation
 import GRDB
 import Testing
+
 @testable import AlertStore
 
 @Suite struct EngineStateStoreTests {
@@ -31,9 +32,12 @@ import Testing
         let store = try StateStore.open(temporaryFolder())
         defer { store.close() }
         #expect(try store.engineState.loadMarkets() == nil)
-        let first = MarketsSave(markets: [Market(symbol: "BTC-PERP", name: "BTC-PERP", base: "BTC", quote: "USDT", future: true, active: true),
-                                          Market(symbol: "ETH", base: "ETH", quote: "USD", future: false, active: false)],
-                                source: "btse", fetchedAt: 10)
+        let first = MarketsSave(
+            markets: [
+                Market(symbol: "BTC-PERP", name: "BTC-PERP", base: "BTC", quote: "USDT", future: true, active: true),
+                Market(symbol: "ETH", base: "ETH", quote: "USD", future: false, active: false)
+            ],
+            source: "btse", fetchedAt: 10)
         try store.engineState.save([], markets: first, now: 10)
         #expect(try store.engineState.loadMarkets() == first)
         let second = MarketsSave(markets: [first.markets[1]], source: "markets.json", fetchedAt: 20)
@@ -67,11 +71,12 @@ import Testing
         let queue = try DatabaseQueue(path: folder.databasePath)
         try StateStore.migrator.migrate(queue, upTo: "v1-outbox")
         try queue.write { db in
-            try db.execute(sql: """
-                INSERT INTO outbox (alert_id, rule, symbol, sink, time, price, condition, threshold_low,
-                  threshold_high, value, message, notify, payload, created_at, attempts, next_attempt_at)
-                VALUES ('r:BTC:1', 'r', 'BTC', 'hook', 1, 99, 'price above 90', 90, NULL, 99, 'm', 'hook', '{}', 1, 0, 1)
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO outbox (alert_id, rule, symbol, sink, time, price, condition, threshold_low,
+                      threshold_high, value, message, notify, payload, created_at, attempts, next_attempt_at)
+                    VALUES ('r:BTC:1', 'r', 'BTC', 'hook', 1, 99, 'price above 90', 90, NULL, 99, 'm', 'hook', '{}', 1, 0, 1)
+                    """)
         }
         try queue.close()
         let reopened = try StateStore.open(folder)
@@ -79,15 +84,18 @@ import Testing
         #expect(try reopened.outbox.depth() == 1)
         try reopened.engineState.save([Self.btc], now: 2)
         #expect(try reopened.engineState.load() == [Self.btc])
-        let version = try DatabaseQueue(path: folder.databasePath).read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") }
+        let version = try DatabaseQueue(path: folder.databasePath).read { db in
+            try Int.fetchOne(db, sql: "PRAGMA user_version")
+        }
         #expect(version == StateStore.schemaVersion)
     }
 
     /// `minutes` of BTC at 100 + minute.
     static func history(_ minutes: ClosedRange<Int64>) -> SymbolSnapshot {
-        SymbolSnapshot(symbol: "BTC", firstTime: 0, lastTime: minutes.upperBound * 60_000,
-                       lastPrice: 100 + Double(minutes.upperBound), minutes: Array(minutes),
-                       prices: minutes.map { 100 + Double($0) })
+        SymbolSnapshot(
+            symbol: "BTC", firstTime: 0, lastTime: minutes.upperBound * 60_000,
+            lastPrice: 100 + Double(minutes.upperBound), minutes: Array(minutes),
+            prices: minutes.map { 100 + Double($0) })
     }
 
     /// The minute history is kept by the hour: a save rewrites the hours from the newest one on
@@ -100,11 +108,12 @@ import Testing
         try store.engineState.save([Self.history(0...1439)], now: 1)
         let other = try DatabaseQueue(path: folder.databasePath)
         try other.write { db in
-            try db.execute(sql: """
-                CREATE TABLE written (hour INTEGER);
-                CREATE TRIGGER counted AFTER INSERT ON symbol_history BEGIN INSERT INTO written VALUES (NEW.hour); END;
-                CREATE TRIGGER updated AFTER UPDATE ON symbol_history BEGIN INSERT INTO written VALUES (NEW.hour); END;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE written (hour INTEGER);
+                    CREATE TRIGGER counted AFTER INSERT ON symbol_history BEGIN INSERT INTO written VALUES (NEW.hour); END;
+                    CREATE TRIGGER updated AFTER UPDATE ON symbol_history BEGIN INSERT INTO written VALUES (NEW.hour); END;
+                    """)
         }
         func written() throws -> [Int64] {
             try other.write { db in
@@ -123,14 +132,16 @@ import Testing
         // A whole hour trimmed: its row goes.
         try store.engineState.save([Self.history(61...1442)], now: 4)
         #expect(try written() == [1, 24])
-        #expect(try other.read { db in try Int64.fetchAll(db, sql: "SELECT hour FROM symbol_history ORDER BY hour") }
+        #expect(
+            try other.read { db in try Int64.fetchAll(db, sql: "SELECT hour FROM symbol_history ORDER BY hour") }
                 == Array(1...24))
         #expect(try store.engineState.load() == [Self.history(61...1442)])
 
         // A history that ends hours before the disk's (histories only grow at the end; the store
         // still checks, knowing the disk's extent from its last save): the later hours go.
         try store.engineState.save([Self.history(61...179)], now: 5)
-        #expect(try other.read { db in try Int64.fetchAll(db, sql: "SELECT hour FROM symbol_history ORDER BY hour") }
+        #expect(
+            try other.read { db in try Int64.fetchAll(db, sql: "SELECT hour FROM symbol_history ORDER BY hour") }
                 == [1, 2])
         #expect(try store.engineState.load() == [Self.history(61...179)])
 
@@ -150,14 +161,17 @@ import Testing
         defer { store.close() }
         let old = Self.history(0...130)
         try DatabaseQueue(path: folder.databasePath).write { db in
-            try db.execute(sql: "INSERT INTO symbol_state (symbol, snapshot, saved_at) VALUES ('BTC', ?, 1)",
-                           arguments: [Data(old.encoded())])
+            try db.execute(
+                sql: "INSERT INTO symbol_state (symbol, snapshot, saved_at) VALUES ('BTC', ?, 1)",
+                arguments: [Data(old.encoded())])
         }
         #expect(try store.engineState.load() == [old])
         try store.engineState.save([Self.history(0...131)], now: 2)
         let (hours, blob) = try DatabaseQueue(path: folder.databasePath).read { db in
-            (try Int64.fetchAll(db, sql: "SELECT hour FROM symbol_history ORDER BY hour"),
-             try Data.fetchOne(db, sql: "SELECT snapshot FROM symbol_state"))
+            (
+                try Int64.fetchAll(db, sql: "SELECT hour FROM symbol_history ORDER BY hour"),
+                try Data.fetchOne(db, sql: "SELECT snapshot FROM symbol_state")
+            )
         }
         #expect(hours == [0, 1, 2])
         #expect(try SymbolSnapshot(decoding: [UInt8](try #require(blob))).minutes.isEmpty)
@@ -168,37 +182,41 @@ import Testing
     /// schema 5 moves every row to the table keyed by hour first, and they read back the same.
     @Test func aSchemaFourHistoryIsMovedToTheHourKeyedTable() throws {
         let folder = temporaryFolder()
-        let eth = SymbolSnapshot(symbol: "ETH", firstTime: 0, lastTime: 200 * 60_000, lastPrice: 7,
-                                 minutes: Array(50...200), prices: (50...200).map { Double($0) / 4 })
+        let eth = SymbolSnapshot(
+            symbol: "ETH", firstTime: 0, lastTime: 200 * 60_000, lastPrice: 7,
+            minutes: Array(50...200), prices: (50...200).map { Double($0) / 4 })
         do {
             let store = try StateStore.open(folder)
             try store.engineState.save([Self.history(0...1439), eth], now: 1)
             store.close()
         }
         try DatabaseQueue(path: folder.databasePath).write { db in
-            try db.execute(sql: """
-                CREATE TABLE old_history (
-                  symbol TEXT NOT NULL, hour INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (symbol, hour)
-                ) WITHOUT ROWID;
-                INSERT INTO old_history SELECT symbol, hour, entries FROM symbol_history;
-                DROP TABLE symbol_history;
-                ALTER TABLE old_history RENAME TO symbol_history;
-                DELETE FROM grdb_migrations WHERE identifier = 'v5-history-by-hour';
-                PRAGMA user_version = 4;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE old_history (
+                      symbol TEXT NOT NULL, hour INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (symbol, hour)
+                    ) WITHOUT ROWID;
+                    INSERT INTO old_history SELECT symbol, hour, entries FROM symbol_history;
+                    DROP TABLE symbol_history;
+                    ALTER TABLE old_history RENAME TO symbol_history;
+                    DELETE FROM grdb_migrations WHERE identifier = 'v5-history-by-hour';
+                    PRAGMA user_version = 4;
+                    """)
         }
         let store = try StateStore.open(folder)
         defer { store.close() }
         #expect(try store.engineState.load() == [Self.history(0...1439), eth])
         let (columns, rows) = try DatabaseQueue(path: folder.databasePath).read { db in
-            (try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info('symbol_history_symbol')"),
-             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM symbol_history"))
+            (
+                try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info('symbol_history_symbol')"),
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM symbol_history")
+            )
         }
         #expect(columns == ["symbol", "hour"])
         #expect(rows == 24 + 4)
         // A partial read finds its hours through the new keys too.
         let partial = try store.engineState.load(lookingUp: ["ETH": [190...190]])
-        #expect(partial.map(\.minutes) == [Array(120...200)])  // hours 3 and the one before it
+        #expect(partial.map(\.minutes) == [Array(120...200)]) // hours 3 and the one before it
     }
 
     @Test func aDamagedHistoryIsAnErrorNamingTheSymbol() throws {
@@ -220,15 +238,18 @@ import Testing
 
 @Suite struct RuleCacheUnitTests {
     static let rules = [
-        Rule(id: "a", scope: .symbols(["BTC", "ETH"]), condition: .price(.inside(1, 2)), notify: ["ops", "stdout"],
-             repeatMode: .once, cooldown: 60_000, hysteresis: 0, message: "{{symbol}} é", enabled: false),
-        Rule(id: "b", scope: .match(MarketFilter(future: false, quote: "USD", base: nil, active: true)),
-             condition: .change(window: 3_600_000, .below(-2.5)), notify: ["ops", "stdout"], hysteresis: 0.5),
-        Rule(id: "c", scope: .symbols(["BTC", "ETH"]), condition: .price(.crossesBelow(-0.0))),
+        Rule(
+            id: "a", scope: .symbols(["BTC", "ETH"]), condition: .price(.inside(1, 2)), notify: ["ops", "stdout"],
+            repeatMode: .once, cooldown: 60_000, hysteresis: 0, message: "{{symbol}} é", enabled: false),
+        Rule(
+            id: "b", scope: .match(MarketFilter(future: false, quote: "USD", base: nil, active: true)),
+            condition: .change(window: 3_600_000, .below(-2.5)), notify: ["ops", "stdout"], hysteresis: 0.5),
+        Rule(id: "c", scope: .symbols(["BTC", "ETH"]), condition: .price(.crossesBelow(-0.0)))
     ]
 
     func cache() throws -> RuleCache {
-        let folder = StateFolder(path: FileManager.default.temporaryDirectory.appendingPathComponent("rc-\(UUID().uuidString)").path)
+        let folder = StateFolder(
+            path: FileManager.default.temporaryDirectory.appendingPathComponent("rc-\(UUID().uuidString)").path)
         try folder.create()
         return RuleCache(folder: folder)
     }
@@ -237,7 +258,9 @@ import Testing
         let decoded = try Rule.decode(Rule.encode(Self.rules))
         #expect(decoded == Self.rules)
         // Equal lists are written once and shared after decoding: one buffer, not one per rule.
-        func storage(_ list: [String]) -> UnsafeRawPointer? { list.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) } }
+        func storage(_ list: [String]) -> UnsafeRawPointer? {
+            list.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+        }
         #expect(storage(decoded[0].notify) == storage(decoded[1].notify))
         guard case .symbols(let first) = decoded[0].scope, case .symbols(let third) = decoded[2].scope else {
             Issue.record("scopes changed"); return
@@ -247,7 +270,9 @@ import Testing
 
     /// A list index is a number, not a count of bytes to come: late rules may name late lists.
     @Test func manyListsRoundTrip() throws {
-        let rules = (0..<300).map { Rule(id: "r\($0)", scope: .symbols(["S\($0)"]), condition: .price(.above(Double($0)))) }
+        let rules = (0..<300).map {
+            Rule(id: "r\($0)", scope: .symbols(["S\($0)"]), condition: .price(.above(Double($0))))
+        }
         #expect(try Rule.decode(Rule.encode(rules)) == rules)
     }
 

@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import Synchronization
 import Testing
+
 @testable import AlertStore
 
 /// The outbox's writer: what queues up while a transaction commits goes into the next one,
@@ -42,19 +43,21 @@ import Testing
         let store = try StateStore.open(folder)
         defer { store.close() }
         try await DatabaseQueue(path: folder.databasePath).write { db in
-            try db.execute(sql: """
-                CREATE TRIGGER refuse BEFORE INSERT ON outbox WHEN NEW.sink = 'broken'
-                BEGIN SELECT RAISE(ABORT, 'refused'); END
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER refuse BEFORE INSERT ON outbox WHEN NEW.sink = 'broken'
+                    BEGIN SELECT RAISE(ABORT, 'refused'); END
+                    """)
         }
         let gate = holdWriter(store.outbox)
         let results = Mutex<[String]>([])
         for (rule, sink) in [("a", "hook"), ("b", "broken"), ("c", "hook")] {
             store.outbox.enqueue(alert(rule), sinks: [sink], now: 1) { result in
-                let outcome = switch result {
-                case .success(let rows): "\(rule): \(rows.count) row"
-                case .failure: "\(rule): failed"
-                }
+                let outcome =
+                    switch result {
+                    case .success(let rows): "\(rule): \(rows.count) row"
+                    case .failure: "\(rule): failed"
+                    }
                 results.withLock { $0.append(outcome) }
             }
         }
@@ -72,15 +75,16 @@ import Testing
         try store.outbox.enqueue(alert("b"), sinks: ["hook"], now: 1)
         let other = try DatabaseQueue(path: folder.databasePath)
         try await other.write { db in
-            try db.execute(sql: """
-                CREATE TABLE disk_full (x);
-                INSERT INTO disk_full VALUES (1);
-                CREATE TRIGGER refuse BEFORE DELETE ON outbox WHEN EXISTS (SELECT 1 FROM disk_full)
-                BEGIN SELECT RAISE(ABORT, 'disk full'); END
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE disk_full (x);
+                    INSERT INTO disk_full VALUES (1);
+                    CREATE TRIGGER refuse BEFORE DELETE ON outbox WHEN EXISTS (SELECT 1 FROM disk_full)
+                    BEGIN SELECT RAISE(ABORT, 'disk full'); END
+                    """)
         }
         let failures = Mutex(0)
-        store.outbox.record([row.id], .delivered, committed: { _ in }) { _ in failures.withLock { $0 += 1 } }
+        store.outbox.record([row.id], .delivered, committed: { _ in }, failed: { _ in failures.withLock { $0 += 1 } })
         await store.outbox.commit()
         #expect(failures.withLock { $0 } == 1)
         #expect(try store.outbox.depth() == 2)
@@ -101,10 +105,11 @@ import Testing
     }
 
     func insert(_ x: Int, lazy: Bool) -> GroupCommitter.Write {
-        GroupCommitter.Write(apply: { db in
-            try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [x])
-            return {}
-        }, failed: { _ in }, lazy: lazy)
+        GroupCommitter.Write(
+            apply: { db in
+                try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [x])
+                return {}
+            }, failed: { _ in }, lazy: lazy)
     }
 
     func rows(_ pool: DatabasePool) throws -> [Int] {
@@ -121,7 +126,7 @@ import Testing
         writer.submit(insert(2, lazy: false))
         await writer.barrier()
         #expect(try rows(pool) == [1, 2])
-        #expect(writer.transactions <= 2)  // the eager write's group, perhaps one for the barrier
+        #expect(writer.transactions <= 2) // the eager write's group, perhaps one for the barrier
         writer.submit(insert(3, lazy: true))
         writer.waitBlocking()
         #expect(try rows(pool) == [1, 2, 3])

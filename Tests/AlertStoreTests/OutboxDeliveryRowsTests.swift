@@ -3,6 +3,7 @@ import AlertPolicy
 import Foundation
 import GRDB
 import Testing
+
 @testable import AlertStore
 
 /// Schema 7: rows are deliveries (an event or a digest of alert ids) per sink, each alert
@@ -19,7 +20,7 @@ import Testing
         #expect(pending.map(\.deliveryID) == [a.id, a.id, "digest:chat:" + a.id])
         #expect(pending[2].delivery == .digest(Digest(sink: "chat", events: [a, b], held: true)))
         try store.outbox.record(rows.map(\.id), .delivered)
-        #expect(try store.outbox.storedAlerts() == 2)  // the digest still names both
+        #expect(try store.outbox.storedAlerts() == 2) // the digest still names both
         try store.outbox.record(pending[2].id, .delivered)
         #expect(try store.outbox.storedAlerts() == 0)
         #expect(try store.outbox.depth() == 0)
@@ -30,7 +31,8 @@ import Testing
         defer { store.close() }
         let digest = Digest(sink: "chat", events: [alert("a", time: 1), alert("b", time: 2)])
         let rows = try store.outbox.enqueue(.digest(digest), sinks: ["chat"], urgent: true, now: 10)
-        let moved = try store.outbox.record(rows.map(\.id), .dead(reason: "HTTP 410", lastError: "HTTP 410", at: 20, fallback: "mail"))
+        let moved = try store.outbox.record(
+            rows.map(\.id), .dead(reason: "HTTP 410", lastError: "HTTP 410", at: 20, fallback: "mail"))
         #expect(moved.map(\.sink) == ["mail"])
         #expect(moved.map(\.deliveryID) == ["digest:chat:a:BTC:1"])
         #expect(try store.outbox.pending().map(\.delivery) == [.digest(digest)])
@@ -38,7 +40,7 @@ import Testing
         let dead = try store.outbox.dead()
         #expect(dead.map(\.sink) == ["chat"] && dead.map(\.deadReason) == ["HTTP 410"] && dead.map(\.attempts) == [1])
         try store.outbox.record(moved[0].id, .delivered)
-        #expect(try store.outbox.storedAlerts() == 2)  // the dead letter names them
+        #expect(try store.outbox.storedAlerts() == 2) // the dead letter names them
         try store.outbox.purge(dead: true, all: false)
         #expect(try store.outbox.storedAlerts() == 0)
     }
@@ -60,14 +62,16 @@ import Testing
                 """
             try db.execute(sql: insert, arguments: ["a:BTC:5", "a", "hook", 5, 5, 0, 5, nil, "alert", nil, 0])
             try db.execute(sql: insert, arguments: ["a:BTC:5", "a", "chat", 5, 5, 3, 900, "HTTP 503", "alert", nil, 0])
-            try db.execute(sql: insert, arguments: ["b:BTC:6:resolved", "b", "hook", 6, 6, 1, 60, "timeout", "resolved", nil, 1])
-            try db.execute(sql: """
-                INSERT INTO dead_letters (alert_id, rule, symbol, sink, time, price, condition, threshold_low,
-                  threshold_high, value, message, notify, payload, created_at, attempts, last_error, reason, died_at,
-                  kind, reminder, threshold_null)
-                VALUES ('c:BTC:7', 'c', 'BTC', 'hook', 7, 99, 'price in band', 1, 2, 99, 'm', 'hook', '{}', 7, 4,
-                  'HTTP 410', 'HTTP 410', 70, 'reminder', 2, 0)
-                """)
+            try db.execute(
+                sql: insert, arguments: ["b:BTC:6:resolved", "b", "hook", 6, 6, 1, 60, "timeout", "resolved", nil, 1])
+            try db.execute(
+                sql: """
+                    INSERT INTO dead_letters (alert_id, rule, symbol, sink, time, price, condition, threshold_low,
+                      threshold_high, value, message, notify, payload, created_at, attempts, last_error, reason, died_at,
+                      kind, reminder, threshold_null)
+                    VALUES ('c:BTC:7', 'c', 'BTC', 'hook', 7, 99, 'price in band', 1, 2, 99, 'm', 'hook', '{}', 7, 4,
+                      'HTTP 410', 'HTTP 410', 70, 'reminder', 2, 0)
+                    """)
         }
         try queue.close()
         let store = try StateStore.open(folder)
@@ -84,7 +88,8 @@ import Testing
         #expect(pending[2].alert.kind == .resolved && pending[2].alert.threshold == Threshold.none)
         let dead = try store.outbox.dead()
         #expect(dead.map(\.deliveryID) == ["c:BTC:7"])
-        #expect(dead.map(\.deadReason) == ["HTTP 410"] && dead.map(\.attempts) == [4] && dead.map(\.nextAttemptAt) == [70])
+        #expect(
+            dead.map(\.deadReason) == ["HTTP 410"] && dead.map(\.attempts) == [4] && dead.map(\.nextAttemptAt) == [70])
         #expect(dead[0].alert.threshold == .range(1, 2) && dead[0].alert.reminder == 2)
         #expect(try store.outbox.storedAlerts() == 3)
         // New rows come after the old ones, and delivering the old ones releases their alerts.

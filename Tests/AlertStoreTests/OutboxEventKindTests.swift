@@ -3,6 +3,7 @@ import AlertModel
 import Foundation
 import GRDB
 import Testing
+
 @testable import AlertStore
 
 /// Version 2 events through the outbox: a row rebuilds the event's kind, reminder number and
@@ -36,16 +37,19 @@ import Testing
         try folder.create()
         let queue = try DatabaseQueue(path: folder.databasePath)
         try StateStore.migrator.migrate(queue, upTo: "v5-history-by-hour")
-        let saved = SymbolSnapshot(symbol: "BTC", firstTime: 1, lastTime: 5, lastPrice: 99,
-                                   pairs: [PairSnapshot(rule: "r", fingerprint: 42, armed: false, spent: false, lastFired: 5)])
+        let saved = SymbolSnapshot(
+            symbol: "BTC", firstTime: 1, lastTime: 5, lastPrice: 99,
+            pairs: [PairSnapshot(rule: "r", fingerprint: 42, armed: false, spent: false, lastFired: 5)])
         try queue.write { db in
-            try db.execute(sql: """
-                INSERT INTO outbox (alert_id, rule, symbol, sink, time, price, condition, threshold_low,
-                  threshold_high, value, message, notify, payload, created_at, attempts, next_attempt_at)
-                VALUES ('r:BTC:5', 'r', 'BTC', 'hook', 5, 99, 'price above 90', 90, NULL, 99, 'm', 'hook', '{}', 5, 0, 5)
-                """)
-            try db.execute(sql: "INSERT INTO symbol_state (symbol, snapshot, saved_at) VALUES (?, ?, 5)",
-                           arguments: ["BTC", Data(saved.encoded())])
+            try db.execute(
+                sql: """
+                    INSERT INTO outbox (alert_id, rule, symbol, sink, time, price, condition, threshold_low,
+                      threshold_high, value, message, notify, payload, created_at, attempts, next_attempt_at)
+                    VALUES ('r:BTC:5', 'r', 'BTC', 'hook', 5, 99, 'price above 90', 90, NULL, 99, 'm', 'hook', '{}', 5, 0, 5)
+                    """)
+            try db.execute(
+                sql: "INSERT INTO symbol_state (symbol, snapshot, saved_at) VALUES (?, ?, 5)",
+                arguments: ["BTC", Data(saved.encoded())])
         }
         try queue.close()
         let store = try StateStore.open(folder)

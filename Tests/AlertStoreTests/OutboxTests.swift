@@ -3,12 +3,16 @@ import Foundation
 import GRDB
 import Synchronization
 import Testing
+
 @testable import AlertStore
 
-func alert(_ rule: String = "btc-100k", time: Int64 = 1_700_000_000_000, notify: [String] = ["hook"],
-           threshold: Threshold = .value(100000)) -> Alert {
-    Alert(rule: rule, symbol: "BTC", time: time, price: 100012.5, condition: "price crossesAbove 100000",
-          threshold: threshold, value: 100012.5, message: "BTC \"crossed\"\n100k", notify: notify)
+func alert(
+    _ rule: String = "btc-100k", time: Int64 = 1_700_000_000_000, notify: [String] = ["hook"],
+    threshold: Threshold = .value(100000)
+) -> Alert {
+    Alert(
+        rule: rule, symbol: "BTC", time: time, price: 100012.5, condition: "price crossesAbove 100000",
+        threshold: threshold, value: 100012.5, message: "BTC \"crossed\"\n100k", notify: notify)
 }
 
 func temporaryFolder() -> StateFolder {
@@ -46,7 +50,9 @@ func temporaryFolder() -> StateFolder {
         try store.outbox.enqueue(alert("b", time: 1), sinks: ["hook"], now: 200)
         try store.outbox.record(first.id, .retry(at: 500, reason: "HTTP 503"))
         let retried = try store.outbox.pending()[0]
-        #expect(retried.id == first.id && retried.attempts == 1 && retried.nextAttemptAt == 500 && retried.lastError == "HTTP 503")
+        #expect(
+            retried.id == first.id && retried.attempts == 1 && retried.nextAttemptAt == 500
+                && retried.lastError == "HTTP 503")
         try store.outbox.record(first.id, .delivered)
         #expect(try store.outbox.pending().map(\.alert.id) == ["b:BTC:1"])
     }
@@ -104,8 +110,12 @@ func temporaryFolder() -> StateFolder {
     @Test func closingFreesTheFolderWhileAChildHoldsACopyOfTheLock() throws {
         let folder = temporaryFolder()
         let store = try StateStore.open(folder)
-        let lockFD = try #require(try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap(Int32.init)
-            .first { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == folder.lockPath })
+        let lockFD = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap(Int32.init)
+                .first {
+                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))
+                        == folder.lockPath
+                })
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -152,8 +162,13 @@ func temporaryFolder() -> StateFolder {
 
     @Test func defaultFolderFollowsSystemdThenXDGThenHome() throws {
         #expect(try StateFolder.resolve(explicit: "x", environment: ["STATE_DIRECTORY": "/s"]).path == "x")
-        #expect(try StateFolder.resolve(explicit: nil, environment: ["STATE_DIRECTORY": "/s:/t", "HOME": "/h"]).path == "/s")
-        #expect(try StateFolder.resolve(explicit: nil, environment: ["XDG_STATE_HOME": "/x", "HOME": "/h"]).path == "/x/pricealert")
-        #expect(try StateFolder.resolve(explicit: nil, environment: ["HOME": "/h"]).path == "/h/.local/state/pricealert")
+        #expect(
+            try StateFolder.resolve(explicit: nil, environment: ["STATE_DIRECTORY": "/s:/t", "HOME": "/h"]).path == "/s"
+        )
+        #expect(
+            try StateFolder.resolve(explicit: nil, environment: ["XDG_STATE_HOME": "/x", "HOME": "/h"]).path
+                == "/x/pricealert")
+        #expect(
+            try StateFolder.resolve(explicit: nil, environment: ["HOME": "/h"]).path == "/h/.local/state/pricealert")
     }
 }

@@ -17,11 +17,15 @@ import Testing
         var rules: [Rule] = []
         for (i, (name, minutes)) in windows.enumerated() {
             for symbol in ["AAA", "BBB"] {
-                rules.append(Rule(id: "\(symbol)-\(name)-up", scope: .symbols([symbol]),
-                                  condition: .change(window: minutes * 60_000, .above(0.4 + Double(i) * 0.3)),
-                                  cooldown: 120_000, hysteresis: 0.1))
-                rules.append(Rule(id: "\(symbol)-\(name)-down", scope: .symbols([symbol]),
-                                  condition: .change(window: minutes * 60_000, .below(-0.4 - Double(i) * 0.3))))
+                rules.append(
+                    Rule(
+                        id: "\(symbol)-\(name)-up", scope: .symbols([symbol]),
+                        condition: .change(window: minutes * 60_000, .above(0.4 + Double(i) * 0.3)),
+                        cooldown: 120_000, hysteresis: 0.1))
+                rules.append(
+                    Rule(
+                        id: "\(symbol)-\(name)-down", scope: .symbols([symbol]),
+                        condition: .change(window: minutes * 60_000, .below(-0.4 - Double(i) * 0.3))))
             }
         }
         rules.append(Rule(id: "level", scope: .symbols(["AAA", "BBB"]), condition: .price(.crossesAbove(100))))
@@ -37,7 +41,7 @@ import Testing
         var ticks: [Tick] = []
         while ticks.count < 6_000 {
             if gaps, Int.random(in: 0..<200, using: &rng) == 0 {
-                time += Int64.random(in: 1...30, using: &rng) * 3_600_000  // a gap of hours
+                time += Int64.random(in: 1...30, using: &rng) * 3_600_000 // a gap of hours
             }
             time += Int64.random(in: 5_000...90_000, using: &rng)
             let symbol = Bool.random(using: &rng) ? "AAA" : "BBB"
@@ -56,8 +60,9 @@ import Testing
 
     /// Short pieces (about an hour of ticks) and long ones (several hours: the hours before a
     /// piece are then mostly not read, yet a day's window needs them later).
-    @Test(arguments: [(1, 60, true), (2, 60, true), (3, 60, true), (4, 12, true), (5, 12, false), (6, 8, false)]
-          as [(UInt64, Int, Bool)])
+    @Test(
+        arguments: [(1, 60, true), (2, 60, true), (3, 60, true), (4, 12, true), (5, 12, false), (6, 8, false)]
+            as [(UInt64, Int, Bool)])
     func piecesOverPartialHistoryEqualTheWhole(seed: UInt64, pieces: Int, gaps: Bool) throws {
         let ticks = Self.stream(seed: seed, gaps: gaps)
         let expected = Self.whole(ticks)
@@ -78,7 +83,8 @@ import Testing
             // Counted on a connection of its own: a full load by the store would also tell it
             // the whole extent of each history, which a `check` never learns.
             let onDisk = try DatabaseQueue(path: folder.databasePath).read { db in
-                try Int.fetchOne(db, sql: "SELECT COALESCE(SUM((length(entries) - 5) / 16), 0) FROM symbol_history") ?? 0
+                try Int.fetchOne(db, sql: "SELECT COALESCE(SUM((length(entries) - 5) / 16), 0) FROM symbol_history")
+                    ?? 0
             }
             let restored = try store.engineState.load(lookingUp: lookups)
             if restored.map(\.minutes.count).reduce(0, +) < onDisk { partialReads += 1 }
@@ -94,9 +100,11 @@ import Testing
 
     @Test func lookupsCoverEachWindowOfTheTicksMinutes() {
         let engine = Engine(rules: Self.rules())
-        let lookups = engine.historyLookups(for: [Tick(time: 600_000, symbol: "aaa", price: 1),
-                                                  Tick(time: 720_500, symbol: "AAA", price: 1),
-                                                  Tick(time: 60_000, symbol: "BBB", price: 1)])
+        let lookups = engine.historyLookups(for: [
+            Tick(time: 600_000, symbol: "aaa", price: 1),
+            Tick(time: 720_500, symbol: "AAA", price: 1),
+            Tick(time: 60_000, symbol: "BBB", price: 1)
+        ])
         let windows: [Int64] = [5, 60, 90, 1440]
         #expect(lookups["AAA"] == windows.map { (10 - $0)...(12 - $0) })
         #expect(lookups["BBB"] == windows.map { (1 - $0)...(1 - $0) })

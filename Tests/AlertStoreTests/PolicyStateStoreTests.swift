@@ -1,6 +1,7 @@
 import AlertModel
 import Foundation
 import Testing
+
 @testable import AlertStore
 
 @Suite struct PolicyStateStoreTests {
@@ -8,14 +9,15 @@ import Testing
     /// delete one (sink, event) and leave the same event held for another sink.
     @Test func heldEventsSurviveAReopenInOrderAndRemovalsTakeOneSink() async throws {
         let folder = temporaryFolder()
-        let combined = Alert(rule: "both", symbol: "ETH", time: 1_700_000_000_500, price: 2000, condition: "all",
-                             threshold: .none, value: 2000, message: "m", notify: ["night", "grouped"],
-                             kind: .reminder, reminder: 3)
+        let combined = Alert(
+            rule: "both", symbol: "ETH", time: 1_700_000_000_500, price: 2000, condition: "all",
+            threshold: .none, value: 2000, message: "m", notify: ["night", "grouped"],
+            kind: .reminder, reminder: 3)
         let ranged = alert(time: 1_700_000_000_000, notify: ["night", "grouped"], threshold: .range(1, 2))
         let rows: [PolicyStateStore.Pending] = [
             .init(seq: 0, sink: "night", alert: ranged),
             .init(seq: 1, sink: "grouped", alert: ranged),
-            .init(seq: 7, sink: "night", alert: combined),
+            .init(seq: 7, sink: "night", alert: combined)
         ]
         do {
             let store = try StateStore.open(folder)
@@ -35,8 +37,11 @@ import Testing
     @Test func rowsSayWhetherQuietHoursHoldThemAndAReaderListsThem() async throws {
         let folder = temporaryFolder()
         let rows: [PolicyStateStore.Pending] = [
-            .init(seq: 0, sink: "night", alert: alert(time: 1_700_000_000_000, notify: ["night", "grouped"]), quiet: true),
-            .init(seq: 1, sink: "grouped", alert: alert(time: 1_700_000_000_000, notify: ["night", "grouped"]), quiet: false),
+            .init(
+                seq: 0, sink: "night", alert: alert(time: 1_700_000_000_000, notify: ["night", "grouped"]), quiet: true),
+            .init(
+                seq: 1, sink: "grouped", alert: alert(time: 1_700_000_000_000, notify: ["night", "grouped"]),
+                quiet: false)
         ]
         let store = try StateStore.open(folder)
         defer { store.close() }

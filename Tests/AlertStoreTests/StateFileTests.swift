@@ -1,6 +1,7 @@
-@testable import AlertStore
 import Foundation
 import Testing
+
+@testable import AlertStore
 
 /// The database file itself: private to its owner, never empty, readable beside its holder.
 @Suite struct StateFileTests {
@@ -39,7 +40,8 @@ import Testing
         #expect {
             try StateStore.open(folder)
         } throws: { error in
-            "\(error)" == "state folder \(folder.path): \(folder.databasePath) is empty (0 bytes), not a pricealert database; move it away to start with no saved state"
+            "\(error)"
+                == "state folder \(folder.path): \(folder.databasePath) is empty (0 bytes), not a pricealert database; move it away to start with no saved state"
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder.databasePath)).isEmpty)
         #expect(throws: StateError.self) { try StateStore.openForReading(folder) }

@@ -1,6 +1,7 @@
-@testable import AlertStore
 import Foundation
 import Testing
+
+@testable import AlertStore
 
 /// The folder lock within one process (the case of a child's copy of the descriptor is
 /// `OutboxTests.closingFreesTheFolderWhileAChildHoldsACopyOfTheLock`).

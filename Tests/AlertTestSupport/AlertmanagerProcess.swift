@@ -1,4 +1,5 @@
 public import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,20 +28,22 @@ public enum AlertmanagerProcess {
         defer { try? FileManager.default.removeItem(at: folder) }
         let config = folder.appendingPathComponent("alertmanager.yml")
         try """
-            route:
-              receiver: nobody
-            receivers:
-              - name: nobody
-            """.write(to: config, atomically: true, encoding: .utf8)
+        route:
+          receiver: nobody
+        receivers:
+          - name: nobody
+        """.write(to: config, atomically: true, encoding: .utf8)
         // The port is free when asked and taken by the time Alertmanager binds it only if
         // another program raced for it: then it ends at once and the next port is tried.
         var output = ""
         for _ in 0..<5 {
             let port = try freePort()
-            let process = try ObservedProcess(binary, [
-                "--config.file=\(config.path)", "--storage.path=\(folder.appendingPathComponent("data").path)",
-                "--web.listen-address=127.0.0.1:\(port)", "--cluster.listen-address=",
-            ])
+            let process = try ObservedProcess(
+                binary,
+                [
+                    "--config.file=\(config.path)", "--storage.path=\(folder.appendingPathComponent("data").path)",
+                    "--web.listen-address=127.0.0.1:\(port)", "--cluster.listen-address="
+                ])
             do {
                 _ = try await process.line(.stderr, containing: "Listening on", timeout: 60)
             } catch {

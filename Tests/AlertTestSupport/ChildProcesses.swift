@@ -1,14 +1,16 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// Looks at processes through /proc, for tests that check what a notifier left running.
 public enum ChildProcesses {
     /// Whether `pid` is a live process (gone, or a zombie nobody reaped yet, counts as not).
     public static func isRunning(_ pid: Int32) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
+            let close = stat.lastIndex(of: ")")
+        else { return false }
         return !stat[close...].hasPrefix(") Z")
     }
 

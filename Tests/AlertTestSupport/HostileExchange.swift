@@ -116,8 +116,10 @@ public final class HostileExchange: Sendable {
     }
 
     /// Waits until `condition` holds of the counts, checking every 20 ms, for up to `timeout`.
-    public func wait(for what: String, timeout: Duration = .seconds(60),
-                     until condition: (Counts) -> Bool) async throws {
+    public func wait(
+        for what: String, timeout: Duration = .seconds(60),
+        until condition: (Counts) -> Bool
+    ) async throws {
         let deadline = ContinuousClock.now + timeout
         while !condition(current) {
             guard ContinuousClock.now < deadline else { throw TimedOut(what: what, counts: current) }
@@ -233,10 +235,13 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
             write(context: context, Self.frame(opcode: 3, Array("reserved opcode".utf8)))
         case .oversized(let bytes):
             var header: [UInt8] = [0x82, 127]
-            for shift in stride(from: 56, through: 0, by: -8) { header.append(UInt8(truncatingIfNeeded: UInt64(bytes) >> UInt64(shift))) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                header.append(UInt8(truncatingIfNeeded: UInt64(bytes) >> UInt64(shift)))
+            }
             write(context: context, header)
-            stream(context: context, chunk: ByteBuffer(repeating: 0x62, count: 1 << 16), every: .zero,
-                   remaining: bytes)
+            stream(
+                context: context, chunk: ByteBuffer(repeating: 0x62, count: 1 << 16), every: .zero,
+                remaining: bytes)
         case .text(let frames):
             for text in frames {
                 write(context: context, Self.frame(opcode: 1, Array(text.utf8)))
@@ -259,7 +264,13 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
             guard context.channel.isActive, self.pricesSent < count else { return task.cancel() }
             self.pricesSent += 1
             let price = 40_000 + Double(Int.random(in: 0..<1000))
-            self.write(context: context, Self.frame(opcode: 1, Array(#"{"topic":"coinIndex","id":null,"data":{"BTC_1":{"id":"BTC","name":"BTC","type":1,"price":\#(price)}}}"#.utf8)))
+            self.write(
+                context: context,
+                Self.frame(
+                    opcode: 1,
+                    Array(
+                        #"{"topic":"coinIndex","id":null,"data":{"BTC_1":{"id":"BTC","name":"BTC","type":1,"price":\#(price)}}}"#
+                            .utf8)))
             self.exchange.count { $0.framesSent += 1 }
         }
     }
@@ -313,11 +324,17 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
         case .reset: reset(context: context)
         case .notJSON: respond(context: context, status: "200 OK", body: "<html>maintenance</html>")
         case .slow:
-            write(context: context, Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n".utf8))
+            write(
+                context: context,
+                Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n".utf8))
             stream(context: context, chunk: ByteBuffer(string: " "), every: .seconds(1), remaining: 100_000)
         case .huge(let bytes):
-            write(context: context, Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(bytes)\r\n\r\n[".utf8))
-            stream(context: context, chunk: ByteBuffer(repeating: 0x20, count: 1 << 16), every: .zero, remaining: bytes - 1)
+            write(
+                context: context,
+                Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(bytes)\r\n\r\n[".utf8))
+            stream(
+                context: context, chunk: ByteBuffer(repeating: 0x20, count: 1 << 16), every: .zero, remaining: bytes - 1
+            )
         }
     }
 
@@ -340,7 +357,8 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
     }
 
     private func respond(context: ChannelHandlerContext, status: String, body: String) {
-        let response = "HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        let response =
+            "HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
         let loop = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: response))).whenComplete { _ in
             loop.value.close(promise: nil)
@@ -360,7 +378,9 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
     }
 
     static func switching(accept: String) -> [UInt8] {
-        Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n".utf8)
+        Array(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n"
+                .utf8)
     }
 
     /// RFC 6455 §4.2.2: base64 of the SHA-1 of the key and the protocol's GUID.
@@ -377,7 +397,9 @@ private final class HostileConnection: ChannelInboundHandler, @unchecked Sendabl
             out += [126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
         } else {
             out.append(127)
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: payload.count >> shift)) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                out.append(UInt8(truncatingIfNeeded: payload.count >> shift))
+            }
         }
         return out + payload
     }

@@ -1,5 +1,5 @@
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 
 /// An HTTP receiver on 127.0.0.1 that answers every request (any method, any path under the
 /// routes below) with a reply no client should read whole:
@@ -21,26 +21,31 @@ public enum HostileReceiver {
             router.on("huge/:mib", method: method) { request, context in
                 let mib = try context.parameters.require("mib", as: Int.self)
                 _ = try await request.body.collect(upTo: 1 << 20)
-                return Response(status: status(request), headers: [.contentLength: String(mib << 20)],
-                                body: ResponseBody(contentLength: mib << 20) { writer in
-                    for _ in 0..<(mib * 16) { try await writer.write(chunk) }
-                    try await writer.finish(nil)
-                })
+                return Response(
+                    status: status(request), headers: [.contentLength: String(mib << 20)],
+                    body: ResponseBody(contentLength: mib << 20) { writer in
+                        for _ in 0..<(mib * 16) { try await writer.write(chunk) }
+                        try await writer.finish(nil)
+                    })
             }
             router.on("endless", method: method) { request, _ in
                 _ = try await request.body.collect(upTo: 1 << 20)
-                return Response(status: status(request), body: ResponseBody { writer in
-                    while true { try await writer.write(chunk) }
-                })
+                return Response(
+                    status: status(request),
+                    body: ResponseBody { writer in
+                        while true { try await writer.write(chunk) }
+                    })
             }
             router.on("drip", method: method) { request, _ in
                 _ = try await request.body.collect(upTo: 1 << 20)
-                return Response(status: status(request), body: ResponseBody { writer in
-                    while true {
-                        try await writer.write(ByteBuffer(string: "."))
-                        try await Task.sleep(for: .milliseconds(100))
-                    }
-                })
+                return Response(
+                    status: status(request),
+                    body: ResponseBody { writer in
+                        while true {
+                            try await writer.write(ByteBuffer(string: "."))
+                            try await Task.sleep(for: .milliseconds(100))
+                        }
+                    })
             }
             router.on("headers/:count", method: method) { request, context in
                 let count = try context.parameters.require("count", as: Int.self)
@@ -48,7 +53,8 @@ public enum HostileReceiver {
                 var headers = HTTPFields()
                 let value = String(repeating: "v", count: 190)
                 for i in 0..<count { headers[HTTPField.Name("x-flood-\(i)")!] = value }
-                return Response(status: status(request), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: "ok")))
+                return Response(
+                    status: status(request), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: "ok")))
             }
         }
         return router

@@ -7,8 +7,10 @@ import ServiceLifecycle
 public enum LoopbackServer {
     public struct DidNotStart: Error {}
 
-    public static func with<T: Sendable>(_ router: Router<BasicRequestContext>,
-                                         _ body: @Sendable (Int) async throws -> T) async throws -> T {
+    public static func with<T: Sendable>(
+        _ router: Router<BasicRequestContext>,
+        _ body: @Sendable (Int) async throws -> T
+    ) async throws -> T {
         let (ports, portSink) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "test-server")
         logger.logLevel = .error

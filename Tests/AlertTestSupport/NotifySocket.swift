@@ -24,7 +24,8 @@ public final class NotifySocket {
 
     public init(abstract: Bool = false) throws {
         let name = "pricealert-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failed(description: "socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -65,7 +66,9 @@ public final class NotifySocket {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while true {
             _ = receive()
-            if let found = messages.indices.first(where: { $0 > index && messages[$0].split(separator: "\n").contains(Substring(line)) }) {
+            if let found = messages.indices.first(where: {
+                $0 > index && messages[$0].split(separator: "\n").contains(Substring(line))
+            }) {
                 return found
             }
             if ContinuousClock.now >= deadline { throw TimedOut(waitingFor: line, received: messages) }

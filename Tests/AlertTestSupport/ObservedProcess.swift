@@ -1,8 +1,9 @@
+public import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-public import Foundation
-import Synchronization
 
 /// A child process started by a test and watched without holding a thread of Swift's
 /// cooperative pool, which has one thread per core: its standard output and error are read on
@@ -77,9 +78,11 @@ public final class ObservedProcess: Sendable {
     /// Starts `executable` with `arguments` and returns at once. `environment` is the child's
     /// whole environment; `input` is written to its standard input, which is then closed (none:
     /// /dev/null). `whenEnded` runs once the process has ended.
-    public init(_ executable: URL, _ arguments: [String], in directory: URL? = nil,
-                environment: [String: String] = ProcessInfo.processInfo.environment,
-                input: [UInt8]? = nil, whenEnded: (@Sendable () -> Void)? = nil) throws {
+    public init(
+        _ executable: URL, _ arguments: [String], in directory: URL? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        input: [UInt8]? = nil, whenEnded: (@Sendable () -> Void)? = nil
+    ) throws {
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -111,9 +114,11 @@ public final class ObservedProcess: Sendable {
     }
 
     /// Runs the program to its end and returns what it printed (see `wait`).
-    public static func run(_ executable: URL, _ arguments: [String], in directory: URL? = nil,
-                           environment: [String: String] = ProcessInfo.processInfo.environment,
-                           input: [UInt8]? = nil, timeout: TimeInterval = 60) async throws -> Result {
+    public static func run(
+        _ executable: URL, _ arguments: [String], in directory: URL? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        input: [UInt8]? = nil, timeout: TimeInterval = 60
+    ) async throws -> Result {
         try await ObservedProcess(executable, arguments, in: directory, environment: environment, input: input)
             .wait(timeout: timeout)
     }
@@ -138,7 +143,9 @@ public final class ObservedProcess: Sendable {
     /// Waits up to `timeout` seconds until `stream` holds `text` at least `count` times.
     public func occurrences(_ stream: Stream, of text: String, atLeast count: Int, timeout: TimeInterval) async throws {
         try await wait(for: "\(count) times '\(text)' in \(command)'s \(stream)", timeout: timeout) { state in
-            if String(decoding: state.bytes(stream), as: UTF8.self).components(separatedBy: text).count - 1 >= count { return .met }
+            if String(decoding: state.bytes(stream), as: UTF8.self).components(separatedBy: text).count - 1 >= count {
+                return .met
+            }
             return state.closed(stream) ? .never : .waiting
         }
     }
@@ -154,8 +161,9 @@ public final class ObservedProcess: Sendable {
             throw error
         }
         return shared.state.withLock { state in
-            Result(status: state.status ?? -1, stdout: String(decoding: state.stdout, as: UTF8.self),
-                   stderr: String(decoding: state.stderr, as: UTF8.self))
+            Result(
+                status: state.status ?? -1, stdout: String(decoding: state.stdout, as: UTF8.self),
+                stderr: String(decoding: state.stderr, as: UTF8.self))
         }
     }
 
@@ -167,7 +175,9 @@ public final class ObservedProcess: Sendable {
 
     /// Suspends until `check` says the state has what is wanted (or never will), every time
     /// output arrives or the process ends; at most `timeout` seconds.
-    private func wait(for what: String, timeout: TimeInterval, _ check: @escaping @Sendable (State) -> Verdict) async throws {
+    private func wait(
+        for what: String, timeout: TimeInterval, _ check: @escaping @Sendable (State) -> Verdict
+    ) async throws {
         let id = shared.state.withLock { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter

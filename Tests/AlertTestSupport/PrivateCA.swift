@@ -49,19 +49,30 @@ public struct PrivateCA: Sendable {
         try (localNames + "\n").write(toFile: path("local.ext"), atomically: true, encoding: .utf8)
         try "subjectAltName=DNS:other.invalid\n".write(toFile: path("other.ext"), atomically: true, encoding: .utf8)
         for (name, subject) in [("ca", "/CN=pricealert test CA"), ("other-ca", "/CN=pricealert unknown CA")] {
-            try Self.openssl(["req", "-x509"] + key + ["-keyout", path("\(name).key"), "-out", path("\(name).pem"),
-                                                       "-days", "2", "-subj", subject])
+            try Self.openssl(
+                ["req", "-x509"] + key + [
+                    "-keyout", path("\(name).key"), "-out", path("\(name).pem"),
+                    "-days", "2", "-subj", subject
+                ])
         }
         // `-days -1`: the validity ends a day before it begins, which is now.
-        for (served, ca, days, ext, serial) in [(valid, "ca", "1", "local.ext", "2"), (expired, "ca", "-1", "local.ext", "3"),
-                                                (otherHost, "ca", "1", "other.ext", "4"),
-                                                (unknownCA, "other-ca", "1", "local.ext", "5")] {
-            try Self.openssl(["req"] + key + ["-keyout", served.key, "-out", path("request.csr"), "-subj", "/CN=127.0.0.1"])
-            try Self.openssl(["x509", "-req", "-in", path("request.csr"), "-CA", path("\(ca).pem"), "-CAkey", path("\(ca).key"),
-                              "-set_serial", serial, "-days", days, "-extfile", path(ext), "-out", served.certificate])
+        for (served, ca, days, ext, serial) in [
+            (valid, "ca", "1", "local.ext", "2"), (expired, "ca", "-1", "local.ext", "3"),
+            (otherHost, "ca", "1", "other.ext", "4"),
+            (unknownCA, "other-ca", "1", "local.ext", "5")
+        ] {
+            try Self.openssl(
+                ["req"] + key + ["-keyout", served.key, "-out", path("request.csr"), "-subj", "/CN=127.0.0.1"])
+            try Self.openssl([
+                "x509", "-req", "-in", path("request.csr"), "-CA", path("\(ca).pem"), "-CAkey", path("\(ca).key"),
+                "-set_serial", serial, "-days", days, "-extfile", path(ext), "-out", served.certificate
+            ])
         }
-        try Self.openssl(["req", "-x509"] + key + ["-keyout", selfSigned.key, "-out", selfSigned.certificate, "-days", "1",
-                                                   "-subj", "/CN=127.0.0.1", "-addext", localNames])
+        try Self.openssl(
+            ["req", "-x509"] + key + [
+                "-keyout", selfSigned.key, "-out", selfSigned.certificate, "-days", "1",
+                "-subj", "/CN=127.0.0.1", "-addext", localNames
+            ])
     }
 
     public func remove() {

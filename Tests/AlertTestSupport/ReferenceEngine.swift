@@ -53,7 +53,8 @@ public final class ReferenceEngine {
             defer { pairs[key] = pair }
             if pair.spent { continue }
             if pair.armed, fires(rule, value, s.prev),
-               pair.lastFired == nil || t - pair.lastFired! >= rule.cooldown {
+                pair.lastFired == nil || t - pair.lastFired! >= rule.cooldown
+            {
                 let base = "\(rule.id):\(symbol):\(t)"
                 emitted[base, default: 0] += 1
                 out.append((rule.id, symbol, t, value, emitted[base]! > 1 ? "\(base):\(emitted[base]!)" : base))

@@ -41,8 +41,10 @@ public final class TLSReceiver: Sendable {
 
     /// Runs `body` with a receiver serving `served` (resetting the first `resetting` connections)
     /// and its port; stops it afterwards, also when `body` throws.
-    public static func with<T>(_ served: PrivateCA.Served, resetting: Int = 0,
-                               _ body: (TLSReceiver, Int) async throws -> T) async throws -> T {
+    public static func with<T>(
+        _ served: PrivateCA.Served, resetting: Int = 0,
+        _ body: (TLSReceiver, Int) async throws -> T
+    ) async throws -> T {
         let receiver = try TLSReceiver(serving: served, resetting: resetting)
         let port = try await receiver.start()
         do {
@@ -99,7 +101,9 @@ public final class TLSReceiver: Sendable {
     }
 
     private static func context(_ served: PrivateCA.Served) throws -> NIOSSLContext {
-        let chain = try NIOSSLCertificate.fromPEMFile(served.certificate).map { NIOSSLCertificateSource.certificate($0) }
+        let chain = try NIOSSLCertificate.fromPEMFile(served.certificate).map {
+            NIOSSLCertificateSource.certificate($0)
+        }
         let configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: served.key, format: .pem)))
         return try NIOSSLContext(configuration: configuration)
@@ -148,8 +152,9 @@ private final class Answer: ChannelInboundHandler, @unchecked Sendable {
             headers.add(name: "content-length", value: "\(reply.readableBytes)")
             headers.add(name: "content-type", value: "application/json")
             headers.add(name: "connection", value: "close")
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
-                          promise: nil)
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
+                promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(reply))), promise: nil)
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }

@@ -1,6 +1,7 @@
-@testable import DemoExchange
 import Foundation
 import Testing
+
+@testable import DemoExchange
 
 /// The exchange's candles are its random walk extended into the past: closes are the walk's
 /// minute prices, the start minute closes at the first price the feed sends.
@@ -40,7 +41,8 @@ struct DemoCandleTests {
     }
 
     @Test func unknownSymbolsAndRangesAfterTheStartHaveNone() {
-        let book = DemoCandles(walk: RandomWalk(symbols: Self.symbols, seed: 3, interval: .seconds(1)), startMinute: 1_000)
+        let book = DemoCandles(
+            walk: RandomWalk(symbols: Self.symbols, seed: 3, interval: .seconds(1)), startMinute: 1_000)
         #expect(book.rows(symbol: "NOPE", resolution: 1, start: 0, end: 60_060_000).isEmpty)
         #expect(book.rows(symbol: "BTC", resolution: 1, start: 1_001 * 60_000, end: 1_100 * 60_000).isEmpty)
         #expect(book.rows(symbol: "BTC", resolution: 1, start: 0, end: 60_060_000).count == DemoCandles.maxCandles)

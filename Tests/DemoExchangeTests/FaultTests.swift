@@ -9,15 +9,16 @@ import Testing
 struct FaultTests {
     @Test("replay sends the file's prices in order, grouped by time, then stops")
     func replay() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("exchange-replay-\(UUID().uuidString).jsonl")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "exchange-replay-\(UUID().uuidString).jsonl")
         try """
-            {"time": 1000, "symbol": "BTC", "price": 100.5}
-            {"time": 1000, "symbol": "eth", "price": 10}
-            {"time": 1000, "symbol": "BTC", "price": 101}
-            {"time": 1050, "symbol": "SOL", "price": 5.25}
-            not a tick
-            {"time": 1100, "symbol": "BTC", "price": 99}
-            """.write(to: file, atomically: true, encoding: .utf8)
+        {"time": 1000, "symbol": "BTC", "price": 100.5}
+        {"time": 1000, "symbol": "eth", "price": 10}
+        {"time": 1000, "symbol": "BTC", "price": 101}
+        {"time": 1050, "symbol": "SOL", "price": 5.25}
+        not a tick
+        {"time": 1100, "symbol": "BTC", "price": 99}
+        """.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let loaded = try PriceMode.loadTicks(path: file.path)
         #expect(loaded.ticks.count == 5)
@@ -44,7 +45,8 @@ struct FaultTests {
     func replayPacing() async throws {
         let ticks = (0..<3).map { Tick(time: Int64($0) * 1_000, symbol: "BTC", price: 100 + Double($0)) }
         let clock = ManualClock()
-        let config = ExchangeConfiguration(port: 0, prices: .replay(ticks: ticks, speed: 4), clock: clock)  // 250 ms apart
+        // 250 ms apart.
+        let config = ExchangeConfiguration(port: 0, prices: .replay(ticks: ticks, speed: 4), clock: clock)
         let arrivals = try await withExchange(config) { server, port in
             try await arrivalsOfPriceFrames(3, clock: clock, server: server, port: port) { $0 }
         }
@@ -72,7 +74,11 @@ struct FaultTests {
             let frames = try await withClient(port: port) { messages, outbound in
                 try await outbound.write(.text(subscribeCoinIndex))
                 var frames: [String] = []
-                while frames.count < 4, let text = try await messages.next(where: { $0.contains("coinIndex") && !$0.hasPrefix(#"{"event""#) }) {
+                while frames.count < 4,
+                    let text = try await messages.next(where: {
+                        $0.contains("coinIndex") && !$0.hasPrefix(#"{"event""#)
+                    })
+                {
                     frames.append(text)
                 }
                 return frames
@@ -80,7 +86,8 @@ struct FaultTests {
             #expect(frames.count == 4)
             #expect(coinIndexData(frames[0]) != nil)
             #expect(coinIndexData(frames[2]) != nil)
-            #expect((try? JSONSerialization.jsonObject(with: Data(frames[1].utf8))) == nil, "frame 2 should not be JSON")
+            #expect(
+                (try? JSONSerialization.jsonObject(with: Data(frames[1].utf8))) == nil, "frame 2 should not be JSON")
             #expect((try? JSONSerialization.jsonObject(with: Data(frames[3].utf8))) != nil, "frame 4 should be JSON")
             #expect(coinIndexData(frames[3]) == nil, "frame 4 should have the wrong shape")
             #expect(server.stats.invalidFramesSent >= 2)
@@ -121,12 +128,15 @@ struct FaultTests {
 /// the exchange is quiet, with its price feed and its fault timer asleep and every frame sent
 /// received, so each time is exactly the one the exchange sent the frame at. `sent` gives how
 /// many frames the exchange has sent after that many price steps.
-func arrivalsOfPriceFrames(_ count: Int, clock: ManualClock, server: DemoExchangeServer, port: Int,
-                           sent: @escaping @Sendable (Int) -> Int) async throws -> [Duration] {
+func arrivalsOfPriceFrames(
+    _ count: Int, clock: ManualClock, server: DemoExchangeServer, port: Int,
+    sent: @escaping @Sendable (Int) -> Int
+) async throws -> [Duration] {
     let arrivals = Arrivals()
     let driver = Task {
         while !Task.isCancelled {
-            let quiet = clock.deadlines.count == 2
+            let quiet =
+                clock.deadlines.count == 2
                 && arrivals.times.withLock { $0.count } == sent(server.stats.priceSteps)
             if quiet, let next = clock.deadlines.first {
                 clock.advance(by: clock.now.duration(to: next))

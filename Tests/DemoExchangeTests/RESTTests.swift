@@ -25,9 +25,11 @@ struct RESTTests {
             #expect(reply.headers["content-type"] == "application/json")
             let entries = try #require(try JSONSerialization.jsonObject(with: reply.body) as? [[String: Any]])
             #expect(entries.count == 156)
-            let fields = ["symbol", "last", "lowestAsk", "highestBid", "percentageChange", "volume", "high24Hr",
-                          "low24Hr", "base", "quote", "active", "size", "minValidPrice", "minPriceIncrement",
-                          "minOrderSize", "maxOrderSize", "minSizeIncrement", "openInterest", "futures"]
+            let fields = [
+                "symbol", "last", "lowestAsk", "highestBid", "percentageChange", "volume", "high24Hr",
+                "low24Hr", "base", "quote", "active", "size", "minValidPrice", "minPriceIncrement",
+                "minOrderSize", "maxOrderSize", "minSizeIncrement", "openInterest", "futures"
+            ]
             for entry in entries {
                 for field in fields { #expect(entry[field] != nil, "\(entry["symbol"] ?? "?") lacks \(field)") }
                 let last = try #require(entry["last"] as? Double)

@@ -1,6 +1,7 @@
-@testable import DemoExchange
 import Foundation
 import Testing
+
+@testable import DemoExchange
 
 /// The simulated market moves like a real one: per minute, and whatever the interval.
 @Suite("random walk")

@@ -1,14 +1,18 @@
 import DemoExchange
 import Foundation
+import Logging
+import Synchronization
+import WSClient
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Logging
-import WSClient
 
 /// Starts a real server on 127.0.0.1 port 0, runs `body` with it and its port, and always stops it.
-func withExchange<T: Sendable>(_ configuration: ExchangeConfiguration = ExchangeConfiguration(port: 0),
-                               _ body: @escaping @Sendable (DemoExchangeServer, Int) async throws -> T) async throws -> T {
+func withExchange<T: Sendable>(
+    _ configuration: ExchangeConfiguration = ExchangeConfiguration(port: 0),
+    _ body: @escaping @Sendable (DemoExchangeServer, Int) async throws -> T
+) async throws -> T {
     var configuration = configuration
     configuration.port = 0
     let server = DemoExchangeServer(configuration: configuration)
@@ -81,9 +85,12 @@ struct Messages {
 
 /// Connects a real swift-websocket client to the exchange and runs `script`, which returns
 /// when done (the client then closes). Returns what `script` returns.
-func withClient<T: Sendable>(port: Int, path: String = "/ws/futures",
-                             _ script: @escaping @Sendable (inout Messages, WebSocketOutboundWriter) async throws -> T)
-    async throws -> T {
+func withClient<T: Sendable>(
+    port: Int, path: String = "/ws/futures",
+    _ script: @escaping @Sendable (inout Messages, WebSocketOutboundWriter) async throws -> T
+)
+    async throws -> T
+{
     let result = ResultBox<T>()
     var logger = Logger(label: "test-client")
     logger.logLevel = .warning
@@ -94,8 +101,6 @@ func withClient<T: Sendable>(port: Int, path: String = "/ws/futures",
     guard let value = result.get() else { throw TimedOut() }
     return value
 }
-
-import Synchronization
 
 final class ResultBox<T: Sendable>: Sendable {
     private let value = Mutex<T?>(nil)
@@ -112,11 +117,15 @@ func isCoinIndex(_ text: String) -> Bool {
 /// The `data` object of a coinIndex frame, or nil when the frame is not a valid one.
 func coinIndexData(_ text: String) -> [String: [String: Any]]? {
     guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
-          object["topic"] as? String == "coinIndex" else { return nil }
+        object["topic"] as? String == "coinIndex"
+    else { return nil }
     return object["data"] as? [String: [String: Any]]
 }
 
-func walk(seed: UInt64 = 7, interval: Duration = .milliseconds(100), faults: ExchangeFaults = ExchangeFaults())
-    -> ExchangeConfiguration {
+func walk(
+    seed: UInt64 = 7, interval: Duration = .milliseconds(100), faults: ExchangeFaults = ExchangeFaults()
+)
+    -> ExchangeConfiguration
+{
     ExchangeConfiguration(port: 0, prices: .randomWalk(seed: seed, interval: interval), faults: faults)
 }

@@ -37,8 +37,10 @@ struct WebSocketTests {
             let replies = try await withClient(port: port, path: "/ws/spot") { messages, outbound in
                 _ = try await messages.next()
                 var replies: [String] = []
-                for request in ["ping", #"{"op":"login","args":[]}"#, #"{"op":"subscribe","args":["orderBook"]}"#,
-                                "hello", "ping"] {
+                for request in [
+                    "ping", #"{"op":"login","args":[]}"#, #"{"op":"subscribe","args":["orderBook"]}"#,
+                    "hello", "ping"
+                ] {
                     try await outbound.write(.text(request))
                     replies.append(try await messages.next() ?? "(closed)")
                 }
@@ -60,7 +62,9 @@ struct WebSocketTests {
             try await withClient(port: port) { messages, outbound in
                 try await outbound.write(.text(subscribeCoinIndex))
                 var frames: [String] = []
-                while frames.count < count, let text = try await messages.next(where: isCoinIndex) { frames.append(text) }
+                while frames.count < count, let text = try await messages.next(where: isCoinIndex) {
+                    frames.append(text)
+                }
                 return frames
             }
         }

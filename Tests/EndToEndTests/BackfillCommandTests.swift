@@ -15,25 +15,30 @@ struct BackfillCommandTests {
     static let sevenDays: Int64 = 7 * 86_400_000
 
     func folder() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-backfill-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-backfill-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir
     }
 
     /// A rule file with stdout JSON alerts and `rules` (JSON objects).
     func rules(_ rules: [String], in dir: URL) throws {
-        let text = #"{"version": 1, "sinks": {"out": {"type": "stdout", "format": "json"}}, "defaults": {"notify": ["out"]}, "rules": ["#
+        let text =
+            #"{"version": 1, "sinks": {"out": {"type": "stdout", "format": "json"}}, "defaults": {"notify": ["out"]}, "rules": ["#
             + rules.joined(separator: ", ") + "]}"
         try text.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
     }
 
     func check(_ endpoint: String, in dir: URL) async throws -> PriceAlertBinary.Result {
-        try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--source", "btse", "--endpoint", endpoint, "--state", "st"], in: dir)
+        try await PriceAlertBinary.run(
+            ["check", "--rules", "rules.json", "--source", "btse", "--endpoint", endpoint, "--state", "st"], in: dir)
     }
 
     /// The alerts on standard output, as JSON objects.
     func alerts(_ stdout: String) -> [[String: Any]] {
-        stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
     }
 
     static let sevenDayRule = #"{"id": "btc-7d", "symbol": "BTC", "when": {"change": {"window": "7d", "above": -100}}}"#
@@ -52,7 +57,8 @@ struct BackfillCommandTests {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try rules([Self.sevenDayRule], in: dir)
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 5, interval: .seconds(1))))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 5, interval: .seconds(1))))
         let port = try await exchange.start()
         let endpoint = "http://127.0.0.1:\(port)"
 
@@ -71,16 +77,23 @@ struct BackfillCommandTests {
         let time = try #require(Timestamp.parse(Array(stamp.utf8)))
         let target = time - Self.sevenDays
         let base = price / (1 + value / 100)
-        let candles = try await BTSESource(endpoint: endpoint).candles(of: "BTC", since: target - 7_200_000, until: target + 7_200_000,
-                                                                       now: time, http: NIOHTTPClient())
+        let candles = try await BTSESource(endpoint: endpoint).candles(
+            of: "BTC", since: target - 7_200_000, until: target + 7_200_000,
+            now: time, http: NIOHTTPClient())
         let seeded = candles.flatMap { [$0.low, $0.high, $0.close] }
         #expect(seeded.contains { abs($0 - base) <= 1e-6 * base }, "base \(base) not among \(seeded)")
 
         let before = Self.candleRequests(exchange).count
-        try rules([Self.sevenDayRule, #"{"id": "btc-7d-again", "symbol": "BTC", "when": {"change": {"window": "7d", "above": -100}}}"#], in: dir)
+        try rules(
+            [
+                Self.sevenDayRule,
+                #"{"id": "btc-7d-again", "symbol": "BTC", "when": {"change": {"window": "7d", "above": -100}}}"#
+            ], in: dir)
         let second = try await check(endpoint, in: dir)
         #expect(second.status == 0, "\(second.stderr)")
-        #expect(alerts(second.stdout).map { $0["rule"] as? String } == ["btc-7d-again"], "\(second.stdout)\n\(second.stderr)")
+        #expect(
+            alerts(second.stdout).map { $0["rule"] as? String } == ["btc-7d-again"],
+            "\(second.stdout)\n\(second.stderr)")
         #expect(Self.candleRequests(exchange).count == before)
         await exchange.stop()
     }
@@ -91,9 +104,13 @@ struct BackfillCommandTests {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try rules([Self.sevenDayRule], in: dir)
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200))))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200))))
         let port = try await exchange.start()
-        let args = ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"]
+        let args = [
+            "run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state",
+            "st"
+        ]
         let first = try PriceAlertBinary.start(args, in: dir)
         _ = try await first.waitForStdoutLine(containing: "\"rule\":\"btc-7d\"", timeout: 60)
         #expect(try await first.stop(signal: SIGTERM) == 0)
@@ -116,10 +133,14 @@ struct BackfillCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let dayRule = #"{"id": "btc-24h", "symbol": "BTC", "when": {"change": {"window": "24h", "above": -100}}}"#
         try rules([dayRule], in: dir)
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200))))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200))))
         let port = try await exchange.start()
         defer { Task { await exchange.stop() } }
-        let args = ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"]
+        let args = [
+            "run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state",
+            "st"
+        ]
         let running = try PriceAlertBinary.start(args, in: dir)
         _ = try await running.waitForStdoutLine(containing: "\"rule\":\"btc-24h\"", timeout: 60)
         let atStart = Self.candleRequests(exchange)
@@ -149,13 +170,19 @@ struct BackfillCommandTests {
     @Test func aMarketListReloadFillsTheMarketsItBringsIn() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try rules([#"{"id": "newcoin-7d", "match": {"base": "NEWCOIN"}, "when": {"change": {"window": "7d", "above": 1}}}"#], in: dir)
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
-            port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200)), newMarketAfter: 1))
+        try rules(
+            [#"{"id": "newcoin-7d", "match": {"base": "NEWCOIN"}, "when": {"change": {"window": "7d", "above": 1}}}"#],
+            in: dir)
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(
+                port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200)), newMarketAfter: 1))
         let port = try await exchange.start()
         defer { Task { await exchange.stop() } }
-        let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
-                                                  "http://127.0.0.1:\(port)", "--markets-every", "1s"], in: dir)
+        let running = try PriceAlertBinary.start(
+            [
+                "run", "--rules", "rules.json", "--source", "btse", "--endpoint",
+                "http://127.0.0.1:\(port)", "--markets-every", "1s"
+            ], in: dir)
         _ = try await running.waitForStderrLine(containing: "market list reloaded", timeout: 60)
         _ = try await running.waitForStderrLine(containing: "btse: no candles for NEWCOIN", timeout: 60)
         // Two reloads more: NEWCOIN was filled (with nothing) once, so it is not asked again.
@@ -164,7 +191,9 @@ struct BackfillCommandTests {
         }
         #expect(try await running.stop(signal: SIGTERM) == 0, "\(running.stderr)")
         #expect(running.stderr.components(separatedBy: "market list reloaded").count - 1 >= 3, "\(running.stderr)")
-        #expect(Self.candleRequests(exchange).filter { $0.hasPrefix("/spot/api/v3.2/ohlcv?symbol=NEWCOIN-USD&") }.count == 1)
+        #expect(
+            Self.candleRequests(exchange).filter { $0.hasPrefix("/spot/api/v3.2/ohlcv?symbol=NEWCOIN-USD&") }.count == 1
+        )
     }
 
     /// An exchange without candles (the embedded one replaying a file): the run says so for the
@@ -174,12 +203,16 @@ struct BackfillCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try rules([Self.sevenDayRule, Self.priceRule], in: dir)
         let ticks = [Tick(time: 1_700_000_000_000, symbol: "BTC", price: 43_000)]
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .replay(ticks: ticks, speed: 0)))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(port: 0, prices: .replay(ticks: ticks, speed: 0)))
         let port = try await exchange.start()
         let endpoint = "http://127.0.0.1:\(port)"
         let first = try await check(endpoint, in: dir)
         #expect(first.status == 0, "\(first.stderr)")
-        #expect(first.stderr.contains("pricealert: note: btse: no candles for BTC: its windows wait until live prices cover them"), "\(first.stderr)")
+        #expect(
+            first.stderr.contains(
+                "pricealert: note: btse: no candles for BTC: its windows wait until live prices cover them"),
+            "\(first.stderr)")
         #expect(alerts(first.stdout).map { $0["rule"] as? String } == ["btc-price"])
         let fetched = Self.candleRequests(exchange)
         #expect(fetched.contains { $0.hasPrefix("/spot/api/v3.2/ohlcv?symbol=BTC-USD&") })
@@ -201,8 +234,11 @@ struct BackfillCommandTests {
         let asked = Mutex(0)
         let router = Router()
         router.get("/spot/api/v3.2/market_summary") { _, _ -> Response in
-            let body = #"[{"symbol":"BTC-USD","last":43000,"percentageChange":1.5,"base":"BTC","quote":"USD","active":true,"futures":false}]"#
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
+            let body =
+                #"[{"symbol":"BTC-USD","last":43000,"percentageChange":1.5,"base":"BTC","quote":"USD","active":true,"futures":false}]"#
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: body)))
         }
         router.get("/spot/api/v3.2/ohlcv") { _, _ -> Response in
             asked.withLock { $0 += 1 }
@@ -212,7 +248,10 @@ struct BackfillCommandTests {
             let endpoint = "http://127.0.0.1:\(port)"
             let first = try await check(endpoint, in: dir)
             #expect(first.status == 0, "\(first.stderr)")
-            #expect(first.stderr.contains("pricealert: warning: btse: candles for BTC not fetched: \(endpoint)/spot/api/v3.2/ohlcv: HTTP 500"), "\(first.stderr)")
+            #expect(
+                first.stderr.contains(
+                    "pricealert: warning: btse: candles for BTC not fetched: \(endpoint)/spot/api/v3.2/ohlcv: HTTP 500"),
+                "\(first.stderr)")
             #expect(!first.stderr.contains("start="))
             #expect(alerts(first.stdout).map { $0["rule"] as? String } == ["btc-price"])
             let second = try await check(endpoint, in: dir)

@@ -2,8 +2,8 @@ import AlertTestSupport
 import DemoExchange
 import Foundation
 import GRDB
-import Testing
 import SeededRandom
+import Testing
 
 /// `pricealert check` as cron runs it: the built binary, a state folder kept between runs.
 @Suite("end to end: check", .programs)
@@ -94,13 +94,18 @@ struct CheckCommandTests {
     static func piecesEqualReplay(_ lines: [String], seed: UInt64, minimumRules: Int) async throws {
         let dir = try CheckCommandTests().folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try (lines.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("all.jsonl"), atomically: true, encoding: .utf8)
-        let replay = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "all.jsonl",
-                                                     "--markets", "markets.json", "--format", "json"], in: dir)
+        try (lines.joined(separator: "\n") + "\n").write(
+            to: dir.appendingPathComponent("all.jsonl"), atomically: true, encoding: .utf8)
+        let replay = try await PriceAlertBinary.run(
+            [
+                "replay", "--rules", "rules.json", "--ticks", "all.jsonl",
+                "--markets", "markets.json", "--format", "json"
+            ], in: dir)
         #expect(replay.status == 0)
         let expected = replay.stdout.split(separator: "\n")
         #expect(expected.count > 40)
-        let rules = Set(expected.compactMap { $0.split(separator: "\"rule\":\"").dropFirst().first?.split(separator: "\"").first })
+        let rules = Set(
+            expected.compactMap { $0.split(separator: "\"rule\":\"").dropFirst().first?.split(separator: "\"").first })
         #expect(rules.count >= minimumRules, "the stream should make most rules fire: \(rules.sorted())")
 
         var rng = SeededRandom(seed: seed * 7)
@@ -109,12 +114,16 @@ struct CheckCommandTests {
         var listed: [Substring] = []
         for (i, end) in cuts.enumerated() {
             let piece = "piece\(i).jsonl"
-            try (lines[start..<end].joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent(piece), atomically: true, encoding: .utf8)
+            try (lines[start..<end].joined(separator: "\n") + "\n").write(
+                to: dir.appendingPathComponent(piece), atomically: true, encoding: .utf8)
             start = end
             // The market list is given once: later runs use the one the state folder saved.
             let markets = i == 0 ? ["--markets", "markets.json"] : []
-            let check = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", piece, "--state", "st",
-                                                        "--format", "json"] + markets, in: dir)
+            let check = try await PriceAlertBinary.run(
+                [
+                    "check", "--rules", "rules.json", "--ticks", piece, "--state", "st",
+                    "--format", "json"
+                ] + markets, in: dir)
             #expect(check.status == 0, "\(check.stderr)")
             #expect(check.stderr.isEmpty, "check is quiet when all is well")
             listed += check.stdout.split(separator: "\n")
@@ -128,20 +137,28 @@ struct CheckCommandTests {
     @Test func exitCodeSaysWhetherAlertsFired() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try "{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 100}\n".write(to: dir.appendingPathComponent("calm.jsonl"), atomically: true, encoding: .utf8)
-        try "{\"time\": 2000, \"symbol\": \"AAA\", \"price\": 102}\n".write(to: dir.appendingPathComponent("up.jsonl"), atomically: true, encoding: .utf8)
-        let calm = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "calm.jsonl", "--state", "st", "--exit-code",
-                                                  "--markets", "markets.json"], in: dir)
+        try "{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 100}\n".write(
+            to: dir.appendingPathComponent("calm.jsonl"), atomically: true, encoding: .utf8)
+        try "{\"time\": 2000, \"symbol\": \"AAA\", \"price\": 102}\n".write(
+            to: dir.appendingPathComponent("up.jsonl"), atomically: true, encoding: .utf8)
+        let calm = try await PriceAlertBinary.run(
+            [
+                "check", "--rules", "rules.json", "--ticks", "calm.jsonl", "--state", "st", "--exit-code",
+                "--markets", "markets.json"
+            ], in: dir)
         #expect(calm.status == 0)
         #expect(calm.stdout.isEmpty && calm.stderr.isEmpty)
-        let up = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "up.jsonl", "--state", "st", "--exit-code"], in: dir)
+        let up = try await PriceAlertBinary.run(
+            ["check", "--rules", "rules.json", "--ticks", "up.jsonl", "--state", "st", "--exit-code"], in: dir)
         #expect(up.status == 1)
         #expect(up.stdout.isEmpty, "without --format only the rules' sinks get the alert")
         let journal = try String(contentsOf: dir.appendingPathComponent("journal.jsonl"), encoding: .utf8)
         #expect(journal.contains("\"id\":\"a-above:AAA:2000\""))
         // The same snapshot again: the pair is disarmed, nothing fires, 0 without --exit-code too.
-        try "{\"time\": 3000, \"symbol\": \"AAA\", \"price\": 102.5}\n".write(to: dir.appendingPathComponent("up2.jsonl"), atomically: true, encoding: .utf8)
-        let again = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "up2.jsonl", "--state", "st", "--exit-code"], in: dir)
+        try "{\"time\": 3000, \"symbol\": \"AAA\", \"price\": 102.5}\n".write(
+            to: dir.appendingPathComponent("up2.jsonl"), atomically: true, encoding: .utf8)
+        let again = try await PriceAlertBinary.run(
+            ["check", "--rules", "rules.json", "--ticks", "up2.jsonl", "--state", "st", "--exit-code"], in: dir)
         #expect(again.status == 0)
     }
 
@@ -151,7 +168,9 @@ struct CheckCommandTests {
     }
 
     /// `pricealert check --rules RULES --ticks TICKS --state st` and `more`, in `dir`.
-    func check(_ rules: String, _ ticks: String, in dir: URL, _ more: [String] = []) async throws -> PriceAlertBinary.Result {
+    func check(
+        _ rules: String, _ ticks: String, in dir: URL, _ more: [String] = []
+    ) async throws -> PriceAlertBinary.Result {
         try await PriceAlertBinary.run(["check", "--rules", rules, "--ticks", ticks, "--state", "st"] + more, in: dir)
     }
 
@@ -181,7 +200,8 @@ struct CheckCommandTests {
     @Test func undeliveredAlertsExit74AndWaitInTheOutbox() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try put("""
+        try put(
+            """
             {"version": 1, "sinks": {"ops": {"type": "webhook", "url": "http://127.0.0.1:1/hook"}},
              "rules": [{"id": "up", "symbol": "AAA", "when": {"price": {"above": 101}}, "notify": ["ops"]}]}
             """, as: "hook.json", in: dir)
@@ -189,7 +209,8 @@ struct CheckCommandTests {
         let run = try await check("hook.json", "up.jsonl", in: dir, ["--exit-code", "--drain-timeout", "1s"])
         #expect(run.status == 74)
         #expect(run.stderr.contains("check: 1 deliveries failed or wait in the outbox"))
-        let waiting = try await DatabaseQueue(path: dir.appendingPathComponent("st/pricealert.sqlite").path).read { db in
+        let waiting = try await DatabaseQueue(path: dir.appendingPathComponent("st/pricealert.sqlite").path).read {
+            db in
             try String.fetchAll(db, sql: "SELECT delivery_id FROM outbox")
         }
         #expect(waiting == ["up:AAA:1000"])
@@ -202,10 +223,14 @@ struct CheckCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let fifo = dir.appendingPathComponent("slow.jsonl").path
         #expect(mkfifo(fifo, 0o600) == 0)
-        try "{\"time\": 2000, \"symbol\": \"AAA\", \"price\": 102}\n".write(to: dir.appendingPathComponent("up.jsonl"), atomically: true, encoding: .utf8)
+        try "{\"time\": 2000, \"symbol\": \"AAA\", \"price\": 102}\n".write(
+            to: dir.appendingPathComponent("up.jsonl"), atomically: true, encoding: .utf8)
         // The first check holds the lock while it waits for its input.
-        let first = try PriceAlertBinary.start(["check", "--rules", "rules.json", "--ticks", "slow.jsonl", "--state", "st",
-                                                "--format", "json"], in: dir)
+        let first = try PriceAlertBinary.start(
+            [
+                "check", "--rules", "rules.json", "--ticks", "slow.jsonl", "--state", "st",
+                "--format", "json"
+            ], in: dir)
         let lock = dir.appendingPathComponent("st/pricealert.lock").path
         let pid = "\(first.process.processIdentifier)"
         var looks = 0
@@ -213,8 +238,11 @@ struct CheckCommandTests {
             looks += 1
             try await Task.sleep(for: .milliseconds(20))
         }
-        let second = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "up.jsonl", "--state", "st",
-                                                     "--format", "json"], in: dir)
+        let second = try await PriceAlertBinary.run(
+            [
+                "check", "--rules", "rules.json", "--ticks", "up.jsonl", "--state", "st",
+                "--format", "json"
+            ], in: dir)
         #expect(second.status == 75)
         #expect(second.stdout.isEmpty)
         #expect(second.stderr.contains("is in use by another pricealert (pid \(pid))"))
@@ -245,14 +273,18 @@ struct CheckCommandTests {
     @Test func damagedStateIsAnErrorNamingIt() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try "{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 100}\n".write(to: dir.appendingPathComponent("t.jsonl"), atomically: true, encoding: .utf8)
-        let first = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "t.jsonl", "--state", "st"], in: dir)
+        try "{\"time\": 1000, \"symbol\": \"AAA\", \"price\": 100}\n".write(
+            to: dir.appendingPathComponent("t.jsonl"), atomically: true, encoding: .utf8)
+        let first = try await PriceAlertBinary.run(
+            ["check", "--rules", "rules.json", "--ticks", "t.jsonl", "--state", "st"], in: dir)
         #expect(first.status == 0)
         let database = dir.appendingPathComponent("st/pricealert.sqlite").path
         let queue = try DatabaseQueue(path: database)
         try await queue.write { db in try db.execute(sql: "UPDATE symbol_state SET snapshot = x'01'") }
-        try "{\"time\": 2000, \"symbol\": \"AAA\", \"price\": 102}\n".write(to: dir.appendingPathComponent("up.jsonl"), atomically: true, encoding: .utf8)
-        let second = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "up.jsonl", "--state", "st"], in: dir)
+        try "{\"time\": 2000, \"symbol\": \"AAA\", \"price\": 102}\n".write(
+            to: dir.appendingPathComponent("up.jsonl"), atomically: true, encoding: .utf8)
+        let second = try await PriceAlertBinary.run(
+            ["check", "--rules", "rules.json", "--ticks", "up.jsonl", "--state", "st"], in: dir)
         #expect(second.status == 73)
         #expect(second.stderr.contains("error: state folder st: saved state of AAA cannot be read"))
         // The file sink was opened (it is created empty at start), but nothing reached it.
@@ -264,14 +296,17 @@ struct CheckCommandTests {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try """
-            {"time": 5000, "symbol": "AAA", "price": 100}
-            not json
-            {"time": 4000, "symbol": "AAA", "price": 103}
-            {"time": 6000, "symbol": "AAA", "price": 102}
+        {"time": 5000, "symbol": "AAA", "price": 100}
+        not json
+        {"time": 4000, "symbol": "AAA", "price": 103}
+        {"time": 6000, "symbol": "AAA", "price": 102}
 
-            """.write(to: dir.appendingPathComponent("t.jsonl"), atomically: true, encoding: .utf8)
-        let run = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "t.jsonl", "--state", "st",
-                                                  "--format", "json"], in: dir)
+        """.write(to: dir.appendingPathComponent("t.jsonl"), atomically: true, encoding: .utf8)
+        let run = try await PriceAlertBinary.run(
+            [
+                "check", "--rules", "rules.json", "--ticks", "t.jsonl", "--state", "st",
+                "--format", "json"
+            ], in: dir)
         #expect(run.status == 0)
         #expect(run.stderr.contains("t.jsonl:2: error:"))
         #expect(run.stderr.contains("t.jsonl:3: dropped: time is earlier"))
@@ -288,10 +323,14 @@ struct CheckCommandTests {
                        {"id": "btc", "symbol": "BTC", "when": {"price": {"above": 0}}, "repeat": "once"}]}
             """
         try rules.write(to: dir.appendingPathComponent("live.json"), atomically: true, encoding: .utf8)
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 5, interval: .seconds(1))))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 5, interval: .seconds(1))))
         let port = try await exchange.start()
         defer { Task { await exchange.stop() } }
-        let args = ["check", "--rules", "live.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"]
+        let args = [
+            "check", "--rules", "live.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state",
+            "st"
+        ]
         let first = try await PriceAlertBinary.run(args, in: dir)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("\"rule\":\"btc\""))

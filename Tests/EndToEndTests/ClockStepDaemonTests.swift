@@ -35,7 +35,8 @@ struct ClockStepDaemonTests {
     static func alertTimes(_ stdout: String, rule: String) -> [Int64] {
         stdout.split(separator: "\n").compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  object["rule"] as? String == rule, let time = object["time"] as? String else { return nil }
+                object["rule"] as? String == rule, let time = object["time"] as? String
+            else { return nil }
             return Timestamp.parse(Array(time.utf8))
         }
     }
@@ -79,10 +80,12 @@ struct ClockStepDaemonTests {
     /// output (b), the webhook limited to one request a second keeps receiving (c), and state is
     /// still saved every second, stamped by the new clock (d).
     @Test func aStepBackOfAnHourWarnsAndKeepsAlertsDeliveriesAndSavesGoing() async throws {
-        #expect(FileManager.default.fileExists(atPath: Self.libfaketime),
-                "\(Self.libfaketime) is missing: install Debian's faketime (scripts/bootstrap)")
+        #expect(
+            FileManager.default.fileExists(atPath: Self.libfaketime),
+            "\(Self.libfaketime) is missing: install Debian's faketime (scripts/bootstrap)")
         guard FileManager.default.fileExists(atPath: Self.libfaketime) else { return }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-clockstep-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-clockstep-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let offset = dir.appendingPathComponent("faketime.rc")
@@ -92,9 +95,11 @@ struct ClockStepDaemonTests {
         // Swift binary then sees no arguments (libfaketime 0.9.10, Swift 6.3: Swift finds the
         // arguments beside the environment the process started with). The daemon's children need
         // no fake time.
-        let environment = ["LD_PRELOAD": Self.libfaketime, "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-                           "FAKETIME_TIMESTAMP_FILE": offset.path, "FAKETIME_NO_CACHE": "1",
-                           "FAKETIME_SHARED": "/pricealert-none-sem /pricealert-none-shm"]
+        let environment = [
+            "LD_PRELOAD": Self.libfaketime, "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+            "FAKETIME_TIMESTAMP_FILE": offset.path, "FAKETIME_NO_CACHE": "1",
+            "FAKETIME_SHARED": "/pricealert-none-sem /pricealert-none-shm"
+        ]
 
         let hook = Hook()
         let exchange = HostileExchange(websocket: .accept(.prices(every: .milliseconds(200))))
@@ -111,10 +116,13 @@ struct ClockStepDaemonTests {
                      "rules": [{"id": "btc-moves", "symbol": "BTC", "when": {"move": {"percent": 0.001}}}]}
                     """
                 try rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
-                let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse",
-                                                          "--endpoint", "http://127.0.0.1:\(exchangePort)",
-                                                          "--state", "st", "--save-every", "1s"],
-                                                         in: dir, environment: environment)
+                let running = try PriceAlertBinary.start(
+                    [
+                        "run", "--rules", "rules.json", "--source", "btse",
+                        "--endpoint", "http://127.0.0.1:\(exchangePort)",
+                        "--state", "st", "--save-every", "1s"
+                    ],
+                    in: dir, environment: environment)
                 do {
                     // Before the step: alerts, deliveries and a save.
                     try await running.occurrences(.stdout, of: #""btc-moves""#, atLeast: 3, timeout: 120)
@@ -125,7 +133,8 @@ struct ClockStepDaemonTests {
                     try "-1h\n".write(to: offset, atomically: true, encoding: .utf8)
 
                     // (a) The step is noticed and its size told.
-                    let warning = try await running.waitForStderrLine(containing: "the system clock stepped back by ", timeout: 120)
+                    let warning = try await running.waitForStderrLine(
+                        containing: "the system clock stepped back by ", timeout: 120)
                     let size = warning.components(separatedBy: "stepped back by ").last?.prefix { $0 != " " } ?? ""
                     let step = try #require(DurationText.parse(String(size)), "\(warning)")
                     #expect(abs(step - 3_600_000) < 60_000, "\(warning)")

@@ -1,8 +1,9 @@
 import AlertTestSupport
 import ArgumentParser
 import Foundation
-@testable import pricealert
 import Testing
+
+@testable import pricealert
 
 /// What every command's command line promises, through the built binary: `--version`, help
 /// texts that read as paragraphs, `--rules` in both forms, and standard output that is exactly
@@ -16,9 +17,9 @@ struct CommandLineTests {
         try #"{"version": 1, "rules": [{"id": "a-btc", "symbol": "BTC", "when": {"price": {"above": 1}}}]}"#
             .write(to: dir.appendingPathComponent("a.json"), atomically: true, encoding: .utf8)
         try #"""
-            {"version": 1, "sinks": {"console": {"type": "stdout", "format": "json"}},
-             "rules": [{"id": "b-btc", "symbol": "BTC", "when": {"price": {"above": 2}}, "notify": ["console", "stdout"]}]}
-            """#.write(to: dir.appendingPathComponent("b.json"), atomically: true, encoding: .utf8)
+        {"version": 1, "sinks": {"console": {"type": "stdout", "format": "json"}},
+         "rules": [{"id": "b-btc", "symbol": "BTC", "when": {"price": {"above": 2}}, "notify": ["console", "stdout"]}]}
+        """#.write(to: dir.appendingPathComponent("b.json"), atomically: true, encoding: .utf8)
         try #"{"time": 1700000000000, "symbol": "BTC", "price": 43000.5}"#
             .write(to: dir.appendingPathComponent("t.jsonl"), atomically: true, encoding: .utf8)
         return dir
@@ -27,7 +28,8 @@ struct CommandLineTests {
     /// The rule ids of JSON alert lines, in order; fails on a line that is not one.
     func rules(inJSONLines text: String) throws -> [String] {
         try text.split(separator: "\n").map { line in
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
             return try #require(object["rule"] as? String, "\(line)")
         }
     }
@@ -40,7 +42,9 @@ struct CommandLineTests {
     }
 
     /// Every command and subcommand, with the words that name it (`["outbox", "flush"]`).
-    static func commands(_ type: any ParsableCommand.Type = PriceAlert.self, path: [String] = []) -> [([String], any ParsableCommand.Type)] {
+    static func commands(
+        _ type: any ParsableCommand.Type = PriceAlert.self, path: [String] = []
+    ) -> [([String], any ParsableCommand.Type)] {
         type.configuration.subcommands.flatMap { sub -> [([String], any ParsableCommand.Type)] in
             let name = sub.configuration.commandName ?? sub._commandName
             return [(path + [name], sub)] + commands(sub, path: path + [name])
@@ -55,7 +59,9 @@ struct CommandLineTests {
         for (words, type) in [([], PriceAlert.self as any ParsableCommand.Type)] + commands {
             let discussion = type.configuration.discussion
             for paragraph in discussion.components(separatedBy: "\n\n") {
-                #expect(!paragraph.contains("\n"), "pricealert \(words.joined(separator: " ")): a line break inside \(paragraph)")
+                #expect(
+                    !paragraph.contains("\n"),
+                    "pricealert \(words.joined(separator: " ")): a line break inside \(paragraph)")
             }
             let help = try await PriceAlertBinary.run(words + ["--help"])
             #expect(help.status == 0, "\(words): \(help.stderr)")
@@ -70,13 +76,15 @@ struct CommandLineTests {
 
     /// `--rules A B`, `--rules A --rules B` and `--rules=A B` load both files in every command
     /// that takes rules.
-    @Test(arguments: [["--rules", "a.json", "b.json"], ["--rules", "a.json", "--rules", "b.json"], ["--rules=a.json", "b.json"]])
+    @Test(arguments: [
+        ["--rules", "a.json", "b.json"], ["--rules", "a.json", "--rules", "b.json"], ["--rules=a.json", "b.json"]
+    ])
     func severalRuleFilesInEitherForm(rules: [String]) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let checks = [
             ["check"] + rules + ["--ticks", "t.jsonl", "--format", "json", "--state", "st"],
-            ["replay"] + rules + ["--ticks", "t.jsonl", "--format", "json"],
+            ["replay"] + rules + ["--ticks", "t.jsonl", "--format", "json"]
         ]
         for arguments in checks {
             let result = try await PriceAlertBinary.run(arguments, in: dir)
@@ -104,7 +112,7 @@ struct CommandLineTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         for arguments in [
             ["check", "--rules", "a.json", "b.json", "--ticks", "t.jsonl", "--format", format, "--state", "st"],
-            ["replay", "--rules", "a.json", "b.json", "--ticks", "t.jsonl", "--format", format, "--dispatch"],
+            ["replay", "--rules", "a.json", "b.json", "--ticks", "t.jsonl", "--format", format, "--dispatch"]
         ] {
             let result = try await PriceAlertBinary.run(arguments, in: dir)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
@@ -113,11 +121,14 @@ struct CommandLineTests {
             if format == "json" {
                 #expect(try rules(inJSONLines: result.stdout) == ["a-btc", "b-btc"])
             } else {
-                #expect(lines.first?.contains("[a-btc] BTC") == true && lines.last?.contains("[b-btc] BTC") == true, "\(result.stdout)")
+                #expect(
+                    lines.first?.contains("[a-btc] BTC") == true && lines.last?.contains("[b-btc] BTC") == true,
+                    "\(result.stdout)")
             }
         }
         // Without --format, `check` prints what the stdout sinks print: a text and a JSON line for b-btc.
-        let quiet = try await PriceAlertBinary.run(["check", "--rules", "a.json", "b.json", "--ticks", "t.jsonl", "--state", "st2"], in: dir)
+        let quiet = try await PriceAlertBinary.run(
+            ["check", "--rules", "a.json", "b.json", "--ticks", "t.jsonl", "--state", "st2"], in: dir)
         #expect(quiet.status == 0, "\(quiet.stderr)")
         #expect(quiet.stdout.split(separator: "\n").count == 3, "\(quiet.stdout)")
     }

@@ -65,13 +65,13 @@ struct CrashDaySinkTests {
         Event(rule: "eth-1", symbol: "ETH", threshold: 89, time: noon + 10_000),
         Event(rule: "eth-2", symbol: "ETH", threshold: 88, time: noon + 50_000),
         Event(rule: "sol-1", symbol: "SOL", threshold: 79, time: noon + 15_000),
-        Event(rule: "sol-2", symbol: "SOL", threshold: 78, time: noon + 30_000),
+        Event(rule: "sol-2", symbol: "SOL", threshold: 78, time: noon + 30_000)
     ]
     /// Three events in the night, minutes apart (more than a group window).
     static let nightly: [Event] = [
         Event(rule: "ada-1", symbol: "ADA", threshold: 69, time: night),
         Event(rule: "ada-2", symbol: "ADA", threshold: 68, time: night + 10 * 60_000),
-        Event(rule: "ada-3", symbol: "ADA", threshold: 67, time: night + 20 * 60_000),
+        Event(rule: "ada-3", symbol: "ADA", threshold: 67, time: night + 20 * 60_000)
     ]
 
     /// `Rules/crash-day.json` as shipped, with `rules` replaced by one rule per event.
@@ -90,9 +90,17 @@ struct CrashDaySinkTests {
         var lines: [(Int64, String)] = []
         for symbol in Set(events.map(\.symbol)) {
             let mine = events.filter { $0.symbol == symbol }.sorted { $0.time < $1.time }
-            lines.append((mine[0].time - 1_000, #"{"time": \#(mine[0].time - 1_000), "symbol": "\#(symbol)", "price": \#(mine[0].threshold + 1)}"#))
+            lines.append(
+                (
+                    mine[0].time - 1_000,
+                    #"{"time": \#(mine[0].time - 1_000), "symbol": "\#(symbol)", "price": \#(mine[0].threshold + 1)}"#
+                ))
             for event in mine {
-                lines.append((event.time, #"{"time": \#(event.time), "symbol": "\#(symbol)", "price": \#(Double(event.threshold) - 0.5)}"#))
+                lines.append(
+                    (
+                        event.time,
+                        #"{"time": \#(event.time), "symbol": "\#(symbol)", "price": \#(Double(event.threshold) - 0.5)}"#
+                    ))
             }
         }
         return lines.sorted { $0.0 < $1.0 }.map(\.1).joined(separator: "\n") + "\n"
@@ -104,7 +112,8 @@ struct CrashDaySinkTests {
         var groups: [[Event]] = []
         for event in events.sorted(by: { $0.time < $1.time }) {
             if let index = groups.lastIndex(where: { $0[0].symbol == event.symbol }),
-               event.time < groups[index][0].time + 120_000 {
+                event.time < groups[index][0].time + 120_000
+            {
                 groups[index].append(event)
             } else {
                 groups.append([event])
@@ -129,22 +138,34 @@ struct CrashDaySinkTests {
     }
 
     @Test func groupsPacesHoldsAndJournalsAsDocumented() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-crashday-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-crashday-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.ruleFile(Self.day + Self.nightly).write(to: dir.appendingPathComponent("crash-day.json"))
         try Self.ticks(Self.day).write(to: dir.appendingPathComponent("day.jsonl"), atomically: true, encoding: .utf8)
-        try Self.ticks(Self.nightly).write(to: dir.appendingPathComponent("night.jsonl"), atomically: true, encoding: .utf8)
+        try Self.ticks(Self.nightly).write(
+            to: dir.appendingPathComponent("night.jsonl"), atomically: true, encoding: .utf8)
 
         let telegram = Telegram(refuse: "SOL price")
-        let (dayRun, nightRun, dayAccepted, dayRefused, nightAccepted) = try await LoopbackServer.with(telegram.router()) { port in
+        let (dayRun, nightRun, dayAccepted, dayRefused, nightAccepted) = try await LoopbackServer.with(
+            telegram.router()
+        ) { port in
             let environment = ["TELEGRAM_BOT_URL": "http://127.0.0.1:\(port)/botTOKEN/sendMessage?chat_id=42"]
-            let dayRun = try await PriceAlertBinary.run(["replay", "--rules", "crash-day.json", "--ticks", "day.jsonl",
-                                                         "--dispatch", "--state", "state"], in: dir, environment: environment)
+            let dayRun = try await PriceAlertBinary.run(
+                [
+                    "replay", "--rules", "crash-day.json", "--ticks", "day.jsonl",
+                    "--dispatch", "--state", "state"
+                ], in: dir, environment: environment)
             let (accepted, refused) = (telegram.accepted.withLock { $0 }, telegram.refused.withLock { $0 })
-            let nightRun = try await PriceAlertBinary.run(["replay", "--rules", "crash-day.json", "--ticks", "night.jsonl",
-                                                           "--dispatch", "--state", "state"], in: dir, environment: environment)
-            return (dayRun, nightRun, accepted, refused, Array(telegram.accepted.withLock { $0 }.dropFirst(accepted.count)))
+            let nightRun = try await PriceAlertBinary.run(
+                [
+                    "replay", "--rules", "crash-day.json", "--ticks", "night.jsonl",
+                    "--dispatch", "--state", "state"
+                ], in: dir, environment: environment)
+            return (
+                dayRun, nightRun, accepted, refused, Array(telegram.accepted.withLock { $0 }.dropFirst(accepted.count))
+            )
         }
         // The refused messages are dead letters on the telegram sink, so the day's replay exits 74.
         #expect(dayRun.status == 74, "\(dayRun.stderr)")

@@ -60,9 +60,12 @@ struct CrashRecoveryTests {
         // Twelve crossings of 100 by BTC, one alert each.
         var lines: [String] = []
         for i in 0..<24 {
-            lines.append(#"{"time": \#(1_700_000_000_000 + Int64(i) * 1000), "symbol": "BTC", "price": \#(i % 2 == 0 ? 99 : 101)}"#)
+            lines.append(
+                #"{"time": \#(1_700_000_000_000 + Int64(i) * 1000), "symbol": "BTC", "price": \#(i % 2 == 0 ? 99 : 101)}"#
+            )
         }
-        try (lines.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
+        try (lines.joined(separator: "\n") + "\n").write(
+            to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
         let hook = Hook()
         hook.hold()
         try await withHook(hook) { port in
@@ -72,22 +75,31 @@ struct CrashRecoveryTests {
                  "rules": [{"id": "up", "symbol": "BTC", "when": {"price": {"crossesAbove": 100}}, "notify": ["ops"]}]}
                 """
             try rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
-            let listed = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl",
-                                                          "--format", "json"], in: dir)
-            let expected = Set(listed.stdout.split(separator: "\n").compactMap { line -> String? in
-                (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
-            })
+            let listed = try await PriceAlertBinary.run(
+                [
+                    "replay", "--rules", "rules.json", "--ticks", "ticks.jsonl",
+                    "--format", "json"
+                ], in: dir)
+            let expected = Set(
+                listed.stdout.split(separator: "\n").compactMap { line -> String? in
+                    (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
+                })
             #expect(expected.count == 12)
 
             // The receiver holds the first delivery; the process is killed while it waits.
-            let doomed = try PriceAlertBinary.start(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl",
-                                                     "--dispatch", "--state", "state"], in: dir)
+            let doomed = try PriceAlertBinary.start(
+                [
+                    "replay", "--rules", "rules.json", "--ticks", "ticks.jsonl",
+                    "--dispatch", "--state", "state"
+                ], in: dir)
             try await hook.arrivals.wait(for: 1)
             // Killed once every alert is in the outbox (read beside the running replay, as
             // `outbox list` may): the first delivery can start before the last rows are committed.
             var looks = 0
-            while looks < 600, try await PriceAlertBinary.run(["outbox", "list", "--state", "state", "--format", "json"], in: dir)
-                .stdout.split(separator: "\n").count < 12 {
+            while looks < 600,
+                try await PriceAlertBinary.run(["outbox", "list", "--state", "state", "--format", "json"], in: dir)
+                    .stdout.split(separator: "\n").count < 12
+            {
                 looks += 1
                 try await Task.sleep(for: .milliseconds(100))
             }
@@ -96,20 +108,25 @@ struct CrashRecoveryTests {
             #expect(doomed.process.terminationReason == .uncaughtSignal)
             #expect(hook.received.withLock { $0.isEmpty })
 
-            let pending = try await PriceAlertBinary.run(["outbox", "list", "--state", "state", "--format", "json"], in: dir)
+            let pending = try await PriceAlertBinary.run(
+                ["outbox", "list", "--state", "state", "--format", "json"], in: dir)
             #expect(pending.status == 0)
             #expect(pending.stdout.split(separator: "\n").count >= 12)
 
             // The receiver is back; a new process delivers what the killed one left.
             hook.status.withLock { $0 = 200 }
             hook.release()
-            let flushed = try await PriceAlertBinary.run(["outbox", "flush", "--rules", "rules.json", "--state", "state",
-                                                          "--timeout", "30s"], in: dir)
+            let flushed = try await PriceAlertBinary.run(
+                [
+                    "outbox", "flush", "--rules", "rules.json", "--state", "state",
+                    "--timeout", "30s"
+                ], in: dir)
             #expect(flushed.status == 0)
             let received = hook.received.withLock { $0 }
             #expect(Set(received) == expected)
             #expect(received.count == expected.count)
-            let after = try await PriceAlertBinary.run(["outbox", "list", "--state", "state", "--format", "json"], in: dir)
+            let after = try await PriceAlertBinary.run(
+                ["outbox", "list", "--state", "state", "--format", "json"], in: dir)
             #expect(after.stdout.isEmpty)
         }
     }

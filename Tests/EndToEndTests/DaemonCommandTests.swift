@@ -18,8 +18,10 @@ extension LiveCommandTests {
         let socket = try NotifySocket()
         let result = try await withExchange { port in
             let daemon = try PriceAlertBinary.start(
-                ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
-                 "--drain-timeout", "5s"],
+                [
+                    "run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                    "--drain-timeout", "5s"
+                ],
                 in: dir, environment: ["NOTIFY_SOCKET": socket.address, "WATCHDOG_USEC": "400000"])
             let ready = try await socket.waitFor(line: "READY=1", timeout: 30)
             #expect(socket.messages[ready].contains("STATUS=following btse at ws://127.0.0.1:\(port)"))
@@ -46,8 +48,10 @@ extension LiveCommandTests {
         let socket = try NotifySocket()
         let result = try await withExchangeServer(faults: ExchangeFaults(invalidEvery: 5)) { exchange, port in
             let daemon = try PriceAlertBinary.start(
-                ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
-                 "--listen", "127.0.0.1:0", "--stale-after", "5s"],
+                [
+                    "run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                    "--listen", "127.0.0.1:0", "--stale-after", "5s"
+                ],
                 in: dir, environment: ["NOTIFY_SOCKET": socket.address, "WATCHDOG_USEC": "300000"])
             let base = try await daemon.statusBase()
             _ = try await socket.waitFor(line: "READY=1", timeout: 30)
@@ -55,13 +59,15 @@ extension LiveCommandTests {
             // Prices flow: healthy, and the counters say what happened.
             let metrics = try await poll("\(base)/metrics", draining: socket) {
                 (Self.sample($0.body, "pricealert_ticks_total") ?? 0) > 0
-                    && (Self.sample($0.body, #"pricealert_dropped_total{reason="malformed"}"#) ?? 0) > 0  // every 5th frame
+                    // Every 5th frame is malformed.
+                    && (Self.sample($0.body, #"pricealert_dropped_total{reason="malformed"}"#) ?? 0) > 0
             }
             #expect(try await get("\(base)/healthz") == Response(status: 200, body: "ok\n"))
             #expect(Self.sample(metrics.body, "pricealert_feed_connected") == 1)
             #expect(Self.sample(metrics.body, "pricealert_feed_stale") == 0)
             #expect((Self.sample(metrics.body, #"pricealert_alerts_total{rule="btc-listed"}"#) ?? 0) >= 1)
-            #expect((Self.sample(metrics.body, #"pricealert_deliveries_total{sink="out",outcome="delivered"}"#) ?? 0) >= 1)
+            #expect(
+                (Self.sample(metrics.body, #"pricealert_deliveries_total{sink="out",outcome="delivered"}"#) ?? 0) >= 1)
             #expect(Self.sample(metrics.body, "pricealert_outbox_depth") == 0)
             #expect(Self.sample(metrics.body, "pricealert_feed_reconnects_total") == 0)
             #expect(Self.sample(metrics.body, "pricealert_seconds_since_last_tick") != nil)
@@ -69,14 +75,16 @@ extension LiveCommandTests {
 
             // The exchange goes silent: /healthz fails with the reason, the watchdog stops.
             exchange.setFaults(ExchangeFaults(silenceAfter: .zero, silenceFor: .seconds(3600)))
-            let silent = try await poll("\(base)/metrics", draining: socket) { Self.sample($0.body, "pricealert_feed_stale") == 1 }
+            let silent = try await poll("\(base)/metrics", draining: socket) {
+                Self.sample($0.body, "pricealert_feed_stale") == 1
+            }
             let stale = try await get("\(base)/healthz")
             #expect(stale.status == 503)
             #expect(stale.body.hasPrefix("stale: no prices for "))
             #expect((Self.sample(silent.body, "pricealert_seconds_since_last_tick") ?? 0) >= 5)
             #expect((Self.sample(silent.body, #"pricealert_alerts_total{rule="@feed-stale"}"#) ?? 0) == 1)
             let pingsBefore = socket.receive().count { $0 == "WATCHDOG=1" }
-            for _ in 0..<10 {  // over six watchdog periods
+            for _ in 0..<10 { // over six watchdog periods
                 try await Task.sleep(for: .milliseconds(100))
                 _ = socket.receive()
             }
@@ -98,8 +106,9 @@ extension LiveCommandTests {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let socket = try NotifySocket(abstract: true)
-        let demo = try PriceAlertBinary.start(["demo", "--interval", "200ms", "--listen", "127.0.0.1:0"], in: dir,
-                                              environment: ["NOTIFY_SOCKET": socket.address])
+        let demo = try PriceAlertBinary.start(
+            ["demo", "--interval", "200ms", "--listen", "127.0.0.1:0"], in: dir,
+            environment: ["NOTIFY_SOCKET": socket.address])
         let base = try await demo.statusBase()
         _ = try await socket.waitFor(line: "READY=1", timeout: 30)
         #expect(try await poll("\(base)/healthz", draining: socket) { $0.status == 200 }.body == "ok\n")
@@ -111,21 +120,26 @@ extension LiveCommandTests {
     /// once the first is in flight. The receiver answers right after the SIGTERM with
     /// `answerAfterSignal`, else only once `run` has ended. Returns how `run` ended and the
     /// deliveries the receiver had answered with a 2xx by then.
-    func sigtermWithDeliveryInFlight(hook: CrashRecoveryTests.Hook, drainTimeout: String,
-                                     answerAfterSignal: Bool) async throws -> (PriceAlertBinary.Result, answered: [String]) {
+    func sigtermWithDeliveryInFlight(
+        hook: CrashRecoveryTests.Hook, drainTimeout: String,
+        answerAfterSignal: Bool
+    ) async throws -> (PriceAlertBinary.Result, answered: [String]) {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
         hook.hold()
         return try await withExchange { exchangePort in
             try await LoopbackServer.with(hook.router()) { hookPort in
                 try """
-                    {"version": 1,
-                     "sinks": {"ops": {"type": "webhook", "url": "http://127.0.0.1:\(hookPort)/hook", "timeout": "30s"}},
-                     "rules": [{"id": "btc-listed", "symbol": "BTC", "when": {"price": {"above": 1}}, "notify": ["ops"]}]}
-                    """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+                {"version": 1,
+                 "sinks": {"ops": {"type": "webhook", "url": "http://127.0.0.1:\(hookPort)/hook", "timeout": "30s"}},
+                 "rules": [{"id": "btc-listed", "symbol": "BTC", "when": {"price": {"above": 1}}, "notify": ["ops"]}]}
+                """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
                 let daemon = try PriceAlertBinary.start(
-                    ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(exchangePort)",
-                     "--state", "state", "--drain-timeout", drainTimeout], in: dir)
+                    [
+                        "run", "--rules", "rules.json", "--source", "btse", "--endpoint",
+                        "http://127.0.0.1:\(exchangePort)",
+                        "--state", "state", "--drain-timeout", drainTimeout
+                    ], in: dir)
                 try await hook.arrivals.wait(for: 1)
                 #expect(hook.attempts.withLock { $0 } == 1)
                 kill(daemon.pid, SIGTERM)
@@ -141,9 +155,10 @@ extension LiveCommandTests {
     @Test func sigtermDrainsTheDeliveryInFlightAndExitsZero() async throws {
         let hook = CrashRecoveryTests.Hook()
         hook.status.withLock { $0 = 200 }
-        let (result, answered) = try await sigtermWithDeliveryInFlight(hook: hook, drainTimeout: "60s", answerAfterSignal: true)
+        let (result, answered) = try await sigtermWithDeliveryInFlight(
+            hook: hook, drainTimeout: "60s", answerAfterSignal: true)
         #expect(result.status == 0)
-        #expect(answered.count == 1)  // answered after SIGTERM, and waited for
+        #expect(answered.count == 1) // answered after SIGTERM, and waited for
         #expect(!result.stderr.contains("wait in the outbox"))
     }
 
@@ -152,7 +167,8 @@ extension LiveCommandTests {
     @Test func sigtermWaitsNoLongerThanTheDrainTimeout() async throws {
         let hook = CrashRecoveryTests.Hook()
         hook.status.withLock { $0 = 200 }
-        let (result, answered) = try await sigtermWithDeliveryInFlight(hook: hook, drainTimeout: "1s", answerAfterSignal: false)
+        let (result, answered) = try await sigtermWithDeliveryInFlight(
+            hook: hook, drainTimeout: "1s", answerAfterSignal: false)
         #expect(answered.isEmpty)
         // The row is safe in the outbox for the next start: a SIGTERM stop is still exit 0.
         #expect(result.status == 0)
@@ -166,8 +182,11 @@ extension LiveCommandTests {
         let listener = try PriceAlertBinary.start(["exchange", "--port", "0"])
         let ready = try await listener.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 60)
         let port = try #require(ready.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) })
-        let result = try await PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
-                                                     "http://127.0.0.1:9", "--listen", "127.0.0.1:\(port)"], in: dir)
+        let result = try await PriceAlertBinary.run(
+            [
+                "run", "--rules", "rules.json", "--source", "btse", "--endpoint",
+                "http://127.0.0.1:9", "--listen", "127.0.0.1:\(port)"
+            ], in: dir)
         #expect(try await listener.stop(signal: SIGTERM) == 0)
         #expect(result.status == 69)
         #expect(result.stderr.contains("cannot listen on 127.0.0.1:\(port)"))

@@ -8,7 +8,8 @@ import Testing
 @Suite("end to end: the daemon when the world misbehaves", .programs)
 struct DaemonResilienceTests {
     func folder(rules: String) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-resilience-\(UUID().uuidString)")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-resilience-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         try write(rules, in: url)
         return url
@@ -25,11 +26,16 @@ struct DaemonResilienceTests {
     }
 
     /// Runs `run` against the exchange while `body` runs; killed if `body` throws.
-    func run(_ exchange: HostileExchange, _ extra: [String] = [], in dir: URL,
-             _ body: (PriceAlertBinary.Running, Int) async throws -> Void) async throws {
+    func run(
+        _ exchange: HostileExchange, _ extra: [String] = [], in dir: URL,
+        _ body: (PriceAlertBinary.Running, Int) async throws -> Void
+    ) async throws {
         let port = try await exchange.start()
-        let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse",
-                                                  "--endpoint", "http://127.0.0.1:\(port)"] + extra, in: dir)
+        let running = try PriceAlertBinary.start(
+            [
+                "run", "--rules", "rules.json", "--source", "btse",
+                "--endpoint", "http://127.0.0.1:\(port)"
+            ] + extra, in: dir)
         do {
             try await body(running, port)
             await exchange.stop()
@@ -52,13 +58,15 @@ struct DaemonResilienceTests {
     /// only for the symbol it did not get (ETH) and not for BTC again.
     @Test(arguments: [SIGTERM, SIGINT])
     func aSignalDuringAHangingBackfillStopsAtOnceAndKeepsWhatWasFilled(_ signal: Int32) async throws {
-        let dir = try folder(rules: Self.rules([
-            #"{"id": "week", "symbols": ["BTC", "ETH", "SOL"], "when": {"change": {"window": "7d", "above": 1}}}"#,
-        ]))
+        let dir = try folder(
+            rules: Self.rules([
+                #"{"id": "week", "symbols": ["BTC", "ETH", "SOL"], "when": {"change": {"window": "7d", "above": 1}}}"#
+            ]))
         defer { try? FileManager.default.removeItem(at: dir) }
         // Candles are filled symbol by symbol, in name order: BTC is answered, ETH hangs.
-        let exchange = HostileExchange(websocket: .accept(.prices(every: .milliseconds(200))),
-                                       candles: .hang(answered: ["BTC-", "BTCPFC"]))
+        let exchange = HostileExchange(
+            websocket: .accept(.prices(every: .milliseconds(200))),
+            candles: .hang(answered: ["BTC-", "BTCPFC"]))
         try await run(exchange, ["--state", "st"], in: dir) { running, _ in
             try await exchange.wait(for: "the ETH candle request") { $0.candlesHeld == 1 }
             let result = try await running.stop(signal: signal, timeout: 120)
@@ -70,8 +78,9 @@ struct DaemonResilienceTests {
         let first = exchange.current.candleRequests
         #expect(first.contains { $0.contains("symbol=BTC-USD&") })
 
-        let again = HostileExchange(websocket: .accept(.prices(every: .milliseconds(200))),
-                                    candles: .hang(answered: ["BTC-", "BTCPFC"]))
+        let again = HostileExchange(
+            websocket: .accept(.prices(every: .milliseconds(200))),
+            candles: .hang(answered: ["BTC-", "BTCPFC"]))
         try await run(again, ["--state", "st"], in: dir) { running, _ in
             try await again.wait(for: "the ETH candle request again") { $0.candlesHeld == 1 }
             #expect(try await running.stop(signal: SIGTERM, timeout: 120) == 0, "\(running.stderr)")
@@ -88,11 +97,15 @@ struct DaemonResilienceTests {
         let btcMoves = #"{"id": "btc-moves", "symbol": "BTC", "when": {"move": {"percent": 0.001}}}"#
         let dir = try folder(rules: Self.rules([btcMoves]))
         defer { try? FileManager.default.removeItem(at: dir) }
-        let exchange = HostileExchange(websocket: .accept(.prices(every: .milliseconds(100))), candles: .hang(answered: []))
+        let exchange = HostileExchange(
+            websocket: .accept(.prices(every: .milliseconds(100))), candles: .hang(answered: []))
         try await run(exchange, ["--stale-after", "3s"], in: dir) { running, _ in
             _ = try await running.waitForStdoutLine(containing: #""rule":"btc-moves""#, timeout: 60)
-            try write(Self.rules([btcMoves, #"{"id": "eth-week", "symbol": "ETH", "when": {"change": {"window": "7d", "above": 1}}}"#]),
-                      in: dir)
+            try write(
+                Self.rules([
+                    btcMoves, #"{"id": "eth-week", "symbol": "ETH", "when": {"change": {"window": "7d", "above": 1}}}"#
+                ]),
+                in: dir)
             kill(running.pid, SIGHUP)
             try await exchange.wait(for: "the ETH candle request") { $0.candlesHeld == 1 }
             let before = Self.count(#""rule":"btc-moves""#, in: running.stdout)
@@ -109,7 +122,8 @@ struct DaemonResilienceTests {
     /// Removing the state folder while `run` uses it is noticed: an error naming the folder, and
     /// exit 73 (Docs/cli.md) instead of carrying on with files nobody reads.
     @Test func aDeletedStateFolderEndsTheRunWithAnError() async throws {
-        let dir = try folder(rules: Self.rules([#"{"id": "btc-up", "symbol": "BTC", "when": {"price": {"above": 1}}}"#]))
+        let dir = try folder(
+            rules: Self.rules([#"{"id": "btc-up", "symbol": "BTC", "when": {"price": {"above": 1}}}"#]))
         defer { try? FileManager.default.removeItem(at: dir) }
         let exchange = HostileExchange(websocket: .accept(.prices(every: .milliseconds(200))))
         try await run(exchange, ["--state", "st"], in: dir) { running, _ in
@@ -129,7 +143,8 @@ struct DaemonResilienceTests {
     /// flapping and its changes are held (Docs/observability.md): at shutdown only its state by
     /// then, if it changed, is delivered, instead of one alert per change.
     @Test func aFlappingFeedIsDamped() async throws {
-        let dir = try folder(rules: Self.rules([#"{"id": "btc-up", "symbol": "BTC", "when": {"price": {"above": 1}}}"#]))
+        let dir = try folder(
+            rules: Self.rules([#"{"id": "btc-up", "symbol": "BTC", "when": {"price": {"above": 1}}}"#]))
         defer { try? FileManager.default.removeItem(at: dir) }
         let exchange = HostileExchange(websocket: .accept(.flapping(count: 3, every: .milliseconds(100))))
         try await run(exchange, ["--stale-after", "1s"], in: dir) { running, _ in

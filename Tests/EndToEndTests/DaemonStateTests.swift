@@ -28,8 +28,10 @@ struct DaemonStateTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.rules().write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         try await LiveCommandTests().withExchange { port in
-            let args = ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
-                        "--state", "st"]
+            let args = [
+                "run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                "--state", "st"
+            ]
             let first = try PriceAlertBinary.start(args, in: dir)
             _ = try await first.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 60)
             #expect(try await first.stop(signal: SIGTERM) == 0)
@@ -58,8 +60,11 @@ struct DaemonStateTests {
         let file = dir.appendingPathComponent("rules.json")
         try Self.rules().write(to: file, atomically: true, encoding: .utf8)
         try await LiveCommandTests().withExchange { port in
-            let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse",
-                                                      "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"], in: dir)
+            let running = try PriceAlertBinary.start(
+                [
+                    "run", "--rules", "rules.json", "--source", "btse",
+                    "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"
+                ], in: dir)
             _ = try await running.waitForStdoutLine(containing: "\"rule\":\"btc-listed\"", timeout: 60)
             try await body(running, file)
         }

@@ -58,8 +58,10 @@ struct DaemonStateV2Tests {
     }
 
     /// Sends `prices` as one frame and waits until `running` has written `total` events in all.
-    static func send(_ prices: [(symbol: String, price: Double)], to exchange: DemoExchangeServer,
-                     _ running: PriceAlertBinary.Running, until total: Int) async throws {
+    static func send(
+        _ prices: [(symbol: String, price: Double)], to exchange: DemoExchangeServer,
+        _ running: PriceAlertBinary.Running, until total: Int
+    ) async throws {
         exchange.send(prices: prices)
         try await waitUntil("\(total) events:\n\(running.stdout)\n\(running.stderr)") {
             running.stdout.split(separator: "\n").count >= total
@@ -72,10 +74,14 @@ struct DaemonStateV2Tests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("rules.json")
         try Self.rules(every: "1ms").write(to: file, atomically: true, encoding: .utf8)
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .replay(ticks: [], speed: 0)))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(port: 0, prices: .replay(ticks: [], speed: 0)))
         let port = try await exchange.start()
         defer { Task { await exchange.stop() } }
-        let args = ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"]
+        let args = [
+            "run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state",
+            "st"
+        ]
 
         let first = try PriceAlertBinary.start(args, in: dir)
         try await Self.waitUntil("the first run's subscription") { exchange.stats.subscriptions >= 1 }
@@ -85,10 +91,11 @@ struct DaemonStateV2Tests {
         // A reminder; ETH enters level 11; SOL starts holding above 100.
         try await Self.send(Self.frame(eth: 1_120, sol: 150), to: exchange, first, until: 4)
         #expect(try await first.stop(signal: SIGTERM) == 0, "\(first.stderr)")
-        #expect(try Self.events(first.stdout) == [
-            "remind alert 50000.0", "pf-down alert -10.0",
-            "remind reminder 1 50000.0", "steps alert 1100.0",
-        ])
+        #expect(
+            try Self.events(first.stdout) == [
+                "remind alert 50000.0", "pf-down alert -10.0",
+                "remind reminder 1 50000.0", "steps alert 1100.0"
+            ])
 
         let second = try PriceAlertBinary.start(args, in: dir)
         try await Self.waitUntil("the second run's subscription") { exchange.stats.subscriptions >= 2 }
@@ -106,10 +113,11 @@ struct DaemonStateV2Tests {
         try await Self.send(Self.frame(eth: 985, sol: 150), to: exchange, second, until: 6)
         #expect(try await second.stop(signal: SIGTERM) == 0, "\(second.stderr)")
         #expect(second.stderr.contains("restored the saved state of"))
-        #expect(try Self.events(second.stdout) == [
-            "remind reminder 2 50000.0", "steps alert 1100.0", "held alert 100.0",
-            "remind reminder 3 50000.0",
-            "remind alert 50000.0", "steps alert 1000.0",
-        ])
+        #expect(
+            try Self.events(second.stdout) == [
+                "remind reminder 2 50000.0", "steps alert 1100.0", "held alert 100.0",
+                "remind reminder 3 50000.0",
+                "remind alert 50000.0", "steps alert 1000.0"
+            ])
     }
 }

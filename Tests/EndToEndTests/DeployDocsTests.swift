@@ -48,7 +48,8 @@ extension DocsCommandsTests {
         try #require(tables.count == 1, "Docs/deploy.md shows \(tables.count) crontabs")
         var variables: [String: String] = [:]
         var entries: [(user: String, command: String)] = []
-        for line in tables[0].text.map({ $0.trimmingCharacters(in: .whitespaces) }) where !line.isEmpty && !line.hasPrefix("#") {
+        for line in tables[0].text.map({ $0.trimmingCharacters(in: .whitespaces) })
+        where !line.isEmpty && !line.hasPrefix("#") {
             let fields = line.split(separator: " ", maxSplits: 6, omittingEmptySubsequences: true).map(String.init)
             if fields.count == 1, let equals = line.firstIndex(of: "=") {
                 variables[String(line[..<equals])] = String(line[line.index(after: equals)...])
@@ -63,21 +64,26 @@ extension DocsCommandsTests {
 
     @Test func theDocumentedUnitPassesSystemdAnalyzeVerify() async throws {
         let analyze = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
-        try #require(FileManager.default.isExecutableFile(atPath: analyze.path),
-                     "systemd-analyze is missing: scripts/bootstrap installs it (Debian package systemd)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: analyze.path),
+            "systemd-analyze is missing: scripts/bootstrap installs it (Debian package systemd)")
         let unit = try Self.documentedUnit()
         let execStart = try #require(unit.first { $0.hasPrefix("ExecStart=") })
-        #expect(execStart.hasPrefix("ExecStart=\(Self.installedBinary) "), "\(execStart) does not start the installed binary")
+        #expect(
+            execStart.hasPrefix("ExecStart=\(Self.installedBinary) "),
+            "\(execStart) does not start the installed binary")
         let dir = try Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
         // verify checks that ExecStart's program exists: the built one stands in for the installed one.
-        let text = unit.joined(separator: "\n").replacingOccurrences(of: "ExecStart=\(Self.installedBinary) ",
-                                                                     with: "ExecStart=\(PriceAlertBinary.url.path) ")
+        let text = unit.joined(separator: "\n").replacingOccurrences(
+            of: "ExecStart=\(Self.installedBinary) ",
+            with: "ExecStart=\(PriceAlertBinary.url.path) ")
         let file = dir.appendingPathComponent("pricealert.service")
         try text.write(to: file, atomically: true, encoding: .utf8)
         let result = try await ObservedProcess.run(analyze, ["verify", file.path], timeout: 120)
         #expect(result.status == 0, "systemd-analyze verify: \(result.stderr)")
-        #expect(result.stderr.isEmpty && result.stdout.isEmpty, "systemd-analyze verify: \(result.stdout)\(result.stderr)")
+        #expect(
+            result.stderr.isEmpty && result.stdout.isEmpty, "systemd-analyze verify: \(result.stdout)\(result.stderr)")
     }
 
     /// The line, as cron runs it: `/bin/sh -c LINE` with cron's environment, the binary, rule
@@ -91,19 +97,23 @@ extension DocsCommandsTests {
         let files = FileManager.default
         // The absolute paths of the line: the binary, the rules, the secrets, the state folder.
         let paths = crontab.command.split(separator: " ").map(String.init).filter { $0.hasPrefix("/") }
-        #expect(paths.contains(Self.installedBinary), "the crontab line does not run \(Self.installedBinary) by its full path")
-        try #require(paths.allSatisfy { ["/usr/local/", "/etc/pricealert/", "/var/lib/"].contains(where: $0.hasPrefix) },
-                     "paths outside what this test can put under a temporary root: \(paths)")
+        #expect(
+            paths.contains(Self.installedBinary),
+            "the crontab line does not run \(Self.installedBinary) by its full path")
+        try #require(
+            paths.allSatisfy { ["/usr/local/", "/etc/pricealert/", "/var/lib/"].contains(where: $0.hasPrefix) },
+            "paths outside what this test can put under a temporary root: \(paths)")
         for folder in ["usr/local/bin", "etc/pricealert", "var/lib", "home"] {
             try files.createDirectory(at: root.appendingPathComponent(folder), withIntermediateDirectories: true)
         }
-        try files.createSymbolicLink(atPath: root.path + Self.installedBinary, withDestinationPath: PriceAlertBinary.url.path)
+        try files.createSymbolicLink(
+            atPath: root.path + Self.installedBinary, withDestinationPath: PriceAlertBinary.url.path)
         let rules = try #require(paths.first { $0.hasPrefix("/etc/pricealert/") && $0.hasSuffix(".json") })
         try #"""
-            {"version": 1,
-             "sinks": {"ops-hook": {"type": "webhook", "urlEnv": "OPS_HOOK_URL", "secretEnv": "OPS_HOOK_SECRET"}},
-             "rules": [{"id": "cron-btc", "symbol": "BTC", "when": {"price": {"above": 1}}, "notify": ["ops-hook"]}]}
-            """#.write(toFile: root.path + rules, atomically: true, encoding: .utf8)
+        {"version": 1,
+         "sinks": {"ops-hook": {"type": "webhook", "urlEnv": "OPS_HOOK_URL", "secretEnv": "OPS_HOOK_SECRET"}},
+         "rules": [{"id": "cron-btc", "symbol": "BTC", "when": {"price": {"above": 1}}, "notify": ["ops-hook"]}]}
+        """#.write(toFile: root.path + rules, atomically: true, encoding: .utf8)
 
         let exchange = try PriceAlertBinary.start(["exchange", "--port", "0"])
         let listening = try await exchange.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 60)
@@ -117,28 +127,36 @@ extension DocsCommandsTests {
         }
         try await LoopbackServer.with(router) { hookPort in
             // As deploy.md tells: one NAME='value' a line, the URL's & inside the quotes; 0600.
-            let secrets = try #require(paths.first { $0.hasPrefix("/etc/pricealert/") && $0.hasSuffix(".env") },
-                                       "the crontab line reads no secrets file")
-            try "OPS_HOOK_URL='http://127.0.0.1:\(hookPort)/hook?token=cron-test&channel=ops'\nOPS_HOOK_SECRET='cron-test-key'\n"
+            let secrets = try #require(
+                paths.first { $0.hasPrefix("/etc/pricealert/") && $0.hasSuffix(".env") },
+                "the crontab line reads no secrets file")
+            try
+                "OPS_HOOK_URL='http://127.0.0.1:\(hookPort)/hook?token=cron-test&channel=ops'\nOPS_HOOK_SECRET='cron-test-key'\n"
                 .write(toFile: root.path + secrets, atomically: true, encoding: .utf8)
             try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: root.path + secrets)
 
-            var line = crontab.command.replacingOccurrences(of: "--source btse", with: "--source btse --endpoint http://127.0.0.1:\(port)")
-            line = line.split(separator: " ").map { $0.hasPrefix("/") ? root.path + $0 : String($0) }.joined(separator: " ")
-            var environment = ["PATH": "/usr/bin:/bin", "SHELL": "/bin/sh", "HOME": root.path + "/home",
-                               "LOGNAME": crontab.user, "USER": crontab.user]
+            var line = crontab.command.replacingOccurrences(
+                of: "--source btse", with: "--source btse --endpoint http://127.0.0.1:\(port)")
+            line = line.split(separator: " ").map { $0.hasPrefix("/") ? root.path + $0 : String($0) }.joined(
+                separator: " ")
+            var environment = [
+                "PATH": "/usr/bin:/bin", "SHELL": "/bin/sh", "HOME": root.path + "/home",
+                "LOGNAME": crontab.user, "USER": crontab.user
+            ]
             for (name, value) in crontab.variables { environment[name] = value }
             let shell = URL(fileURLWithPath: environment["SHELL"] ?? "/bin/sh")
-            let result = try await ObservedProcess.run(shell, ["-c", line], in: root.appendingPathComponent("home"),
-                                                       environment: environment, timeout: 120)
+            let result = try await ObservedProcess.run(
+                shell, ["-c", line], in: root.appendingPathComponent("home"),
+                environment: environment, timeout: 120)
             #expect(result.status == 0, "\(line)\nstdout: \(result.stdout)\nstderr: \(result.stderr)")
             #expect(result.stdout.isEmpty && result.stderr.isEmpty, "cron would mail: \(result.stdout)\(result.stderr)")
             #expect(received.withLock { $0 } == ["/hook?token=cron-test&channel=ops"])
         }
         #expect(try await exchange.stop(signal: SIGTERM) == 0)
         let state = try #require(paths.first { $0.hasPrefix("/var/lib/") })
-        #expect(!state.hasPrefix("/var/lib/pricealert/") && state != "/var/lib/pricealert",
-                "the cron state folder is inside the daemon's StateDirectory")
+        #expect(
+            !state.hasPrefix("/var/lib/pricealert/") && state != "/var/lib/pricealert",
+            "the cron state folder is inside the daemon's StateDirectory")
         let mode = try files.attributesOfItem(atPath: root.path + state)[.posixPermissions] as? Int
         #expect(mode == 0o700)
     }
@@ -146,20 +164,27 @@ extension DocsCommandsTests {
     /// README.md installs where the unit and the crontab line call, in a folder on root's PATH.
     @Test func theReadmeTheUnitAndTheCrontabUseOneInstalledBinary() throws {
         let readme = try String(contentsOf: Self.repo.appendingPathComponent("README.md"), encoding: .utf8)
-        let installs = readme.components(separatedBy: "\n").filter { $0.contains("install ") && $0.contains(".build/release/pricealert") }
+        let installs = readme.components(separatedBy: "\n").filter {
+            $0.contains("install ") && $0.contains(".build/release/pricealert")
+        }
         #expect(!installs.isEmpty)
         for line in installs { #expect(line.hasSuffix(" \(Self.installedBinary)"), "README.md: '\(line)'") }
         // Debian's default PATH of root (login.defs ENV_SUPATH) and of every user (ENV_PATH).
         let folder = (Self.installedBinary as NSString).deletingLastPathComponent
-        #expect("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".split(separator: ":").contains(Substring(folder)))
-        #expect("/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games".split(separator: ":").contains(Substring(folder)))
+        #expect(
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".split(separator: ":").contains(
+                Substring(folder)))
+        #expect(
+            "/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games".split(separator: ":").contains(Substring(folder))
+        )
         let unit = try Self.documentedUnit()
         #expect(unit.contains { $0.hasPrefix("ExecStart=\(Self.installedBinary) ") })
         #expect(try Self.documentedCrontab().command.contains(" \(Self.installedBinary) "))
     }
 
     static func scratchFolder() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-deploy-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-deploy-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir
     }

@@ -36,13 +36,15 @@ struct DispatchTests {
         let ticks = (0..<count).map { i in
             #"{"time": \#(1_700_000_000_000 + Int64(i) * 1_000), "symbol": "BTC", "price": \#(i % 2 == 0 ? 99.5 : 100.5)}"#
         }
-        try (ticks.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("long.jsonl"), atomically: true, encoding: .utf8)
+        try (ticks.joined(separator: "\n") + "\n").write(
+            to: dir.appendingPathComponent("long.jsonl"), atomically: true, encoding: .utf8)
     }
 
     @Test func fileSinkAppendsTheListedEventsWithMode0600() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
         let args = ["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json", "--dispatch"]
 
         let first = try await PriceAlertBinary.run(args, in: dir)
@@ -68,7 +70,8 @@ struct DispatchTests {
     @Test func aLongListingIsTheSameWithAndWithoutDispatch() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
         // BTC crosses 100 up on every other tick: 3 000 alerts, about 0.9 MB of JSON lines.
         try writeCrossings(6_000, in: dir)
         let args = ["replay", "--rules", "rules.json", "--ticks", "long.jsonl", "--format", "json"]
@@ -93,17 +96,22 @@ struct DispatchTests {
     @Test func aFileSinkThatFillsUpKeepsWholeLinesAndReportsTheRest() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
         try writeCrossings(2_000, in: dir)
         var environment = ProcessInfo.processInfo.environment
         environment["STATE_DIRECTORY"] = nil
         environment["XDG_STATE_HOME"] = dir.appendingPathComponent("state").path
         // SIGXFSZ ignored, as a signal ignored before exec stays ignored: writes past the limit fail.
         let script = #"trap '' XFSZ; ulimit -f 64 && exec "$0" "$@""#
-        let run = try await ObservedProcess(URL(fileURLWithPath: "/bin/sh"),
-                                            ["-c", script, PriceAlertBinary.url.path, "replay", "--rules", "rules.json",
-                                             "--ticks", "long.jsonl", "--format", "json", "--dispatch"],
-                                            in: dir, environment: environment).wait(timeout: 60)
+        let run = try await ObservedProcess(
+            URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c", script, PriceAlertBinary.url.path, "replay", "--rules", "rules.json",
+                "--ticks", "long.jsonl", "--format", "json", "--dispatch"
+            ],
+            in: dir, environment: environment
+        ).wait(timeout: 60)
         #expect(run.status == 74)
         let listed = run.stdout.split(separator: "\n").map { $0 + "\n" }
         #expect(listed.count == 1_000)
@@ -118,7 +126,8 @@ struct DispatchTests {
     @Test func withoutDispatchNoSinkIsTouched() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
         let run = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl"], in: dir)
         #expect(run.status == 0)
         #expect(run.stdout.split(separator: "\n").count == 2)
@@ -128,9 +137,13 @@ struct DispatchTests {
     @Test func missingSinkFolderStopsBeforeEvaluatingAnything() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let run = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch"], in: dir)
+        let run = try await PriceAlertBinary.run(
+            ["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch"], in: dir)
         #expect(run.status == 73)
         #expect(run.stdout.isEmpty)
-        #expect(run.stderr == "pricealert: error: file sink 'journal': cannot open out/alerts.jsonl: folder 'out' does not exist\n")
+        #expect(
+            run.stderr
+                == "pricealert: error: file sink 'journal': cannot open out/alerts.jsonl: folder 'out' does not exist\n"
+        )
     }
 }

@@ -29,7 +29,7 @@ struct DocsCommandsTests {
         // Runs for its whole minute; DemoMinuteTests runs exactly this and checks every rule fires.
         "pricealert demo --duration 60s": "DemoMinuteTests",
         // deploy.md's installed rule files, outside the repository.
-        "pricealert validate /etc/pricealert/*.json": "system folder",
+        "pricealert validate /etc/pricealert/*.json": "system folder"
     ]
 
     static let repo = PriceAlertBinary.repo
@@ -63,15 +63,18 @@ struct DocsCommandsTests {
             // Inline code spans: the text between pairs of backticks.
             let spans = line.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
             for span in spans {
-                guard let command = command(span), command.split(separator: " ").count > 1 + commandWords(command) else { continue }
+                guard let command = command(span), command.split(separator: " ").count > 1 + commandWords(command)
+                else { continue }
                 found.append(DocCommand(place: place, text: command))
             }
         }
         return found
     }
 
-    static let commandNames: Set<String> = ["validate", "replay", "check", "run", "demo", "markets", "record",
-                                            "exchange", "sinks", "outbox", "--version", "--help"]
+    static let commandNames: Set<String> = [
+        "validate", "replay", "check", "run", "demo", "markets", "record",
+        "exchange", "sinks", "outbox", "--version", "--help"
+    ]
 
     /// `text` as a command (`pricealert …`), or nil for anything else: another program, a
     /// synopsis, a word that is no command.
@@ -79,7 +82,9 @@ struct DocsCommandsTests {
         var words = text.split(separator: " ").map(String.init)
         if words.starts(with: ["swift", "run"]) { words.removeFirst(2) }
         guard words.first == "pricealert", words.count > 1, commandNames.contains(words[1]) else { return nil }
-        let synopsis = words.contains { $0.hasPrefix("[") || $0.hasSuffix("...") || $0.hasSuffix("…") || $0.contains("|") }
+        let synopsis = words.contains {
+            $0.hasPrefix("[") || $0.hasSuffix("...") || $0.hasSuffix("…") || $0.contains("|")
+        }
         return synopsis ? nil : words.joined(separator: " ")
     }
 
@@ -114,18 +119,21 @@ struct DocsCommandsTests {
             ```
             The message `pricealert test alert`, the synopsis `pricealert validate FILE...`, `pricealert outbox flush`.
             """
-        #expect(Self.commands(in: markdown, file: "x.md").map(\.description) == [
-            "x.md:1: pricealert replay --rules R.json --ticks t.jsonl",
-            "x.md:3: pricealert demo --duration 5s",
-            "x.md:4: pricealert validate Rules/*.json",
-            "x.md:9: pricealert sinks test ops --rules Rules/sinks.json",
-        ])
+        #expect(
+            Self.commands(in: markdown, file: "x.md").map(\.description) == [
+                "x.md:1: pricealert replay --rules R.json --ticks t.jsonl",
+                "x.md:3: pricealert demo --duration 5s",
+                "x.md:4: pricealert validate Rules/*.json",
+                "x.md:9: pricealert sinks test ops --rules Rules/sinks.json"
+            ])
     }
 
     @Test func theDocsShowCommandsAndTheSkipListIsCurrent() {
         #expect(Self.all.count >= 12)
         let texts = Set(Self.all.map(\.text))
-        for command in Self.skipped.keys { #expect(texts.contains(command), "skip list: '\(command)' is in no doc any more") }
+        for command in Self.skipped.keys {
+            #expect(texts.contains(command), "skip list: '\(command)' is in no doc any more")
+        }
         for first in ["pricealert --version", "pricealert demo --duration 60s"] { #expect(texts.contains(first)) }
     }
 
@@ -141,12 +149,14 @@ struct DocsCommandsTests {
         let commands = Self.all.filter { Self.skipped[$0.text] == nil }
         try await LoopbackServer.with(router) { hookPort in
             for command in commands {
-                let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-docs-\(UUID().uuidString)")
+                let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "pricealert-docs-\(UUID().uuidString)")
                 try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
                 defer { try? FileManager.default.removeItem(at: dir) }
                 for folder in ["Rules", "Samples"] {
-                    try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent(folder),
-                                                               withDestinationURL: Self.repo.appendingPathComponent(folder))
+                    try FileManager.default.createSymbolicLink(
+                        at: dir.appendingPathComponent(folder),
+                        withDestinationURL: Self.repo.appendingPathComponent(folder))
                 }
                 try await Self.run(command, in: dir, exchangePort: port, hookPort: hookPort)
             }
@@ -157,7 +167,9 @@ struct DocsCommandsTests {
     /// The command's arguments with the local stand-ins (nil: it cannot run here; an issue says why).
     static func arguments(_ command: DocCommand, in dir: URL, exchangePort: Int) throws -> [String]? {
         guard !command.text.contains(where: { "'\"\\$<>|;".contains($0) }) else {
-            Issue.record("\(command): quoting, variables and redirections are not read here; show the command plainly or add it to the skip list")
+            Issue.record(
+                "\(command): quoting, variables and redirections are not read here; show the command plainly or add it to the skip list"
+            )
             return nil
         }
         var words = Array(command.text.split(separator: " ").map(String.init).dropFirst())
@@ -201,7 +213,9 @@ struct DocsCommandsTests {
         let hook = "http://127.0.0.1:\(hookPort)/hook"
         let environment = ["OPS_HOOK_URL": hook, "OPS_HOOK_SECRET": "docs-test-secret", "SLACK_WEBHOOK_URL": hook]
         let name = arguments.first ?? ""
-        let duration = arguments.firstIndex(of: "--duration").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+        let duration = arguments.firstIndex(of: "--duration").flatMap {
+            arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+        }
         let stopsByItself = duration.map { ["1s", "5s", "10s", "30s", "60s", "1m"].contains($0) } ?? true
         guard ["run", "exchange", "record", "demo"].contains(name), !(stopsByItself && duration != nil) else {
             let result = try await PriceAlertBinary.run(arguments, in: dir, environment: environment, timeout: 120)
@@ -211,10 +225,14 @@ struct DocsCommandsTests {
         // Runs until stopped: wait for the sign that it works, then stop it as systemd or Ctrl-C would.
         let running = try PriceAlertBinary.start(arguments, in: dir, environment: environment)
         switch name {
-        case "exchange": _ = try await running.waitForStderrLine(containing: "exchange: listening on http://127.0.0.1:", timeout: 60)
+        case "exchange":
+            _ = try await running.waitForStderrLine(containing: "exchange: listening on http://127.0.0.1:", timeout: 60)
         case "record":
-            let out = try #require(arguments.firstIndex(of: "--out").map { dir.appendingPathComponent(arguments[$0 + 1]).path })
-            try await waitUntil(timeout: 60, command) { ((try? Data(contentsOf: URL(fileURLWithPath: out)))?.count ?? 0) > 0 }
+            let out = try #require(
+                arguments.firstIndex(of: "--out").map { dir.appendingPathComponent(arguments[$0 + 1]).path })
+            try await waitUntil(timeout: 60, command) {
+                ((try? Data(contentsOf: URL(fileURLWithPath: out)))?.count ?? 0) > 0
+            }
         case "demo": _ = try await running.waitForStdoutLine(containing: "[", timeout: 60)
         default: _ = try await running.waitForStderrLine(containing: " markets, ", timeout: 60)
         }
@@ -225,7 +243,9 @@ struct DocsCommandsTests {
     static func waitUntil(timeout: TimeInterval, _ command: DocCommand, _ condition: () -> Bool) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() {
-            guard Date() < deadline else { throw PriceAlertBinary.TimedOut(waitingFor: "a non-empty output file", command: command.text) }
+            guard Date() < deadline else {
+                throw PriceAlertBinary.TimedOut(waitingFor: "a non-empty output file", command: command.text)
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
     }

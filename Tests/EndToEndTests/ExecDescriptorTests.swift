@@ -13,25 +13,27 @@ extension LiveCommandTests {
         // with its standard streams on /dev/null: any other descriptor it has, it inherited. The
         // notifier ends only once the helper has left (its group is killed when it ends).
         try """
-            #!/bin/sh
-            setsid sh -c 'echo $$ > "$1/helper.tmp"; exec sleep 1000' helper "$1" </dev/null >/dev/null 2>&1 &
-            while [ ! -s "$1/helper.tmp" ]; do sleep 0.01; done
-            mv "$1/helper.tmp" "$1/helper"
-            """.write(toFile: notifier, atomically: true, encoding: .utf8)
+        #!/bin/sh
+        setsid sh -c 'echo $$ > "$1/helper.tmp"; exec sleep 1000' helper "$1" </dev/null >/dev/null 2>&1 &
+        while [ ! -s "$1/helper.tmp" ]; do sleep 0.01; done
+        mv "$1/helper.tmp" "$1/helper"
+        """.write(toFile: notifier, atomically: true, encoding: .utf8)
         #expect(chmod(notifier, 0o755) == 0)
         try """
-            {"version": 1,
-             "sinks": {"pager": {"type": "exec", "command": ["\(notifier)", "\(dir.path)"]}},
-             "rules": [{"id": "btc-listed", "symbol": "BTC", "when": {"price": {"above": 1}}, "notify": ["pager"]}]}
-            """.write(to: dir.appendingPathComponent("pager.json"), atomically: true, encoding: .utf8)
+        {"version": 1,
+         "sinks": {"pager": {"type": "exec", "command": ["\(notifier)", "\(dir.path)"]}},
+         "rules": [{"id": "btc-listed", "symbol": "BTC", "when": {"price": {"above": 1}}, "notify": ["pager"]}]}
+        """.write(to: dir.appendingPathComponent("pager.json"), atomically: true, encoding: .utf8)
         try writeRules(in: dir)
         var helper: Int32?
         defer { if let helper { kill(helper, SIGKILL) } }
 
         let second = try await withExchange { port in
             let daemon = try PriceAlertBinary.start(
-                ["run", "--rules", "pager.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
-                 "--state", "state", "--listen", "127.0.0.1:0"], in: dir)
+                [
+                    "run", "--rules", "pager.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                    "--state", "state", "--listen", "127.0.0.1:0"
+                ], in: dir)
             let metricsPort = try await daemon.statusPort(timeout: 60)
             helper = try await Self.pid(in: dir.appendingPathComponent("helper"), timeout: .seconds(60))
             let pid = try #require(helper)
@@ -43,8 +45,10 @@ extension LiveCommandTests {
 
             // The same port again, while the helper still runs.
             let again = try await PriceAlertBinary.run(
-                ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
-                 "--listen", "127.0.0.1:\(metricsPort)", "--duration", "1s"], in: dir)
+                [
+                    "run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                    "--listen", "127.0.0.1:\(metricsPort)", "--duration", "1s"
+                ], in: dir)
             // Before the exchange stops: a helper holding the feed's connection would keep it open.
             kill(pid, SIGKILL)
             return again
@@ -59,7 +63,8 @@ extension LiveCommandTests {
         let end = clock.now.advanced(by: timeout)
         while clock.now < end {
             if let text = try? String(contentsOf: file, encoding: .utf8),
-               let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
                 return pid
             }
             try await Task.sleep(for: .milliseconds(20))

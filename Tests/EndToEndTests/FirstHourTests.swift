@@ -24,15 +24,21 @@ struct FirstHourTests {
         let port = try #require(ready.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) })
         let commands: [(arguments: [String], prefix: String)] = [
             (["exchange", "--port", "\(port)"], "exchange: error: "),
-            (["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:9", "--listen", "127.0.0.1:\(port)"],
-             "pricealert: error: "),
-            (["demo", "--listen", "127.0.0.1:\(port)"], "pricealert: error: "),
+            (
+                [
+                    "run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:9", "--listen",
+                    "127.0.0.1:\(port)"
+                ],
+                "pricealert: error: "
+            ),
+            (["demo", "--listen", "127.0.0.1:\(port)"], "pricealert: error: ")
         ]
         for command in commands {
             let result = try await PriceAlertBinary.run(command.arguments, in: dir, timeout: 120)
             #expect(result.status == 69, "\(command.arguments): \(result.stderr)")
             let line = "\(command.prefix)cannot listen on 127.0.0.1:\(port): address already in use"
-            #expect(result.stderr.components(separatedBy: "\n").contains(line), "\(command.arguments): \(result.stderr)")
+            #expect(
+                result.stderr.components(separatedBy: "\n").contains(line), "\(command.arguments): \(result.stderr)")
             #expect(!result.stderr.contains("errno") && !result.stderr.contains("bind("), "\(result.stderr)")
         }
         #expect(try await holder.stop(signal: SIGTERM) == 0)
@@ -44,10 +50,10 @@ struct FirstHourTests {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try #"""
-            {"version": 1, "sinks": {"journal": {"type": "file", "path": "alerts.jsonl"}},
-             "defaults": {"notify": ["journal"]},
-             "rules": [{"id": "btc-listed", "symbol": "BTC", "when": {"price": {"above": 1}}}]}
-            """#.write(to: dir.appendingPathComponent("mine.json"), atomically: true, encoding: .utf8)
+        {"version": 1, "sinks": {"journal": {"type": "file", "path": "alerts.jsonl"}},
+         "defaults": {"notify": ["journal"]},
+         "rules": [{"id": "btc-listed", "symbol": "BTC", "when": {"price": {"above": 1}}}]}
+        """#.write(to: dir.appendingPathComponent("mine.json"), atomically: true, encoding: .utf8)
         let running = try PriceAlertBinary.start(["demo", "--rules", "mine.json", "--interval", "200ms"], in: dir)
         let line = try await running.waitForStdoutLine(containing: "btc-listed", timeout: 60)
         #expect(line.contains("BTC"))
@@ -55,7 +61,9 @@ struct FirstHourTests {
         let journal = try String(contentsOf: dir.appendingPathComponent("alerts.jsonl"), encoding: .utf8)
         #expect(journal.contains("\"btc-listed\""), "\(journal)")
         let help = try await PriceAlertBinary.run(["demo", "--help"])
-        #expect(help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("Every alert is printed on standard output"))
+        #expect(
+            help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains(
+                "Every alert is printed on standard output"))
     }
 
     /// `--interval` is a duration in `exchange` as in `demo`; a bare number is refused by both.

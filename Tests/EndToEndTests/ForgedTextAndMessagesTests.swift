@@ -30,7 +30,8 @@ struct ForgedTextAndMessagesTests {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try write(Self.btcRule, to: "r.json", in: dir)
-        try write(#"""
+        try write(
+            #"""
             {"time": 1700000000000, "symbol": "BT\nC", "price": 50000}
             {"time": 1700000001000, "symbol": "ETH\u0000", "price": 3000}
             {"time": 1700000002000, "symbol": "SOL\r\n2023-11-14T22:13:20.000Z [btc] BTC above 1", "price": 100}
@@ -44,8 +45,10 @@ struct ForgedTextAndMessagesTests {
         #expect(lines.count == 1, "\(result.stdout)")
         #expect(lines.first?.hasSuffix("[btc] BTC price above 1 (price 50000)") == true, "\(result.stdout)")
         for line in 1...4 {
-            #expect(result.stderr.contains("t.jsonl:\(line): dropped: symbol holds a control character (control-character)"),
-                    "\(result.stderr)")
+            #expect(
+                result.stderr.contains(
+                    "t.jsonl:\(line): dropped: symbol holds a control character (control-character)"),
+                "\(result.stderr)")
         }
         #expect(result.stderr.contains("4 dropped (4 control-character)"), "\(result.stderr)")
     }
@@ -57,8 +60,9 @@ struct ForgedTextAndMessagesTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try write(Self.btcRule, to: "r.json", in: dir)
         try write(#"{"time": 1700000000000, "symbol": "BTC", "price": 50000}"# + "\n", to: "t.jsonl", in: dir)
-        let result = try await PriceAlertBinary.run(["replay", "--rules", "r.json", "--ticks", "t.jsonl"], in: dir,
-                                                    environment: ["PRICEALERT_LOG_LEVEL": "verbose"])
+        let result = try await PriceAlertBinary.run(
+            ["replay", "--rules", "r.json", "--ticks", "t.jsonl"], in: dir,
+            environment: ["PRICEALERT_LOG_LEVEL": "verbose"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains(#"PRICEALERT_LOG_LEVEL="verbose" is not a log level"#), "\(result.stderr)")
         #expect(result.stderr.contains("logging at info"))
@@ -70,9 +74,12 @@ struct ForgedTextAndMessagesTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try write(Self.btcRule, to: "r.json", in: dir)
         let stderr = try await LiveCommandTests().withExchange { port in
-            let running = try PriceAlertBinary.start(["run", "--rules", "r.json", "--source", "btse",
-                                                      "--endpoint", "http://127.0.0.1:\(port)"], in: dir,
-                                                     environment: ["PRICEALERT_LOG_LEVEL": "warn"])
+            let running = try PriceAlertBinary.start(
+                [
+                    "run", "--rules", "r.json", "--source", "btse",
+                    "--endpoint", "http://127.0.0.1:\(port)"
+                ], in: dir,
+                environment: ["PRICEALERT_LOG_LEVEL": "warn"])
             _ = try await running.waitForStdoutLine(containing: "[btc] BTC", timeout: 60)
             #expect(try await running.stop(signal: SIGTERM) == 0)
             return running.stderr
@@ -88,9 +95,12 @@ struct ForgedTextAndMessagesTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try write(Self.btcRule, to: "r.json", in: dir)
         try await LiveCommandTests().withExchange(faults: ExchangeFaults(invalidEvery: 2)) { port in
-            let running = try PriceAlertBinary.start(["run", "--rules", "r.json", "--source", "btse",
-                                                      "--endpoint", "http://127.0.0.1:\(port)"], in: dir,
-                                                     environment: ["PRICEALERT_LOG_LEVEL": "DEBUG"])
+            let running = try PriceAlertBinary.start(
+                [
+                    "run", "--rules", "r.json", "--source", "btse",
+                    "--endpoint", "http://127.0.0.1:\(port)"
+                ], in: dir,
+                environment: ["PRICEALERT_LOG_LEVEL": "DEBUG"])
             _ = try await running.waitForStderrLine(containing: "frame dropped", timeout: 60)
             #expect(try await running.stop(signal: SIGTERM) == 0)
         }
@@ -104,8 +114,11 @@ struct ForgedTextAndMessagesTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try write(Self.btcRule, to: "r.json", in: dir)
         let stderr = try await LiveCommandTests().withExchange { port in
-            let running = try PriceAlertBinary.start(["run", "--rules", "r.json", "--source", "btse",
-                                                      "--endpoint", "http://127.0.0.1:\(port)"], in: dir)
+            let running = try PriceAlertBinary.start(
+                [
+                    "run", "--rules", "r.json", "--source", "btse",
+                    "--endpoint", "http://127.0.0.1:\(port)"
+                ], in: dir)
             // The rule fires once, at BTC's first tick; the reload keeps its state, so not again.
             _ = try await running.waitForStdoutLine(containing: "[btc] BTC", timeout: 60)
             kill(running.pid, SIGHUP)
@@ -124,13 +137,17 @@ struct ForgedTextAndMessagesTests {
     @Test func symbolsOfVersion2RulesOnlyAreWatched() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try write("""
+        try write(
+            """
             {"version": 2, "rules": [{"id": "held", "symbol": "BTC", "when": {"price": {"above": 1}}, "for": "1ms"}]}
             """, to: "r.json", in: dir)
         let exchange = HostileExchange(websocket: .accept(.prices(every: .milliseconds(50))))
         let port = try await exchange.start()
-        let running = try PriceAlertBinary.start(["run", "--rules", "r.json", "--source", "btse",
-                                                  "--endpoint", "http://127.0.0.1:\(port)"], in: dir)
+        let running = try PriceAlertBinary.start(
+            [
+                "run", "--rules", "r.json", "--source", "btse",
+                "--endpoint", "http://127.0.0.1:\(port)"
+            ], in: dir)
         _ = try await running.waitForStdoutLine(containing: "[held] BTC", timeout: 60)
         let status = try await running.stop(signal: SIGTERM)
         await exchange.stop()
@@ -146,7 +163,8 @@ struct ForgedTextAndMessagesTests {
     @Test func anEmptyMarketListOnReloadIsAWarningAndKeepsTheLastList() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try write("""
+        try write(
+            """
             {"version": 1, "rules": [{"id": "usd", "match": {"quote": "USD"}, "when": {"price": {"above": 1}}}]}
             """, to: "r.json", in: dir)
         let requests = EventCounter()
@@ -159,9 +177,13 @@ struct ForgedTextAndMessagesTests {
         }
         router.get("/spot/api/v3.2/market_summary") { _, _ in "[]" }
         try await LoopbackServer.with(router) { port in
-            let running = try PriceAlertBinary.start(["run", "--rules", "r.json", "--source", "btse", "--markets-every", "100ms",
-                                                      "--endpoint", "http://127.0.0.1:\(port)"], in: dir)
-            let line = try await running.waitForStderrLine(containing: "market list reload gave no markets", timeout: 60)
+            let running = try PriceAlertBinary.start(
+                [
+                    "run", "--rules", "r.json", "--source", "btse", "--markets-every", "100ms",
+                    "--endpoint", "http://127.0.0.1:\(port)"
+                ], in: dir)
+            let line = try await running.waitForStderrLine(
+                containing: "market list reload gave no markets", timeout: 60)
             #expect(line.contains("warning"), "\(line)")
             #expect(line.contains("keeping the last one"), "\(line)")
             #expect(try await running.stop(signal: SIGTERM) == 0)
@@ -173,12 +195,16 @@ struct ForgedTextAndMessagesTests {
     @Test func theKnownMarketsFileIsPrivate() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try write("""
+        try write(
+            """
             {"version": 2, "rules": [{"id": "new", "match": {"quote": "USD"}, "when": {"listed": true}}]}
             """, to: "r.json", in: dir)
         try await LiveCommandTests().withExchange { port in
-            let result = try await PriceAlertBinary.run(["check", "--rules", "r.json", "--source", "btse",
-                                                         "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"], in: dir)
+            let result = try await PriceAlertBinary.run(
+                [
+                    "check", "--rules", "r.json", "--source", "btse",
+                    "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"
+                ], in: dir)
             #expect(result.status == 0, "\(result.stderr)")
         }
         let path = dir.appendingPathComponent("st/listings.txt").path
@@ -196,13 +222,17 @@ struct ForgedTextAndMessagesTests {
         let script = dir.appendingPathComponent("notify.sh")
         try "#!/bin/sh\nexec sleep 1000\n".write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
-        try write("""
+        try write(
+            """
             {"version": 1, "sinks": {"pager": {"type": "exec", "command": ["\(script.path)"], "timeout": "1h"}},
              "rules": [{"id": "a", "symbol": "BTC", "when": {"price": {"above": 100}}, "notify": ["pager"]}]}
             """, to: "r.json", in: dir)
         try write(#"{"time": 1700000000000, "symbol": "BTC", "price": 50000}"# + "\n", to: "t.jsonl", in: dir)
-        let result = try await PriceAlertBinary.run(["check", "--rules", "r.json", "--ticks", "t.jsonl", "--state", "st",
-                                                     "--drain-timeout", "1s"], in: dir)
+        let result = try await PriceAlertBinary.run(
+            [
+                "check", "--rules", "r.json", "--ticks", "t.jsonl", "--state", "st",
+                "--drain-timeout", "1s"
+            ], in: dir)
         #expect(result.status == 74, "\(result.stderr)")
         #expect(!result.stderr.contains("SQLite error"), "\(result.stderr)")
         #expect(!result.stderr.contains("outbox not updated"), "\(result.stderr)")
@@ -212,8 +242,10 @@ struct ForgedTextAndMessagesTests {
     // MARK: 11. TLS: clear errors, and trusting a private CA
 
     /// One server with a certificate of the private CA, answering everything with `body`, for `body`'s run.
-    func withHTTPS<T>(_ served: KeyPath<PrivateCA, PrivateCA.Served>, body: String,
-                      _ run: (PrivateCA, TLSReceiver, Int) async throws -> T) async throws -> T {
+    func withHTTPS<T>(
+        _ served: KeyPath<PrivateCA, PrivateCA.Served>, body: String,
+        _ run: (PrivateCA, TLSReceiver, Int) async throws -> T
+    ) async throws -> T {
         let ca = try PrivateCA()
         defer { ca.remove() }
         let server = try TLSReceiver(serving: ca[keyPath: served], body: body)
@@ -229,7 +261,8 @@ struct ForgedTextAndMessagesTests {
     }
 
     /// Answers both the market list and the market summary of BTSE.
-    static let btseBody = #"[{"symbol":"BTC-USD","marketName":"BTC-USD","active":true,"future":false,"futures":false,"quoteCurrency":"USD","baseCurrency":"BTC","base":"BTC","quote":"USD","last":50000,"percentageChange":1.5}]"#
+    static let btseBody =
+        #"[{"symbol":"BTC-USD","marketName":"BTC-USD","active":true,"future":false,"futures":false,"quoteCurrency":"USD","baseCurrency":"BTC","base":"BTC","quote":"USD","last":50000,"percentageChange":1.5}]"#
 
     @Test func feedsTrustTheCAOfSSL_CERT_FILE() async throws {
         try await withHTTPS(\.valid, body: Self.btseBody) { ca, server, port in
@@ -237,7 +270,9 @@ struct ForgedTextAndMessagesTests {
             let untrusted = try await PriceAlertBinary.run(arguments)
             #expect(untrusted.status != 0)
             #expect(untrusted.stderr.contains("https://127.0.0.1:\(port)/"), "\(untrusted.stderr)")
-            #expect(untrusted.stderr.contains("TLS handshake failed: certificate not trusted (unknown CA)"), "\(untrusted.stderr)")
+            #expect(
+                untrusted.stderr.contains("TLS handshake failed: certificate not trusted (unknown CA)"),
+                "\(untrusted.stderr)")
             #expect(!untrusted.stderr.contains("BoringSSL"), "\(untrusted.stderr)")
             #expect(server.answered.count == 0)
 
@@ -250,11 +285,14 @@ struct ForgedTextAndMessagesTests {
 
     @Test func anExpiredFeedCertificateIsNamed() async throws {
         try await withHTTPS(\.expired, body: Self.btseBody) { ca, _, port in
-            let result = try await PriceAlertBinary.run(["markets", "--source", "btse", "--endpoint", "https://127.0.0.1:\(port)"],
-                                                        environment: ["SSL_CERT_FILE": ca.ca])
+            let result = try await PriceAlertBinary.run(
+                ["markets", "--source", "btse", "--endpoint", "https://127.0.0.1:\(port)"],
+                environment: ["SSL_CERT_FILE": ca.ca])
             #expect(result.status != 0)
             #expect(result.stderr.contains("https://127.0.0.1:\(port)/"), "\(result.stderr)")
-            #expect(result.stderr.contains("TLS handshake failed: certificate expired (not valid after "), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("TLS handshake failed: certificate expired (not valid after "),
+                "\(result.stderr)")
         }
     }
 
@@ -262,7 +300,8 @@ struct ForgedTextAndMessagesTests {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try await withHTTPS(\.valid, body: "{}") { ca, server, port in
-            try write("""
+            try write(
+                """
                 {"version": 1, "sinks": {"ops": {"type": "webhook", "url": "https://127.0.0.1:\(port)/hook"}}, "rules": []}
                 """, to: "hooks.json", in: dir)
             let arguments = ["sinks", "test", "ops", "--rules", "hooks.json"]

@@ -15,17 +15,23 @@ struct HostileFeedTests {
         """
 
     func folderWithRules() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-hostile-\(UUID().uuidString)")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-hostile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         try Self.rules.write(to: url.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         return url
     }
 
     /// Runs `run` against the exchange on `port` while `body` runs; killed if `body` throws.
-    func run(port: Int, _ extra: [String] = [], in dir: URL,
-             _ body: (PriceAlertBinary.Running) async throws -> Void) async throws {
-        let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse",
-                                                  "--endpoint", "http://127.0.0.1:\(port)"] + extra, in: dir)
+    func run(
+        port: Int, _ extra: [String] = [], in dir: URL,
+        _ body: (PriceAlertBinary.Running) async throws -> Void
+    ) async throws {
+        let running = try PriceAlertBinary.start(
+            [
+                "run", "--rules", "rules.json", "--source", "btse",
+                "--endpoint", "http://127.0.0.1:\(port)"
+            ] + extra, in: dir)
         do {
             try await body(running)
         } catch {
@@ -73,7 +79,7 @@ struct HostileFeedTests {
         (.reset, "the server reset the connection before answering the websocket upgrade"),
         (.close, "the server closed the connection before answering the websocket upgrade"),
         (.hang, "no websocket upgrade within 1s"),
-        (.badAccept(chunk: 1024, every: .milliseconds(100)), "Sec-WebSocket-Accept that does not match the key sent"),
+        (.badAccept(chunk: 1024, every: .milliseconds(100)), "Sec-WebSocket-Accept that does not match the key sent")
     ]
 
     @Test(arguments: 0..<failedHandshakes.count)
@@ -100,9 +106,12 @@ struct HostileFeedTests {
         // The default handshake deadline (10 s) is longer than the run: only cancellation ends it.
         let exchange = HostileExchange(websocket: .hang)
         let result = try await with(exchange) { port in
-            try await PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse",
-                                            "--endpoint", "http://127.0.0.1:\(port)", "--duration", "3s"],
-                                           in: dir, timeout: 60)
+            try await PriceAlertBinary.run(
+                [
+                    "run", "--rules", "rules.json", "--source", "btse",
+                    "--endpoint", "http://127.0.0.1:\(port)", "--duration", "3s"
+                ],
+                in: dir, timeout: 60)
         }
         #expect(result.status == 0)
         #expect(exchange.current.upgradeRequests >= 1)
@@ -163,7 +172,8 @@ struct HostileFeedTests {
                 #expect(try await stop(running) == 0)
                 // Each connection sent three frames that are no prices: every one is counted.
                 let summary = try #require(running.stderr.split(separator: "\n").first { $0.contains("run: ") })
-                let dropped = summary.split(separator: ", ").first { $0.hasSuffix(" dropped") }
+                let dropped =
+                    summary.split(separator: ", ").first { $0.hasSuffix(" dropped") }
                     .flatMap { Int($0.split(separator: " ")[0]) } ?? 0
                 #expect(dropped >= 6, "\(summary)")
             }
@@ -194,7 +204,8 @@ struct HostileFeedTests {
                 #expect(summary.contains("of symbols no rule applies to"), "\(summary)")
                 // Only BTC has a rule: only BTC has saved state.
                 let queue = try DatabaseQueue(path: dir.appendingPathComponent("state/pricealert.sqlite").path)
-                let saved = try await queue.read { db in try String.fetchAll(db, sql: "SELECT symbol FROM symbol_state") }
+                let saved = try await queue.read { db in try String.fetchAll(db, sql: "SELECT symbol FROM symbol_state")
+                }
                 #expect(saved == ["BTC"])
             }
         }
@@ -208,8 +219,9 @@ struct HostileFeedTests {
     func aMarketListThatCannotBeLoadedMakesTheFeedStale(_ index: Int) async throws {
         let dir = try folderWithRules()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let exchange = HostileExchange(websocket: .accept(.prices(every: .milliseconds(200))),
-                                       markets: Self.unreachableMarkets[index])
+        let exchange = HostileExchange(
+            websocket: .accept(.prices(every: .milliseconds(200))),
+            markets: Self.unreachableMarkets[index])
         try await with(exchange) { port in
             try await run(port: port, ["--stale-after", "2s"], in: dir) { running in
                 _ = try await running.waitForStdoutLine(containing: "\"@feed-stale\"", timeout: 60)
@@ -254,7 +266,8 @@ enum ProcessProbe {
     static func peakResidentMB(_ pid: Int32) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
-        let kilobytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0
+        let kilobytes =
+            line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0
         return kilobytes / 1024
     }
 

@@ -8,7 +8,8 @@ struct HostileReceiverTests {
     /// Runs `sinks test ops` with a webhook sink at `path`; returns the result and the highest
     /// VmHWM (peak resident KiB) seen in /proc while it ran.
     private func sinksTest(path: String, timeout: String) async throws -> (PriceAlertBinary.Result, peakKiB: Int) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-hostile-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-hostile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         return try await HostileReceiver.with { port in
@@ -32,7 +33,8 @@ struct HostileReceiverTests {
     /// `VmHWM` of `/proc/PID/status`, nil once the process is gone.
     static func highWaterMarkKiB(of pid: Int32) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return nil }
         return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
     }
 

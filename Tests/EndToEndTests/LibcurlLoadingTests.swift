@@ -30,7 +30,8 @@ struct LibcurlLoadingTests {
         let (dir, environment) = try brokenLibcurl()
         defer { try? FileManager.default.removeItem(at: dir) }
         let result = try await PriceAlertBinary.run(
-            ["check", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--state", "st"], in: dir, environment: environment)
+            ["check", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--state", "st"], in: dir,
+            environment: environment)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("\"rule\":\"btc\""))
         #expect(result.stderr.isEmpty)
@@ -41,12 +42,16 @@ struct LibcurlLoadingTests {
     @Test func theDaemonFollowsAnExchangeWithoutLibcurl() async throws {
         let (dir, environment) = try brokenLibcurl()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
-            port: 0, prices: .randomWalk(seed: 3, interval: .milliseconds(200))))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(
+                port: 0, prices: .randomWalk(seed: 3, interval: .milliseconds(200))))
         let port = try await exchange.start()
         do {
             let daemon = try PriceAlertBinary.start(
-                ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state", "st"],
+                [
+                    "run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                    "--state", "st"
+                ],
                 in: dir, environment: environment)
             _ = try await daemon.waitForStdoutLine(containing: "\"rule\":\"btc\"", timeout: 60)
             kill(daemon.process.processIdentifier, SIGTERM)

@@ -8,7 +8,8 @@ import Testing
 @Suite("end to end: limits", .programs)
 struct LimitsTests {
     func folder() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-limits-\(UUID().uuidString)")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-limits-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
@@ -24,7 +25,8 @@ struct LimitsTests {
         return path
     }
 
-    static let ticks = "{\"time\": 1700000000000, \"symbol\": \"BTC\", \"price\": 101}\n"
+    static let ticks =
+        "{\"time\": 1700000000000, \"symbol\": \"BTC\", \"price\": 101}\n"
         + "{\"time\": 1700000001000, \"symbol\": \"BTC\", \"price\": 99}\n"
         + "{\"time\": 1700000002000, \"symbol\": \"BTC\", \"price\": 101}\n"
 
@@ -32,7 +34,8 @@ struct LimitsTests {
     @Test func aCooldownPastItsLimitIsAnErrorNotACrash() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try write("""
+        try write(
+            """
             {"version": 1, "rules": [
             {"id": "a", "symbol": "BTC", "when": {"price": {"above": 100}}, "cooldown": "106751991167d"}
             ]}
@@ -58,17 +61,19 @@ struct LimitsTests {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let huge = String(repeating: "k", count: 10_000_000)
-        try write("{\"version\": 1, \"rules\": [\n"
-            + #"{"id": "a", "symbol": "BTC", "when": {"price": {"above": 1}}, "x\nr.json:9:9: error: forged": 1, "notify": ["\u001b[2J\u001b[31mops"]}"#
-            + "\n], \"" + huge + "\": 1}\n", to: "r.json", in: dir)
+        try write(
+            "{\"version\": 1, \"rules\": [\n"
+                + #"{"id": "a", "symbol": "BTC", "when": {"price": {"above": 1}}, "x\nr.json:9:9: error: forged": 1, "notify": ["\u001b[2J\u001b[31mops"]}"#
+                + "\n], \"" + huge + "\": 1}\n", to: "r.json", in: dir)
         let result = try await PriceAlertBinary.run(["validate", "r.json"], in: dir)
         #expect(result.status == 65)
-        #expect(result.stderr == """
-            r.json:2:63: error: unknown key 'x\\nr.json:9:9: error: forged'
-            r.json:2:109: error: unknown sink '\\u001b[2J\\u001b[31mops' in 'notify'
-            r.json:3:4: error: unknown key '\(String(repeating: "k", count: 80))…'
+        #expect(
+            result.stderr == """
+                r.json:2:63: error: unknown key 'x\\nr.json:9:9: error: forged'
+                r.json:2:109: error: unknown sink '\\u001b[2J\\u001b[31mops' in 'notify'
+                r.json:3:4: error: unknown key '\(String(repeating: "k", count: 80))…'
 
-            """)
+                """)
         #expect(!result.stderr.utf8.contains(0x1B))
     }
 
@@ -86,16 +91,21 @@ struct LimitsTests {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let notifier = try script("env > \"$1/env\"\n", to: "notify.sh", in: dir)
-        try write("""
+        try write(
+            """
             {"version": 1, "sinks": {"pager": {"type": "exec", "command": ["\(notifier)", "\(dir.path)"]}}, "rules": []}
             """, to: "pager.json", in: dir)
-        try write("""
+        try write(
+            """
             {"version": 1, "sinks": {"ops": {"type": "webhook", "urlEnv": "LIMITS_OPS_URL", "secretEnv": "LIMITS_OPS_SECRET"}}, "rules": []}
             """, to: "hooks.json", in: dir)
-        let environment = ["LIMITS_OPS_URL": "https://hooks.example.com/T0KEN", "LIMITS_OPS_SECRET": "whsec_c2VjcmV0",
-                           "LIMITS_HARMLESS": "kept"]
-        let result = try await PriceAlertBinary.run(["sinks", "test", "pager", "--rules", "pager.json", "--rules", "hooks.json"],
-                                                    in: dir, environment: environment)
+        let environment = [
+            "LIMITS_OPS_URL": "https://hooks.example.com/T0KEN", "LIMITS_OPS_SECRET": "whsec_c2VjcmV0",
+            "LIMITS_HARMLESS": "kept"
+        ]
+        let result = try await PriceAlertBinary.run(
+            ["sinks", "test", "pager", "--rules", "pager.json", "--rules", "hooks.json"],
+            in: dir, environment: environment)
         #expect(result.status == 0, "\(result.stderr)")
         let seen = try String(contentsOf: dir.appendingPathComponent("env"), encoding: .utf8)
         #expect(!seen.contains("T0KEN"))
@@ -108,14 +118,18 @@ struct LimitsTests {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let notifier = try script("env > \"$1/env\"\n", to: "notify.sh", in: dir)
-        try write("""
+        try write(
+            """
             {"version": 1, "sinks": {"pager": {"type": "exec", "command": ["\(notifier)", "\(dir.path)"]}}, "rules": []}
             """, to: "pager.json", in: dir)
-        let environment = ["COINGECKO_API_KEY": "CG-k3y-for-the-test", "COINRANKING_API_KEY": "cr-k3y-for-the-test",
-                           "NOTIFY_SOCKET": "/run/systemd/notify", "WATCHDOG_USEC": "30000000",
-                           "LIMITS_HARMLESS": "kept"]
-        let result = try await PriceAlertBinary.run(["sinks", "test", "pager", "--rules", "pager.json"],
-                                                    in: dir, environment: environment)
+        let environment = [
+            "COINGECKO_API_KEY": "CG-k3y-for-the-test", "COINRANKING_API_KEY": "cr-k3y-for-the-test",
+            "NOTIFY_SOCKET": "/run/systemd/notify", "WATCHDOG_USEC": "30000000",
+            "LIMITS_HARMLESS": "kept"
+        ]
+        let result = try await PriceAlertBinary.run(
+            ["sinks", "test", "pager", "--rules", "pager.json"],
+            in: dir, environment: environment)
         #expect(result.status == 0, "\(result.stderr)")
         let seen = try String(contentsOf: dir.appendingPathComponent("env"), encoding: .utf8)
         #expect(!seen.contains("k3y-for-the-test"))
@@ -129,20 +143,29 @@ struct LimitsTests {
     @Test func notifiersRunningAtExitAreStopped() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let notifier = try script("echo $$ > \"$1/pid.tmp\"\nsleep 1000 &\necho $! > \"$1/child\"\nmv \"$1/pid.tmp\" \"$1/pid\"\nwait\n",
-                                  to: "notify.sh", in: dir)
-        try write("""
+        let notifier = try script(
+            "echo $$ > \"$1/pid.tmp\"\nsleep 1000 &\necho $! > \"$1/child\"\nmv \"$1/pid.tmp\" \"$1/pid\"\nwait\n",
+            to: "notify.sh", in: dir)
+        try write(
+            """
             {"version": 1, "sinks": {"pager": {"type": "exec", "command": ["\(notifier)", "\(dir.path)"], "timeout": "1h"}},
              "rules": [{"id": "a", "symbol": "BTC", "when": {"price": {"above": 100}}, "notify": ["pager"]}]}
             """, to: "r.json", in: dir)
         try write(Self.ticks, to: "t.jsonl", in: dir)
-        let result = try await PriceAlertBinary.run(["check", "--rules", "r.json", "--ticks", "t.jsonl", "--state", "st",
-                                                     "--drain-timeout", "10s"], in: dir)
+        let result = try await PriceAlertBinary.run(
+            [
+                "check", "--rules", "r.json", "--ticks", "t.jsonl", "--state", "st",
+                "--drain-timeout", "10s"
+            ], in: dir)
         #expect(result.status == 74, "\(result.stderr)")
-        let pid = try #require(Int32(try String(contentsOf: dir.appendingPathComponent("pid"), encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
-        let child = try #require(Int32(try String(contentsOf: dir.appendingPathComponent("child"), encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let pid = try #require(
+            Int32(
+                try String(contentsOf: dir.appendingPathComponent("pid"), encoding: .utf8)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let child = try #require(
+            Int32(
+                try String(contentsOf: dir.appendingPathComponent("child"), encoding: .utf8)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(try await ChildProcesses.waitUntilGone(pid), "the notifier outlived pricealert")
         #expect(try await ChildProcesses.waitUntilGone(child), "the notifier's child outlived pricealert")
         // Nor was another notifier started while pricealert was exiting.
@@ -155,14 +178,19 @@ struct LimitsTests {
     @Test func aLongTickLineFromAPipe() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try write(#"{"version": 1, "rules": [{"id": "a", "symbol": "BTC", "when": {"price": {"above": 100}}}]}"#, to: "r.json", in: dir)
-        let long = "{\"time\": 1700000000000, \"symbol\": \"BTC\", \"note\": \"" + String(repeating: "n", count: 20_000_000)
+        try write(
+            #"{"version": 1, "rules": [{"id": "a", "symbol": "BTC", "when": {"price": {"above": 100}}}]}"#,
+            to: "r.json", in: dir)
+        let long =
+            "{\"time\": 1700000000000, \"symbol\": \"BTC\", \"note\": \"" + String(repeating: "n", count: 20_000_000)
             + "\", \"price\": 101}\n"
-        try write(long + "{\"time\": 1700000001000, \"symbol\": \"BTC\", \"price\": 99}\n"
-                  + "{\"time\": 1700000002000, \"symbol\": \"BTC\", \"price\": 102}\n", to: "t.jsonl", in: dir)
-        let result = try await ObservedProcess.run(URL(fileURLWithPath: "/bin/sh"),
-                                                   ["-c", "cat t.jsonl | \"$0\" replay --rules r.json --ticks - --format json", PriceAlertBinary.url.path],
-                                                   in: dir)
+        try write(
+            long + "{\"time\": 1700000001000, \"symbol\": \"BTC\", \"price\": 99}\n"
+                + "{\"time\": 1700000002000, \"symbol\": \"BTC\", \"price\": 102}\n", to: "t.jsonl", in: dir)
+        let result = try await ObservedProcess.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "cat t.jsonl | \"$0\" replay --rules r.json --ticks - --format json", PriceAlertBinary.url.path],
+            in: dir)
         #expect(result.status == 0)
         let text = result.stdout
         #expect(text.split(separator: "\n").count == 2)

@@ -1,5 +1,5 @@
-import AlertTestSupport
 import AlertHTTP
+import AlertTestSupport
 import DemoExchange
 import Foundation
 import Testing
@@ -9,16 +9,21 @@ import Testing
 @Suite("end to end: live commands", .programs)
 struct LiveCommandTests {
     /// Runs `body` with an exchange on a free port, stopped afterwards.
-    func withExchange<T>(faults: ExchangeFaults = ExchangeFaults(), interval: Duration = .milliseconds(200),
-                         _ body: (Int) async throws -> T) async throws -> T {
+    func withExchange<T>(
+        faults: ExchangeFaults = ExchangeFaults(), interval: Duration = .milliseconds(200),
+        _ body: (Int) async throws -> T
+    ) async throws -> T {
         try await withExchangeServer(faults: faults, interval: interval) { _, port in try await body(port) }
     }
 
     /// `withExchange`, handing `body` the server too (to change its faults while it runs).
-    func withExchangeServer<T>(faults: ExchangeFaults = ExchangeFaults(), interval: Duration = .milliseconds(200),
-                               _ body: (DemoExchangeServer, Int) async throws -> T) async throws -> T {
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
-            port: 0, prices: .randomWalk(seed: 3, interval: interval), faults: faults))
+    func withExchangeServer<T>(
+        faults: ExchangeFaults = ExchangeFaults(), interval: Duration = .milliseconds(200),
+        _ body: (DemoExchangeServer, Int) async throws -> T
+    ) async throws -> T {
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(
+                port: 0, prices: .randomWalk(seed: 3, interval: interval), faults: faults))
         let port = try await exchange.start()
         do {
             let result = try await body(exchange, port)
@@ -57,8 +62,11 @@ struct LiveCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         let result = try await withExchange { port in
-            let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse",
-                                                      "--endpoint", "http://127.0.0.1:\(port)"], in: dir)
+            let running = try PriceAlertBinary.start(
+                [
+                    "run", "--rules", "rules.json", "--source", "btse",
+                    "--endpoint", "http://127.0.0.1:\(port)"
+                ], in: dir)
             // BTC fires at its first tick; the match rule joins BTC to the listed BTC-USD spot market.
             _ = try await running.waitForStdoutLine(containing: #""rule":"btc-listed","symbol":"BTC""#, timeout: 60)
             _ = try await running.waitForStdoutLine(containing: #""rule":"usd-spot","symbol":"BTC""#, timeout: 60)
@@ -75,8 +83,11 @@ struct LiveCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         let result = try await withExchange { port in
-            try await PriceAlertBinary.run(["run", "--rules", "rules.json", "--source", "btse",
-                                            "--endpoint", "http://127.0.0.1:\(port)", "--duration", "1s"], in: dir)
+            try await PriceAlertBinary.run(
+                [
+                    "run", "--rules", "rules.json", "--source", "btse",
+                    "--endpoint", "http://127.0.0.1:\(port)", "--duration", "1s"
+                ], in: dir)
         }
         #expect(result.status == 0)
         #expect(result.stderr.contains("run: "))
@@ -89,8 +100,11 @@ struct LiveCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         let (status, stdout) = try await withExchangeServer { exchange, port in
-            let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
-                                                      "http://127.0.0.1:\(port)", "--stale-after", "5s"], in: dir)
+            let running = try PriceAlertBinary.start(
+                [
+                    "run", "--rules", "rules.json", "--source", "btse", "--endpoint",
+                    "http://127.0.0.1:\(port)", "--stale-after", "5s"
+                ], in: dir)
             _ = try await running.waitForStdoutLine(containing: #""rule":"btc-listed""#, timeout: 60)
             exchange.setFaults(ExchangeFaults(silenceAfter: .zero, silenceFor: .seconds(3600)))
             _ = try await running.waitForStdoutLine(containing: #""rule":"@feed-stale""#, timeout: 60)
@@ -111,8 +125,11 @@ struct LiveCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         let (status, running) = try await withExchange { port in
-            let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "btse", "--endpoint",
-                                                      "http://127.0.0.1:\(port)"], in: dir)
+            let running = try PriceAlertBinary.start(
+                [
+                    "run", "--rules", "rules.json", "--source", "btse", "--endpoint",
+                    "http://127.0.0.1:\(port)"
+                ], in: dir)
             _ = try await running.waitForStdoutLine(containing: #""rule":"btc-listed""#, timeout: 60)
             return (try await running.stop(signal: SIGTERM), running)
         }
@@ -124,13 +141,14 @@ struct LiveCommandTests {
     @Test func exchangeStopsCleanlyOnSIGTERMAsSoonAsItListens() async throws {
         for _ in 0..<5 {
             let exchange = try PriceAlertBinary.start(["exchange", "--port", "0"])
-            _ = try await exchange.waitForStderrLine(containing: "exchange: listening on http://127.0.0.1:", timeout: 60)
+            _ = try await exchange.waitForStderrLine(
+                containing: "exchange: listening on http://127.0.0.1:", timeout: 60)
             #expect(try await exchange.stop(signal: SIGTERM) == 0, "\(exchange.stderr)")
         }
     }
 
     @Test func demoRunsOfflineAndPrintsAlerts() async throws {
-        let dir = try tempFolder()  // no Rules/ here: the built-in demo rules are used
+        let dir = try tempFolder() // no Rules/ here: the built-in demo rules are used
         defer { try? FileManager.default.removeItem(at: dir) }
         let running = try PriceAlertBinary.start(["demo", "--interval", "200ms"], in: dir)
         _ = try await running.waitForStdoutLine(containing: "[demo-", timeout: 60)
@@ -140,8 +158,10 @@ struct LiveCommandTests {
 
     @Test func marketsListsSearchesAndSortsWithPrices() async throws {
         let result = try await withExchange { port in
-            try await PriceAlertBinary.run(["markets", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
-                                      "--search", "bt", "--sort", "symbol", "--format", "json"])
+            try await PriceAlertBinary.run([
+                "markets", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                "--search", "bt", "--sort", "symbol", "--format", "json"
+            ])
         }
         #expect(result.status == 0)
         let rows = try jsonLines(result.stdout)
@@ -149,9 +169,10 @@ struct LiveCommandTests {
         #expect(symbols == symbols.sorted())
         #expect(symbols.contains("BTC") && symbols.contains("BTC-PERP"))
         // Every row matched the search in its symbol, name or base.
-        #expect(rows.allSatisfy { row in
-            ["symbol", "name", "base"].contains { (row[$0] as? String)?.lowercased().contains("bt") == true }
-        })
+        #expect(
+            rows.allSatisfy { row in
+                ["symbol", "name", "base"].contains { (row[$0] as? String)?.lowercased().contains("bt") == true }
+            })
         let btc = try #require(rows.first { $0["symbol"] as? String == "BTC" })
         #expect((btc["price"] as? Double ?? 0) > 0)
     }
@@ -161,8 +182,11 @@ struct LiveCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("ticks.jsonl").path
         let recorded = try await withExchange { port in
-            let running = try PriceAlertBinary.start(["record", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
-                                                      "--out", "ticks.jsonl"], in: dir)
+            let running = try PriceAlertBinary.start(
+                [
+                    "record", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                    "--out", "ticks.jsonl"
+                ], in: dir)
             // The file grows as frames arrive (each line whole); stopped once it holds 100 ticks.
             let written = { (FileManager.default.contents(atPath: out) ?? Data()).count(where: { $0 == 0x0A }) }
             var looks = 0
@@ -174,11 +198,13 @@ struct LiveCommandTests {
             return try await running.wait(timeout: 60)
         }
         #expect(recorded.status == 0)
-        let lines = try String(contentsOf: dir.appendingPathComponent("ticks.jsonl"), encoding: .utf8).split(separator: "\n")
+        let lines = try String(contentsOf: dir.appendingPathComponent("ticks.jsonl"), encoding: .utf8).split(
+            separator: "\n")
         #expect(lines.count > 100)
         #expect(recorded.stderr.contains("record: \(lines.count) ticks written to ticks.jsonl"))
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
-        let replayed = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl"], in: dir)
+        let replayed = try await PriceAlertBinary.run(
+            ["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl"], in: dir)
         #expect(replayed.status == 0)
         #expect(replayed.stderr.contains("replay: \(lines.count) ticks read, 0 dropped"))
     }
@@ -188,7 +214,8 @@ struct LiveCommandTests {
         let ready = try await server.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 60)
         let port = try #require(ready.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) })
         let http = CurlHTTPClient()
-        let response = try await http.send(HTTPRequest(url: "http://127.0.0.1:\(port)/futures/api/inquire/initial/market"))
+        let response = try await http.send(
+            HTTPRequest(url: "http://127.0.0.1:\(port)/futures/api/inquire/initial/market"))
         http.shutdown()
         #expect(response.status == 200)
         #expect(response.body.count > 100_000)
@@ -197,12 +224,14 @@ struct LiveCommandTests {
     }
 
     @Test func theBuiltInDemoRulesAreRulesDemoJSON() async throws {
-        let source = try String(contentsOf: PriceAlertBinary.repo.appendingPathComponent("Sources/pricealert/Support/DemoRules.swift"),
-                                encoding: .utf8)
+        let source = try String(
+            contentsOf: PriceAlertBinary.repo.appendingPathComponent("Sources/pricealert/Support/DemoRules.swift"),
+            encoding: .utf8)
         let start = try #require(source.range(of: "#\"\"\"\n"))
         let end = try #require(source.range(of: "\"\"\"#", options: .backwards))
         let embedded = String(source[start.upperBound..<end.lowerBound])
-        let file = try String(contentsOf: PriceAlertBinary.repo.appendingPathComponent("Rules/demo.json"), encoding: .utf8)
+        let file = try String(
+            contentsOf: PriceAlertBinary.repo.appendingPathComponent("Rules/demo.json"), encoding: .utf8)
         #expect(embedded == file)
     }
 }

@@ -1,5 +1,5 @@
-import AlertTestSupport
 import AlertHTTP
+import AlertTestSupport
 import DemoExchange
 import Foundation
 import Testing
@@ -18,13 +18,16 @@ struct MarketChangesTests {
     }
 
     @Test func changeColumnsComeFromTheCandlesAndSort() async throws {
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 9, interval: .seconds(60))))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 9, interval: .seconds(60))))
         let port = try await exchange.start()
         let endpoint = "http://127.0.0.1:\(port)"
         let day: Int64 = 86_400_000
         let before = Int64(Date().timeIntervalSince1970 * 1000)
-        let json = try await PriceAlertBinary.run(["markets", "--source", "btse", "--endpoint", endpoint, "--search", "A",
-                                                   "--changes", "24h,7d,500d", "--sort", "change:7d", "--format", "json"])
+        let json = try await PriceAlertBinary.run([
+            "markets", "--source", "btse", "--endpoint", endpoint, "--search", "A",
+            "--changes", "24h,7d,500d", "--sort", "change:7d", "--format", "json"
+        ])
         let after = Int64(Date().timeIntervalSince1970 * 1000)
         #expect(json.status == 0, "\(json.stderr)")
         let rows = json.stdout.split(separator: "\n").compactMap {
@@ -55,8 +58,10 @@ struct MarketChangesTests {
             }
         }
 
-        let text = try await PriceAlertBinary.run(["markets", "--source", "btse", "--endpoint", endpoint, "--search", "BTC",
-                                                   "--changes", "7d,500d"])
+        let text = try await PriceAlertBinary.run([
+            "markets", "--source", "btse", "--endpoint", endpoint, "--search", "BTC",
+            "--changes", "7d,500d"
+        ])
         #expect(text.status == 0, "\(text.stderr)")
         let lines = text.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasSuffix("CHANGE:7D%  CHANGE:500D%") == true, "\(text.stdout)")
@@ -70,15 +75,22 @@ struct MarketChangesTests {
     /// A `24h` window beside the source's own 24 h change: two columns, two names; and a cell
     /// without a value (a future's price, a window without candles) reads the same everywhere.
     @Test func everyColumnHasItsOwnNameAndAMissingValueOneSign() async throws {
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 9, interval: .seconds(60))))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 9, interval: .seconds(60))))
         let port = try await exchange.start()
-        let text = try await PriceAlertBinary.run(["markets", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
-                                                   "--search", "BTC", "--changes", "1h,24h,7d,500d"])
+        let text = try await PriceAlertBinary.run([
+            "markets", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+            "--search", "BTC", "--changes", "1h,24h,7d,500d"
+        ])
         await exchange.stop()
         #expect(text.status == 0, "\(text.stderr)")
         let lines = text.stdout.split(separator: "\n").map(String.init)
         let header = try #require(lines.first).split(separator: " ").map(String.init)
-        #expect(header == ["SYMBOL", "NAME", "PAIR", "TYPE", "PRICE", "24H%", "CHANGE:1H%", "CHANGE:24H%", "CHANGE:7D%", "CHANGE:500D%"])
+        #expect(
+            header == [
+                "SYMBOL", "NAME", "PAIR", "TYPE", "PRICE", "24H%", "CHANGE:1H%", "CHANGE:24H%", "CHANGE:7D%",
+                "CHANGE:500D%"
+            ])
         #expect(Set(header).count == header.count, "\(header)")
         let rows = lines.dropFirst().dropLast().map { $0.split(separator: " ").map(String.init) }
         #expect(rows.contains { $0.contains("future") }, "no future (a market without a price) among \(lines)")
@@ -91,7 +103,9 @@ struct MarketChangesTests {
     }
 
     @Test func sortingByAWindowNotAskedForIsAnError() async throws {
-        let result = try await PriceAlertBinary.run(["markets", "--source", "btse", "--changes", "24h", "--sort", "change:7d"])
+        let result = try await PriceAlertBinary.run([
+            "markets", "--source", "btse", "--changes", "24h", "--sort", "change:7d"
+        ])
         #expect(result.status == 64)
         #expect(result.stderr.contains("--sort change:7d needs 7d among --changes"))
     }

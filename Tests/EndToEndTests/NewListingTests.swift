@@ -14,27 +14,35 @@ struct NewListingTests {
         """
 
     static func folder() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-listing-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-listing-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         return dir
     }
 
     static func events(_ stdout: String) throws -> [[String: Any]] {
-        try stdout.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        try stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
     }
 
-    @Test("check --source: the first list fires nothing; a refetched list that adds a market fires once for it, then never again")
+    @Test(
+        "check --source: the first list fires nothing; a refetched list that adds a market fires once for it, then never again"
+    )
     func checkSeesANewListing() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
-            port: 0, prices: .randomWalk(seed: 5, interval: .seconds(1)), newMarketAfter: 1))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(
+                port: 0, prices: .randomWalk(seed: 5, interval: .seconds(1)), newMarketAfter: 1))
         let port = try await exchange.start()
         defer { Task { await exchange.stop() } }
         // --markets-every 1ms: every check refetches the list.
-        let args = ["check", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
-                    "--state", "st", "--markets-every", "1ms"]
+        let args = [
+            "check", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+            "--state", "st", "--markets-every", "1ms"
+        ]
         let first = try await PriceAlertBinary.run(args, in: dir)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.isEmpty, "the first list a state folder sees fires nothing")
@@ -57,17 +65,22 @@ struct NewListingTests {
         #expect(third.stdout.isEmpty, "a market is announced once")
     }
 
-    @Test("run: a market-list reload that adds a market fires its listed rules once, and the state folder keeps it announced")
+    @Test(
+        "run: a market-list reload that adds a market fires its listed rules once, and the state folder keeps it announced"
+    )
     func runSeesANewListing() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let exchange = DemoExchangeServer(configuration: ExchangeConfiguration(
-            port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200)), newMarketAfter: 1))
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(
+                port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200)), newMarketAfter: 1))
         let port = try await exchange.start()
         defer { Task { await exchange.stop() } }
         let running = try PriceAlertBinary.start(
-            ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
-             "--state", "st", "--markets-every", "1s"], in: dir)
+            [
+                "run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                "--state", "st", "--markets-every", "1s"
+            ], in: dir)
         let line = try await running.waitForStdoutLine(containing: "\"condition\":\"listed\"", timeout: 60)
         #expect(line.contains("\"rule\":\"new-usd\",\"symbol\":\"NEWCOIN\""))
         // Two more reloads (the list served 4 times): still one listing event.

@@ -23,7 +23,8 @@ struct NotificationPolicyTests {
         /// A `json`-preset body or a file sink's line: an event, or `{"kind": "digest", …}`.
         init?(sink: String, json: Data) {
             guard let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any],
-                  let id = object["id"] as? String else { return nil }
+                let id = object["id"] as? String
+            else { return nil }
             self.sink = sink
             self.id = id
             digest = object["kind"] as? String == "digest"
@@ -43,15 +44,18 @@ struct NotificationPolicyTests {
     /// A webhook sink `name` to `receiver` and a file sink `name-file`, both with `policy` (JSON
     /// object members); `"name", "name-file"` for `notify`.
     static func twins(_ name: String, port: Int, _ policy: String) -> (sinks: String, notify: String) {
-        ("""
-         "\(name)": {"type": "webhook", "url": "http://127.0.0.1:\(port)/hook/\(name)", \(policy)},
-         "\(name)-file": {"type": "file", "path": "out/\(name)-file.jsonl", \(policy)}
-         """, "\"\(name)\", \"\(name)-file\"")
+        (
+            """
+            "\(name)": {"type": "webhook", "url": "http://127.0.0.1:\(port)/hook/\(name)", \(policy)},
+            "\(name)-file": {"type": "file", "path": "out/\(name)-file.jsonl", \(policy)}
+            """, "\"\(name)\", \"\(name)-file\""
+        )
     }
 
     /// Runs `check` on what each twin received: the webhook, through the outbox, and the file
     /// sink, delivered directly.
-    static func forTwins(_ name: String, _ receiver: Receiver, in dir: URL, _ check: ([Arrival]) throws -> Void) throws {
+    static func forTwins(_ name: String, _ receiver: Receiver, in dir: URL, _ check: ([Arrival]) throws -> Void) throws
+    {
         try check(try received(name + "-file", receiver, in: dir))
         try check(try received(name, receiver, in: dir))
     }
@@ -88,21 +92,26 @@ struct NotificationPolicyTests {
     }
 
     func folder() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-policy-\(UUID().uuidString)")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-policy-\(UUID().uuidString)")
         // `out/` for the file sinks.
-        try FileManager.default.createDirectory(at: url.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: url.appendingPathComponent("out"), withIntermediateDirectories: true)
         return url
     }
 
     /// The events `replay` lists for these rules and ticks, in order (no sink is touched).
     func listed(_ dir: URL, ticks: String = "ticks.jsonl") async throws -> [Event] {
-        let result = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", ticks, "--format", "json"], in: dir)
+        let result = try await PriceAlertBinary.run(
+            ["replay", "--rules", "rules.json", "--ticks", ticks, "--format", "json"], in: dir)
         try #require(result.status == 0, "\(result.stderr)")
         return try result.stdout.split(separator: "\n").map { line in
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             let id = try #require(object["id"] as? String)
             let time = try #require(Int64(id.split(separator: ":").last ?? ""))
-            return Event(id: id, rule: try #require(object["rule"] as? String), symbol: try #require(object["symbol"] as? String), time: time)
+            return Event(
+                id: id, rule: try #require(object["rule"] as? String),
+                symbol: try #require(object["symbol"] as? String), time: time)
         }
     }
 
@@ -159,17 +168,20 @@ struct NotificationPolicyTests {
         try await LoopbackServer.with(receiver.router()) { port in
             let grouped = Self.twins("grouped", port: port, #""group": {"window": "2m", "by": ["symbol"], "max": 4}"#)
             try """
-                {"version": 2,
-                 "sinks": {\(grouped.sinks)},
-                 "defaults": {"notify": [\(grouped.notify)]},
-                 "rules": \(Self.crossingRules)}
-                """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+            {"version": 2,
+             "sinks": {\(grouped.sinks)},
+             "defaults": {"notify": [\(grouped.notify)]},
+             "rules": \(Self.crossingRules)}
+            """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
             let events = try await listed(dir)
             #expect(events.count > 100)
             let expected = Self.groups(events, window: 120_000, max: 4) { $0.symbol }
-            #expect(expected.contains { $0.count == 4 } && expected.contains { $0.count == 1 } && expected.contains { (2...3).contains($0.count) })
+            #expect(
+                expected.contains { $0.count == 4 } && expected.contains { $0.count == 1 }
+                    && expected.contains { (2...3).contains($0.count) })
 
-            let replay = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch"], in: dir)
+            let replay = try await PriceAlertBinary.run(
+                ["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch"], in: dir)
             #expect(replay.status == 0, "\(replay.stderr)")
             try await receiver.events.wait(for: events.count)
             try Self.forTwins("grouped", receiver, in: dir) { arrivals in
@@ -198,41 +210,47 @@ struct NotificationPolicyTests {
             lines.append(#"{"time": \#(time), "symbol": "BTC", "price": \#(i % 2 == 0 ? 99 : 101)}"#)
             lines.append(#"{"time": \#(time + 1), "symbol": "ETH", "price": \#(i % 4 < 2 ? 99 : 101)}"#)
         }
-        try (lines.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
+        try (lines.joined(separator: "\n") + "\n").write(
+            to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
         let receiver = Receiver()
         try await LoopbackServer.with(receiver.router()) { port in
             let night = #"[{"from": "22:00", "to": "07:00", "tz": "Europe/Berlin"}]"#
             let hold = Self.twins("hold", port: port, #""quiet": \#(night), "group": {"window": "1h"}"#)
             try """
-                {"version": 2,
-                 "sinks": {
-                   \(hold.sinks),
-                   "drop": {"type": "webhook", "url": "http://127.0.0.1:\(port)/hook/drop", "quiet": \(night), "quietAction": "drop"}},
-                 "defaults": {"notify": [\(hold.notify), "drop"]},
-                 "rules": [{"id": "btc", "symbol": "BTC", "when": {"price": {"crossesAbove": 100}}},
-                           {"id": "eth", "symbol": "ETH", "when": {"price": {"crossesAbove": 100}}, "priority": "high"}]}
-                """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+            {"version": 2,
+             "sinks": {
+               \(hold.sinks),
+               "drop": {"type": "webhook", "url": "http://127.0.0.1:\(port)/hook/drop", "quiet": \(night), "quietAction": "drop"}},
+             "defaults": {"notify": [\(hold.notify), "drop"]},
+             "rules": [{"id": "btc", "symbol": "BTC", "when": {"price": {"crossesAbove": 100}}},
+                       {"id": "eth", "symbol": "ETH", "when": {"price": {"crossesAbove": 100}}, "priority": "high"}]}
+            """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
             let events = try await listed(dir)
             // In the window by Foundation's reading of Berlin time.
             var berlin = Calendar(identifier: .gregorian)
             berlin.timeZone = try #require(TimeZone(identifier: "Europe/Berlin"))
             func quiet(_ event: Event) -> Bool {
-                let parts = berlin.dateComponents([.hour, .minute], from: Date(timeIntervalSince1970: Double(event.time) / 1000))
+                let parts = berlin.dateComponents(
+                    [.hour, .minute], from: Date(timeIntervalSince1970: Double(event.time) / 1000))
                 let minute = parts.hour! * 60 + parts.minute!
                 return minute >= 22 * 60 || minute < 7 * 60
             }
             let normal = events.filter { $0.rule == "btc" }, urgent = events.filter { $0.rule == "eth" }
             let held = normal.filter(quiet)
             // The window's edges in UTC, as the daylight-saving change makes them.
-            #expect(held.first?.time == 1_774_731_600_000)  // 2026-03-28T21:00:00Z = 22:00 CET
-            #expect(held.last.map { $0.time < 1_774_760_400_000 } == true)  // before 05:00Z = 07:00 CEST
-            #expect(normal.contains { $0.time == 1_774_760_400_000 && !quiet($0) })  // 05:00Z is not quiet
+            #expect(held.first?.time == 1_774_731_600_000) // 2026-03-28T21:00:00Z = 22:00 CET
+            #expect(held.last.map { $0.time < 1_774_760_400_000 } == true) // before 05:00Z = 07:00 CEST
+            #expect(normal.contains { $0.time == 1_774_760_400_000 && !quiet($0) }) // 05:00Z is not quiet
             #expect(urgent.contains(where: quiet))
 
-            let replay = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch"], in: dir)
+            let replay = try await PriceAlertBinary.run(
+                ["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch"], in: dir)
             #expect(replay.status == 0, "\(replay.stderr)")
-            #expect(replay.stderr.contains("\(2 * held.count) events held by quiet hours, \(held.count) events dropped by quiet hours"))
-            let expectedHold = Self.groups(normal.filter { !quiet($0) }, window: 3_600_000, max: 100) { _ in "" }
+            #expect(
+                replay.stderr.contains(
+                    "\(2 * held.count) events held by quiet hours, \(held.count) events dropped by quiet hours"))
+            let expectedHold =
+                Self.groups(normal.filter { !quiet($0) }, window: 3_600_000, max: 100) { _ in "" }
                 + [held.map(\.id)] + urgent.map { [$0.id] }
             let expectedDrop = (normal.filter { !quiet($0) } + urgent).map { [$0.id] }
             try await receiver.events.wait(for: expectedHold.joined().count + expectedDrop.count)
@@ -263,19 +281,23 @@ extension NotificationPolicyTests {
         try #require(mkfifo(fifo, 0o600) == 0)
         let receiver = Receiver()
         try await LoopbackServer.with(receiver.router()) { port in
-            let grouped = Self.twins("grouped", port: port, #""group": {"window": "1d", "by": ["symbol"], "max": 1000}"#)
+            let grouped = Self.twins(
+                "grouped", port: port, #""group": {"window": "1d", "by": ["symbol"], "max": 1000}"#)
             let night = Self.twins("night", port: port, #""quiet": [{"from": "00:00", "to": "00:00"}]"#)
             try """
-                {"version": 2,
-                 "sinks": {\(grouped.sinks), \(night.sinks)},
-                 "defaults": {"notify": [\(grouped.notify), \(night.notify)]},
-                 "rules": \(Self.crossingRules)}
-                """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+            {"version": 2,
+             "sinks": {\(grouped.sinks), \(night.sinks)},
+             "defaults": {"notify": [\(grouped.notify), \(night.notify)]},
+             "rules": \(Self.crossingRules)}
+            """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
             let events = try await listed(dir)
             #expect(events.count > 20)
 
-            let doomed = try PriceAlertBinary.start(["replay", "--rules", "rules.json", "--ticks", "feed", "--dispatch",
-                                                     "--state", "state", "--format", "json"], in: dir)
+            let doomed = try PriceAlertBinary.start(
+                [
+                    "replay", "--rules", "rules.json", "--ticks", "feed", "--dispatch",
+                    "--state", "state", "--format", "json"
+                ], in: dir)
             // The writer stays open: the replay is still reading when it is killed.
             let writer = try await Task.detached { () throws -> FileHandle in
                 let handle = try #require(FileHandle(forWritingAtPath: fifo))
@@ -285,10 +307,16 @@ extension NotificationPolicyTests {
             defer { try? writer.close() }
             _ = try await doomed.waitForStdoutLine(containing: events.last!.id, timeout: 60)
             // Every event held for both sinks, committed in the journal (read beside the replay).
-            let database = try DatabaseQueue(path: dir.appendingPathComponent("state/pricealert.sqlite").path,
-                                             configuration: { var c = Configuration(); c.readonly = true; return c }())
+            let database = try DatabaseQueue(
+                path: dir.appendingPathComponent("state/pricealert.sqlite").path,
+                configuration: {
+                    var c = Configuration(); c.readonly = true; return c
+                }())
             var looks = 0
-            while looks < 600, try await database.read({ try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM policy_pending") }) != 4 * events.count {
+            while looks < 600,
+                try await database.read({ try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM policy_pending") }) != 4
+                    * events.count
+            {
                 looks += 1
                 try await Task.sleep(for: .milliseconds(100))
             }
@@ -298,17 +326,23 @@ extension NotificationPolicyTests {
             #expect(doomed.process.terminationReason == .uncaughtSignal)
             #expect(receiver.events.count == 0)
             for file in ["grouped-file", "night-file"] {
-                #expect((try? String(contentsOf: dir.appendingPathComponent("out/\(file).jsonl"), encoding: .utf8)) ?? "" == "")
+                #expect(
+                    (try? String(contentsOf: dir.appendingPathComponent("out/\(file).jsonl"), encoding: .utf8)) ?? ""
+                        == "")
             }
 
-            let restarted = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "none.jsonl",
-                                                            "--dispatch", "--state", "state"], in: dir)
+            let restarted = try await PriceAlertBinary.run(
+                [
+                    "replay", "--rules", "rules.json", "--ticks", "none.jsonl",
+                    "--dispatch", "--state", "state"
+                ], in: dir)
             #expect(restarted.status == 0, "\(restarted.stderr)")
             try await receiver.events.wait(for: 2 * events.count)
             let expected = Self.groups(events, window: 86_400_000, max: 1000) { $0.symbol }
             try Self.forTwins("grouped", receiver, in: dir) { arrivals in
                 #expect(Self.sorted(arrivals.map(\.events)) == Self.sorted(expected))
-                #expect(Set(arrivals.map(\.id)) == Set(expected.map { "digest:\(arrivals.first?.sink ?? ""):\($0[0])" }))
+                #expect(
+                    Set(arrivals.map(\.id)) == Set(expected.map { "digest:\(arrivals.first?.sink ?? ""):\($0[0])" }))
             }
             try Self.forTwins("night", receiver, in: dir) { arrivals in
                 #expect(arrivals.map(\.events) == [events.map(\.id)])
@@ -327,15 +361,19 @@ extension NotificationPolicyTests {
         try await LoopbackServer.with(receiver.router()) { port in
             let grouped = Self.twins("grouped", port: port, #""group": {"window": "1h"}"#)
             try """
-                {"version": 2,
-                 "sinks": {\(grouped.sinks)},
-                 "rules": [{"id": "up", "symbol": "BTC", "when": {"price": {"crossesAbove": 100}}, "notify": [\(grouped.notify)]}]}
-                """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+            {"version": 2,
+             "sinks": {\(grouped.sinks)},
+             "rules": [{"id": "up", "symbol": "BTC", "when": {"price": {"crossesAbove": 100}}, "notify": [\(grouped.notify)]}]}
+            """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
             // Three crossings a minute apart from `start`: ids up:BTC:start+60000·(2k+1).
             func piece(_ name: String, from start: Int64) async throws -> [String] {
-                let lines = (0..<6).map { #"{"time": \#(start + Int64($0) * 60_000), "symbol": "BTC", "price": \#($0 % 2 == 0 ? 99 : 101)}"# }
-                try (lines.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
-                let check = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", name, "--state", "state"], in: dir)
+                let lines = (0..<6).map {
+                    #"{"time": \#(start + Int64($0) * 60_000), "symbol": "BTC", "price": \#($0 % 2 == 0 ? 99 : 101)}"#
+                }
+                try (lines.joined(separator: "\n") + "\n").write(
+                    to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
+                let check = try await PriceAlertBinary.run(
+                    ["check", "--rules", "rules.json", "--ticks", name, "--state", "state"], in: dir)
                 #expect(check.status == 0, "\(check.stderr)")
                 return [1, 3, 5].map { "up:BTC:\(start + Int64($0) * 60_000)" }
             }
@@ -368,22 +406,25 @@ extension LiveCommandTests {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try """
-            {"version": 2,
-             "sinks": {"out": {"type": "stdout", "format": "json"}},
-             "rules": [{"id": "btc-always", "symbol": "BTC", "when": {"price": {"above": 1}}, "repeat": {"every": "1s"}, "notify": ["out"]}]}
-            """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        {"version": 2,
+         "sinks": {"out": {"type": "stdout", "format": "json"}},
+         "rules": [{"id": "btc-always", "symbol": "BTC", "when": {"price": {"above": 1}}, "repeat": {"every": "1s"}, "notify": ["out"]}]}
+        """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         let socket = try NotifySocket()
         try await withExchange { port in
             let daemon = try PriceAlertBinary.start(
-                ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
-                 "--state", "state", "--listen", "127.0.0.1:0"],
+                [
+                    "run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                    "--state", "state", "--listen", "127.0.0.1:0"
+                ],
                 in: dir, environment: ["NOTIFY_SOCKET": socket.address])
             let metrics = try await daemon.statusBase() + "/metrics"
             let delivered = #"pricealert_deliveries_total{sink="out",outcome="delivered"}"#
             let silenced = "pricealert_events_silenced_total"
             _ = try await poll(metrics, draining: socket) { (Self.sample($0.body, delivered) ?? 0) >= 2 }
 
-            let add = try await PriceAlertBinary.run(["silence", "add", "--rule", "btc-*", "--for", "1h", "--state", "state"], in: dir)
+            let add = try await PriceAlertBinary.run(
+                ["silence", "add", "--rule", "btc-*", "--for", "1h", "--state", "state"], in: dir)
             #expect(add.status == 0, "\(add.stderr)")
             let id = add.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             _ = try await daemon.waitForStderrLine(containing: "silences changed: 1 in force", timeout: 60)
@@ -411,27 +452,37 @@ extension LiveCommandTests {
     @Test func runKilledWithHeldEventsAndOpenDigestsLosesNoneOfThem() async throws {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
         try "".write(to: dir.appendingPathComponent("none.jsonl"), atomically: true, encoding: .utf8)
         try """
-            {"version": 2,
-             "sinks": {"grouped": {"type": "file", "path": "out/grouped.jsonl", "group": {"window": "1d", "max": 1000}},
-                       "night": {"type": "file", "path": "out/night.jsonl", "quiet": [{"from": "00:00", "to": "00:00"}]}},
-             "rules": [{"id": "btc-always", "symbol": "BTC", "when": {"price": {"above": 1}}, "repeat": {"every": "1s"},
-                        "notify": ["grouped", "night"]}]}
-            """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        {"version": 2,
+         "sinks": {"grouped": {"type": "file", "path": "out/grouped.jsonl", "group": {"window": "1d", "max": 1000}},
+                   "night": {"type": "file", "path": "out/night.jsonl", "quiet": [{"from": "00:00", "to": "00:00"}]}},
+         "rules": [{"id": "btc-always", "symbol": "BTC", "when": {"price": {"above": 1}}, "repeat": {"every": "1s"},
+                    "notify": ["grouped", "night"]}]}
+        """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         let journal = dir.appendingPathComponent("state/pricealert.sqlite").path
         func held() throws -> [(sink: String, id: String)] {
             guard FileManager.default.fileExists(atPath: journal) else { return [] }
-            let database = try DatabaseQueue(path: journal, configuration: { var c = Configuration(); c.readonly = true; return c }())
+            let database = try DatabaseQueue(
+                path: journal,
+                configuration: {
+                    var c = Configuration(); c.readonly = true; return c
+                }())
             defer { try? database.close() }
             return try database.read { db in
-                try Row.fetchAll(db, sql: "SELECT sink, alert_id FROM policy_pending ORDER BY seq").map { ($0[0], $0[1]) }
+                try Row.fetchAll(db, sql: "SELECT sink, alert_id FROM policy_pending ORDER BY seq").map {
+                    ($0[0], $0[1])
+                }
             }
         }
         let kept = try await withExchange { port in
             let daemon = try PriceAlertBinary.start(
-                ["run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)", "--state", "state"],
+                [
+                    "run", "--rules", "rules.json", "--source", "btse", "--endpoint", "http://127.0.0.1:\(port)",
+                    "--state", "state"
+                ],
                 in: dir)
             var looks = 0
             while looks < 600, (try? held().count) ?? 0 < 10 {
@@ -444,10 +495,14 @@ extension LiveCommandTests {
         }
         #expect(kept.count >= 10)
         for file in ["grouped", "night"] {
-            #expect((try? String(contentsOf: dir.appendingPathComponent("out/\(file).jsonl"), encoding: .utf8)) ?? "" == "")
+            #expect(
+                (try? String(contentsOf: dir.appendingPathComponent("out/\(file).jsonl"), encoding: .utf8)) ?? "" == "")
         }
-        let restarted = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "none.jsonl",
-                                                        "--dispatch", "--state", "state"], in: dir)
+        let restarted = try await PriceAlertBinary.run(
+            [
+                "replay", "--rules", "rules.json", "--ticks", "none.jsonl",
+                "--dispatch", "--state", "state"
+            ], in: dir)
         #expect(restarted.status == 0, "\(restarted.stderr)")
         for sink in ["grouped", "night"] {
             let ids = kept.filter { $0.sink == sink }.map(\.id)

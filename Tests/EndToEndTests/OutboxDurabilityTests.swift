@@ -48,9 +48,11 @@ struct OutboxDurabilityTests {
     /// A folder with `rules.json`: rule `up` (AAA above 101) notifies the webhook `ops`, whose URL
     /// is `$HOOK_URL`, retried quickly.
     func folder() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-durable-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-durable-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        try put("""
+        try put(
+            """
             {"version": 1,
              "sinks": {"ops": {"type": "webhook", "urlEnv": "HOOK_URL", "timeout": "60s",
                                "retry": {"backoff": "20ms", "maxBackoff": "100ms"}}},
@@ -75,17 +77,21 @@ struct OutboxDurabilityTests {
 
     /// `check` of `ticks` with the webhook unreachable: every alert waits in the outbox.
     func queue(_ ticks: String, in dir: URL) async throws -> PriceAlertBinary.Result {
-        try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", ticks, "--state", "st", "--drain-timeout", "1s"],
-                                       in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
+        try await PriceAlertBinary.run(
+            ["check", "--rules", "rules.json", "--ticks", ticks, "--state", "st", "--drain-timeout", "1s"],
+            in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
     }
 
     /// `pricealert check --rules rules.json --ticks TICKS --state st --format json` with
     /// `$HOOK_URL` at `port`, and a drain long enough for a busy machine (it ends once all is
     /// delivered).
     func check(_ ticks: String, in dir: URL, port: Int) async throws -> PriceAlertBinary.Result {
-        try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", ticks, "--state", "st", "--format", "json",
-                                        "--drain-timeout", "60s"],
-                                       in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(port)/hook"])
+        try await PriceAlertBinary.run(
+            [
+                "check", "--rules", "rules.json", "--ticks", ticks, "--state", "st", "--format", "json",
+                "--drain-timeout", "60s"
+            ],
+            in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(port)/hook"])
     }
 
     func database(_ dir: URL) -> String {
@@ -113,8 +119,10 @@ struct OutboxDurabilityTests {
             let refused = try await check("up.jsonl", in: dir, port: port)
             #expect(refused.status == 73, "\(refused.stderr)")
             #expect(refused.stdout.contains("\"id\":\"up:AAA:2000\""))
-            #expect(refused.stderr.contains(
-                "pricealert: error: cannot write 1 alert to the outbox in st/pricealert.sqlite: database or disk is full"))
+            #expect(
+                refused.stderr.contains(
+                    "pricealert: error: cannot write 1 alert to the outbox in st/pricealert.sqlite: database or disk is full"
+                ))
             #expect(refused.stderr.contains("not sent to webhook and exec sinks: up:AAA:2000"))
             #expect(refused.stderr.contains("pricealert: error: state not saved in st"))
             #expect(hook.ids.isEmpty)
@@ -130,7 +138,10 @@ struct OutboxDurabilityTests {
     /// The outbox refuses inserts (a trigger raising SQLite's "database or disk is full").
     func refuseInserts(_ dir: URL) async throws {
         try await openDatabase(database(dir)).write { db in
-            try db.execute(sql: "CREATE TRIGGER full BEFORE INSERT ON outbox BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END")
+            try db.execute(
+                sql:
+                    "CREATE TRIGGER full BEFORE INSERT ON outbox BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END"
+            )
         }
     }
 
@@ -143,13 +154,18 @@ struct OutboxDurabilityTests {
         let hook = Hook()
         try await withFolder(hook) { dir, port in
             let environment = ["HOOK_URL": "http://127.0.0.1:\(port)/hook"]
-            let replay = ["replay", "--rules", "rules.json", "--dispatch", "--state", "st", "--format", "json", "--ticks"]
-            #expect(try await PriceAlertBinary.run(replay + ["calm.jsonl"], in: dir, environment: environment).status == 0)
+            let replay = [
+                "replay", "--rules", "rules.json", "--dispatch", "--state", "st", "--format", "json", "--ticks"
+            ]
+            #expect(
+                try await PriceAlertBinary.run(replay + ["calm.jsonl"], in: dir, environment: environment).status == 0)
             try await refuseInserts(dir)
             let refused = try await PriceAlertBinary.run(replay + ["up.jsonl"], in: dir, environment: environment)
             #expect(refused.status == 73, "\(refused.stderr)")
             #expect(refused.stdout.contains("\"id\":\"up:AAA:2000\""))
-            #expect(refused.stderr.contains("cannot write 1 alert to the outbox in st/pricealert.sqlite: database or disk is full"))
+            #expect(
+                refused.stderr.contains(
+                    "cannot write 1 alert to the outbox in st/pricealert.sqlite: database or disk is full"))
             #expect(refused.stderr.contains("not sent to webhook and exec sinks: up:AAA:2000"))
             #expect(hook.ids.isEmpty)
         }
@@ -158,7 +174,8 @@ struct OutboxDurabilityTests {
     /// `live.json`: BTC above 1, to stdout and the webhook; and the state folder, made by a
     /// command that changes nothing in it.
     func putLiveRules(in dir: URL) async throws {
-        try put("""
+        try put(
+            """
             {"version": 1,
              "sinks": {"out": {"type": "stdout", "format": "json"},
                        "ops": {"type": "webhook", "urlEnv": "HOOK_URL", "retry": {"backoff": "20ms", "maxBackoff": "100ms"}}},
@@ -169,12 +186,17 @@ struct OutboxDurabilityTests {
 
     /// `run` on `live.json` against the exchange with `--listen`, saving its state every 200 ms;
     /// `body` gets the daemon and its status server's base URL.
-    func withDaemon(in dir: URL, hookPort: Int, exchangePort: Int,
-                    _ body: (PriceAlertBinary.Running, String) async throws -> Void) async throws {
-        let daemon = try PriceAlertBinary.start(["run", "--rules", "live.json", "--source", "btse",
-                                                 "--endpoint", "http://127.0.0.1:\(exchangePort)", "--state", "st",
-                                                 "--listen", "127.0.0.1:0", "--save-every", "200ms"],
-                                                in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(hookPort)/hook"])
+    func withDaemon(
+        in dir: URL, hookPort: Int, exchangePort: Int,
+        _ body: (PriceAlertBinary.Running, String) async throws -> Void
+    ) async throws {
+        let daemon = try PriceAlertBinary.start(
+            [
+                "run", "--rules", "live.json", "--source", "btse",
+                "--endpoint", "http://127.0.0.1:\(exchangePort)", "--state", "st",
+                "--listen", "127.0.0.1:0", "--save-every", "200ms"
+            ],
+            in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(hookPort)/hook"])
         try await body(daemon, try await daemon.statusBase())
     }
 
@@ -200,9 +222,12 @@ struct OutboxDurabilityTests {
         try await withHeldAlert(hook) { dir, hookPort, exchangePort, daemon, base in
             let health = try await health(base)
             #expect(health.status == 503)
-            #expect(health.body.hasPrefix("outbox: 1 alert could not be written to the outbox: database or disk is full"))
+            #expect(
+                health.body.hasPrefix("outbox: 1 alert could not be written to the outbox: database or disk is full"))
             #expect(try await daemon.stop(signal: SIGTERM) == 73, "\(daemon.stderr)")
-            #expect(daemon.stderr.contains("cannot write 1 alert to the outbox in st/pricealert.sqlite: database or disk is full"))
+            #expect(
+                daemon.stderr.contains(
+                    "cannot write 1 alert to the outbox in st/pricealert.sqlite: database or disk is full"))
             #expect(daemon.stderr.contains("not sent to webhook and exec sinks: btc-listed:BTC:"))
             #expect(hook.ids.isEmpty)
 
@@ -230,9 +255,12 @@ struct OutboxDurabilityTests {
             // The state saved once the outbox recovered says the rule fired: BTC, still above 1,
             // fires nothing.
             try put(#"{"time": 4102444800000, "symbol": "BTC", "price": 50000}"# + "\n", as: "btc.jsonl", in: dir)
-            let after = try await PriceAlertBinary.run(["check", "--rules", "live.json", "--ticks", "btc.jsonl", "--state", "st",
-                                                        "--format", "json"],
-                                                       in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
+            let after = try await PriceAlertBinary.run(
+                [
+                    "check", "--rules", "live.json", "--ticks", "btc.jsonl", "--state", "st",
+                    "--format", "json"
+                ],
+                in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
             #expect(after.status == 0, "\(after.stderr)")
             #expect(after.stdout.isEmpty)
         }
@@ -241,8 +269,10 @@ struct OutboxDurabilityTests {
     /// A `run` daemon (`withDaemon`) over an outbox that refuses inserts, once it has logged that
     /// it cannot write its first alert; `body` gets the folder, the hook's and the exchange's
     /// ports, the daemon and its status server's base URL.
-    func withHeldAlert(_ hook: Hook,
-                       _ body: @Sendable (URL, Int, Int, PriceAlertBinary.Running, String) async throws -> Void) async throws {
+    func withHeldAlert(
+        _ hook: Hook,
+        _ body: @Sendable (URL, Int, Int, PriceAlertBinary.Running, String) async throws -> Void
+    ) async throws {
         try await withFolder(hook) { dir, hookPort in
             try await putLiveRules(in: dir)
             try await refuseInserts(dir)
@@ -265,8 +295,10 @@ struct OutboxDurabilityTests {
             let broken = try await check("up.jsonl", in: dir, port: port)
             #expect(broken.status == 73)
             #expect(broken.stdout.isEmpty)
-            #expect(broken.stderr.contains(
-                "pricealert: error: state folder st: cannot read the outbox: st/pricealert.sqlite: no such table: outbox"))
+            #expect(
+                broken.stderr.contains(
+                    "pricealert: error: state folder st: cannot read the outbox: st/pricealert.sqlite: no such table: outbox"
+                ))
             #expect(hook.ids.isEmpty)
         }
     }
@@ -279,24 +311,29 @@ struct OutboxDurabilityTests {
             #expect(try await check("calm.jsonl", in: dir, port: port).status == 0)
             let path = database(dir)
             let (pageSize, outboxPage) = try await openDatabase(path).read { db in
-                (try Int.fetchOne(db, sql: "PRAGMA page_size")!,
-                 try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'outbox'")!)
+                (
+                    try Int.fetchOne(db, sql: "PRAGMA page_size")!,
+                    try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'outbox'")!
+                )
             }
             let good = try Data(contentsOf: URL(fileURLWithPath: path))
 
             var damaged = good
-            damaged.replaceSubrange((outboxPage - 1) * pageSize..<(outboxPage - 1) * pageSize + 64,
-                                    with: Data(repeating: 0xA5, count: 64))
+            damaged.replaceSubrange(
+                (outboxPage - 1) * pageSize..<(outboxPage - 1) * pageSize + 64,
+                with: Data(repeating: 0xA5, count: 64))
             try damaged.write(to: URL(fileURLWithPath: path))
             let corrupt = try await check("up.jsonl", in: dir, port: port)
             #expect(corrupt.status == 73)
-            #expect(corrupt.stderr.contains("st/pricealert.sqlite: database disk image is malformed"), "\(corrupt.stderr)")
+            #expect(
+                corrupt.stderr.contains("st/pricealert.sqlite: database disk image is malformed"), "\(corrupt.stderr)")
             #expect(corrupt.stdout.isEmpty && hook.ids.isEmpty)
 
             try Data().write(to: URL(fileURLWithPath: path))
             let empty = try await check("up.jsonl", in: dir, port: port)
             #expect(empty.status == 73)
-            #expect(empty.stderr.contains("state folder st: st/pricealert.sqlite is empty (0 bytes)"), "\(empty.stderr)")
+            #expect(
+                empty.stderr.contains("state folder st: st/pricealert.sqlite is empty (0 bytes)"), "\(empty.stderr)")
             #expect(empty.stdout.isEmpty && hook.ids.isEmpty)
             #expect(try Data(contentsOf: URL(fileURLWithPath: path)).isEmpty, "the empty file is left as it was")
 
@@ -312,7 +349,9 @@ struct OutboxDurabilityTests {
     @Test func flushRetriesTransientFailuresUntilEveryAlertIsDelivered() async throws {
         // Six rules, one symbol each; every symbol crosses 100 upwards 50 times: 300 alerts.
         let symbols = (0..<6).map { "S\($0)" }
-        let rules = symbols.map { #"{"id": "up-\#($0)", "symbol": "\#($0)", "when": {"price": {"crossesAbove": 100}}, "notify": ["ops"]}"# }
+        let rules = symbols.map {
+            #"{"id": "up-\#($0)", "symbol": "\#($0)", "when": {"price": {"crossesAbove": 100}}, "notify": ["ops"]}"#
+        }
         var lines: [String] = []
         var expected: [String] = []
         for i in 0..<100 {
@@ -325,7 +364,8 @@ struct OutboxDurabilityTests {
         let ticks = lines.joined(separator: "\n") + "\n"
         let hook = Hook(pattern: [200, 500, 200, 429, 200, 500, 200, 503, 200])
         try await withFolder(hook) { dir, port in
-            try put("""
+            try put(
+                """
                 {"version": 1,
                  "sinks": {"ops": {"type": "webhook", "urlEnv": "HOOK_URL", "timeout": "60s",
                                    "retry": {"backoff": "20ms", "maxBackoff": "100ms"}}},
@@ -336,8 +376,9 @@ struct OutboxDurabilityTests {
             #expect(queued.status == 74)
             #expect(queued.stderr.contains("check: 300 deliveries failed or wait in the outbox"))
 
-            let flush = try await PriceAlertBinary.run(["outbox", "flush", "--rules", "rules.json", "--state", "st", "--timeout", "60s"],
-                                                       in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(port)/hook"])
+            let flush = try await PriceAlertBinary.run(
+                ["outbox", "flush", "--rules", "rules.json", "--state", "st", "--timeout", "60s"],
+                in: dir, environment: ["HOOK_URL": "http://127.0.0.1:\(port)/hook"])
             #expect(flush.status == 0, "\(flush.stderr.suffix(2_000))")
             #expect(flush.stderr.contains("outbox: 300 delivered, 0 dead-lettered, 0 still pending"))
         }
@@ -373,11 +414,14 @@ struct OutboxDurabilityTests {
         #expect(list.stdout.contains("\"state\":\"pending\",\"sink\":\"ops\",\"id\":\"up:AAA:2000\""))
         let text = try await PriceAlertBinary.run(["outbox", "list", "--state", "st"], in: dir)
         #expect(text.stdout.hasSuffix("1 pending, 0 dead (st)\n"))
-        let flush = try await PriceAlertBinary.run(["outbox", "flush", "--rules", "rules.json", "--state", "st"],
-                                                   in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
+        let flush = try await PriceAlertBinary.run(
+            ["outbox", "flush", "--rules", "rules.json", "--state", "st"],
+            in: dir, environment: ["HOOK_URL": "http://127.0.0.1:1/hook"])
         #expect(flush.status == 75)
         #expect(try await PriceAlertBinary.run(["outbox", "purge", "--state", "st", "--all"], in: dir).status == 75)
         // The read-only listing left the folder as it was.
-        #expect(try await openDatabase(database(dir)).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox") } == 1)
+        #expect(
+            try await openDatabase(database(dir)).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox")
+            } == 1)
     }
 }

@@ -32,15 +32,22 @@ struct PacingCommandTests {
 
     /// `count` rules crossing 1…count, and one BTC tick crossing each, a second apart.
     static func files(_ dir: URL, sinks: String, notify: String = #"["chat"]"#, count: Int) throws {
-        let rules = (1...count).map { #"{"id": "r\#($0)", "symbol": "BTC", "when": {"price": {"crossesAbove": \#($0)}}}"# }
-        let file = #"{"version": 2, "sinks": \#(sinks), "defaults": {"notify": \#(notify)}, "rules": [\#(rules.joined(separator: ","))]}"#
+        let rules = (1...count).map {
+            #"{"id": "r\#($0)", "symbol": "BTC", "when": {"price": {"crossesAbove": \#($0)}}}"#
+        }
+        let file =
+            #"{"version": 2, "sinks": \#(sinks), "defaults": {"notify": \#(notify)}, "rules": [\#(rules.joined(separator: ","))]}"#
         try file.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
-        let ticks = (0...count).map { #"{"time": \#(1_700_000_000_000 + Int64($0) * 1_000), "symbol": "BTC", "price": \#(Double($0) + 0.5)}"# }
-        try (ticks.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
+        let ticks = (0...count).map {
+            #"{"time": \#(1_700_000_000_000 + Int64($0) * 1_000), "symbol": "BTC", "price": \#(Double($0) + 0.5)}"#
+        }
+        try (ticks.joined(separator: "\n") + "\n").write(
+            to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
     }
 
     static func folder() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-pacing-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-pacing-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir
     }
@@ -52,10 +59,16 @@ struct PacingCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let chat = Chat()
         let bodies = try await LoopbackServer.with(chat.router()) { port in
-            try Self.files(dir, sinks: #"{"chat": {"type": "webhook", "url": "http://127.0.0.1:\#(port)/hook/chat", "rate": {"count": 1, "per": "200ms"}}}"#,
-                           count: 40)
-            let run = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl",
-                                                      "--dispatch", "--state", "state"], in: dir)
+            try Self.files(
+                dir,
+                sinks:
+                    #"{"chat": {"type": "webhook", "url": "http://127.0.0.1:\#(port)/hook/chat", "rate": {"count": 1, "per": "200ms"}}}"#,
+                count: 40)
+            let run = try await PriceAlertBinary.run(
+                [
+                    "replay", "--rules", "rules.json", "--ticks", "ticks.jsonl",
+                    "--dispatch", "--state", "state"
+                ], in: dir)
             #expect(run.status == 0, "\(run.stderr)")
             return chat.requests.withLock { $0.map(\.body) }
         }
@@ -81,14 +94,19 @@ struct PacingCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let chat = Chat()
         let (run, list) = try await LoopbackServer.with(chat.router()) { port in
-            try Self.files(dir, sinks: #"""
-                {"chat": {"type": "webhook", "url": "http://127.0.0.1:\#(port)/status/410", "fallback": "journal"},
-                 "slow": {"type": "webhook", "url": "http://127.0.0.1:\#(port)/status/503", "fallback": "journal",
-                          "retry": {"backoff": "10ms", "maxAge": "300ms"}},
-                 "journal": {"type": "file", "path": "undelivered.jsonl"}}
-                """#, notify: #"["chat", "slow"]"#, count: 2)
-            let run = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl",
-                                                      "--dispatch", "--state", "state"], in: dir)
+            try Self.files(
+                dir,
+                sinks: #"""
+                    {"chat": {"type": "webhook", "url": "http://127.0.0.1:\#(port)/status/410", "fallback": "journal"},
+                     "slow": {"type": "webhook", "url": "http://127.0.0.1:\#(port)/status/503", "fallback": "journal",
+                              "retry": {"backoff": "10ms", "maxAge": "300ms"}},
+                     "journal": {"type": "file", "path": "undelivered.jsonl"}}
+                    """#, notify: #"["chat", "slow"]"#, count: 2)
+            let run = try await PriceAlertBinary.run(
+                [
+                    "replay", "--rules", "rules.json", "--ticks", "ticks.jsonl",
+                    "--dispatch", "--state", "state"
+                ], in: dir)
             let list = try await PriceAlertBinary.run(["outbox", "list", "--state", "state"], in: dir)
             return (run, list)
         }
@@ -114,8 +132,9 @@ struct OutboxDigestListTests {
         let dir = try PacingCommandTests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let events = (1...3).map {
-            Alert(rule: "r\($0)", symbol: "BTC", time: Int64($0) * 1_000, price: 10, condition: "price above 5",
-                  threshold: .value(5), value: 10, message: "m\($0)", notify: ["chat"])
+            Alert(
+                rule: "r\($0)", symbol: "BTC", time: Int64($0) * 1_000, price: 10, condition: "price above 5",
+                threshold: .value(5), value: 10, message: "m\($0)", notify: ["chat"])
         }
         let digest = Digest(sink: "chat", events: events, held: true)
         do {
@@ -129,7 +148,8 @@ struct OutboxDigestListTests {
         #expect(text.stdout.hasSuffix("1 pending, 0 dead (state)\n"))
         let json = try await PriceAlertBinary.run(["outbox", "list", "--state", "state", "--format", "json"], in: dir)
         #expect(json.status == 0)
-        #expect(json.stdout.hasPrefix(#"{"state":"pending","sink":"chat","id":"digest:chat:r1:BTC:1000","urgent":false,"#))
+        #expect(
+            json.stdout.hasPrefix(#"{"state":"pending","sink":"chat","id":"digest:chat:r1:BTC:1000","urgent":false,"#))
         #expect(json.stdout.hasSuffix(#","digest":"# + DigestFormat.json(digest) + "}\n"))
     }
 }

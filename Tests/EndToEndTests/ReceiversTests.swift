@@ -10,7 +10,8 @@ import Testing
 @Suite("end to end: what the receivers take", .programs)
 struct ReceiversTests {
     static func folder() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-receivers-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-receivers-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir
     }
@@ -19,9 +20,11 @@ struct ReceiversTests {
         try JSONSerialization.jsonObject(with: Data(text.utf8))
     }
 
-    static func send(_ method: String, _ url: String, _ body: String? = nil) async throws -> (status: Int, body: String) {
-        let request = AlertHTTP.HTTPRequest(method: method, url: url, headers: body == nil ? [] : [(name: "Content-Type", value: "application/json")],
-                                  body: Array((body ?? "").utf8))
+    static func send(_ method: String, _ url: String, _ body: String? = nil) async throws -> (status: Int, body: String)
+    {
+        let request = AlertHTTP.HTTPRequest(
+            method: method, url: url, headers: body == nil ? [] : [(name: "Content-Type", value: "application/json")],
+            body: Array((body ?? "").utf8))
         let response = try await CurlHTTPClient.shared.send(request)
         return (response.status, String(decoding: response.body, as: UTF8.self))
     }
@@ -55,8 +58,10 @@ struct ReceiversTests {
         #"{"time": \#(1_700_000_000_000 + minute * 60_000), "symbol": "\#(symbol)", "price": \#(price)}"#
     }
 
-    static let firing = [tick(0, "BTC", 43000), tick(0, "SOL", 90), tick(0, "ETH", 2900),
-                         tick(1, "BTC", 46000), tick(1, "SOL", 110), tick(1, "ETH", 3100)]
+    static let firing = [
+        tick(0, "BTC", 43000), tick(0, "SOL", 90), tick(0, "ETH", 2900),
+        tick(1, "BTC", 46000), tick(1, "SOL", 110), tick(1, "ETH", 3100)
+    ]
 
     /// The `alertmanager` preset posts to Alertmanager's API: alerts arrive with their labels
     /// and annotations, a resolved event ends its alert, and a silence made in Alertmanager holds
@@ -66,13 +71,16 @@ struct ReceiversTests {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
-        try (Self.firing.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("firing.jsonl"), atomically: true, encoding: .utf8)
+        try (Self.firing.joined(separator: "\n") + "\n").write(
+            to: dir.appendingPathComponent("firing.jsonl"), atomically: true, encoding: .utf8)
         try ((Self.firing + [Self.tick(2, "BTC", 43000)]).joined(separator: "\n") + "\n")
             .write(to: dir.appendingPathComponent("resolved.jsonl"), atomically: true, encoding: .utf8)
 
         try await AlertmanagerProcess.with { base in
             #expect(try await Self.send("GET", base + "/-/ready").status == 200)
-            let silence = try await Self.send("POST", base + "/api/v2/silences", #"""
+            let silence = try await Self.send(
+                "POST", base + "/api/v2/silences",
+                #"""
                 {"matchers": [{"name": "alertname", "value": "eth-quiet", "isRegex": false, "isEqual": true}],
                  "startsAt": "2020-01-01T00:00:00Z", "endsAt": "2099-01-01T00:00:00Z", "createdBy": "test", "comment": "held"}
                 """#)
@@ -80,14 +88,18 @@ struct ReceiversTests {
             let silenceID = try #require((try Self.json(silence.body) as? [String: Any])?["silenceID"] as? String)
             let environment = ["AM_URL": base + "/api/v2/alerts"]
 
-            let first = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "firing.jsonl", "--dispatch"],
-                                                       in: dir, environment: environment)
+            let first = try await PriceAlertBinary.run(
+                ["replay", "--rules", "rules.json", "--ticks", "firing.jsonl", "--dispatch"],
+                in: dir, environment: environment)
             #expect(first.status == 0, "\(first.stderr)")
             let held = try await Self.alerts(base)
             #expect(held.count == 3, "\(held)")
             let band = try #require(Self.alert(held, named: "btc-band"))
-            #expect(band["labels"] as? [String: String] == ["alertname": "btc-band", "symbol": "BTC",
-                                                             "condition": "price outside [40000, 45000]"])
+            #expect(
+                band["labels"] as? [String: String] == [
+                    "alertname": "btc-band", "symbol": "BTC",
+                    "condition": "price outside [40000, 45000]"
+                ])
             #expect(band["startsAt"] as? String == "2023-11-14T22:14:20.000Z")
             #expect((band["status"] as? [String: Any])?["state"] as? String == "active")
             let sol = try #require(Self.alert(held, named: "sol-up"))
@@ -98,13 +110,16 @@ struct ReceiversTests {
             #expect((quiet["status"] as? [String: Any])?["silencedBy"] as? [String] == [silenceID])
 
             // The same alerts again, then BTC back inside its band: its resolved event ends it.
-            let second = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "resolved.jsonl", "--dispatch"],
-                                                        in: dir, environment: environment)
+            let second = try await PriceAlertBinary.run(
+                ["replay", "--rules", "rules.json", "--ticks", "resolved.jsonl", "--dispatch"],
+                in: dir, environment: environment)
             #expect(second.status == 0, "\(second.stderr)")
             let after = try await Self.alerts(base)
             #expect(Self.alert(after, named: "btc-band") == nil, "\(after)")
             #expect(Self.alert(after, named: "sol-up") != nil)
-            #expect(((Self.alert(after, named: "eth-quiet")?["status"]) as? [String: Any])?["state"] as? String == "suppressed")
+            #expect(
+                ((Self.alert(after, named: "eth-quiet")?["status"]) as? [String: Any])?["state"] as? String
+                    == "suppressed")
         }
     }
 
@@ -114,19 +129,25 @@ struct ReceiversTests {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try #"""
-            {"version": 2, "rules": [{"id": "btc-band", "symbol": "BTC", "when": {"price": {"outside": [40000, 45000]}},
-                                      "resolve": true, "repeat": {"every": "1m"}}]}
-            """#.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
-        let ticks = [Self.tick(0, "BTC", 43000), Self.tick(1, "BTC", 46000), Self.tick(3, "BTC", 46500), Self.tick(4, "BTC", 43000)]
-        try (ticks.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
-        let replay = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl"], in: dir)
+        {"version": 2, "rules": [{"id": "btc-band", "symbol": "BTC", "when": {"price": {"outside": [40000, 45000]}},
+                                  "resolve": true, "repeat": {"every": "1m"}}]}
+        """#.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let ticks = [
+            Self.tick(0, "BTC", 43000), Self.tick(1, "BTC", 46000), Self.tick(3, "BTC", 46500),
+            Self.tick(4, "BTC", 43000)
+        ]
+        try (ticks.joined(separator: "\n") + "\n").write(
+            to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
+        let replay = try await PriceAlertBinary.run(
+            ["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl"], in: dir)
         #expect(replay.status == 0, "\(replay.stderr)")
-        #expect(replay.stdout == """
-            2023-11-14T22:14:20.000Z [btc-band] BTC price outside [40000, 45000] (price 46000)
-            2023-11-14T22:16:20.000Z [btc-band] reminder 1: BTC price outside [40000, 45000] (price 46500)
-            2023-11-14T22:17:20.000Z [btc-band] resolved: BTC price outside [40000, 45000] (price 43000)
+        #expect(
+            replay.stdout == """
+                2023-11-14T22:14:20.000Z [btc-band] BTC price outside [40000, 45000] (price 46000)
+                2023-11-14T22:16:20.000Z [btc-band] reminder 1: BTC price outside [40000, 45000] (price 46500)
+                2023-11-14T22:17:20.000Z [btc-band] resolved: BTC price outside [40000, 45000] (price 43000)
 
-            """, "\(replay.stdout)")
+                """, "\(replay.stdout)")
     }
 
     /// A stand-in for Discord, Telegram and ntfy that refuses, with 400, a message over the
@@ -190,35 +211,51 @@ struct ReceiversTests {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         var rules: [[String: Any]] = (1...15).map { index in
-            ["id": String(format: "r%02d", index), "symbol": "BTC", "when": ["price": ["above": index]],
-             "message": "{{rule}} " + String(repeating: "é", count: 450)]
+            [
+                "id": String(format: "r%02d", index), "symbol": "BTC", "when": ["price": ["above": index]],
+                "message": "{{rule}} " + String(repeating: "é", count: 450)
+            ]
         }
-        rules.append(["id": "rlong", "symbol": "ETH", "when": ["price": ["above": 1]],
-                      "message": "{{rule}} " + String(repeating: "ab€", count: 3000)])
+        rules.append([
+            "id": "rlong", "symbol": "ETH", "when": ["price": ["above": 1]],
+            "message": "{{rule}} " + String(repeating: "ab€", count: 3000)
+        ])
         let group: [String: Any] = ["window": "1m"]
         // Room for every delivery at once: no backlog batching, so the long event arrives alone.
         let rate: [String: Any] = ["count": 100, "per": "1s"]
         let file: [String: Any] = [
             "version": 2,
             "sinks": [
-                "discord": ["type": "webhook", "urlEnv": "DISCORD_URL", "preset": "discord", "group": group, "rate": rate],
-                "telegram": ["type": "webhook", "urlEnv": "TELEGRAM_URL", "preset": "telegram", "group": group, "rate": rate],
-                "ntfy": ["type": "webhook", "urlEnv": "NTFY_URL", "preset": "ntfy", "group": group, "rate": rate],
+                "discord": [
+                    "type": "webhook", "urlEnv": "DISCORD_URL", "preset": "discord", "group": group, "rate": rate
+                ],
+                "telegram": [
+                    "type": "webhook", "urlEnv": "TELEGRAM_URL", "preset": "telegram", "group": group, "rate": rate
+                ],
+                "ntfy": ["type": "webhook", "urlEnv": "NTFY_URL", "preset": "ntfy", "group": group, "rate": rate]
             ],
             "defaults": ["notify": ["discord", "telegram", "ntfy"]],
-            "rules": rules,
+            "rules": rules
         ]
         try JSONSerialization.data(withJSONObject: file).write(to: dir.appendingPathComponent("rules.json"))
-        let ticks = [Self.tick(0, "BTC", 0.5), Self.tick(0, "ETH", 0.5), Self.tick(1, "BTC", 100), Self.tick(5, "ETH", 2)]
-        try (ticks.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
+        let ticks = [
+            Self.tick(0, "BTC", 0.5), Self.tick(0, "ETH", 0.5), Self.tick(1, "BTC", 100), Self.tick(5, "ETH", 2)
+        ]
+        try (ticks.joined(separator: "\n") + "\n").write(
+            to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
 
         let platforms = ChatPlatforms()
         let (run, list) = try await LoopbackServer.with(platforms.router()) { port in
-            let environment = ["DISCORD_URL": "http://127.0.0.1:\(port)/discord",
-                               "TELEGRAM_URL": "http://127.0.0.1:\(port)/botTOKEN/sendMessage?chat_id=42",
-                               "NTFY_URL": "http://127.0.0.1:\(port)/ntfy/alerts"]
-            let run = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch",
-                                                      "--state", "state"], in: dir, environment: environment)
+            let environment = [
+                "DISCORD_URL": "http://127.0.0.1:\(port)/discord",
+                "TELEGRAM_URL": "http://127.0.0.1:\(port)/botTOKEN/sendMessage?chat_id=42",
+                "NTFY_URL": "http://127.0.0.1:\(port)/ntfy/alerts"
+            ]
+            let run = try await PriceAlertBinary.run(
+                [
+                    "replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--dispatch",
+                    "--state", "state"
+                ], in: dir, environment: environment)
             let list = try await PriceAlertBinary.run(["outbox", "list", "--state", "state"], in: dir)
             return (run, list)
         }

@@ -31,9 +31,14 @@ struct ReleaseBuildTests {
     @Test func theLinkerFlagsTheReadmeNamesAreThosePackageSwiftLinksWith() throws {
         let manifest = try Self.text("Package.swift")
         let flags = ["-no-pie", "--no-export-dynamic", "--strip-all"]
-        let linked = try #require(manifest.range(of: "\"-Xclang-linker\", \"-no-pie\", \"-Xlinker\", \"--no-export-dynamic\", \"-Xlinker\", \"--strip-all\""),
-                                  "Package.swift does not link pricealert with \(flags)")
-        #expect(manifest[linked.upperBound...].prefix(120).contains(".when(platforms: [.linux], configuration: .release)"))
+        let linked = try #require(
+            manifest.range(
+                of:
+                    "\"-Xclang-linker\", \"-no-pie\", \"-Xlinker\", \"--no-export-dynamic\", \"-Xlinker\", \"--strip-all\""
+            ),
+            "Package.swift does not link pricealert with \(flags)")
+        #expect(
+            manifest[linked.upperBound...].prefix(120).contains(".when(platforms: [.linux], configuration: .release)"))
         let readme = try Self.text("README.md")
         for flag in flags { #expect(readme.contains("`\(flag)`"), "README.md does not name \(flag)") }
     }

@@ -15,8 +15,10 @@ struct ReplayAgainstReferenceTests {
         let ticksPath = repo.appendingPathComponent("Samples/ticks.jsonl").path
         let marketsPath = repo.appendingPathComponent("Samples/btse-markets.json").path
 
-        let result = try await PriceAlertBinary.run(["replay", "--rules", rulesPath, "--ticks", ticksPath,
-                                               "--markets", marketsPath, "--format", "json"])
+        let result = try await PriceAlertBinary.run([
+            "replay", "--rules", rulesPath, "--ticks", ticksPath,
+            "--markets", marketsPath, "--format", "json"
+        ])
         #expect(result.status == 0)
         let printed = try result.stdout.split(separator: "\n").map { line -> String in
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

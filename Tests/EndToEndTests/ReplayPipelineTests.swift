@@ -21,7 +21,8 @@ struct ReplayPipelineTests {
         var ticks: String { dir.appendingPathComponent("ticks.jsonl").path }
 
         init(lines: Int = 40_000) throws {
-            dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-pipeline-\(UUID().uuidString)")
+            dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "pricealert-pipeline-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             var random = SeededRandom(seed: 15)
             let symbols = (0..<12).map { "S\($0)" }
@@ -30,13 +31,14 @@ struct ReplayPipelineTests {
             for i in 0..<600 {
                 let k = random.below(symbols.count)
                 let level = price[k] * random.uniform(0.97...1.03)
-                let when = switch i % 5 {
-                case 0: #"{"price": {"crossesAbove": \#(level)}}"#
-                case 1: #"{"price": {"crossesBelow": \#(level)}}"#
-                case 2: #"{"price": {"inside": [\#(level * 0.999), \#(level * 1.001)]}}"#
-                case 3: #"{"price": {"above": \#(level)}}, "hysteresis": 0.1"#
-                default: #"{"change": {"window": "5m", "above": \#(random.uniform(0.1...0.5))}}"#
-                }
+                let when =
+                    switch i % 5 {
+                    case 0: #"{"price": {"crossesAbove": \#(level)}}"#
+                    case 1: #"{"price": {"crossesBelow": \#(level)}}"#
+                    case 2: #"{"price": {"inside": [\#(level * 0.999), \#(level * 1.001)]}}"#
+                    case 3: #"{"price": {"above": \#(level)}}, "hysteresis": 0.1"#
+                    default: #"{"change": {"window": "5m", "above": \#(random.uniform(0.1...0.5))}}"#
+                    }
                 let cooldown = i % 4 == 0 ? #", "cooldown": "1m""# : ""
                 rules.append(#"{"id": "rule-\#(i)", "symbol": "\#(symbols[k])", "when": \#(when)\#(cooldown)}"#)
             }
@@ -48,10 +50,10 @@ struct ReplayPipelineTests {
                 price[k] *= 1 + random.uniform(-0.002...0.002)
                 let time = 1_700_000_000_000 + n * 1_000
                 switch n {
-                case 7_777: text += #"{"time": \#(time), "symbol": "S1" "price": 1}"# + "\n"  // not a tick
-                case 12_345: text += #"{"time": \#(time), "symbol": "S2", "price": -1}"# + "\n"  // invalid-price
-                case 20_000: text += #"{"time": 5, "symbol": "S3", "price": 1}"# + "\n"  // out-of-order
-                case 30_001: text += "\n"  // blank: skipped, but counted for line numbers
+                case 7_777: text += #"{"time": \#(time), "symbol": "S1" "price": 1}"# + "\n" // not a tick
+                case 12_345: text += #"{"time": \#(time), "symbol": "S2", "price": -1}"# + "\n" // invalid-price
+                case 20_000: text += #"{"time": 5, "symbol": "S3", "price": 1}"# + "\n" // out-of-order
+                case 30_001: text += "\n" // blank: skipped, but counted for line numbers
                 case 33_333: text += "not json\n"
                 default: text += #"{"time": \#(time), "symbol": "\#(symbols[k])", "price": \#(price[k])}"# + "\n"
                 }
@@ -89,15 +91,18 @@ struct ReplayPipelineTests {
         }
     }
 
-    @Test("a long replay lists, byte for byte, what one thread evaluating line by line lists; drops are reported in file order",
-          arguments: ["json", "text"])
+    @Test(
+        "a long replay lists, byte for byte, what one thread evaluating line by line lists; drops are reported in file order",
+        arguments: ["json", "text"])
     func sameAsSequential(format: String) async throws {
         let inputs = try Inputs()
         defer { try? FileManager.default.removeItem(at: inputs.dir) }
         let expected = try inputs.sequential(json: format == "json")
-        #expect(expected.stdout.count > 1_000_000)  // many 64 KiB writes, many batches of alerts
+        #expect(expected.stdout.count > 1_000_000) // many 64 KiB writes, many batches of alerts
 
-        let result = try await PriceAlertBinary.run(["replay", "--format", format, "--rules", inputs.rules, "--ticks", inputs.ticks])
+        let result = try await PriceAlertBinary.run([
+            "replay", "--format", format, "--rules", inputs.rules, "--ticks", inputs.ticks
+        ])
         #expect(result.status == 0)
         #expect(Array(result.stdout.utf8) == expected.stdout)
         let stderr = result.stderr.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
@@ -105,18 +110,25 @@ struct ReplayPipelineTests {
         // The bad line is named at FILE:LINE with its column, and the run goes on past it.
         #expect(stderr.contains("\(inputs.ticks):7778: error: expected ',' or '}' at column 40; line skipped"))
         #expect(stderr.contains { $0.hasPrefix("\(inputs.ticks):12346: dropped: price is not a finite number") })
-        #expect(stderr.last == "replay: 39999 ticks read, 4 dropped (2 malformed, 1 invalid-price, 1 out-of-order), \(expected.stdout.filter { $0 == 10 }.count) alerts")
+        #expect(
+            stderr.last
+                == "replay: 39999 ticks read, 4 dropped (2 malformed, 1 invalid-price, 1 out-of-order), \(expected.stdout.filter { $0 == 10 }.count) alerts"
+        )
     }
 
-    @Test("standard output that fails every write (/dev/full) still ends the run as before: every line evaluated, the summary, exit 0")
+    @Test(
+        "standard output that fails every write (/dev/full) still ends the run as before: every line evaluated, the summary, exit 0"
+    )
     func failingStandardOutput() async throws {
         let inputs = try Inputs(lines: 10_000)
         defer { try? FileManager.default.removeItem(at: inputs.dir) }
         let expected = try inputs.sequential(json: true)
-        let result = try await ObservedProcess.run(URL(fileURLWithPath: "/bin/sh"), [
-            "-c", #"exec "$0" replay --format json --rules "$1" --ticks "$2" > /dev/full"#,
-            PriceAlertBinary.url.path, inputs.rules, inputs.ticks,
-        ])
+        let result = try await ObservedProcess.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c", #"exec "$0" replay --format json --rules "$1" --ticks "$2" > /dev/full"#,
+                PriceAlertBinary.url.path, inputs.rules, inputs.ticks
+            ])
         #expect(result.status == 0)
         #expect(result.stderr.split(separator: "\n").map(String.init) == expected.stderr)
     }
@@ -127,10 +139,13 @@ struct ReplayPipelineTests {
         defer { try? FileManager.default.removeItem(at: inputs.dir) }
         let expected = try inputs.sequential(json: true)
         let head = inputs.dir.appendingPathComponent("head.jsonl").path
-        let result = try await ObservedProcess.run(URL(fileURLWithPath: "/bin/sh"), [
-            "-c", #"{ "$0" replay --format json --rules "$1" --ticks "$2"; echo "exit $?" >&2; } | head -c 300000 > "$3""#,
-            PriceAlertBinary.url.path, inputs.rules, inputs.ticks, head,
-        ])
+        let result = try await ObservedProcess.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c",
+                #"{ "$0" replay --format json --rules "$1" --ticks "$2"; echo "exit $?" >&2; } | head -c 300000 > "$3""#,
+                PriceAlertBinary.url.path, inputs.rules, inputs.ticks, head
+            ])
         #expect(result.status == 0)
         #expect(result.stderr.contains("\nexit 0\n"))
         let received = try [UInt8](Data(contentsOf: URL(fileURLWithPath: head)))
@@ -146,14 +161,17 @@ struct ReplayPipelineTests {
             .write(toFile: inputs.rules, atomically: true, encoding: .utf8)
         let fifo = inputs.dir.appendingPathComponent("feed").path
         try #require(mkfifo(fifo, 0o600) == 0)
-        let replay = try PriceAlertBinary.start(["replay", "--format", "json", "--rules", inputs.rules, "--ticks", fifo])
+        let replay = try PriceAlertBinary.start(["replay", "--format", "json", "--rules", inputs.rules, "--ticks", fifo]
+        )
         let writer = try await Task.detached { () throws -> FileHandle in
             let handle = try #require(FileHandle(forWritingAtPath: fifo))
-            try handle.write(contentsOf: Data("""
-                {"time": 1000, "symbol": "BTC", "price": 90}
-                {"time": 2000, "symbol": "BTC", "price": 110}
+            try handle.write(
+                contentsOf: Data(
+                    """
+                    {"time": 1000, "symbol": "BTC", "price": 90}
+                    {"time": 2000, "symbol": "BTC", "price": 110}
 
-                """.utf8))
+                    """.utf8))
             return handle
         }.value
         // The writer is still open: the alert must come from the two lines alone.
@@ -176,7 +194,9 @@ struct ReplayPipelineTests {
         #expect(result.stdout.isEmpty)
     }
 
-    @Test("a tick file that cannot be opened is reported after the rules are loaded: rule errors win (65), then the file (66)")
+    @Test(
+        "a tick file that cannot be opened is reported after the rules are loaded: rule errors win (65), then the file (66)"
+    )
     func unopenableTicks() async throws {
         let inputs = try Inputs(lines: 10)
         defer { try? FileManager.default.removeItem(at: inputs.dir) }

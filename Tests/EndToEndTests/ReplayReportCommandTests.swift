@@ -9,7 +9,8 @@ struct ReplayReportCommandTests {
     /// fires on most swings, one with a cooldown far less), ETH drifts down through 2 000 once.
     /// Writes the sample into a fresh temporary folder (the caller removes it).
     static func sample() throws -> (dir: URL, rules: String, ticks: String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-report-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-report-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let rules = """
             {"version": 1, "rules": [
@@ -24,7 +25,8 @@ struct ReplayReportCommandTests {
         let start: Int64 = 1_700_000_000_000
         for i in 0..<432 {
             let time = start + Int64(i) * 600_000
-            ticks += "{\"time\": \(time), \"symbol\": \"BTC\", \"price\": \(50000 + (600 * sin(Double(i) * 0.7)).rounded())}\n"
+            ticks +=
+                "{\"time\": \(time), \"symbol\": \"BTC\", \"price\": \(50000 + (600 * sin(Double(i) * 0.7)).rounded())}\n"
             ticks += "{\"time\": \(time + 1), \"symbol\": \"ETH\", \"price\": \(2100 - Double(i) * 0.5)}\n"
         }
         let rulesURL = dir.appendingPathComponent("rules.json"), ticksURL = dir.appendingPathComponent("ticks.jsonl")
@@ -71,7 +73,9 @@ struct ReplayReportCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let page = dir.appendingPathComponent("report.html").path
 
-        let result = try await PriceAlertBinary.run(["replay", "--rules", rules, "--ticks", ticks, "--format", "json", "--report", page])
+        let result = try await PriceAlertBinary.run([
+            "replay", "--rules", rules, "--ticks", ticks, "--format", "json", "--report", page
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("replay: report written to \(page)"))
 
@@ -93,7 +97,8 @@ struct ReplayReportCommandTests {
             messages.append(try #require(event["message"] as? String))
         }
         // The sample is meant to tell a noisy rule from a calm one, over several days.
-        #expect((expected["btc-above-50k"]?.counts.alert ?? 0) > 3 * (expected["btc-above-50k-calm"]?.counts.alert ?? 0))
+        #expect(
+            (expected["btc-above-50k"]?.counts.alert ?? 0) > 3 * (expected["btc-above-50k-calm"]?.counts.alert ?? 0))
         #expect((expected["btc-above-50k"]?.days.count ?? 0) >= 3)
         #expect(expected["eth-below-2000"]?.counts.alert == 1)
         #expect(expected["never"] == nil)
@@ -107,8 +112,10 @@ struct ReplayReportCommandTests {
             order.append(rule)
             var summary = RuleSummary()
             summary.counts = try Self.counts(in: row.output.2)
-            summary.first = String(try #require(row.output.2.firstMatch(of: #/<td class="first"><time datetime="([^"]+)"/#)).output.1)
-            summary.last = String(try #require(row.output.2.firstMatch(of: #/<td class="last"><time datetime="([^"]+)"/#)).output.1)
+            summary.first = String(
+                try #require(row.output.2.firstMatch(of: #/<td class="first"><time datetime="([^"]+)"/#)).output.1)
+            summary.last = String(
+                try #require(row.output.2.firstMatch(of: #/<td class="last"><time datetime="([^"]+)"/#)).output.1)
             shown[rule] = summary
         }
         for table in html.matches(of: #/<table class="days" data-rule="([^"]*)">(.*?)</table>/#.dotMatchesNewlines()) {
@@ -118,15 +125,19 @@ struct ReplayReportCommandTests {
             }
         }
         #expect(shown == expected)
-        let totals = order.map { expected[$0]!.counts.alert + expected[$0]!.counts.reminder + expected[$0]!.counts.resolved }
+        let totals = order.map {
+            expected[$0]!.counts.alert + expected[$0]!.counts.reminder + expected[$0]!.counts.resolved
+        }
         #expect(totals == totals.sorted(by: >), "rules are listed noisiest first")
         #expect(html.contains("<tr class=\"rule noisiest\" data-rule=\"btc-above-50k\">"))
         #expect(html.contains("1 rule would have sent nothing: <code>never</code>"))
 
         // One chart per symbol; every event is drawn or counted beside a drawn one, with its message.
         for (symbol, events) in perSymbol {
-            let section = try #require(html.firstMatch(of: try Regex("<section class=\"symbol\" data-symbol=\"\(symbol)\">(.*?)</section>")
-                .dotMatchesNewlines()))
+            let section = try #require(
+                html.firstMatch(
+                    of: try Regex("<section class=\"symbol\" data-symbol=\"\(symbol)\">(.*?)</section>")
+                        .dotMatchesNewlines()))
             let text = section.output[1].substring!
             #expect(text.contains("<span class=\"n events\">\(events)</span> events"))
             let drawn = text.matches(of: #/<circle class="ev /#).count
@@ -138,7 +149,9 @@ struct ReplayReportCommandTests {
         #expect(!html.contains(special), "messages are escaped")
 
         // Self-contained: nothing fetched, nothing run.
-        for reference in ["src=", "href=", "<script", "<link", "<img", "<iframe", "url(", "@import", "http://", "https://"] {
+        for reference in [
+            "src=", "href=", "<script", "<link", "<img", "<iframe", "url(", "@import", "http://", "https://"
+        ] {
             #expect(!html.lowercased().contains(reference), "the page has \(reference)")
         }
     }

@@ -24,15 +24,19 @@ struct RuleCacheTests {
     func check(_ dir: URL, time: Int, price: Double) async throws -> PriceAlertBinary.Result {
         try "{\"time\": \(time), \"symbol\": \"AAA\", \"price\": \(price)}\n"
             .write(to: dir.appendingPathComponent("tick.jsonl"), atomically: true, encoding: .utf8)
-        return try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "tick.jsonl",
-                                               "--state", "st", "--format", "json"], in: dir)
+        return try await PriceAlertBinary.run(
+            [
+                "check", "--rules", "rules.json", "--ticks", "tick.jsonl",
+                "--state", "st", "--format", "json"
+            ], in: dir)
     }
 
     /// An edited rule file is read again, never answered from the cache.
     @Test func editedRulesAreReadAgain() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try Self.rules(above: 101).write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        try Self.rules(above: 101).write(
+            to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
         let first = try await check(dir, time: 1_000, price: 100)
         #expect(first.status == 0 && first.stdout.isEmpty, "\(first.stderr)")
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("st/rules.cache").path))
@@ -63,7 +67,8 @@ struct RuleCacheTests {
         let third = try await check(dir, time: 3_000, price: 102)
         #expect(third.status == 0, "\(third.stderr)")
         #expect(third.stdout.contains("\"threshold\":101"))
-        #expect(cache.entry(for: key)?.rules == [Rule(id: "r", scope: .symbols(["AAA"]), condition: .price(.above(101)))])
+        #expect(
+            cache.entry(for: key)?.rules == [Rule(id: "r", scope: .symbols(["AAA"]), condition: .price(.above(101)))])
     }
 
     /// A version 2 file goes through the cache like a version 1 file: what the cache holds is

@@ -35,7 +35,9 @@ struct RulesV2AgainstReferenceTests {
         let reference = try ReferenceEngineV2(files: files)
         var history: [String] = []
         for (symbol, candle) in candles {
-            reference.seed(symbol: symbol, start: candle.start, end: candle.end, high: candle.high, low: candle.low, close: candle.close)
+            reference.seed(
+                symbol: symbol, start: candle.start, end: candle.end, high: candle.high, low: candle.low,
+                close: candle.close)
             history += candle.seededTicks(symbol: symbol).map(TickFormat.json)
         }
         var lines: [String] = []
@@ -44,7 +46,8 @@ struct RulesV2AgainstReferenceTests {
             if i == 300 { lines.append("not a tick") }
             lines.append(TickFormat.json(tick))
             for event in reference.process(tick) {
-                expected.append("\(event.id) \(event.kind.rawValue) \(event.reminder.map(String.init) ?? "-") \(event.value)")
+                expected.append(
+                    "\(event.id) \(event.kind.rawValue) \(event.reminder.map(String.init) ?? "-") \(event.value)")
             }
         }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-v2-\(UUID().uuidString)")
@@ -52,7 +55,8 @@ struct RulesV2AgainstReferenceTests {
         for (i, text) in files.enumerated() {
             try text.write(to: dir.appendingPathComponent("r\(i).json"), atomically: true, encoding: .utf8)
         }
-        try (history.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("history.jsonl"), atomically: true, encoding: .utf8)
+        try (history.joined(separator: "\n") + "\n").write(
+            to: dir.appendingPathComponent("history.jsonl"), atomically: true, encoding: .utf8)
         return Case(dir: dir, files: files.indices.map { "r\($0).json" }, expected: expected, lines: lines)
     }
 
@@ -62,7 +66,9 @@ struct RulesV2AgainstReferenceTests {
         guard a.count == b.count else { return false }
         return zip(a, b).allSatisfy { x, y in
             let (xs, ys) = (x.split(separator: " "), y.split(separator: " "))
-            guard xs.dropLast() == ys.dropLast(), let u = Double(xs.last!), let v = Double(ys.last!) else { return false }
+            guard xs.dropLast() == ys.dropLast(), let u = Double(xs.last!), let v = Double(ys.last!) else {
+                return false
+            }
             return abs(u - v) <= 1e-9 * max(1, abs(v))
         }
     }
@@ -80,14 +86,19 @@ struct RulesV2AgainstReferenceTests {
     func replayWithHistory(seed: UInt64) async throws {
         let c = try Self.make(seed: seed)
         defer { try? FileManager.default.removeItem(at: c.dir) }
-        try (c.lines.joined(separator: "\n") + "\n").write(to: c.dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
+        try (c.lines.joined(separator: "\n") + "\n").write(
+            to: c.dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
         let rules = c.files.flatMap { ["--rules", $0] }
-        let result = try await PriceAlertBinary.run(["replay"] + rules + ["--history", "history.jsonl", "--ticks", "ticks.jsonl", "--format", "json"], in: c.dir)
+        let result = try await PriceAlertBinary.run(
+            ["replay"] + rules + ["--history", "history.jsonl", "--ticks", "ticks.jsonl", "--format", "json"], in: c.dir
+        )
         #expect(result.status == 0, "\(result.stderr)")
         #expect(c.expected.count > 50)
         let printed = try Self.events(result.stdout)
         #expect(Self.agree(printed, c.expected))
-        if let k = zip(printed, c.expected).enumerated().first(where: { !Self.agree([$0.element.0], [$0.element.1]) })?.offset {
+        if let k = zip(printed, c.expected).enumerated().first(where: { !Self.agree([$0.element.0], [$0.element.1]) })?
+            .offset
+        {
             Issue.record("first difference at \(k): binary \(printed[k]) vs reference \(c.expected[k])")
         }
         #expect(result.stderr.contains("ticks.jsonl:301: error:"), "the bad line is named")
@@ -105,9 +116,11 @@ struct RulesV2AgainstReferenceTests {
         while at < c.lines.count {
             let end = min(c.lines.count, at + Int.random(in: 50...300, using: &rng))
             let name = "piece\(piece).jsonl"
-            try (c.lines[at..<end].joined(separator: "\n") + "\n").write(to: c.dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
+            try (c.lines[at..<end].joined(separator: "\n") + "\n").write(
+                to: c.dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
             let history = piece == 0 ? ["--history", "history.jsonl"] : []
-            let check = try await PriceAlertBinary.run(["check"] + rules + history + ["--ticks", name, "--state", "st", "--format", "json"], in: c.dir)
+            let check = try await PriceAlertBinary.run(
+                ["check"] + rules + history + ["--ticks", name, "--state", "st", "--format", "json"], in: c.dir)
             #expect(check.status == 0, "\(check.stderr.suffix(3000))")
             listed += try Self.events(check.stdout)
             at = end
@@ -115,7 +128,9 @@ struct RulesV2AgainstReferenceTests {
         }
         #expect(piece > 3)
         #expect(Self.agree(listed, c.expected))
-        if let k = zip(listed, c.expected).enumerated().first(where: { !Self.agree([$0.element.0], [$0.element.1]) })?.offset {
+        if let k = zip(listed, c.expected).enumerated().first(where: { !Self.agree([$0.element.0], [$0.element.1]) })?
+            .offset
+        {
             Issue.record("first difference at \(k): checks \(listed[k]) vs reference \(c.expected[k])")
         }
     }

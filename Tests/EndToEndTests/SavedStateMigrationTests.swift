@@ -17,25 +17,31 @@ struct SavedStateMigrationTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("migration-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("st"), withIntermediateDirectories: true)
         for name in ["rules-v1.json", "rules-v2.json", "history.jsonl", "ticks-1.jsonl", "ticks-2.jsonl"] {
-            try FileManager.default.copyItem(at: Self.fixture.appendingPathComponent(name), to: dir.appendingPathComponent(name))
+            try FileManager.default.copyItem(
+                at: Self.fixture.appendingPathComponent(name), to: dir.appendingPathComponent(name))
         }
         if saved {
-            try FileManager.default.copyItem(at: Self.fixture.appendingPathComponent("pricealert.sqlite"),
-                                             to: dir.appendingPathComponent("st/pricealert.sqlite"))
+            try FileManager.default.copyItem(
+                at: Self.fixture.appendingPathComponent("pricealert.sqlite"),
+                to: dir.appendingPathComponent("st/pricealert.sqlite"))
         }
         return dir
     }
 
     func check(_ ticks: String, in dir: URL, _ more: [String] = []) async throws -> [String] {
         let result = try await PriceAlertBinary.run(
-            ["check", "--rules", "rules-v1.json", "rules-v2.json", "--ticks", ticks, "--state", "st", "--format", "json"] + more,
+            [
+                "check", "--rules", "rules-v1.json", "rules-v2.json", "--ticks", ticks, "--state", "st", "--format",
+                "json"
+            ] + more,
             in: dir)
         #expect(result.status == 0, "\(result.stderr)")
         return result.stdout.split(separator: "\n").map(String.init)
     }
 
     func expected(_ name: String) throws -> [String] {
-        try String(contentsOf: Self.fixture.appendingPathComponent(name), encoding: .utf8).split(separator: "\n").map(String.init)
+        try String(contentsOf: Self.fixture.appendingPathComponent(name), encoding: .utf8).split(separator: "\n").map(
+            String.init)
     }
 
     @Test func theSavedFolderGivesTheEventsTheSavingCodeGave() async throws {

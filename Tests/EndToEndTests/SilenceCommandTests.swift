@@ -6,25 +6,34 @@ import Testing
 @Suite("end to end: silence commands", .programs)
 struct SilenceCommandTests {
     func folder() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-silence-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-silence-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir
     }
 
     func lines(_ text: String) -> [[String: Any]] {
-        text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
     }
 
     @Test func addListAndExpire() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let add = try await PriceAlertBinary.run(["silence", "add", "--rule", "btc-*", "--symbol", "btc-usd", "--for", "2h",
-                                                  "--comment", "crash day", "--state", "st"], in: dir)
+        let add = try await PriceAlertBinary.run(
+            [
+                "silence", "add", "--rule", "btc-*", "--symbol", "btc-usd", "--for", "2h",
+                "--comment", "crash day", "--state", "st"
+            ], in: dir)
         #expect(add.status == 0, "\(add.stderr)")
         let id = add.stdout.trimmingCharacters(in: .newlines)
         #expect(id.count == 12 && id.allSatisfy(\.isHexDigit))
-        let later = try await PriceAlertBinary.run(["silence", "add", "--from", "2099-01-01T00:00:00Z", "--until", "2099-01-02T00:00:00+01:00",
-                                                    "--state", "st"], in: dir)
+        let later = try await PriceAlertBinary.run(
+            [
+                "silence", "add", "--from", "2099-01-01T00:00:00Z", "--until", "2099-01-02T00:00:00+01:00",
+                "--state", "st"
+            ], in: dir)
         #expect(later.status == 0, "\(later.stderr)")
         let laterID = later.stdout.trimmingCharacters(in: .newlines)
 
@@ -76,14 +85,25 @@ struct SilenceCommandTests {
     }
 
     @Test(arguments: [
-        (["--rule", "btc[12]", "--for", "1h"], "pricealert: error: --rule: pattern \"btc[12]\" holds '['; only '*' and '?' are wildcards"),
+        (
+            ["--rule", "btc[12]", "--for", "1h"],
+            "pricealert: error: --rule: pattern \"btc[12]\" holds '['; only '*' and '?' are wildcards"
+        ),
         (["--symbol", "", "--for", "1h"], "pricealert: error: --symbol: pattern \"\" is empty"),
-        (["--for", "soon"], "pricealert: error: --for \"soon\" is not a duration longer than 0s (use e.g. \"90m\", \"2h\", \"1d\")"),
-        (["--until", "tomorrow"], "pricealert: error: --until \"tomorrow\" is not a time: write it as RFC 3339, e.g. 2026-11-24T22:00:00Z or 2026-11-24T23:00:00+01:00"),
+        (
+            ["--for", "soon"],
+            "pricealert: error: --for \"soon\" is not a duration longer than 0s (use e.g. \"90m\", \"2h\", \"1d\")"
+        ),
+        (
+            ["--until", "tomorrow"],
+            "pricealert: error: --until \"tomorrow\" is not a time: write it as RFC 3339, e.g. 2026-11-24T22:00:00Z or 2026-11-24T23:00:00+01:00"
+        ),
         (["--for", "1h", "--until", "2099-01-01T00:00:00Z"], "pricealert: error: give exactly one of --for or --until"),
         ([String](), "pricealert: error: give exactly one of --for or --until"),
-        (["--from", "2099-01-02T00:00:00Z", "--until", "2099-01-01T00:00:00Z"],
-         "pricealert: error: the silence ends (2099-01-01T00:00:00.000Z) before it starts (2099-01-02T00:00:00.000Z)"),
+        (
+            ["--from", "2099-01-02T00:00:00Z", "--until", "2099-01-01T00:00:00Z"],
+            "pricealert: error: the silence ends (2099-01-01T00:00:00.000Z) before it starts (2099-01-02T00:00:00.000Z)"
+        )
     ])
     func badArgumentsAreUsageErrors(arguments: [String], message: String) async throws {
         let dir = try folder()
@@ -99,7 +119,10 @@ struct SilenceCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let expire = try await PriceAlertBinary.run(["silence", "expire", "0123456789ab", "--state", "st"], in: dir)
         #expect(expire.status == 64)
-        #expect(expire.stderr == "pricealert: error: no silence \"0123456789ab\" in st/silences.sqlite (see pricealert silence list)\n")
+        #expect(
+            expire.stderr
+                == "pricealert: error: no silence \"0123456789ab\" in st/silences.sqlite (see pricealert silence list)\n"
+        )
     }
 }
 
@@ -111,8 +134,11 @@ struct SilencedEventTests {
     static let from = "2023-11-14T22:13:22Z"
 
     func silence(in dir: URL) async throws -> String {
-        let add = try await PriceAlertBinary.run(["silence", "add", "--rule", "u?", "--symbol", "btc", "--from", Self.from,
-                                                  "--until", "2099-01-01T00:00:00Z", "--state", "st"], in: dir)
+        let add = try await PriceAlertBinary.run(
+            [
+                "silence", "add", "--rule", "u?", "--symbol", "btc", "--from", Self.from,
+                "--until", "2099-01-01T00:00:00Z", "--state", "st"
+            ], in: dir)
         #expect(add.status == 0, "\(add.stderr)")
         return add.stdout.trimmingCharacters(in: .newlines)
     }
@@ -120,10 +146,14 @@ struct SilencedEventTests {
     @Test func replayListsItMarkedAndDoesNotSendIt() async throws {
         let dir = try DispatchTests().folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
         let id = try await silence(in: dir)
-        let replay = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json",
-                                                     "--dispatch", "--state", "st"], in: dir)
+        let replay = try await PriceAlertBinary.run(
+            [
+                "replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json",
+                "--dispatch", "--state", "st"
+            ], in: dir)
         #expect(replay.status == 0, "\(replay.stderr)")
         let listed = replay.stdout.split(separator: "\n").map(String.init)
         #expect(listed.count == 2)
@@ -138,17 +168,27 @@ struct SilencedEventTests {
     @Test func aSilenceThatEndedInThePastSilencesAReplayOfItsTime() async throws {
         let dir = try DispatchTests().folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
-        let add = try await PriceAlertBinary.run(["silence", "add", "--rule", "u?", "--symbol", "btc", "--from", Self.from,
-                                                  "--until", "2023-11-15T00:00:00Z", "--state", "st"], in: dir)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let add = try await PriceAlertBinary.run(
+            [
+                "silence", "add", "--rule", "u?", "--symbol", "btc", "--from", Self.from,
+                "--until", "2023-11-15T00:00:00Z", "--state", "st"
+            ], in: dir)
         #expect(add.status == 0, "\(add.stderr)")
         let id = add.stdout.trimmingCharacters(in: .newlines)
         #expect(id.count == 12)
-        #expect(add.stderr == "pricealert: note: silence \(id) ended in the past (2023-11-15T00:00:00.000Z): it matches only events before then, as in a replay --dispatch of that time, and no live alert\n")
+        #expect(
+            add.stderr
+                == "pricealert: note: silence \(id) ended in the past (2023-11-15T00:00:00.000Z): it matches only events before then, as in a replay --dispatch of that time, and no live alert\n"
+        )
         let list = try await PriceAlertBinary.run(["silence", "list", "--state", "st", "--format", "json"], in: dir)
         #expect(list.stdout.contains(#""state":"expired""#), "\(list.stdout)")
-        let replay = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json",
-                                                     "--dispatch", "--state", "st"], in: dir)
+        let replay = try await PriceAlertBinary.run(
+            [
+                "replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json",
+                "--dispatch", "--state", "st"
+            ], in: dir)
         #expect(replay.status == 0, "\(replay.stderr)")
         let listed = replay.stdout.split(separator: "\n").map(String.init)
         #expect(listed.count == 2)
@@ -160,10 +200,14 @@ struct SilencedEventTests {
     @Test func checkListsItMarkedAndDoesNotSendIt() async throws {
         let dir = try DispatchTests().folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("out"), withIntermediateDirectories: true)
         let id = try await silence(in: dir)
-        let check = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "text",
-                                                    "--state", "st"], in: dir)
+        let check = try await PriceAlertBinary.run(
+            [
+                "check", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "text",
+                "--state", "st"
+            ], in: dir)
         #expect(check.status == 0, "\(check.stderr)")
         let listed = check.stdout.split(separator: "\n").map(String.init)
         #expect(listed.count == 2)

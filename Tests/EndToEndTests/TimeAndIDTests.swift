@@ -62,7 +62,8 @@ struct TimeAndIDTests {
         try write([99, 101].map(tick).joined(separator: "\n"), "two.jsonl", in: dir)
         try write([101, 99, 101, 99, 101].map(tick).joined(separator: "\n"), "all.jsonl", in: dir)
         try await LoopbackServer.with(receiver.router()) { port in
-            try write("""
+            try write(
+                """
                 {"version": 2,
                  "sinks": {"journal": {"type": "file", "path": "journal.jsonl"},
                            "hook": {"type": "webhook", "url": "http://127.0.0.1:\(port)/hook"}},
@@ -70,18 +71,26 @@ struct TimeAndIDTests {
                  "rules": [{"id": "btc-100", "symbol": "BTC", "when": {"price": {"above": 100}}, "resolve": true}]}
                 """, "rules.json", in: dir)
             for piece in ["one.jsonl", "two.jsonl"] {
-                let result = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", piece,
-                                                             "--state", "state"], in: dir)
+                let result = try await PriceAlertBinary.run(
+                    [
+                        "check", "--rules", "rules.json", "--ticks", piece,
+                        "--state", "state"
+                    ], in: dir)
                 #expect(result.status == 0, "\(result.stderr)")
             }
         }
-        let expected = ["btc-100:BTC:\(t)", "btc-100:BTC:\(t):resolved", "btc-100:BTC:\(t):2",
-                        "btc-100:BTC:\(t):resolved:2", "btc-100:BTC:\(t):3"]
+        let expected = [
+            "btc-100:BTC:\(t)", "btc-100:BTC:\(t):resolved", "btc-100:BTC:\(t):2",
+            "btc-100:BTC:\(t):resolved:2", "btc-100:BTC:\(t):3"
+        ]
         let journal = try String(contentsOf: dir.appendingPathComponent("journal.jsonl"), encoding: .utf8)
         #expect(try Self.ids(journal) == expected)
         #expect(receiver.ids.withLock { $0 }.sorted() == expected.sorted())
-        let replay = try await PriceAlertBinary.run(["replay", "--rules", "rules.json", "--ticks", "all.jsonl",
-                                                     "--format", "json"], in: dir)
+        let replay = try await PriceAlertBinary.run(
+            [
+                "replay", "--rules", "rules.json", "--ticks", "all.jsonl",
+                "--format", "json"
+            ], in: dir)
         #expect(replay.status == 0, "\(replay.stderr)")
         #expect(try Self.ids(replay.stdout) == expected)
     }
@@ -101,9 +110,12 @@ struct TimeAndIDTests {
         let served = Mutex(0)
         let router = Router()
         router.get("/markets/ticker24h") { _, _ -> Response in
-            let i = served.withLock { n in defer { n += 1 }; return min(n, bodies.count - 1) }
-            return Response(status: .ok, headers: [.contentType: "application/json"],
-                            body: .init(byteBuffer: ByteBuffer(string: bodies[i])))
+            let i = served.withLock { n in
+                defer { n += 1 }; return min(n, bodies.count - 1)
+            }
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: bodies[i])))
         }
         return router
     }
@@ -118,18 +130,28 @@ struct TimeAndIDTests {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try write(Self.priceRule, "rules.json", in: dir)
-        let router = Self.poloniex([Self.ticker(90, ts: Self.year9999), Self.ticker(90, ts: nil), Self.ticker(150, ts: nil)])
+        let router = Self.poloniex([
+            Self.ticker(90, ts: Self.year9999), Self.ticker(90, ts: nil), Self.ticker(150, ts: nil)
+        ])
         let runs = try await LoopbackServer.with(router) { port in
             var runs: [PriceAlertBinary.Result] = []
             for _ in 0..<3 {
-                runs.append(try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--source", "poloniex",
-                                                            "--endpoint", "http://127.0.0.1:\(port)", "--state", "state"], in: dir))
+                runs.append(
+                    try await PriceAlertBinary.run(
+                        [
+                            "check", "--rules", "rules.json", "--source", "poloniex",
+                            "--endpoint", "http://127.0.0.1:\(port)", "--state", "state"
+                        ], in: dir))
             }
             return runs
         }
         for run in runs { #expect(run.status == 0, "\(run.stderr)") }
-        #expect(runs[0].stderr.contains("poloniex: BTC_USDT: dropped: BTC_USDT at 9999-12-31T23:59:59.000Z: time is further ahead of the local clock than --max-tick-skew (ahead-of-clock)"), "\(runs[0].stderr)")
-        #expect(runs[0].stderr.contains("check: 1 ticks read, 1 dropped (1 ahead-of-clock), 0 alerts"), "\(runs[0].stderr)")
+        #expect(
+            runs[0].stderr.contains(
+                "poloniex: BTC_USDT: dropped: BTC_USDT at 9999-12-31T23:59:59.000Z: time is further ahead of the local clock than --max-tick-skew (ahead-of-clock)"
+            ), "\(runs[0].stderr)")
+        #expect(
+            runs[0].stderr.contains("check: 1 ticks read, 1 dropped (1 ahead-of-clock), 0 alerts"), "\(runs[0].stderr)")
         #expect(runs[0].stdout.isEmpty)
         #expect(runs[1].stderr.isEmpty, "\(runs[1].stderr)")
         let fired = try Self.ids(runs[2].stdout)
@@ -146,17 +168,27 @@ struct TimeAndIDTests {
         try write(Self.priceRule, "rules.json", in: dir)
         let ahead = Int64(Date().timeIntervalSince1970 * 1000) + 86_400_000
         try write(#"{"time": \#(ahead), "symbol": "BTC_USDT", "price": 90}"#, "ahead.jsonl", in: dir)
-        let poisoning = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--ticks", "ahead.jsonl",
-                                                        "--state", "state"], in: dir)
+        let poisoning = try await PriceAlertBinary.run(
+            [
+                "check", "--rules", "rules.json", "--ticks", "ahead.jsonl",
+                "--state", "state"
+            ], in: dir)
         #expect(poisoning.status == 0, "\(poisoning.stderr)")
         let router = Self.poloniex([Self.ticker(150, ts: nil)])
         let next = try await LoopbackServer.with(router) { port in
-            try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--source", "poloniex",
-                                            "--endpoint", "http://127.0.0.1:\(port)", "--state", "state"], in: dir)
+            try await PriceAlertBinary.run(
+                [
+                    "check", "--rules", "rules.json", "--source", "poloniex",
+                    "--endpoint", "http://127.0.0.1:\(port)", "--state", "state"
+                ], in: dir)
         }
         #expect(next.status == 0, "\(next.stderr)")
-        #expect(next.stderr.contains("pricealert: warning: the state of 1 symbol (BTC_USDT) holds times up to "), "\(next.stderr)")
-        #expect(next.stderr.contains("those times are taken as not seen, so later ticks are not out of order"), "\(next.stderr)")
+        #expect(
+            next.stderr.contains("pricealert: warning: the state of 1 symbol (BTC_USDT) holds times up to "),
+            "\(next.stderr)")
+        #expect(
+            next.stderr.contains("those times are taken as not seen, so later ticks are not out of order"),
+            "\(next.stderr)")
         #expect(!next.stderr.contains("out-of-order"), "\(next.stderr)")
         // `prev` (90) was kept: 90 → 150 is the crossing.
         let fired = try Self.ids(next.stdout)
@@ -174,13 +206,20 @@ struct TimeAndIDTests {
             #"{"channel":"ticker","data":[{"symbol":"BTC_USDT","close":"\#(price)","dailyChange":"0.01""#
                 + (ts.map { #","ts":\#($0)"# } ?? "") + "}]}"
         }
-        let exchange = HostileExchange(websocket: .accept(.text([frame(250, Self.year9999), frame(90, nil), frame(150, nil)])))
+        let exchange = HostileExchange(
+            websocket: .accept(.text([frame(250, Self.year9999), frame(90, nil), frame(150, nil)])))
         let port = try await exchange.start()
-        let running = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--source", "poloniex",
-                                                  "--endpoint", "http://127.0.0.1:\(port)", "--state", "state"], in: dir)
+        let running = try PriceAlertBinary.start(
+            [
+                "run", "--rules", "rules.json", "--source", "poloniex",
+                "--endpoint", "http://127.0.0.1:\(port)", "--state", "state"
+            ], in: dir)
         do {
             let warning = try await running.waitForStderrLine(containing: "ahead-of-clock", timeout: 60)
-            #expect(warning.contains("poloniex: dropped: BTC_USDT at 9999-12-31T23:59:59.000Z: time is further ahead of the local clock than --max-tick-skew (ahead-of-clock)"), "\(warning)")
+            #expect(
+                warning.contains(
+                    "poloniex: dropped: BTC_USDT at 9999-12-31T23:59:59.000Z: time is further ahead of the local clock than --max-tick-skew (ahead-of-clock)"
+                ), "\(warning)")
             let alert = try await running.waitForStdoutLine(containing: "btc-cross", timeout: 60)
             #expect(!alert.contains("9999"), "\(alert)")
             #expect(alert.contains(#""price":150"#), "\(alert)")

@@ -18,11 +18,11 @@ struct WebhookTLSTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try """
-            {"version": 1,
-             "sinks": {"ops": {"type": "webhook", "url": "https://127.0.0.1:\(port)/hook", "caFile": "\(ca)", "timeout": "30s",
-                               "retry": {"backoff": "20ms", "maxBackoff": "100ms"}}},
-             "rules": [{"id": "up", "symbol": "BTC", "when": {"price": {"crossesAbove": 100}}, "notify": ["ops"]}]}
-            """.write(to: dir.appendingPathComponent("r.json"), atomically: true, encoding: .utf8)
+        {"version": 1,
+         "sinks": {"ops": {"type": "webhook", "url": "https://127.0.0.1:\(port)/hook", "caFile": "\(ca)", "timeout": "30s",
+                           "retry": {"backoff": "20ms", "maxBackoff": "100ms"}}},
+         "rules": [{"id": "up", "symbol": "BTC", "when": {"price": {"crossesAbove": 100}}, "notify": ["ops"]}]}
+        """.write(to: dir.appendingPathComponent("r.json"), atomically: true, encoding: .utf8)
         try Self.ticks.write(to: dir.appendingPathComponent("t.jsonl"), atomically: true, encoding: .utf8)
         return dir
     }
@@ -33,8 +33,11 @@ struct WebhookTLSTests {
         try await TLSReceiver.with(certificates.valid, resetting: 1) { receiver, port in
             let dir = try folder(port: port, ca: certificates.ca)
             defer { try? FileManager.default.removeItem(at: dir) }
-            let run = try await PriceAlertBinary.run(["check", "--rules", "r.json", "--ticks", "t.jsonl", "--state", "st",
-                                                      "--drain-timeout", "60s"], in: dir)
+            let run = try await PriceAlertBinary.run(
+                [
+                    "check", "--rules", "r.json", "--ticks", "t.jsonl", "--state", "st",
+                    "--drain-timeout", "60s"
+                ], in: dir)
             #expect(run.status == 0, "\(run.stderr)")
             #expect(receiver.current.resets == 1)
             #expect(receiver.current.requests.count == 1)
@@ -54,8 +57,11 @@ struct WebhookTLSTests {
         try await TLSReceiver.with(certificates.expired) { receiver, port in
             let dir = try folder(port: port, ca: certificates.ca)
             defer { try? FileManager.default.removeItem(at: dir) }
-            let run = try await PriceAlertBinary.run(["check", "--rules", "r.json", "--ticks", "t.jsonl", "--state", "st",
-                                                      "--drain-timeout", "1s"], in: dir)
+            let run = try await PriceAlertBinary.run(
+                [
+                    "check", "--rules", "r.json", "--ticks", "t.jsonl", "--state", "st",
+                    "--drain-timeout", "1s"
+                ], in: dir)
             #expect(run.status == 74)
             #expect(run.stderr.contains("certificate has expired; retry 1 in "), "\(run.stderr)")
             #expect(!run.stderr.contains("dead letter"), "\(run.stderr)")
@@ -64,8 +70,11 @@ struct WebhookTLSTests {
             #expect(waiting.stdout.hasSuffix("1 pending, 0 dead (st)\n"), "\(waiting.stdout)")
 
             try receiver.serve(certificates.valid)
-            let flush = try await PriceAlertBinary.run(["outbox", "flush", "--rules", "r.json", "--state", "st",
-                                                        "--timeout", "60s"], in: dir)
+            let flush = try await PriceAlertBinary.run(
+                [
+                    "outbox", "flush", "--rules", "r.json", "--state", "st",
+                    "--timeout", "60s"
+                ], in: dir)
             #expect(flush.status == 0, "\(flush.stderr)")
             #expect(flush.stderr.contains("outbox: 1 delivered, 0 dead-lettered, 0 still pending"), "\(flush.stderr)")
             #expect(receiver.current.requests.count == 1)

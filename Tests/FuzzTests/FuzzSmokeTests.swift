@@ -1,5 +1,5 @@
-import Foundation
 import AlertTestSupport
+import Foundation
 import ParserFuzzing
 import Testing
 
@@ -17,7 +17,8 @@ struct FuzzSmokeTests {
     /// Resident memory of this process, KiB.
     static func residentKiB() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return 0 }
         return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }
 
@@ -27,7 +28,9 @@ struct FuzzSmokeTests {
         let campaign = try FuzzCampaign(target: target, seed: 16, repository: Self.repository, fixtures: Self.fixtures)
         #expect(!campaign.seeds.isEmpty)
         let watchdog = Watchdog(budget: .seconds(120)) { index, seconds in
-            fatalError("\(name): input \(index) still running after \(Int(seconds)) s: pricealert-fuzz --parser \(name) --seed 16 --from \(index) --inputs 1")
+            fatalError(
+                "\(name): input \(index) still running after \(Int(seconds)) s: pricealert-fuzz --parser \(name) --seed 16 --from \(index) --inputs 1"
+            )
         }
         defer { watchdog.stop() }
         let before = Self.residentKiB()

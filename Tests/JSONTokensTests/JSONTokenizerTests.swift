@@ -50,8 +50,10 @@ private func stringError(_ text: String, strict: Bool = false) -> JSONTokenError
     }
 
     @Test func numbersAreTheDoublesTheStandardLibraryReads() throws {
-        let texts = ["0", "-0", "1", "43000.5", "0.1", "0.00001248", "6.3e-9", "1E22", "9007199254740993",
-                     "123456789012345678901234567890", "1e-400", "1e999", "-2.5e+300", "4.9e-324", "1.7976931348623157e308"]
+        let texts = [
+            "0", "-0", "1", "43000.5", "0.1", "0.00001248", "6.3e-9", "1E22", "9007199254740993",
+            "123456789012345678901234567890", "1e-400", "1e999", "-2.5e+300", "4.9e-324", "1.7976931348623157e308"
+        ]
         for text in texts {
             let value = try tokens(text) { t in t.double(try t.number()) }
             #expect(value == Double(text)!, "\(text)")

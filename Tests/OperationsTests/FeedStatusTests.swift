@@ -21,8 +21,8 @@ struct FeedStatusTests {
     @Test func pricesWithinTheLimitAreHealthyAndSilenceIsNot() {
         let status = FeedStatus(staleAfter: .seconds(10), now: start)
         #expect(status.connected(now: at(1)))
-        #expect(!status.connected(now: at(2)))  // only the first connect completes startup
-        #expect(status.health(now: at(5)) == .healthy)  // a fresh connection gets its own limit
+        #expect(!status.connected(now: at(2))) // only the first connect completes startup
+        #expect(status.health(now: at(5)) == .healthy) // a fresh connection gets its own limit
         status.pricesArrived(now: at(6))
         #expect(status.health(now: at(15)) == .healthy)
         #expect(status.secondsSinceLastPrices(now: at(15)) == 9)
@@ -39,8 +39,11 @@ struct FeedStatusTests {
             status.ticksEvaluated(allRefused: true, now: at(Double(second)))
         }
         #expect(status.health(now: at(10)) == .healthy)
-        #expect(status.health(now: at(12)) == .unhealthy(reason: "every tick for 11 s was timed more than --max-tick-skew ahead of the local clock"))
-        #expect(status.freshness(now: at(12)) == .healthy)  // not wedged: a restart would not help
+        #expect(
+            status.health(now: at(12))
+                == .unhealthy(
+                    reason: "every tick for 11 s was timed more than --max-tick-skew ahead of the local clock"))
+        #expect(status.freshness(now: at(12)) == .healthy) // not wedged: a restart would not help
         status.ticksEvaluated(allRefused: false, now: at(13))
         #expect(status.health(now: at(13)) == .healthy)
     }
@@ -52,7 +55,9 @@ struct FeedStatusTests {
         status.disconnected(reason: "connection closed by the server")
         #expect(status.health(now: at(2)) == .unhealthy(reason: "disconnected: connection closed by the server"))
         #expect(status.freshness(now: at(2)) == .healthy)
-        #expect(status.freshness(now: at(12)) == .unhealthy(reason: "stale: no prices for 11 s (disconnected: connection closed by the server)"))
+        #expect(
+            status.freshness(now: at(12))
+                == .unhealthy(reason: "stale: no prices for 11 s (disconnected: connection closed by the server)"))
         status.connected(now: at(3))
         status.pricesArrived(now: at(3))
         #expect(status.health(now: at(4)) == .healthy)
@@ -78,6 +83,9 @@ struct FeedStatusTests {
         #expect(status.health(now: at(3)) == .healthy)
         status.failed("state folder st was deleted or moved while in use: st/pricealert.lock was deleted")
         status.pricesArrived(now: at(4))
-        #expect(status.health(now: at(5)) == .unhealthy(reason: "state folder st was deleted or moved while in use: st/pricealert.lock was deleted"))
+        #expect(
+            status.health(now: at(5))
+                == .unhealthy(
+                    reason: "state folder st was deleted or moved while in use: st/pricealert.lock was deleted"))
     }
 }

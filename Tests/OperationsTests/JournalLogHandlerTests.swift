@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+
 @testable import Operations
 
 #if canImport(Glibc)
@@ -10,14 +11,18 @@ import Glibc
 @Suite("journal log lines")
 struct JournalLogHandlerTests {
     @Test func linesStartWithTheSyslogPriorityAndCarrySortedMetadata() {
-        #expect(JournalLogHandler.line(level: .warning, label: "pricealert", message: "btse: closed\nagain",
-                                       metadata: ["sink": "ops", "alert": "a1"])
+        #expect(
+            JournalLogHandler.line(
+                level: .warning, label: "pricealert", message: "btse: closed\nagain",
+                metadata: ["sink": "ops", "alert": "a1"])
                 == "<4>pricealert: btse: closed again alert=a1 sink=ops")
         #expect(Logger.Level.allCases.map(JournalLogHandler.priority) == [7, 7, 6, 5, 4, 3, 2])
     }
 
     @Test func standardErrorIsTheJournalOnlyWhenJournalStreamNamesItsFile() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-journal-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pricealert-journal-\(UUID().uuidString)"
+        ).path
         let fd = open(path, O_CREAT | O_RDWR, 0o600)
         #expect(fd >= 0)
         defer { close(fd); unlink(path) }

@@ -17,11 +17,12 @@ struct ServiceNotifierTests {
         try notifier.watchdog()
         try notifier.stopping(status: "stopping")
         _ = try await socket.waitFor(line: "STOPPING=1", timeout: 60)
-        #expect(socket.messages == [
-            "READY=1\nSTATUS=following btse with 2 rules",
-            "WATCHDOG=1",
-            "STOPPING=1\nSTATUS=stopping",
-        ])
+        #expect(
+            socket.messages == [
+                "READY=1\nSTATUS=following btse with 2 rules",
+                "WATCHDOG=1",
+                "STOPPING=1\nSTATUS=stopping"
+            ])
     }
 
     @Test func withoutNotifySocketNothingIsSentAndNothingFails() throws {
@@ -34,12 +35,17 @@ struct ServiceNotifierTests {
 
     @Test func theWatchdogPingsAtHalfWatchdogUsecForThisProcessOnly() {
         let socket = ["NOTIFY_SOCKET": "/run/systemd/notify"]
-        #expect(ServiceNotifier(environment: socket.merging(["WATCHDOG_USEC": "4000000"]) { $1 }).watchdogInterval
+        #expect(
+            ServiceNotifier(environment: socket.merging(["WATCHDOG_USEC": "4000000"]) { $1 }).watchdogInterval
                 == .seconds(2))
-        #expect(ServiceNotifier(environment: socket.merging(["WATCHDOG_USEC": "4000000", "WATCHDOG_PID": "\(getpid())"]) { $1 })
-                    .watchdogInterval == .seconds(2))
-        #expect(ServiceNotifier(environment: socket.merging(["WATCHDOG_USEC": "4000000", "WATCHDOG_PID": "1"]) { $1 })
-                    .watchdogInterval == nil)
+        #expect(
+            ServiceNotifier(
+                environment: socket.merging(["WATCHDOG_USEC": "4000000", "WATCHDOG_PID": "\(getpid())"]) { $1 }
+            )
+            .watchdogInterval == .seconds(2))
+        #expect(
+            ServiceNotifier(environment: socket.merging(["WATCHDOG_USEC": "4000000", "WATCHDOG_PID": "1"]) { $1 })
+                .watchdogInterval == nil)
         #expect(ServiceNotifier(environment: socket.merging(["WATCHDOG_USEC": "0"]) { $1 }).watchdogInterval == nil)
         #expect(ServiceNotifier(environment: socket.merging(["WATCHDOG_USEC": "soon"]) { $1 }).watchdogInterval == nil)
     }

@@ -17,7 +17,9 @@ struct StatusServerLimitsTests {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         try #require(rc == 0)
         return fd
@@ -32,8 +34,10 @@ struct StatusServerLimitsTests {
 
     private func server(_ limits: StatusServer.Limits, logger: Logger = Logger(label: "test")) -> StatusServer {
         let (registry, _) = PrometheusMetrics.isolated()
-        return StatusServer(host: "127.0.0.1", port: 0, registry: registry, status: FeedStatus(staleAfter: .seconds(30)),
-                            logger: logger, limits: limits) {}
+        return StatusServer(
+            host: "127.0.0.1", port: 0, registry: registry, status: FeedStatus(staleAfter: .seconds(30)),
+            logger: logger, limits: limits
+        ) {}
     }
 
     @Test func idleAndSlowConnectionsAreBoundedAndClosedAndHealthzStillAnswers() async throws {
@@ -91,6 +95,9 @@ struct StatusServerLimitsTests {
         let local = StatusServer(host: "127.0.0.1", port: 0, registry: registry, status: status, logger: logger) {}
         _ = try await local.start()
         await local.stop()
-        #expect(capture.records.filter { $0.level == .warning }.map(\.message) == ["--listen 0.0.0.0: not a loopback address; /metrics and /healthz have no authentication, so anyone who can reach it can read them"])
+        #expect(
+            capture.records.filter { $0.level == .warning }.map(\.message) == [
+                "--listen 0.0.0.0: not a loopback address; /metrics and /healthz have no authentication, so anyone who can reach it can read them"
+            ])
     }
 }

@@ -21,11 +21,14 @@ struct StatusServerTests {
         let (registry, factory) = PrometheusMetrics.isolated()
         var logger = Logger(label: "test")
         logger.logLevel = .error
-        let monitor = PipelineMonitor(source: "btse", rules: ["btc-high", "eth-low"], staleAfter: .seconds(30),
-                                      notifier: ServiceNotifier(environment: [:]),
-                                      metrics: PipelineMetrics(rules: ["btc-high", "eth-low"], factory: factory), logger: logger)
-        let server = StatusServer(host: "127.0.0.1", port: 0, registry: registry, status: monitor.status,
-                                  logger: logger) { monitor.refresh(outboxDepth: 7) }
+        let monitor = PipelineMonitor(
+            source: "btse", rules: ["btc-high", "eth-low"], staleAfter: .seconds(30),
+            notifier: ServiceNotifier(environment: [:]),
+            metrics: PipelineMetrics(rules: ["btc-high", "eth-low"], factory: factory), logger: logger)
+        let server = StatusServer(
+            host: "127.0.0.1", port: 0, registry: registry, status: monitor.status,
+            logger: logger
+        ) { monitor.refresh(outboxDepth: 7) }
         let port = try await server.start()
         #expect(port > 0)
         let base = "http://127.0.0.1:\(port)"
@@ -62,7 +65,7 @@ struct StatusServerTests {
             "pricealert_feed_stale 0.0",
             "pricealert_feed_reconnects_total 0",
             "# TYPE pricealert_ticks_total counter",
-            "# HELP pricealert_ticks_total Ticks accepted by the engine.",
+            "# HELP pricealert_ticks_total Ticks accepted by the engine."
         ] {
             #expect(lines.contains(expected), "missing: \(expected)")
         }
@@ -72,9 +75,13 @@ struct StatusServerTests {
     @Test func anAddressInUseIsAnError() async throws {
         let (registry, _) = PrometheusMetrics.isolated()
         let status = FeedStatus(staleAfter: .seconds(1))
-        let first = StatusServer(host: "127.0.0.1", port: 0, registry: registry, status: status, logger: Logger(label: "test")) {}
+        let first = StatusServer(
+            host: "127.0.0.1", port: 0, registry: registry, status: status, logger: Logger(label: "test")
+        ) {}
         let port = try await first.start()
-        let second = StatusServer(host: "127.0.0.1", port: port, registry: registry, status: status, logger: Logger(label: "test")) {}
+        let second = StatusServer(
+            host: "127.0.0.1", port: port, registry: registry, status: status, logger: Logger(label: "test")
+        ) {}
         await #expect(throws: (any Error).self) { _ = try await second.start() }
         await first.stop()
     }

@@ -192,8 +192,10 @@ struct ConditionGroup: Sendable {
     }
 
     @inline(__always)
-    private mutating func evaluate(_ i: Int, _ v: Double, _ prev: Double?, _ t: Int64, _ stamp: UInt32,
-                                   _ fired: inout [Int32]) {
+    private mutating func evaluate(
+        _ i: Int, _ v: Double, _ prev: Double?, _ t: Int64, _ stamp: UInt32,
+        _ fired: inout [Int32]
+    ) {
         guard pairs[i].stamp != stamp else { return }
         pairs[i].stamp = stamp
         let pair = pairs[i]

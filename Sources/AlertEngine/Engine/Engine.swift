@@ -195,8 +195,9 @@ struct EngineCore {
             let prev = symbols[s].lastPrice
             recordBuckets(s, time: tick.time, price: tick.price)
             evaluateIndexed(s, tick, symbol, into: &alerts)
-            evaluatePairs(s, time: tick.time, price: tick.price, change24h: tick.change24h, prev: prev, portfolio: nil,
-                          indexed: alerts.count > start ? fired[...] : [], start: start, into: &alerts)
+            evaluatePairs(
+                s, time: tick.time, price: tick.price, change24h: tick.change24h, prev: prev, portfolio: nil,
+                indexed: alerts.count > start ? fired[...] : [], start: start, into: &alerts)
             symbols[s].lastTime = tick.time
             symbols[s].lastPrice = tick.price
             if pairRules.isHeld(symbol) { evaluatePortfolios(holding: symbol, time: tick.time, into: &alerts) }
@@ -241,7 +242,9 @@ struct EngineCore {
             if groups[g].windowMinutes == 0 {
                 value = p
             } else {
-                guard let c = changeValue(group: g, tick: tick, minute: minute, first: first, symbol: s) else { continue }
+                guard let c = changeValue(group: g, tick: tick, minute: minute, first: first, symbol: s) else {
+                    continue
+                }
                 value = c
             }
             if !groups[g].moveWithoutCrossing(to: value, time: t) {
@@ -334,7 +337,8 @@ struct EngineCore {
                 continue
             }
             guard let (low, high) = groups[g].quietInterval,
-                  let base = base(group: g, target: minute - windowMinutes, symbol: s) else { return QuietWindow() }
+                let base = base(group: g, target: minute - windowMinutes, symbol: s)
+            else { return QuietWindow() }
             let lowPrice = base * (1 + low / 100), highPrice = base * (1 + high / 100)
             let narrowedLow = lowPrice + abs(lowPrice) * 1e-9, narrowedHigh = highPrice - abs(highPrice) * 1e-9
             if windowMinutes == 1440 {
@@ -378,10 +382,11 @@ struct EngineCore {
     /// would hold ~3 MB of them); threshold and template are cheap to take each time.
     private func makeAlert(rule: Int, symbol: String, time: Int64, price: Double, value: Double) -> Alert {
         let condition = rules[rule].condition
-        return Alert(rule: rules[rule].id, symbol: symbol, time: time, price: price, condition: condition.summary,
-                     threshold: condition.threshold, value: value,
-                     template: rules[rule].message ?? MessageTemplate.defaultTemplate(for: condition),
-                     notify: rules[rule].notify)
+        return Alert(
+            rule: rules[rule].id, symbol: symbol, time: time, price: price, condition: condition.summary,
+            threshold: condition.threshold, value: value,
+            template: rules[rule].message ?? MessageTemplate.defaultTemplate(for: condition),
+            notify: rules[rule].notify)
     }
 
     mutating func drop(_ reason: DropReason) -> DropReason {
@@ -487,8 +492,9 @@ struct EngineCore {
     /// pair itself (the engine keeps no per-rule copies beside the rules).
     func pair(of r: Int32) -> ConditionGroup.Pair {
         let rule = rules[Int(r)]
-        return ConditionGroup.Pair(rule: r, condition: CompiledCondition(rule.condition, hysteresis: rule.hysteresis),
-                                   cooldown: rule.cooldown, once: rule.repeatMode == .once)
+        return ConditionGroup.Pair(
+            rule: r, condition: CompiledCondition(rule.condition, hysteresis: rule.hysteresis),
+            cooldown: rule.cooldown, once: rule.repeatMode == .once)
     }
 
     /// One group per coordinate (price, each change window), sealed; `saved` pair states are

@@ -21,7 +21,8 @@ extension Engine {
         for tick in ticks {
             let symbol = Symbol.normalize(tick.symbol)
             let minute = floorDivMod(tick.time, 60_000).0
-            minutes[symbol] = minutes[symbol].map { min($0.lowerBound, minute)...max($0.upperBound, minute) } ?? minute...minute
+            minutes[symbol] =
+                minutes[symbol].map { min($0.lowerBound, minute)...max($0.upperBound, minute) } ?? minute...minute
         }
         let windows = core.windowMinutes.sorted()
         var lookups = minutes.mapValues { span in
@@ -91,7 +92,9 @@ extension EngineCore {
                 taken += 1
             }
             var history: (minutes: [Int64], prices: [Double]) = ([], [])
-            if symbols[s].keepsHistory { history = moving ? symbols[s].history.takeEntries() : symbols[s].history.entries }
+            if symbols[s].keepsHistory {
+                history = moving ? symbols[s].history.takeEntries() : symbols[s].history.entries
+            }
             out.append(snapshot(of: s, history: history))
             if !all { symbols[s].changed = false }
         }
@@ -137,7 +140,8 @@ extension EngineCore {
         guard !snapshot.pairStates.isEmpty else { return [:] }
         var out: [Int32: PairState] = [:]
         for pair in snapshot.pairStates {
-            guard let r = ensureRuleIndex()[pair.rule], !rules[Int(r)].isIndexed, fingerprint(r) == pair.fingerprint else { continue }
+            guard let r = ensureRuleIndex()[pair.rule], !rules[Int(r)].isIndexed, fingerprint(r) == pair.fingerprint
+            else { continue }
             out[r] = pair.state
         }
         return out
@@ -156,7 +160,9 @@ extension EngineCore {
     /// whose pairs it restores or saves, not of every rule.
     private mutating func fingerprint(_ r: Int32) -> UInt64 {
         if fingerprints.isEmpty { fingerprints = Array(repeating: 0, count: rules.count) }
-        if fingerprints[Int(r)] == 0 { fingerprints[Int(r)] = RuleFingerprint.of(rules[Int(r)], using: &fingerprintBuffer) }
+        if fingerprints[Int(r)] == 0 {
+            fingerprints[Int(r)] = RuleFingerprint.of(rules[Int(r)], using: &fingerprintBuffer)
+        }
         return fingerprints[Int(r)]
     }
 
@@ -169,8 +175,10 @@ extension EngineCore {
         var saved: [PairSnapshot] = []
         saved.reserveCapacity(pairs.count)
         for pair in pairs {
-            saved.append(PairSnapshot(rule: rules[Int(pair.rule)].id, fingerprint: fingerprint(pair.rule),
-                                      armed: pair.armed, spent: pair.spent, lastFired: pair.lastFired))
+            saved.append(
+                PairSnapshot(
+                    rule: rules[Int(pair.rule)].id, fingerprint: fingerprint(pair.rule),
+                    armed: pair.armed, spent: pair.spent, lastFired: pair.lastFired))
         }
         var snapshot = SymbolSnapshot(
             symbol: state.symbol, firstTime: state.firstTime, lastTime: state.lastTime, lastPrice: state.lastPrice,
@@ -181,7 +189,8 @@ extension EngineCore {
             snapshot.minuteBuckets = state.minutes
             snapshot.hourBuckets = state.hours
             for (r, pair) in state.pairs.sorted(by: { $0.key < $1.key }) where pair != PairState() {
-                snapshot.pairStates.append(PairStateSnapshot(rule: rules[Int(r)].id, fingerprint: fingerprint(r), state: pair))
+                snapshot.pairStates.append(
+                    PairStateSnapshot(rule: rules[Int(r)].id, fingerprint: fingerprint(r), state: pair))
             }
         }
         return snapshot

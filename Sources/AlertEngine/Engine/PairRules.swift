@@ -108,10 +108,14 @@ extension KeyState {
         let latest = newest.map { t >= $0 } ?? true
         if latest { newest = t }
         if keepMinutes > 0 {
-            minutes.record(key: floorDivMod(t, PairRuleIndex.minute).0, price: p, latest: latest, keep: keepMinutes, seeded: &seededMinute)
+            minutes.record(
+                key: floorDivMod(t, PairRuleIndex.minute).0, price: p, latest: latest, keep: keepMinutes,
+                seeded: &seededMinute)
         }
         if keepHours > 0 {
-            hours.record(key: floorDivMod(t, PairRuleIndex.hour).0, price: p, latest: latest, keep: keepHours, seeded: &seededHour)
+            hours.record(
+                key: floorDivMod(t, PairRuleIndex.hour).0, price: p, latest: latest, keep: keepHours,
+                seeded: &seededHour)
         }
         changed = true
     }
@@ -146,8 +150,10 @@ extension EngineCore {
     /// Evaluates key `s`'s pair-by-pair rules on a valid tick already in its buckets, merged in
     /// rule order with the events the indexed rules gave (`indexed`: their rule indices,
     /// ascending, one per event appended from `start` on) (Docs/rules.md#event-order).
-    mutating func evaluatePairs(_ s: Int, time t: Int64, price p: Double, change24h: Double?, prev: Double?,
-                                portfolio: Portfolio?, indexed: ArraySlice<Int32>, start: Int, into alerts: inout [Alert]) {
+    mutating func evaluatePairs(
+        _ s: Int, time t: Int64, price p: Double, change24h: Double?, prev: Double?,
+        portfolio: Portfolio?, indexed: ArraySlice<Int32>, start: Int, into alerts: inout [Alert]
+    ) {
         guard !symbols[s].pairRules.isEmpty else { return }
         var own: [(Int32, Alert)] = []
         evaluate(s, time: t, price: p, change24h: change24h, prev: prev, portfolio: portfolio, into: &own)
@@ -191,8 +197,9 @@ extension EngineCore {
             }
             let prev = symbols[ps].lastPrice
             recordBuckets(ps, time: t, price: value)
-            evaluatePairs(ps, time: t, price: value, change24h: nil, prev: prev, portfolio: portfolio, indexed: [],
-                          start: alerts.count, into: &alerts)
+            evaluatePairs(
+                ps, time: t, price: value, change24h: nil, prev: prev, portfolio: portfolio, indexed: [],
+                start: alerts.count, into: &alerts)
             symbols[ps].lastTime = t
             symbols[ps].lastPrice = value
         }
@@ -208,8 +215,10 @@ extension EngineCore {
 
     /// The key's pair-by-pair rules on one tick, in rule order; the tick is in the buckets
     /// already (a window's high and low include it); `prev` is the previous live price.
-    private mutating func evaluate(_ s: Int, time t: Int64, price p: Double, change24h: Double?, prev: Double?,
-                                   portfolio: Portfolio?, into events: inout [(Int32, Alert)]) {
+    private mutating func evaluate(
+        _ s: Int, time t: Int64, price p: Double, change24h: Double?, prev: Double?,
+        portfolio: Portfolio?, into events: inout [(Int32, Alert)]
+    ) {
         let symbol = symbols[s].symbol
         for r in symbols[s].pairRules {
             let rule = rules[Int(r)]
@@ -223,13 +232,17 @@ extension EngineCore {
                     pair.reference = move.reference(at: p)
                     break
                 }
-                if cooled, let (value, threshold) = move.fires(price: p, reference: reference, hysteresis: rule.hysteresis) {
+                if cooled,
+                    let (value, threshold) = move.fires(price: p, reference: reference, hysteresis: rule.hysteresis)
+                {
                     events.append((r, alert(rule, symbol, t, p, value: value, threshold: .value(threshold))))
                     pair.reference = move.reference(at: p)
                     pair.lastFired = t
                 }
             default:
-                let v = Self.verdict(rule.condition, rule, symbols[s], t: t, p: p, prev: prev, change24h: change24h, portfolio: portfolio)
+                let v = Self.verdict(
+                    rule.condition, rule, symbols[s], t: t, p: p, prev: prev, change24h: change24h, portfolio: portfolio
+                )
                 var sustained = true
                 if let sustain = extras?.sustain {
                     pair.since = pair.armed && v.f ? (pair.since ?? t) : nil
@@ -242,8 +255,10 @@ extension EngineCore {
     }
 
     /// Firing (step 1), reminding (step 1½) and re-arming (step 2) of Docs/rules.md#firing-and-re-arming.
-    private func step(_ pair: inout PairState, _ rule: Rule, _ r: Int32, _ symbol: String, _ t: Int64, _ p: Double,
-                      _ v: Verdict, fire allowed: Bool, into events: inout [(Int32, Alert)]) {
+    private func step(
+        _ pair: inout PairState, _ rule: Rule, _ r: Int32, _ symbol: String, _ t: Int64, _ p: Double,
+        _ v: Verdict, fire allowed: Bool, into events: inout [(Int32, Alert)]
+    ) {
         if pair.armed, v.f, allowed {
             events.append((r, alert(rule, symbol, t, p, value: v.value, threshold: v.threshold)))
             pair.lastFired = t
@@ -251,10 +266,16 @@ extension EngineCore {
             pair.since = nil
             pair.reminders = 0
         } else if let every = rule.extras?.remindEvery, !pair.armed, v.k,
-                  let last = pair.lastFired, t - last >= max(every, rule.cooldown) {
+            let last = pair.lastFired, t - last >= max(every, rule.cooldown)
+        {
             pair.reminders += 1
-            events.append((r, alert(rule, symbol, t, p, value: v.value, threshold: v.threshold,
-                                    kind: .reminder, reminder: pair.reminders)))
+            events.append(
+                (
+                    r,
+                    alert(
+                        rule, symbol, t, p, value: v.value, threshold: v.threshold,
+                        kind: .reminder, reminder: pair.reminders)
+                ))
             pair.lastFired = t
         } else if !pair.armed, rule.repeatMode != .once, v.r {
             pair.armed = true
@@ -264,16 +285,21 @@ extension EngineCore {
         }
     }
 
-    private func alert(_ rule: Rule, _ symbol: String, _ t: Int64, _ p: Double, value: Double, threshold: Threshold,
-                       kind: AlertKind = .alert, reminder: Int? = nil) -> Alert {
-        Alert(rule: rule.id, symbol: symbol, time: t, price: p, condition: rule.condition.summary,
-              threshold: threshold, value: value,
-              template: rule.message ?? MessageTemplate.defaultTemplate(for: rule.condition),
-              notify: rule.notify, kind: kind, reminder: reminder)
+    private func alert(
+        _ rule: Rule, _ symbol: String, _ t: Int64, _ p: Double, value: Double, threshold: Threshold,
+        kind: AlertKind = .alert, reminder: Int? = nil
+    ) -> Alert {
+        Alert(
+            rule: rule.id, symbol: symbol, time: t, price: p, condition: rule.condition.summary,
+            threshold: threshold, value: value,
+            template: rule.message ?? MessageTemplate.defaultTemplate(for: rule.condition),
+            notify: rule.notify, kind: kind, reminder: reminder)
     }
 
-    private static func verdict(_ condition: Condition, _ rule: Rule, _ s: KeyState, t: Int64, p: Double, prev: Double?,
-                         change24h: Double?, portfolio: Portfolio?) -> Verdict {
+    private static func verdict(
+        _ condition: Condition, _ rule: Rule, _ s: KeyState, t: Int64, p: Double, prev: Double?,
+        change24h: Double?, portfolio: Portfolio?
+    ) -> Verdict {
         let h = rule.hysteresis
         func level(_ x: Double, above: Bool, crossing: Bool) -> Verdict {
             var v = Verdict(value: p, threshold: .value(x))
@@ -318,10 +344,14 @@ extension EngineCore {
         case .pnl(let side):
             return percent(portfolio?.cost.map { (p - $0) / $0 * 100 }, side)
         case .all(let members):
-            let vs = members.map { Self.verdict($0, rule, s, t: t, p: p, prev: prev, change24h: change24h, portfolio: portfolio) }
+            let vs = members.map {
+                Self.verdict($0, rule, s, t: t, p: p, prev: prev, change24h: change24h, portfolio: portfolio)
+            }
             return Verdict(f: vs.allSatisfy(\.f), r: vs.contains(where: \.r), k: vs.allSatisfy(\.k), value: p)
         case .any(let members):
-            let vs = members.map { Self.verdict($0, rule, s, t: t, p: p, prev: prev, change24h: change24h, portfolio: portfolio) }
+            let vs = members.map {
+                Self.verdict($0, rule, s, t: t, p: p, prev: prev, change24h: change24h, portfolio: portfolio)
+            }
             return Verdict(f: vs.contains(where: \.f), r: vs.allSatisfy(\.r), k: vs.contains(where: \.k), value: p)
         case .move, .listed:
             return Verdict()

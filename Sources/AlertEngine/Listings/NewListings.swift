@@ -68,10 +68,12 @@ public struct NewListings: Sendable {
         let entries = markets.entries(for: symbol)
         for (rule, filter) in rules where entries.contains(where: filter.matches) {
             if let expires = rule.extras?.expires, tick.time >= expires { continue }
-            alerts.append(Alert(rule: rule.id, symbol: symbol, time: tick.time, price: tick.price,
-                                condition: Condition.listed.summary, threshold: .none, value: tick.price,
-                                template: rule.message ?? MessageTemplate.defaultTemplate(for: .listed),
-                                notify: rule.notify))
+            alerts.append(
+                Alert(
+                    rule: rule.id, symbol: symbol, time: tick.time, price: tick.price,
+                    condition: Condition.listed.summary, threshold: .none, value: tick.price,
+                    template: rule.message ?? MessageTemplate.defaultTemplate(for: .listed),
+                    notify: rule.notify))
         }
     }
 }

@@ -80,7 +80,8 @@ struct ByteReader {
     /// What `ByteWriter.count` wrote, as a plain number (e.g. an index).
     mutating func uint32() throws(SnapshotError) -> Int {
         let at = try advance(4)
-        return Int(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) })
+        return Int(
+            bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) })
     }
 
     /// A count of items of at least `itemSize` bytes each, checked against what is left.
@@ -93,7 +94,9 @@ struct ByteReader {
     mutating func string() throws(SnapshotError) -> String {
         let n = try count()
         let at = try advance(n)
-        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[at..<(at + n)]), as: UTF8.self) }
+        return bytes.withUnsafeBufferPointer {
+            String(decoding: UnsafeBufferPointer(rebasing: $0[at..<(at + n)]), as: UTF8.self)
+        }
     }
 
     mutating func optional<T>(_ read: (inout ByteReader) throws(SnapshotError) -> T) throws(SnapshotError) -> T? {

@@ -46,7 +46,8 @@ extension Buckets {
     /// The buckets without those after `key`.
     func dropping(after key: Int64) -> Buckets {
         guard let cut = keys.firstIndex(where: { $0 > key }) else { return self }
-        return Buckets(keys: Array(keys[..<cut]), last: Array(last[..<cut]), high: Array(high[..<cut]), low: Array(low[..<cut]))
+        return Buckets(
+            keys: Array(keys[..<cut]), last: Array(last[..<cut]), high: Array(high[..<cut]), low: Array(low[..<cut]))
     }
 }
 
@@ -78,7 +79,8 @@ public struct ForgottenTimes: Sendable, Equatable {
 
     /// `N symbols (BTC, ETH, …)`: at most five named.
     public var symbolList: String {
-        let named = symbols.prefix(5).map { UserText.escaped($0) }.joined(separator: ", ") + (symbols.count > 5 ? ", …" : "")
+        let named =
+            symbols.prefix(5).map { UserText.escaped($0) }.joined(separator: ", ") + (symbols.count > 5 ? ", …" : "")
         return "\(symbols.count) symbol\(symbols.count == 1 ? "" : "s") (\(named))"
     }
 }

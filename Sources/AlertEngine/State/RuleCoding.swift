@@ -65,7 +65,9 @@ extension Rule {
             lists.append(list)
         }
         func list(_ i: Int) throws(SnapshotError) -> [String] {
-            guard i < lists.count else { throw SnapshotError(reason: "rule encoding names list \(i) of \(lists.count)") }
+            guard i < lists.count else {
+                throw SnapshotError(reason: "rule encoding names list \(i) of \(lists.count)")
+            }
             return lists[i]
         }
         let count = try r.count(itemSize: 40)
@@ -82,18 +84,22 @@ extension Rule {
             switch try r.byte() {
             case 0: scope = .symbols(try list(try r.uint32()))
             case 1:
-                scope = .match(MarketFilter(future: try r.optionalBool(), quote: try r.optionalString(),
-                                            base: try r.optionalString(), active: try r.optionalBool()))
+                scope = .match(
+                    MarketFilter(
+                        future: try r.optionalBool(), quote: try r.optionalString(),
+                        base: try r.optionalString(), active: try r.optionalBool()))
             case 2: scope = .portfolio(try r.string())
             case let other: throw SnapshotError(reason: "unknown scope tag \(other)")
             }
             let flags = try r.byte()
             let fileVersion = try r.byte()
             let extras = try r.extras()
-            rules.append(Rule(id: id, scope: scope, condition: condition, notify: notify,
-                              repeatMode: flags & 1 != 0 ? .once : .rearm, cooldown: cooldown,
-                              hysteresis: hysteresis, message: message, enabled: flags & 2 != 0,
-                              fileVersion: fileVersion, extras: extras))
+            rules.append(
+                Rule(
+                    id: id, scope: scope, condition: condition, notify: notify,
+                    repeatMode: flags & 1 != 0 ? .once : .rearm, cooldown: cooldown,
+                    hysteresis: hysteresis, message: message, enabled: flags & 2 != 0,
+                    fileVersion: fileVersion, extras: extras))
         }
         guard r.isAtEnd else { throw SnapshotError(reason: "rule encoding has \(r.remaining) bytes too many") }
         return rules
@@ -224,8 +230,9 @@ extension ByteReader {
         let every = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
         let expires = try optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
         let flags = try byte()
-        return RuleExtras(sustain: sustain, remindEvery: every, expires: expires,
-                          resolve: flags & 1 != 0, highPriority: flags & 2 != 0)
+        return RuleExtras(
+            sustain: sustain, remindEvery: every, expires: expires,
+            resolve: flags & 1 != 0, highPriority: flags & 2 != 0)
     }
 
     mutating func optionalString() throws(SnapshotError) -> String? {

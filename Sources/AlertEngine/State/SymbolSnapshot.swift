@@ -34,8 +34,10 @@ public struct SymbolSnapshot: Sendable, Equatable {
     /// unique and stable across restarts (see `EventNumbers`); nil when it emitted none.
     public var events: EventCounts?
 
-    public init(symbol: String, firstTime: Int64? = nil, lastTime: Int64? = nil, lastPrice: Double? = nil,
-                minutes: [Int64] = [], prices: [Double] = [], pairs: [PairSnapshot] = []) {
+    public init(
+        symbol: String, firstTime: Int64? = nil, lastTime: Int64? = nil, lastPrice: Double? = nil,
+        minutes: [Int64] = [], prices: [Double] = [], pairs: [PairSnapshot] = []
+    ) {
         self.symbol = symbol
         self.firstTime = firstTime
         self.lastTime = lastTime
@@ -135,7 +137,9 @@ extension SymbolSnapshot {
         if Self.formatsBefore4.contains(version) {
             try self.init(decodingBeforeFormat4: &r, version: version)
         } else {
-            guard version == Self.formatVersion else { throw SnapshotError(reason: "unknown symbol state format \(version)") }
+            guard version == Self.formatVersion else {
+                throw SnapshotError(reason: "unknown symbol state format \(version)")
+            }
             self.init(symbol: try r.string())
             firstTime = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
             lastTime = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
@@ -173,8 +177,10 @@ extension SymbolSnapshot {
             let fingerprint = try r.uint64()
             let flags = try r.byte()
             let lastFired = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
-            pairs.append(PairSnapshot(rule: rule, fingerprint: fingerprint, armed: flags & 1 != 0,
-                                      spent: flags & 2 != 0, lastFired: lastFired))
+            pairs.append(
+                PairSnapshot(
+                    rule: rule, fingerprint: fingerprint, armed: flags & 1 != 0,
+                    spent: flags & 2 != 0, lastFired: lastFired))
         }
     }
 
@@ -264,7 +270,10 @@ extension SymbolSnapshot {
             }
             previous = minute
             minutes.append(minute)
-            prices.append(Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 13 + 16 * i, as: UInt64.self))))
+            prices.append(
+                Double(
+                    bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 13 + 16 * i, as: UInt64.self)))
+            )
         }
     }
 }
@@ -327,7 +336,9 @@ extension ByteReader {
         keys.reserveCapacity(n); last.reserveCapacity(n); high.reserveCapacity(n); low.reserveCapacity(n)
         for _ in 0..<n {
             let key = try int64()
-            guard keys.last.map({ key > $0 }) ?? true else { throw SnapshotError(reason: "buckets out of order at \(key)") }
+            guard keys.last.map({ key > $0 }) ?? true else {
+                throw SnapshotError(reason: "buckets out of order at \(key)")
+            }
             keys.append(key)
             last.append(try double())
             high.append(try double())

@@ -32,18 +32,26 @@ public enum BTSECandles {
 
     /// The request for `[start, end)` (epoch ms) of one market. `endpoint` is the REST base
     /// (`--endpoint`), `https://api.btse.com` by default.
-    public static func request(_ kind: Kind, symbol: String, resolution: Resolution, start: Int64, end: Int64,
-                               endpoint: String = "https://api.btse.com") -> HTTPRequest {
-        HTTPRequest(url: Query.url(endpoint, kind.path, [
-            ("symbol", symbol), ("resolution", String(resolution.rawValue)),
-            ("start", String(start)), ("end", String(end)),
-        ]))
+    public static func request(
+        _ kind: Kind, symbol: String, resolution: Resolution, start: Int64, end: Int64,
+        endpoint: String = "https://api.btse.com"
+    ) -> HTTPRequest {
+        HTTPRequest(
+            url: Query.url(
+                endpoint, kind.path,
+                [
+                    ("symbol", symbol), ("resolution", String(resolution.rawValue)),
+                    ("start", String(start)), ("end", String(end))
+                ]))
     }
 
-    public static func parse(_ body: [UInt8], resolution: Resolution, kind: Kind = .spot) -> Result<CandlePage, FeedPayloadError> {
+    public static func parse(
+        _ body: [UInt8], resolution: Resolution, kind: Kind = .spot
+    ) -> Result<CandlePage, FeedPayloadError> {
         CandlePage.rows(body, context: "BTSE \(kind.rawValue) ohlcv") { row in
             guard let r = row.array, r.count >= 5, let time = r[0].integer,
-                  let o = r[1].number, let h = r[2].number, let l = r[3].number, let c = r[4].number else { return nil }
+                let o = r[1].number, let h = r[2].number, let l = r[3].number, let c = r[4].number
+            else { return nil }
             let start = time >= 100_000_000_000 ? time : time * 1000
             return Candle(start: start, end: start + resolution.millis, open: o, high: h, low: l, close: c)
         }

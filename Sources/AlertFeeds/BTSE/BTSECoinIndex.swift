@@ -41,7 +41,8 @@ public enum BTSECoinIndex {
         guard scanner.peek == 0x7B else {
             if ControlFrame.isPlainText(frame, oneOf: ["connect success", "pong"]) { return ParsedFrame(.control) }
             if scanner.atEnd { return ParsedFrame(.invalid("coinIndex frame: empty")) }
-            return ParsedFrame(.invalid("coinIndex frame: not JSON at byte \(scanner.offset) (\(FeedReason.preview(frame)))"))
+            return ParsedFrame(
+                .invalid("coinIndex frame: not JSON at byte \(scanner.offset) (\(FeedReason.preview(frame)))"))
         }
         do {
             return try scanner.coinIndexFrame(receivedAt: receivedAt)
@@ -55,15 +56,19 @@ extension JSONTokenizer {
     fileprivate mutating func coinIndexFrame(receivedAt: Int64) throws(TickLineError) -> ParsedFrame {
         var ticks: [Tick] = []
         var skipped = 0
-        let envelope = try frameEnvelope(nameKey: "topic", name: "coinIndex", dataOpen: 0x7B) { scanner throws(TickLineError) in
+        let envelope = try frameEnvelope(nameKey: "topic", name: "coinIndex", dataOpen: 0x7B) {
+            scanner throws(TickLineError) in
             try scanner.coinIndexEntries(into: &ticks, skipped: &skipped, receivedAt: receivedAt)
         }
-        return envelope.result("coinIndex frame", nameKey: "topic", expectedData: "an object", ticks: ticks, skipped: skipped)
+        return envelope.result(
+            "coinIndex frame", nameKey: "topic", expectedData: "an object", ticks: ticks, skipped: skipped)
     }
 
     /// `{"BTC_1": {...}, ...}` at the cursor.
-    private mutating func coinIndexEntries(into ticks: inout [Tick], skipped: inout Int,
-                                           receivedAt: Int64) throws(TickLineError) {
+    private mutating func coinIndexEntries(
+        into ticks: inout [Tick], skipped: inout Int,
+        receivedAt: Int64
+    ) throws(TickLineError) {
         guard try enterContainer(0x7B, close: 0x7D) else { return }
         repeat {
             let (key, escaped) = try memberKey()

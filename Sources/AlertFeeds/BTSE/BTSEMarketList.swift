@@ -53,12 +53,14 @@ public enum BTSEMarketList {
                 skipped += 1
                 continue
             }
-            markets.append(Market(symbol: symbol,
-                                  name: entry[Field.name]?.string ?? "",
-                                  base: entry[Field.base]?.string ?? "",
-                                  quote: entry[Field.quote]?.string ?? "",
-                                  future: entry[Field.future]?.bool ?? false,
-                                  active: entry[Field.active]?.bool ?? false))
+            markets.append(
+                Market(
+                    symbol: symbol,
+                    name: entry[Field.name]?.string ?? "",
+                    base: entry[Field.base]?.string ?? "",
+                    quote: entry[Field.quote]?.string ?? "",
+                    future: entry[Field.future]?.bool ?? false,
+                    active: entry[Field.active]?.bool ?? false))
         }
         return (markets, skipped)
     }

@@ -11,8 +11,10 @@ public struct BTSESummary: Sendable, Equatable {
     public var active: Bool
     public var futures: Bool
 
-    public init(symbol: String, base: String, quote: String, last: Double?, percentageChange: Double?,
-                active: Bool, futures: Bool = false) {
+    public init(
+        symbol: String, base: String, quote: String, last: Double?, percentageChange: Double?,
+        active: Bool, futures: Bool = false
+    ) {
         self.symbol = symbol
         self.base = base
         self.quote = quote
@@ -38,13 +40,14 @@ public enum BTSEMarketSummary {
 
     private static func summary(_ entry: FeedJSON) -> BTSESummary? {
         guard let symbol = entry["symbol"]?.string, !symbol.isEmpty else { return nil }
-        return BTSESummary(symbol: symbol.uppercased(),
-                           base: entry["base"]?.string?.uppercased() ?? "",
-                           quote: entry["quote"]?.string?.uppercased() ?? "",
-                           last: entry["last"]?.number,
-                           percentageChange: entry["percentageChange"]?.number.flatMap { $0.isFinite ? $0 : nil },
-                           active: entry["active"]?.bool ?? false,
-                           futures: entry["futures"]?.bool ?? false)
+        return BTSESummary(
+            symbol: symbol.uppercased(),
+            base: entry["base"]?.string?.uppercased() ?? "",
+            quote: entry["quote"]?.string?.uppercased() ?? "",
+            last: entry["last"]?.number,
+            percentageChange: entry["percentageChange"]?.number.flatMap { $0.isFinite ? $0 : nil },
+            active: entry["active"]?.bool ?? false,
+            futures: entry["futures"]?.bool ?? false)
     }
 
     /// The 24-hour change per index symbol: `base` `BTC` → `["BTC": -4.63]`, for the change24h
@@ -53,11 +56,14 @@ public enum BTSEMarketSummary {
     /// symbol `BASE-QUOTE` (BTSE's docs show `BTCPFC` with `futures: false`, so the flag alone
     /// is not enough), quoted in `preferredQuote`; among equals the first in the body.
     /// Entries without a change are ignored.
-    public static func changeByIndexSymbol(_ summaries: [BTSESummary], preferredQuote: String = "USD") -> [String: Double] {
+    public static func changeByIndexSymbol(
+        _ summaries: [BTSESummary], preferredQuote: String = "USD"
+    ) -> [String: Double] {
         var best: [String: (rank: Int, change: Double)] = [:]
         for s in summaries {
             guard let change = s.percentageChange, !s.base.isEmpty else { continue }
-            let rank = (s.active ? 0 : 8) + (s.futures ? 4 : 0) + (s.symbol == "\(s.base)-\(s.quote)" ? 0 : 2)
+            let rank =
+                (s.active ? 0 : 8) + (s.futures ? 4 : 0) + (s.symbol == "\(s.base)-\(s.quote)" ? 0 : 2)
                 + (s.quote == preferredQuote ? 0 : 1)
             if let current = best[s.base], current.rank <= rank { continue }
             best[s.base] = (rank, change)

@@ -15,15 +15,21 @@ public enum BinanceMarkets {
         let context = "Binance exchangeInfo"
         return FeedJSON.parse(body, context: context).flatMap { json in
             guard let entries = json["symbols"]?.array else {
-                if let message = json["msg"]?.string { return .failure(FeedPayloadError("\(context): error: \(ExchangeJSON.text(message))")) }
+                if let message = json["msg"]?.string {
+                    return .failure(FeedPayloadError("\(context): error: \(ExchangeJSON.text(message))"))
+                }
                 return .failure(FeedPayloadError(#"\#(context): no "symbols" array"#))
             }
-            return .success(entries.compactMap { entry in
-                guard let symbol = ExchangeJSON.symbol(entry["symbol"]), let base = ExchangeJSON.symbol(entry["baseAsset"]),
-                      let quote = ExchangeJSON.symbol(entry["quoteAsset"]) else { return nil }
-                return ExchangeMarket(exchangeSymbol: symbol, base: base.uppercased(), quote: quote.uppercased(),
-                                      active: entry["status"]?.string == "TRADING")
-            })
+            return .success(
+                entries.compactMap { entry in
+                    guard let symbol = ExchangeJSON.symbol(entry["symbol"]),
+                        let base = ExchangeJSON.symbol(entry["baseAsset"]),
+                        let quote = ExchangeJSON.symbol(entry["quoteAsset"])
+                    else { return nil }
+                    return ExchangeMarket(
+                        exchangeSymbol: symbol, base: base.uppercased(), quote: quote.uppercased(),
+                        active: entry["status"]?.string == "TRADING")
+                })
         }
     }
 }
@@ -43,12 +49,17 @@ public enum BinanceCandles {
         }
     }
 
-    public static func request(symbol: String, interval: ExchangeInterval, start: Int64, end: Int64,
-                               endpoint: String = "https://api.binance.com") -> HTTPRequest {
-        HTTPRequest(url: Query.url(endpoint, "/api/v3/klines", [
-            ("symbol", symbol), ("interval", code(interval)), ("startTime", String(start)),
-            ("endTime", String(end)), ("limit", String(maxCandles)),
-        ]))
+    public static func request(
+        symbol: String, interval: ExchangeInterval, start: Int64, end: Int64,
+        endpoint: String = "https://api.binance.com"
+    ) -> HTTPRequest {
+        HTTPRequest(
+            url: Query.url(
+                endpoint, "/api/v3/klines",
+                [
+                    ("symbol", symbol), ("interval", code(interval)), ("startTime", String(start)),
+                    ("endTime", String(end)), ("limit", String(maxCandles))
+                ]))
     }
 
     /// Rows `[openTime, "open", "high", "low", "close", "volume", closeTime, …]`, oldest first;
@@ -56,7 +67,8 @@ public enum BinanceCandles {
     public static func parse(_ body: [UInt8], interval: ExchangeInterval) -> Result<CandlePage, FeedPayloadError> {
         CandlePage.rows(body, context: "Binance klines") { row in
             guard let r = row.array, r.count >= 5, let start = r[0].integer, let o = r[1].number,
-                  let h = r[2].number, let l = r[3].number, let c = r[4].number else { return nil }
+                let h = r[2].number, let l = r[3].number, let c = r[4].number
+            else { return nil }
             let close = r.count > 6 ? r[6].integer : nil
             let end = close.flatMap { $0 >= start && $0 < Int64.max ? $0 + 1 : nil } ?? start &+ interval.millis
             return Candle(start: start, end: end, open: o, high: h, low: l, close: c)

@@ -49,7 +49,8 @@ public enum BinanceTicker {
                 return .control(.error(ExchangeJSON.text(message)))
             }
             if json["result"] != nil, let id = json["id"] {
-                return .control(.subscribed("id \(id.integer.map(String.init) ?? id.string.map(ExchangeJSON.text) ?? "?")"))
+                return .control(
+                    .subscribed("id \(id.integer.map(String.init) ?? id.string.map(ExchangeJSON.text) ?? "?")"))
             }
             return event(json, collector: collector)
         }
@@ -62,14 +63,16 @@ public enum BinanceTicker {
             tick(json, into: &collector)
             return collector.frame
         case "serverShutdown"?: return .control(.notice("serverShutdown"))
-        case let other?: return .dropped("\(collector.context): event \"\(ExchangeJSON.text(other))\" is not 24hrTicker")
+        case let other?:
+            return .dropped("\(collector.context): event \"\(ExchangeJSON.text(other))\" is not 24hrTicker")
         case nil: return .dropped(#"\#(collector.context): no "e" (event type)"#)
         }
     }
 
     private static func tick(_ json: FeedJSON, into collector: inout TickCollector) {
         guard json["e"]?.string == "24hrTicker" else { return collector.skip("an entry is not a 24hrTicker event") }
-        collector.add(symbol: json["s"], time: json["E"]?.integer, price: json["c"]?.number,
-                      change24h: ExchangeJSON.figure(json["P"]), volume24h: ExchangeJSON.figure(json["q"]))
+        collector.add(
+            symbol: json["s"], time: json["E"]?.integer, price: json["c"]?.number,
+            change24h: ExchangeJSON.figure(json["P"]), volume24h: ExchangeJSON.figure(json["q"]))
     }
 }

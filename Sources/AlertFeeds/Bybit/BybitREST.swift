@@ -13,10 +13,13 @@ public enum BybitMarkets {
     public static func parse(_ body: [UInt8]) -> Result<[ExchangeMarket], FeedPayloadError> {
         BybitREST.list(body, context: "Bybit instruments-info").map { entries in
             entries.compactMap { entry in
-                guard let symbol = ExchangeJSON.symbol(entry["symbol"]), let base = ExchangeJSON.symbol(entry["baseCoin"]),
-                      let quote = ExchangeJSON.symbol(entry["quoteCoin"]) else { return nil }
-                return ExchangeMarket(exchangeSymbol: symbol, base: base.uppercased(), quote: quote.uppercased(),
-                                      active: entry["status"]?.string == "Trading")
+                guard let symbol = ExchangeJSON.symbol(entry["symbol"]),
+                    let base = ExchangeJSON.symbol(entry["baseCoin"]),
+                    let quote = ExchangeJSON.symbol(entry["quoteCoin"])
+                else { return nil }
+                return ExchangeMarket(
+                    exchangeSymbol: symbol, base: base.uppercased(), quote: quote.uppercased(),
+                    active: entry["status"]?.string == "Trading")
             }
         }
     }
@@ -37,12 +40,17 @@ public enum BybitCandles {
         }
     }
 
-    public static func request(symbol: String, interval: ExchangeInterval, start: Int64, end: Int64,
-                               endpoint: String = "https://api.bybit.com") -> HTTPRequest {
-        HTTPRequest(url: Query.url(endpoint, "/v5/market/kline", [
-            ("category", "spot"), ("symbol", symbol), ("interval", code(interval)), ("start", String(start)),
-            ("end", String(end)), ("limit", String(maxCandles)),
-        ]))
+    public static func request(
+        symbol: String, interval: ExchangeInterval, start: Int64, end: Int64,
+        endpoint: String = "https://api.bybit.com"
+    ) -> HTTPRequest {
+        HTTPRequest(
+            url: Query.url(
+                endpoint, "/v5/market/kline",
+                [
+                    ("category", "spot"), ("symbol", symbol), ("interval", code(interval)), ("start", String(start)),
+                    ("end", String(end)), ("limit", String(maxCandles))
+                ]))
     }
 
     /// `result.list[]` rows `["startTime", "open", "high", "low", "close", "volume", "turnover"]`,

@@ -36,20 +36,27 @@ public enum BybitTicker {
                     if json["success"]?.bool == false {
                         return .control(.error(ExchangeJSON.text(message ?? "\(op) failed")))
                     }
-                    if op == "subscribe" { return .control(.subscribed(ExchangeJSON.text(json["req_id"]?.string ?? op))) }
+                    if op == "subscribe" {
+                        return .control(.subscribed(ExchangeJSON.text(json["req_id"]?.string ?? op)))
+                    }
                     return .dropped("\(context): op \"\(ExchangeJSON.text(op))\" not expected")
                 }
             }
             guard let topic = json["topic"]?.string else { return .dropped(#"\#(context): no "topic" and no "op""#) }
-            guard topic.hasPrefix("tickers.") else { return .dropped("\(context): topic \"\(ExchangeJSON.text(topic))\" is not tickers") }
+            guard topic.hasPrefix("tickers.") else {
+                return .dropped("\(context): topic \"\(ExchangeJSON.text(topic))\" is not tickers")
+            }
             if let type = json["type"]?.string, type != "snapshot" {
                 return .dropped("\(context): type \"\(ExchangeJSON.text(type))\" is not a spot snapshot")
             }
-            guard let data = json["data"], data.members != nil else { return .dropped(#"\#(context): "data" is not an object"#) }
+            guard let data = json["data"], data.members != nil else {
+                return .dropped(#"\#(context): "data" is not an object"#)
+            }
             var collector = TickCollector(context)
-            collector.add(symbol: data["symbol"], time: json["ts"]?.integer, price: ExchangeJSON.figure(data["lastPrice"]),
-                          change24h: ExchangeJSON.figure(data["price24hPcnt"]).map { $0 * 100 },
-                          volume24h: ExchangeJSON.figure(data["turnover24h"]))
+            collector.add(
+                symbol: data["symbol"], time: json["ts"]?.integer, price: ExchangeJSON.figure(data["lastPrice"]),
+                change24h: ExchangeJSON.figure(data["price24hPcnt"]).map { $0 * 100 },
+                volume24h: ExchangeJSON.figure(data["turnover24h"]))
             return collector.frame
         }
     }

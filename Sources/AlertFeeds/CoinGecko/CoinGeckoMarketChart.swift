@@ -14,11 +14,16 @@ import AlertModel
 /// - `{"error":"coin not found"}` and `{"status":{"error_message":"…"}}` are errors with the message.
 public enum CoinGeckoMarketChart {
     /// The request for the last `days` days (whole days, at least 1) of `id` in `vsCurrency`.
-    public static func request(id: String, days: Int, vsCurrency: String = "usd",
-                               endpoint: String = "https://api.coingecko.com") -> HTTPRequest {
-        HTTPRequest(url: Query.url(endpoint, "/api/v3/coins/\(Query.escape(id))/market_chart", [
-            ("vs_currency", vsCurrency), ("days", String(max(1, days))),
-        ]))
+    public static func request(
+        id: String, days: Int, vsCurrency: String = "usd",
+        endpoint: String = "https://api.coingecko.com"
+    ) -> HTTPRequest {
+        HTTPRequest(
+            url: Query.url(
+                endpoint, "/api/v3/coins/\(Query.escape(id))/market_chart",
+                [
+                    ("vs_currency", vsCurrency), ("days", String(max(1, days)))
+                ]))
     }
 
     /// The smallest `days` whose history reaches `span` milliseconds back, plus one day so the
@@ -43,7 +48,8 @@ public enum CoinGeckoMarketChart {
             var skipped = 0
             for entry in prices {
                 guard let pair = entry.array, pair.count >= 2, let time = pair[0].integer,
-                      let price = usablePrice(pair[1].number) else {
+                    let price = usablePrice(pair[1].number)
+                else {
                     skipped += 1
                     continue
                 }

@@ -38,7 +38,8 @@ public enum CoinRankingCoins {
         FeedJSON.parse(body, context: "Coinranking coins").flatMap { json in
             if let coins = json.array { return .success(coins) }
             guard json.members != nil else {
-                return .failure(FeedPayloadError("Coinranking coins: expected an object or an array, found \(json.typeName)"))
+                return .failure(
+                    FeedPayloadError("Coinranking coins: expected an object or an array, found \(json.typeName)"))
             }
             if let error = statusError(json, context: "Coinranking coins") { return .failure(error) }
             guard let coins = json["data"]?["coins"]?.array else {

@@ -39,9 +39,12 @@ public enum CoinRankingHistory {
         }
     }
 
-    public static func request(uuid: String, period: Period,
-                               endpoint: String = "https://api.coinranking.com") -> HTTPRequest {
-        HTTPRequest(url: Query.url(endpoint, "/v2/coin/\(Query.escape(uuid))/history", [("timePeriod", period.rawValue)]))
+    public static func request(
+        uuid: String, period: Period,
+        endpoint: String = "https://api.coinranking.com"
+    ) -> HTTPRequest {
+        HTTPRequest(
+            url: Query.url(endpoint, "/v2/coin/\(Query.escape(uuid))/history", [("timePeriod", period.rawValue)]))
     }
 
     public static func parse(_ body: [UInt8]) -> Result<CandlePage, FeedPayloadError> {

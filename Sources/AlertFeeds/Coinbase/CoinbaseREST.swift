@@ -21,17 +21,25 @@ public enum CoinbaseMarkets {
                 }
                 return .failure(FeedPayloadError(#"\#(context): no "products" array"#))
             }
-            return .success(entries.compactMap { entry in
-                guard let id = ExchangeJSON.symbol(entry["product_id"]),
-                      (entry["product_type"]?.string ?? "SPOT") == "SPOT" else { return nil }
-                let parts = id.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
-                guard let base = ExchangeJSON.symbol(entry["base_currency_id"]) ?? (parts.count == 2 ? parts[0] : nil),
-                      let quote = ExchangeJSON.symbol(entry["quote_currency_id"]) ?? (parts.count == 2 ? parts[1] : nil),
-                      !base.isEmpty, !quote.isEmpty else { return nil }
-                let active = entry["status"]?.string == "online" && entry["trading_disabled"]?.bool != true
-                    && entry["is_disabled"]?.bool != true
-                return ExchangeMarket(exchangeSymbol: id, base: base.uppercased(), quote: quote.uppercased(), active: active)
-            })
+            return .success(
+                entries.compactMap { entry in
+                    guard let id = ExchangeJSON.symbol(entry["product_id"]),
+                        (entry["product_type"]?.string ?? "SPOT") == "SPOT"
+                    else { return nil }
+                    let parts = id.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+                    guard
+                        let base = ExchangeJSON.symbol(entry["base_currency_id"])
+                            ?? (parts.count == 2 ? parts[0] : nil),
+                        let quote = ExchangeJSON.symbol(entry["quote_currency_id"])
+                            ?? (parts.count == 2 ? parts[1] : nil),
+                        !base.isEmpty, !quote.isEmpty
+                    else { return nil }
+                    let active =
+                        entry["status"]?.string == "online" && entry["trading_disabled"]?.bool != true
+                        && entry["is_disabled"]?.bool != true
+                    return ExchangeMarket(
+                        exchangeSymbol: id, base: base.uppercased(), quote: quote.uppercased(), active: active)
+                })
         }
     }
 }
@@ -53,12 +61,17 @@ public enum CoinbaseCandles {
     }
 
     /// `start`/`end` in epoch ms; Coinbase wants seconds.
-    public static func request(productID: String, interval: ExchangeInterval, start: Int64, end: Int64,
-                               endpoint: String = "https://api.coinbase.com") -> HTTPRequest {
-        HTTPRequest(url: Query.url(endpoint, "/api/v3/brokerage/market/products/\(Query.escape(productID))/candles", [
-            ("start", String(start / 1000)), ("end", String(end / 1000)), ("granularity", code(interval)),
-            ("limit", String(maxCandles)),
-        ]))
+    public static func request(
+        productID: String, interval: ExchangeInterval, start: Int64, end: Int64,
+        endpoint: String = "https://api.coinbase.com"
+    ) -> HTTPRequest {
+        HTTPRequest(
+            url: Query.url(
+                endpoint, "/api/v3/brokerage/market/products/\(Query.escape(productID))/candles",
+                [
+                    ("start", String(start / 1000)), ("end", String(end / 1000)), ("granularity", code(interval)),
+                    ("limit", String(maxCandles))
+                ]))
     }
 
     /// `{"candles":[{"start":"1639508050","low":"…","high":"…","open":"…","close":"…","volume":"…"}]}`,
@@ -74,8 +87,9 @@ public enum CoinbaseCandles {
             }
             let candles = rows.compactMap { row -> Candle? in
                 guard let seconds = row["start"]?.integer, abs(seconds) < Int64.max / 1000,
-                      let o = row["open"]?.number, let h = row["high"]?.number,
-                      let l = row["low"]?.number, let c = row["close"]?.number else { return nil }
+                    let o = row["open"]?.number, let h = row["high"]?.number,
+                    let l = row["low"]?.number, let c = row["close"]?.number
+                else { return nil }
                 let start = seconds * 1000
                 return Candle(start: start, end: start &+ interval.millis, open: o, high: h, low: l, close: c)
             }

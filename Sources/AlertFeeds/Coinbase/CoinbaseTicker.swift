@@ -20,9 +20,10 @@ public enum CoinbaseTicker {
 
     /// The heartbeats subscription, then the ticker subscriptions in batches.
     public static func subscribeMessages(productIDs: [String]) -> [String] {
-        [heartbeatsMessage] + productIDs.batched(productsPerMessage).map { ids in
-            #"{"type":"subscribe","product_ids":[\#(ids.map(jsonString).joined(separator: ","))],"channel":"ticker"}"#
-        }
+        [heartbeatsMessage]
+            + productIDs.batched(productsPerMessage).map { ids in
+                #"{"type":"subscribe","product_ids":[\#(ids.map(jsonString).joined(separator: ","))],"channel":"ticker"}"#
+            }
     }
 
     /// `BTC-USD` → `BTC/USD`.
@@ -55,9 +56,10 @@ public enum CoinbaseTicker {
                 for entry in event["tickers"]?.array ?? [] {
                     let price = ExchangeJSON.figure(entry["price"])
                     let volume = ExchangeJSON.figure(entry["volume_24_h"]).flatMap { v in price.map { v * $0 } }
-                    collector.add(symbol: entry["product_id"], time: time, price: price,
-                                  change24h: ExchangeJSON.figure(entry["price_percent_chg_24_h"]),
-                                  volume24h: volume.flatMap { $0.isFinite ? $0 : nil })
+                    collector.add(
+                        symbol: entry["product_id"], time: time, price: price,
+                        change24h: ExchangeJSON.figure(entry["price_percent_chg_24_h"]),
+                        volume24h: volume.flatMap { $0.isFinite ? $0 : nil })
                 }
             }
             return collector.frame

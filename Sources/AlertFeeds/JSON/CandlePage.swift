@@ -33,16 +33,22 @@ public struct CandlePage: Sendable, Equatable {
     /// = `p`, so it seeds exactly the price observed at `t` and claims nothing about the time
     /// between two points.
     static func points(_ points: [(time: Int64, price: Double)], skipped: Int) -> CandlePage {
-        CandlePage(unordered: points.map { Candle(start: $0.time, end: $0.time + 1, open: $0.price,
-                                                   high: $0.price, low: $0.price, close: $0.price) },
-                   skipped: skipped)
+        CandlePage(
+            unordered: points.map {
+                Candle(
+                    start: $0.time, end: $0.time + 1, open: $0.price,
+                    high: $0.price, low: $0.price, close: $0.price)
+            },
+            skipped: skipped)
     }
 }
 
 extension CandlePage {
     /// A body that is an array of candle rows (BTSE, Poloniex): each row read by `candle`, nil
     /// for a row to skip. An object with a `message` (or `msg`) is the source's error document.
-    static func rows(_ body: [UInt8], context: String, candle: (FeedJSON) -> Candle?) -> Result<CandlePage, FeedPayloadError> {
+    static func rows(
+        _ body: [UInt8], context: String, candle: (FeedJSON) -> Candle?
+    ) -> Result<CandlePage, FeedPayloadError> {
         FeedJSON.parse(body, context: context).flatMap { json in
             guard let rows = json.array else {
                 if let message = json["message"]?.string ?? json["msg"]?.string {
@@ -70,7 +76,8 @@ enum Query {
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
                 out.unicodeScalars.append(UnicodeScalar(byte))
             default:
                 let hex = Array("0123456789ABCDEF")

@@ -5,13 +5,16 @@ import AlertModel
 enum CoinList {
     /// One tick per entry with a `symbol` and a usable price; the rest are counted as skipped.
     /// A `change` that is null or not a number gives no change24h (it is already percent).
-    static func ticks(_ entries: [FeedJSON], price: String, change: String,
-                      time: (FeedJSON) -> Int64) -> ParsedFrame {
+    static func ticks(
+        _ entries: [FeedJSON], price: String, change: String,
+        time: (FeedJSON) -> Int64
+    ) -> ParsedFrame {
         var ticks: [Tick] = []
         var skipped = 0
         for entry in entries {
             guard let symbol = entry["symbol"]?.string, !symbol.isEmpty,
-                  let value = usablePrice(entry[price]?.number) else {
+                let value = usablePrice(entry[price]?.number)
+            else {
                 skipped += 1
                 continue
             }
@@ -26,8 +29,9 @@ enum CoinList {
     static func markets(_ entries: [FeedJSON], quote: String) -> [Market] {
         entries.compactMap { entry in
             guard let symbol = entry["symbol"]?.string?.uppercased(), !symbol.isEmpty else { return nil }
-            return Market(symbol: symbol, name: entry["name"]?.string ?? "", base: symbol,
-                          quote: quote.uppercased(), future: false, active: true)
+            return Market(
+                symbol: symbol, name: entry["name"]?.string ?? "", base: symbol,
+                quote: quote.uppercased(), future: false, active: true)
         }
     }
 
@@ -38,7 +42,8 @@ enum CoinList {
         var ids: [String: String] = [:]
         for entry in entries {
             guard let symbol = entry["symbol"]?.string?.uppercased(), !symbol.isEmpty,
-                  let id = entry[idKey]?.string, !id.isEmpty, ids[symbol] == nil else { continue }
+                let id = entry[idKey]?.string, !id.isEmpty, ids[symbol] == nil
+            else { continue }
             ids[symbol] = id
         }
         return ids

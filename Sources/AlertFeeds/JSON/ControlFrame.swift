@@ -8,7 +8,8 @@ public enum ControlFrame {
     /// every other frame.
     public static func errorMessage(in frame: [UInt8]) -> String? {
         guard case .success(let json) = FeedJSON.parse(frame),
-              json["event"]?.string?.lowercased() == "error" else { return nil }
+            json["event"]?.string?.lowercased() == "error"
+        else { return nil }
         for key in ["message", "msg", "error"] {
             if let text = json[key]?.string { return text }
         }

@@ -72,7 +72,7 @@ enum ExchangeJSON {
     /// characters (C0, DEL, C1). Nil refuses it.
     static func symbol(_ value: FeedJSON?) -> String? {
         guard let text = value?.string, !text.isEmpty, text.utf8.count <= 64,
-              !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+            !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
         else { return nil }
         return text
     }
@@ -93,9 +93,11 @@ enum ExchangeJSON {
     /// The printable text of an exchange message: control characters become `?`, at most
     /// 200 characters, so feed text never carries markup or escapes into our output.
     static func text(_ value: String) -> String {
-        let cleaned = String(String.UnicodeScalarView(value.unicodeScalars.prefix(200).map {
-            $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "?" : $0
-        }))
+        let cleaned = String(
+            String.UnicodeScalarView(
+                value.unicodeScalars.prefix(200).map {
+                    $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "?" : $0
+                }))
         return value.unicodeScalars.count > 200 ? cleaned + "…" : cleaned
     }
 }
@@ -184,7 +186,8 @@ extension CandlePage {
     static func startRows(_ rows: [FeedJSON], interval: ExchangeInterval, unit: Int64 = 1) -> CandlePage {
         let candles = rows.compactMap { row -> Candle? in
             guard let r = row.array, r.count >= 5, let time = r[0].integer, abs(time) < Int64.max / unit / 2,
-                  let o = r[1].number, let h = r[2].number, let l = r[3].number, let c = r[4].number else { return nil }
+                let o = r[1].number, let h = r[2].number, let l = r[3].number, let c = r[4].number
+            else { return nil }
             return Candle(start: time * unit, end: time * unit &+ interval.millis, open: o, high: h, low: l, close: c)
         }
         return CandlePage(unordered: candles, skipped: rows.count - candles.count)

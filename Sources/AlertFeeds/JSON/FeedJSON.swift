@@ -23,7 +23,9 @@ enum FeedJSON: Sendable {
                 scanner.skipWhitespace()
                 let value = try scanner.feedJSON(depth: 0)
                 scanner.skipWhitespace()
-                guard scanner.atEnd else { throw TickLineError.syntax("unexpected text after the value", at: scanner.offset) }
+                guard scanner.atEnd else {
+                    throw TickLineError.syntax("unexpected text after the value", at: scanner.offset)
+                }
                 return .success(value)
             } catch {
                 return .failure(error)

@@ -31,9 +31,12 @@ extension JSONTokenizer {
     /// Reads a whole frame object (and checks nothing follows it). `readData` is called with
     /// the cursor on `data`'s opening byte when that byte is `dataOpen`, and must consume the
     /// value; other `data` values are skipped and reported through `dataType`.
-    mutating func frameEnvelope(nameKey: StaticString, name: StaticString, dataOpen: UInt8,
-                                readData: (inout JSONTokenizer) throws(TickLineError) -> Void)
-        throws(TickLineError) -> FrameEnvelope {
+    mutating func frameEnvelope(
+        nameKey: StaticString, name: StaticString, dataOpen: UInt8,
+        readData: (inout JSONTokenizer) throws(TickLineError) -> Void
+    )
+        throws(TickLineError) -> FrameEnvelope
+    {
         var envelope = FrameEnvelope()
         skipWhitespace()
         if try enterContainer(0x7B, close: 0x7D) {

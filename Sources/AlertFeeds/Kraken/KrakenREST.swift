@@ -18,10 +18,12 @@ public enum KrakenMarkets {
                 guard let name = ExchangeJSON.symbol(.string(pair.key)) else { return nil }
                 let ws = pair.value["wsname"]?.string?.split(separator: "/").map(String.init)
                 guard let base = (ws?.count == 2 ? ws?[0] : nil) ?? pair.value["base"]?.string,
-                      let quote = (ws?.count == 2 ? ws?[1] : nil) ?? pair.value["quote"]?.string,
-                      ExchangeJSON.symbol(.string(base)) != nil, ExchangeJSON.symbol(.string(quote)) != nil else { return nil }
-                return ExchangeMarket(exchangeSymbol: name, base: KrakenAssets.common(base), quote: KrakenAssets.common(quote),
-                                      active: (pair.value["status"]?.string ?? "online") == "online")
+                    let quote = (ws?.count == 2 ? ws?[1] : nil) ?? pair.value["quote"]?.string,
+                    ExchangeJSON.symbol(.string(base)) != nil, ExchangeJSON.symbol(.string(quote)) != nil
+                else { return nil }
+                return ExchangeMarket(
+                    exchangeSymbol: name, base: KrakenAssets.common(base), quote: KrakenAssets.common(quote),
+                    active: (pair.value["status"]?.string ?? "online") == "online")
             }
         }
     }
@@ -35,11 +37,16 @@ public enum KrakenCandles {
     /// Kraken's `interval` is in minutes.
     public static func code(_ interval: ExchangeInterval) -> String { String(interval.millis / 60_000) }
 
-    public static func request(pair: String, interval: ExchangeInterval, since: Int64,
-                               endpoint: String = "https://api.kraken.com") -> HTTPRequest {
-        HTTPRequest(url: Query.url(endpoint, "/0/public/OHLC", [
-            ("pair", pair), ("interval", code(interval)), ("since", String(since / 1000)),
-        ]))
+    public static func request(
+        pair: String, interval: ExchangeInterval, since: Int64,
+        endpoint: String = "https://api.kraken.com"
+    ) -> HTTPRequest {
+        HTTPRequest(
+            url: Query.url(
+                endpoint, "/0/public/OHLC",
+                [
+                    ("pair", pair), ("interval", code(interval)), ("since", String(since / 1000))
+                ]))
     }
 
     /// `result` holds the pair's rows `[time, "open", "high", "low", "close", "vwap", "volume",
@@ -61,7 +68,8 @@ enum KrakenREST {
         FeedJSON.parse(body, context: context).flatMap { json in
             let errors = json["error"]?.array?.compactMap(\.string) ?? []
             if !errors.isEmpty {
-                return .failure(FeedPayloadError("\(context): error: \(ExchangeJSON.text(errors.joined(separator: "; ")))"))
+                return .failure(
+                    FeedPayloadError("\(context): error: \(ExchangeJSON.text(errors.joined(separator: "; ")))"))
             }
             guard let result = json["result"], result.members != nil else {
                 return .failure(FeedPayloadError(#"\#(context): no "result" object"#))

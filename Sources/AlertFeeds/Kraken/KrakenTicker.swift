@@ -56,10 +56,13 @@ public enum KrakenTicker {
             guard let entries = json["data"]?.array else { return .dropped(#"\#(context): no "data" array"#) }
             var collector = TickCollector(context)
             for entry in entries {
-                let volume = ExchangeJSON.figure(entry["volume"]).flatMap { v in ExchangeJSON.figure(entry["vwap"]).map { v * $0 } }
-                collector.add(symbol: entry["symbol"], time: ExchangeJSON.millis(entry["timestamp"]),
-                              price: ExchangeJSON.figure(entry["last"]), change24h: ExchangeJSON.figure(entry["change_pct"]),
-                              volume24h: volume.flatMap { $0.isFinite ? $0 : nil })
+                let volume = ExchangeJSON.figure(entry["volume"]).flatMap { v in
+                    ExchangeJSON.figure(entry["vwap"]).map { v * $0 }
+                }
+                collector.add(
+                    symbol: entry["symbol"], time: ExchangeJSON.millis(entry["timestamp"]),
+                    price: ExchangeJSON.figure(entry["last"]), change24h: ExchangeJSON.figure(entry["change_pct"]),
+                    volume24h: volume.flatMap { $0.isFinite ? $0 : nil })
             }
             return collector.frame
         }
@@ -83,6 +86,6 @@ public enum KrakenAssets {
 
     static let legacy: Set<String> = [
         "XXBT", "XETH", "XLTC", "XXRP", "XXLM", "XXMR", "XZEC", "XETC", "XREP", "XMLN", "XXDG", "XICN", "XNMC",
-        "XXVN", "ZUSD", "ZEUR", "ZGBP", "ZCAD", "ZJPY", "ZAUD", "ZCHF",
+        "XXVN", "ZUSD", "ZEUR", "ZGBP", "ZCAD", "ZJPY", "ZAUD", "ZCHF"
     ]
 }

@@ -65,7 +65,9 @@ public struct Backfill: Sendable {
             case .symbols(let list): symbols = list
             case .match(let filter): symbols = markets?.markets.filter(filter.matches).map(\.symbol) ?? []
             case .portfolio(let name):
-                symbols = portfolios.first { Symbol.normalize($0.name) == Symbol.normalize(name) }?.holdings.map(\.symbol) ?? []
+                symbols =
+                    portfolios.first { Symbol.normalize($0.name) == Symbol.normalize(name) }?.holdings.map(\.symbol)
+                    ?? []
             }
             for symbol in symbols {
                 var known = reaches[Symbol.normalize(symbol), default: Reach(reach: 0)]
@@ -91,11 +93,14 @@ public struct Backfill: Sendable {
             var candles: [Candle] = []
             let split = need.until - need.detail
             if need.detail > 0, need.detail < need.reach {
-                let coarse = try await history.candles(of: need.symbol, since: need.until - need.reach, until: split, now: need.until, http: http)
-                let fine = try await history.candles(of: need.symbol, since: split, until: need.until, now: need.until, http: http)
+                let coarse = try await history.candles(
+                    of: need.symbol, since: need.until - need.reach, until: split, now: need.until, http: http)
+                let fine = try await history.candles(
+                    of: need.symbol, since: split, until: need.until, now: need.until, http: http)
                 candles = Self.joined(coarse, fine)
             } else {
-                candles = try await history.candles(of: need.symbol, since: need.until - need.reach, until: need.until, now: need.until, http: http)
+                candles = try await history.candles(
+                    of: need.symbol, since: need.until - need.reach, until: need.until, now: need.until, http: http)
             }
             return candles.isEmpty ? .none : .candles(candles)
         } catch {

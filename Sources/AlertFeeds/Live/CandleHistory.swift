@@ -11,7 +11,9 @@ public protocol CandleHistory: Sendable {
     /// every later one. Empty when the source has no candles for the symbol. `now` is the time
     /// of the request: how far back `since` lies from it picks the candle size (and the period
     /// of the aggregators, whose history always reaches back from now).
-    func candles(of symbol: String, since: Int64, until: Int64, now: Int64, http: any HTTPClient) async throws -> [Candle]
+    func candles(
+        of symbol: String, since: Int64, until: Int64, now: Int64, http: any HTTPClient
+    ) async throws -> [Candle]
 }
 
 extension PriceSource {
@@ -30,8 +32,10 @@ enum CandlePaging {
     /// Fetches `[since, until)` (since aligned down to `step`) in pages of `perPage` candles,
     /// oldest page first: `page(start, end)` fetches and parses one. The pages' candles are
     /// merged (one per start) and `clipped`.
-    static func fetch(since: Int64, until: Int64, step: Int64, perPage: Int,
-                      page: (_ start: Int64, _ end: Int64) async throws -> [Candle]) async throws -> [Candle] {
+    static func fetch(
+        since: Int64, until: Int64, step: Int64, perPage: Int,
+        page: (_ start: Int64, _ end: Int64) async throws -> [Candle]
+    ) async throws -> [Candle] {
         var start = since - ((since % step) + step) % step
         var byStart: [Int64: Candle] = [:]
         while start < until {
@@ -57,15 +61,22 @@ enum CandlePaging {
 extension BTSESource: CandleHistory {
     /// The spot market `SYMBOL-USD` (the market whose index the `coinIndex` ticks carry); when
     /// it has no candles, the perpetual future `SYMBOLPFC`.
-    public func candles(of symbol: String, since: Int64, until: Int64, now: Int64, http: any HTTPClient) async throws -> [Candle] {
+    public func candles(
+        of symbol: String, since: Int64, until: Int64, now: Int64, http: any HTTPClient
+    ) async throws -> [Candle] {
         let step = CandlePaging.step(covering: now - since)
         let resolution: BTSECandles.Resolution = step == 60_000 ? .minute : .hour
         for (kind, market) in [(BTSECandles.Kind.spot, "\(symbol)-USD"), (.futures, "\(symbol)PFC")] {
-            let candles = try await CandlePaging.fetch(since: since, until: until, step: step, perPage: BTSECandles.maxCandles) { start, end in
+            let candles = try await CandlePaging.fetch(
+                since: since, until: until, step: step, perPage: BTSECandles.maxCandles
+            ) { start, end in
                 // `end` one millisecond short: the page holds the same candles whether the source
                 // reads it as inclusive or exclusive.
-                let request = BTSECandles.request(kind, symbol: market, resolution: resolution, start: start, end: end - 1, endpoint: endpoint)
-                return try await http.fetch(request, decode: { BTSECandles.parse($0, resolution: resolution, kind: kind) }).candles
+                let request = BTSECandles.request(
+                    kind, symbol: market, resolution: resolution, start: start, end: end - 1, endpoint: endpoint)
+                return try await http.fetch(
+                    request, decode: { BTSECandles.parse($0, resolution: resolution, kind: kind) }
+                ).candles
             }
             if !candles.isEmpty { return candles }
         }
@@ -75,11 +86,15 @@ extension BTSESource: CandleHistory {
 
 extension PoloniexSource: CandleHistory {
     /// The market of the ticker's symbol (`BTC_USDT`).
-    public func candles(of symbol: String, since: Int64, until: Int64, now: Int64, http: any HTTPClient) async throws -> [Candle] {
+    public func candles(
+        of symbol: String, since: Int64, until: Int64, now: Int64, http: any HTTPClient
+    ) async throws -> [Candle] {
         let step = CandlePaging.step(covering: now - since)
         let interval: PoloniexCandles.Interval = step == 60_000 ? .minute : .hour
-        return try await CandlePaging.fetch(since: since, until: until, step: step, perPage: PoloniexCandles.maxCandles) { start, end in
-            let request = PoloniexCandles.request(symbol: symbol, interval: interval, start: start, end: end - 1, endpoint: endpoint)
+        return try await CandlePaging.fetch(since: since, until: until, step: step, perPage: PoloniexCandles.maxCandles)
+        { start, end in
+            let request = PoloniexCandles.request(
+                symbol: symbol, interval: interval, start: start, end: end - 1, endpoint: endpoint)
             return try await http.fetch(request, decode: { PoloniexCandles.parse($0, interval: interval) }).candles
         }
     }

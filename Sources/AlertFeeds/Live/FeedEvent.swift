@@ -30,7 +30,8 @@ extension FeedEvent {
         case .connected(let url): logger.info("\(source): connected to \(url)")
         case .disconnected(let reason, let retryIn):
             logger.warning("\(source): \(UserText.escapingControls(reason)); retrying in \(retryIn.milliseconds) ms")
-        case .stale(let silence): logger.error("\(source): no prices for \(silence.milliseconds / 1000) s: alerts are blind")
+        case .stale(let silence):
+            logger.error("\(source): no prices for \(silence.milliseconds / 1000) s: alerts are blind")
         case .recovered(let silence): logger.notice("\(source): prices again after \(silence.milliseconds / 1000) s")
         }
     }
@@ -62,9 +63,11 @@ public struct FeedOptions: Sendable {
     /// keep-alive pings time the network itself and run on the continuous clock.
     public var clock: any Clock<Duration> = ContinuousClock()
 
-    public init(staleAfter: Duration = .seconds(60), backoffBase: Duration = .milliseconds(500),
-                backoffMaximum: Duration = .seconds(60), marketsEvery: Duration = .seconds(3600),
-                handshakeTimeout: Duration = .seconds(10)) {
+    public init(
+        staleAfter: Duration = .seconds(60), backoffBase: Duration = .milliseconds(500),
+        backoffMaximum: Duration = .seconds(60), marketsEvery: Duration = .seconds(3600),
+        handshakeTimeout: Duration = .seconds(10)
+    ) {
         self.staleAfter = staleAfter
         self.backoffBase = backoffBase
         self.backoffMaximum = backoffMaximum

@@ -13,8 +13,10 @@ public struct FeedRunner: Sendable {
     public let options: FeedOptions
     public let logger: Logger
 
-    public init(source: any PriceSource, http: any HTTPClient, options: FeedOptions = FeedOptions(),
-                logger: Logger = Logger(label: "pricealert.feed")) {
+    public init(
+        source: any PriceSource, http: any HTTPClient, options: FeedOptions = FeedOptions(),
+        logger: Logger = Logger(label: "pricealert.feed")
+    ) {
         self.source = source
         self.http = http
         self.options = options
@@ -114,7 +116,9 @@ public struct FeedRunner: Sendable {
     /// How long without prices counts as stale: `options.staleAfter`, but a polled source is
     /// silent between polls, so for one at least three poll intervals.
     public var staleLimit: Duration {
-        if case .polling(let polling) = source.livePlan().transport { return max(options.staleAfter, polling.interval * 3) }
+        if case .polling(let polling) = source.livePlan().transport {
+            return max(options.staleAfter, polling.interval * 3)
+        }
         return options.staleAfter
     }
 
@@ -128,7 +132,9 @@ public struct FeedRunner: Sendable {
             do {
                 let markets = try await source.loadMarkets(http: http)
                 if markets.isEmpty {
-                    logger.warning("\(source.name): market list reload gave no markets; keeping the last one ('match' rules would apply to nothing)")
+                    logger.warning(
+                        "\(source.name): market list reload gave no markets; keeping the last one ('match' rules would apply to nothing)"
+                    )
                 } else {
                     await emit(.markets(markets))
                 }
@@ -155,7 +161,9 @@ public struct FeedRunner: Sendable {
 
     /// Polls `plan` forever: honours `Retry-After`, backs off on errors, and (for the main
     /// transport) reports staleness when polls keep failing.
-    func poll(_ plan: PollingPlan, health: FeedHealth?, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+    func poll(
+        _ plan: PollingPlan, health: FeedHealth?, emit: @escaping @Sendable (FeedEvent) async -> Void
+    ) async throws {
         var backoff = Backoff(base: options.backoffBase, cap: options.backoffMaximum)
         var announced = false
         let start = ContinuousClock.now

@@ -73,8 +73,9 @@ struct FeedSocket: Sendable {
                     let configuration = WebSocketHandler.Configuration(
                         extensions: [], autoPing: .disabled, closeTimeout: .seconds(1), validateUTF8: false,
                         maxFrameSize: maxFrameSize)
-                    _ = try await WebSocketHandler.handle(type: .client, configuration: configuration, asyncChannel: channel,
-                                                          context: Context(logger: logger), handler: handler)
+                    _ = try await WebSocketHandler.handle(
+                        type: .client, configuration: configuration, asyncChannel: channel,
+                        context: Context(logger: logger), handler: handler)
                 case .notUpgraded:
                     throw Failure.upgradeRejected(attempt.answer ?? "no HTTP 101 Switching Protocols")
                 }
@@ -94,8 +95,10 @@ struct FeedSocket: Sendable {
 
     /// The pipeline of a new channel, and its upgrade as a future that fails when the channel
     /// closes or the deadline passes first (NIO's upgrade handler waits for an answer for good).
-    private func setUp(_ channel: any Channel, target: URLTarget, tls: NIOSSLContext?,
-                       attempt: Attempt) -> EventLoopFuture<EventLoopFuture<Upgrade>> {
+    private func setUp(
+        _ channel: any Channel, target: URLTarget, tls: NIOSSLContext?,
+        attempt: Attempt
+    ) -> EventLoopFuture<EventLoopFuture<Upgrade>> {
         attempt.attach(channel)
         let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(handshakeTimeout.nanoseconds)) {
             attempt.timeOut()
@@ -103,17 +106,20 @@ struct FeedSocket: Sendable {
         let maxFrameSize = self.maxFrameSize
         return channel.eventLoop.makeCompletedFuture {
             if let tls {
-                try ClientTLS.addHandlers(tls, host: target.host, isAddress: target.isAddress, failure: attempt.tlsFailure,
-                                          to: channel.pipeline.syncOperations)
+                try ClientTLS.addHandlers(
+                    tls, host: target.host, isAddress: target.isAddress, failure: attempt.tlsFailure,
+                    to: channel.pipeline.syncOperations)
             }
-            let upgrader = JudgedUpgrader(attempt: attempt, inner: NIOTypedWebSocketClientUpgrader<Upgrade>(
-                maxFrameSize: maxFrameSize, enableAutomaticErrorHandling: true
-            ) { channel, _ in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(FrameErrorWatch(attempt: attempt))
-                    return .websocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
-                }
-            })
+            let upgrader = JudgedUpgrader(
+                attempt: attempt,
+                inner: NIOTypedWebSocketClientUpgrader<Upgrade>(
+                    maxFrameSize: maxFrameSize, enableAutomaticErrorHandling: true
+                ) { channel, _ in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(FrameErrorWatch(attempt: attempt))
+                        return .websocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                    }
+                })
             var headers = HTTPHeaders()
             headers.add(name: "Host", value: target.hostHeader)
             let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target.path, headers: headers)
@@ -122,9 +128,12 @@ struct FeedSocket: Sendable {
                 notUpgradingCompletionHandler: { $0.eventLoop.makeSucceededFuture(.notUpgraded) })
             var configuration = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: upgrade)
             configuration.leftOverBytesStrategy = .forwardBytes
-            let upgraded = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: configuration)
-            let upgradeHandler = try channel.pipeline.syncOperations.handler(type: NIOTypedHTTPClientUpgradeHandler<Upgrade>.self)
-            try channel.pipeline.syncOperations.addHandler(ResponseStatusWatch(attempt: attempt), position: .before(upgradeHandler))
+            let upgraded = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
+                configuration: configuration)
+            let upgradeHandler = try channel.pipeline.syncOperations.handler(
+                type: NIOTypedHTTPClientUpgradeHandler<Upgrade>.self)
+            try channel.pipeline.syncOperations.addHandler(
+                ResponseStatusWatch(attempt: attempt), position: .before(upgradeHandler))
             let settled = channel.eventLoop.makePromise(of: Upgrade.self)
             upgraded.cascade(to: settled)
             channel.closeFuture.whenComplete { _ in settled.fail(Failure.closedBeforeUpgrade) }
@@ -199,7 +208,9 @@ private final class Attempt: Sendable {
         if s.channel?.isActive == false, s.status == nil, error is ChannelError || error is FeedSocket.Failure {
             return FeedSocket.Failure.closedBeforeUpgrade
         }
-        if s.status == nil, let io = error as? IOError, io.errnoCode == ECONNRESET { return FeedSocket.Failure.resetBeforeUpgrade }
+        if s.status == nil, let io = error as? IOError, io.errnoCode == ECONNRESET {
+            return FeedSocket.Failure.resetBeforeUpgrade
+        }
         if error is FeedSocket.Failure || error is CancellationError { return error }
         return FeedSocket.Failure.connection(NIOFailure.explain(error, host: host).1)
     }
@@ -213,7 +224,9 @@ private struct JudgedUpgrader<Result: Sendable>: NIOTypedHTTPClientProtocolUpgra
 
     var supportedProtocol: String { inner.supportedProtocol }
     var requiredUpgradeHeaders: [String] { inner.requiredUpgradeHeaders }
-    func addCustom(upgradeRequestHeaders: inout HTTPHeaders) { inner.addCustom(upgradeRequestHeaders: &upgradeRequestHeaders) }
+    func addCustom(upgradeRequestHeaders: inout HTTPHeaders) {
+        inner.addCustom(upgradeRequestHeaders: &upgradeRequestHeaders)
+    }
 
     func shouldAllowUpgrade(upgradeResponse: HTTPResponseHead) -> Bool {
         let allowed = inner.shouldAllowUpgrade(upgradeResponse: upgradeResponse)

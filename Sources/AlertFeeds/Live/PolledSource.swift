@@ -18,7 +18,8 @@ public struct PolledSource: PriceSource {
     let coinIDs = SharedBox<[String: String]?>(nil)
 
     var request: HTTPRequest {
-        HTTPRequest(url: Endpoint.join(endpoint, path), headers: Environment.header(keyHeader.header, from: keyHeader.variable))
+        HTTPRequest(
+            url: Endpoint.join(endpoint, path), headers: Environment.header(keyHeader.header, from: keyHeader.variable))
     }
 
     public func loadMarkets(http: any HTTPClient) async throws -> [Market] {
@@ -38,24 +39,28 @@ extension PolledSource {
     /// CoinGecko `GET /api/v3/coins/markets?vs_currency=usd`, every 60 s by default to stay
     /// inside the public API's rate limit; `COINGECKO_API_KEY` is sent as `x-cg-demo-api-key`.
     public static func coinGecko(endpoint: String? = nil, interval: Duration = .seconds(60)) -> PolledSource {
-        PolledSource(name: "coingecko", endpoint: endpoint ?? "https://api.coingecko.com",
-                     path: "/api/v3/coins/markets?vs_currency=usd&per_page=250&page=1",
-                     keyHeader: ("x-cg-demo-api-key", APIKeyVariables.coinGecko), interval: interval,
-                     markets: { CoinGeckoMarkets.markets($0) }, ticks: CoinGeckoMarkets.ticks,
-                     history: CoinHistory(ids: CoinGeckoMarkets.coinIDs, parse: CoinGeckoMarketChart.parse) { id, span, endpoint in
-                         CoinGeckoMarketChart.request(id: id, days: CoinGeckoMarketChart.days(covering: span), endpoint: endpoint)
-                     })
+        PolledSource(
+            name: "coingecko", endpoint: endpoint ?? "https://api.coingecko.com",
+            path: "/api/v3/coins/markets?vs_currency=usd&per_page=250&page=1",
+            keyHeader: ("x-cg-demo-api-key", APIKeyVariables.coinGecko), interval: interval,
+            markets: { CoinGeckoMarkets.markets($0) }, ticks: CoinGeckoMarkets.ticks,
+            history: CoinHistory(ids: CoinGeckoMarkets.coinIDs, parse: CoinGeckoMarketChart.parse) {
+                id, span, endpoint in
+                CoinGeckoMarketChart.request(
+                    id: id, days: CoinGeckoMarketChart.days(covering: span), endpoint: endpoint)
+            })
     }
 
     /// CoinRanking `GET /v2/coins`, every 60 s by default; `COINRANKING_API_KEY` is sent as
     /// `x-access-token`.
     public static func coinRanking(endpoint: String? = nil, interval: Duration = .seconds(60)) -> PolledSource {
-        PolledSource(name: "coinranking", endpoint: endpoint ?? "https://api.coinranking.com",
-                     path: "/v2/coins?limit=100", keyHeader: ("x-access-token", APIKeyVariables.coinRanking),
-                     interval: interval, markets: { CoinRankingCoins.markets($0) }, ticks: CoinRankingCoins.ticks,
-                     history: CoinHistory(ids: CoinRankingCoins.coinIDs, parse: CoinRankingHistory.parse) { id, span, endpoint in
-                         CoinRankingHistory.request(uuid: id, period: .covering(span), endpoint: endpoint)
-                     })
+        PolledSource(
+            name: "coinranking", endpoint: endpoint ?? "https://api.coinranking.com",
+            path: "/v2/coins?limit=100", keyHeader: ("x-access-token", APIKeyVariables.coinRanking),
+            interval: interval, markets: { CoinRankingCoins.markets($0) }, ticks: CoinRankingCoins.ticks,
+            history: CoinHistory(ids: CoinRankingCoins.coinIDs, parse: CoinRankingHistory.parse) { id, span, endpoint in
+                CoinRankingHistory.request(uuid: id, period: .covering(span), endpoint: endpoint)
+            })
     }
 }
 
@@ -71,7 +76,9 @@ struct CoinHistory: Sendable {
 
 extension PolledSource: CandleHistory {
     /// The coin the listing names first for `symbol`; none (no candles) when it names none.
-    public func candles(of symbol: String, since: Int64, until: Int64, now: Int64, http: any HTTPClient) async throws -> [Candle] {
+    public func candles(
+        of symbol: String, since: Int64, until: Int64, now: Int64, http: any HTTPClient
+    ) async throws -> [Candle] {
         let ids: [String: String]
         if let known = coinIDs.get() {
             ids = known

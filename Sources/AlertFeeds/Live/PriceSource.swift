@@ -47,8 +47,10 @@ public struct WebSocketPlan: Sendable {
     public var pingInterval: Duration
     public var parse: @Sendable (_ frame: [UInt8], _ receivedAt: Int64) -> FeedFrame
 
-    public init(url: String, subscribe: [String], ping: String?, pingInterval: Duration,
-                parse: @escaping @Sendable ([UInt8], Int64) -> FeedFrame) {
+    public init(
+        url: String, subscribe: [String], ping: String?, pingInterval: Duration,
+        parse: @escaping @Sendable ([UInt8], Int64) -> FeedFrame
+    ) {
         self.url = url
         self.subscribe = subscribe
         self.ping = ping
@@ -97,7 +99,8 @@ extension HTTPClient {
         }
         guard (200..<300).contains(response.status) else {
             let retryAfter = RetryAfter.delay(from: response.header("retry-after"), now: Wallclock.millis())
-            throw SourceError(url: Endpoint.display(request.url), reason: "HTTP \(response.status)", retryAfter: retryAfter)
+            throw SourceError(
+                url: Endpoint.display(request.url), reason: "HTTP \(response.status)", retryAfter: retryAfter)
         }
         return response.body
     }

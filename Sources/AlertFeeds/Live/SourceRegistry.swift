@@ -11,7 +11,8 @@ public enum SourceRegistry {
         case "coingecko": return PolledSource.coinGecko(endpoint: endpoint)
         case "coinranking": return PolledSource.coinRanking(endpoint: endpoint)
         default:
-            throw SourceError(url: "--source", reason: "unknown source '\(name)' (known: \(names.joined(separator: ", ")))")
+            throw SourceError(
+                url: "--source", reason: "unknown source '\(name)' (known: \(names.joined(separator: ", ")))")
         }
     }
 }

@@ -19,8 +19,10 @@ final class SharedBox<Value: Sendable>: Sendable {
 extension HTTPClient {
     /// GETs `url` and decodes it with `decode`, turning a bad payload into a `SourceError` that
     /// names the URL.
-    func fetch<T>(_ url: String, headers: [(name: String, value: String)] = [],
-                  decode: ([UInt8]) -> Result<T, FeedPayloadError>) async throws -> T {
+    func fetch<T>(
+        _ url: String, headers: [(name: String, value: String)] = [],
+        decode: ([UInt8]) -> Result<T, FeedPayloadError>
+    ) async throws -> T {
         let body = try await fetch(HTTPRequest(url: url, headers: headers))
         switch decode(body) {
         case .success(let value): return value

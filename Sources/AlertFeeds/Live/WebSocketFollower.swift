@@ -2,6 +2,7 @@ import AlertHTTP
 import AlertModel
 import Logging
 import Platform
+import Synchronization
 
 /// The websocket side of `FeedRunner`: connect, subscribe, keep alive, read frames; on any
 /// end (closed, error, or silence longer than `staleAfter`) back off with jitter and
@@ -9,7 +10,9 @@ import Platform
 extension FeedRunner {
     struct Silent: Error {}
 
-    func follow(_ plan: WebSocketPlan, health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+    func follow(
+        _ plan: WebSocketPlan, health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void
+    ) async throws {
         var backoff = Backoff(base: options.backoffBase, cap: options.backoffMaximum)
         let url = Endpoint.display(plan.url)
         let began = ContinuousClock.now
@@ -18,7 +21,9 @@ extension FeedRunner {
             var reason: String
             do {
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await connectOnce(plan, url: url, health: health, delivered: delivered, emit: emit) }
+                    group.addTask {
+                        try await connectOnce(plan, url: url, health: health, delivered: delivered, emit: emit)
+                    }
                     group.addTask { try await watch(health, emit: emit) }
                     try await group.next()
                     group.cancelAll()
@@ -45,10 +50,13 @@ extension FeedRunner {
         }
     }
 
-    private func connectOnce(_ plan: WebSocketPlan, url: String, health: FeedHealth, delivered: Counter,
-                             emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
-        let socket = FeedSocket(url: plan.url, maxFrameSize: Self.maxFrameSize,
-                                handshakeTimeout: options.handshakeLimit, logger: logger)
+    private func connectOnce(
+        _ plan: WebSocketPlan, url: String, health: FeedHealth, delivered: Counter,
+        emit: @escaping @Sendable (FeedEvent) async -> Void
+    ) async throws {
+        let socket = FeedSocket(
+            url: plan.url, maxFrameSize: Self.maxFrameSize,
+            handshakeTimeout: options.handshakeLimit, logger: logger)
         try await socket.run { inbound, outbound, _ in
             for message in plan.subscribe { try await outbound.write(.text(message)) }
             await emit(.connected(url: url))
@@ -91,8 +99,10 @@ extension FeedRunner {
 
     /// Checks `health` every quarter of `limit` (at most every second) and, once no price came
     /// for `limit` since the call, announces the feed stale (once) and runs `then`; until cancelled.
-    func watchSilence(_ health: FeedHealth, limit: Duration, emit: @escaping @Sendable (FeedEvent) async -> Void,
-                      then: () throws -> Void = {}) async throws {
+    func watchSilence(
+        _ health: FeedHealth, limit: Duration, emit: @escaping @Sendable (FeedEvent) async -> Void,
+        then: () throws -> Void = {}
+    ) async throws {
         let start = ContinuousClock.now
         let step = min(limit / 4, .seconds(1))
         while true {
@@ -111,5 +121,3 @@ final class Counter: Sendable {
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }
-
-import Synchronization

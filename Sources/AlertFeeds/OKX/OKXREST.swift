@@ -16,10 +16,11 @@ public enum OKXMarkets {
         OKXREST.data(body, context: "OKX instruments").map { entries in
             entries.compactMap { entry in
                 guard (entry["instType"]?.string ?? "SPOT") == "SPOT", let id = ExchangeJSON.symbol(entry["instId"]),
-                      let base = ExchangeJSON.symbol(entry["baseCcy"]), let quote = ExchangeJSON.symbol(entry["quoteCcy"])
+                    let base = ExchangeJSON.symbol(entry["baseCcy"]), let quote = ExchangeJSON.symbol(entry["quoteCcy"])
                 else { return nil }
-                return ExchangeMarket(exchangeSymbol: id, base: base.uppercased(), quote: quote.uppercased(),
-                                      active: entry["state"]?.string == "live")
+                return ExchangeMarket(
+                    exchangeSymbol: id, base: base.uppercased(), quote: quote.uppercased(),
+                    active: entry["state"]?.string == "live")
             }
         }
     }
@@ -45,12 +46,17 @@ public enum OKXCandles {
 
     /// OKX pages backwards: `after` asks for candles older than this time (epoch ms).
     /// `history` picks `history-candles` (older than the recent 1 440).
-    public static func request(instID: String, interval: ExchangeInterval, olderThan after: Int64, history: Bool,
-                               endpoint: String = "https://www.okx.com") -> HTTPRequest {
-        HTTPRequest(url: Query.url(endpoint, history ? "/api/v5/market/history-candles" : "/api/v5/market/candles", [
-            ("instId", instID), ("bar", code(interval)), ("after", String(after)),
-            ("limit", String(history ? maxHistoryCandles : maxCandles)),
-        ]))
+    public static func request(
+        instID: String, interval: ExchangeInterval, olderThan after: Int64, history: Bool,
+        endpoint: String = "https://www.okx.com"
+    ) -> HTTPRequest {
+        HTTPRequest(
+            url: Query.url(
+                endpoint, history ? "/api/v5/market/history-candles" : "/api/v5/market/candles",
+                [
+                    ("instId", instID), ("bar", code(interval)), ("after", String(after)),
+                    ("limit", String(history ? maxHistoryCandles : maxCandles))
+                ]))
     }
 
     /// `data[]` rows `["ts", "o", "h", "l", "c", "vol", "volCcy", "volCcyQuote", "confirm"]`,
@@ -68,7 +74,9 @@ enum OKXREST {
                 let message = json["msg"]?.string.map(ExchangeJSON.text) ?? ""
                 return .failure(FeedPayloadError("\(context): error \(ExchangeJSON.text(code)): \(message)"))
             }
-            guard let data = json["data"]?.array else { return .failure(FeedPayloadError(#"\#(context): no "data" array"#)) }
+            guard let data = json["data"]?.array else {
+                return .failure(FeedPayloadError(#"\#(context): no "data" array"#))
+            }
             return .success(data)
         }
     }

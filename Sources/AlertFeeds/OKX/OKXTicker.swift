@@ -51,7 +51,8 @@ public enum OKXTicker {
                 switch event {
                 case "subscribe":
                     let arg = json["arg"]
-                    let name = [arg?["channel"]?.string, arg?["instId"]?.string].compactMap { $0 }.joined(separator: " ")
+                    let name = [arg?["channel"]?.string, arg?["instId"]?.string].compactMap { $0 }.joined(
+                        separator: " ")
                     return .control(.subscribed(ExchangeJSON.text(name)))
                 case "error":
                     let code = json["code"]?.string ?? json["code"]?.integer.map(String.init) ?? "?"
@@ -59,8 +60,12 @@ public enum OKXTicker {
                 default: return .control(.notice(ExchangeJSON.text(event)))
                 }
             }
-            guard let channel = json["arg"]?["channel"]?.string else { return .dropped(#"\#(context): no "arg.channel" and no "event""#) }
-            guard channel == "tickers" else { return .dropped("\(context): channel \"\(ExchangeJSON.text(channel))\" is not tickers") }
+            guard let channel = json["arg"]?["channel"]?.string else {
+                return .dropped(#"\#(context): no "arg.channel" and no "event""#)
+            }
+            guard channel == "tickers" else {
+                return .dropped("\(context): channel \"\(ExchangeJSON.text(channel))\" is not tickers")
+            }
             guard let entries = json["data"]?.array else { return .dropped(#"\#(context): no "data" array"#) }
             var collector = TickCollector(context)
             for entry in entries {
@@ -70,10 +75,13 @@ public enum OKXTicker {
                 }
                 let last = ExchangeJSON.figure(entry["last"])
                 let change = last.flatMap { last in
-                    ExchangeJSON.figure(entry["open24h"]).flatMap { open in open != 0 ? (last - open) / open * 100 : nil }
+                    ExchangeJSON.figure(entry["open24h"]).flatMap { open in open != 0 ? (last - open) / open * 100 : nil
+                    }
                 }
-                collector.add(symbol: entry["instId"], time: entry["ts"]?.integer, price: last,
-                              change24h: change.flatMap { $0.isFinite ? $0 : nil }, volume24h: ExchangeJSON.figure(entry["volCcy24h"]))
+                collector.add(
+                    symbol: entry["instId"], time: entry["ts"]?.integer, price: last,
+                    change24h: change.flatMap { $0.isFinite ? $0 : nil },
+                    volume24h: ExchangeJSON.figure(entry["volCcy24h"]))
             }
             return collector.frame
         }

@@ -41,18 +41,24 @@ public enum PoloniexCandles {
     /// The most candles one request may ask for (`limit` ≤ 500).
     public static let maxCandles = 500
 
-    public static func request(symbol: String, interval: Interval, start: Int64, end: Int64,
-                               endpoint: String = "https://api.poloniex.com") -> HTTPRequest {
-        HTTPRequest(url: Query.url(endpoint, "/markets/\(Query.escape(symbol))/candles", [
-            ("interval", interval.rawValue), ("startTime", String(start)), ("endTime", String(end)),
-            ("limit", String(maxCandles)),
-        ]))
+    public static func request(
+        symbol: String, interval: Interval, start: Int64, end: Int64,
+        endpoint: String = "https://api.poloniex.com"
+    ) -> HTTPRequest {
+        HTTPRequest(
+            url: Query.url(
+                endpoint, "/markets/\(Query.escape(symbol))/candles",
+                [
+                    ("interval", interval.rawValue), ("startTime", String(start)), ("endTime", String(end)),
+                    ("limit", String(maxCandles))
+                ]))
     }
 
     public static func parse(_ body: [UInt8], interval: Interval) -> Result<CandlePage, FeedPayloadError> {
         CandlePage.rows(body, context: "Poloniex candles") { row in
             guard let r = row.array, r.count >= 13, let start = r[12].integer,
-                  let l = r[0].number, let h = r[1].number, let o = r[2].number, let c = r[3].number else { return nil }
+                let l = r[0].number, let h = r[1].number, let o = r[2].number, let c = r[3].number
+            else { return nil }
             let close = r.count > 13 ? r[13].integer : nil
             let end = close.flatMap { $0 >= start ? $0 + 1 : nil } ?? start + interval.millis
             return Candle(start: start, end: end, open: o, high: h, low: l, close: c)

@@ -16,12 +16,13 @@ public enum PoloniexMarkets {
     private static func markets(_ entries: [FeedJSON]) -> [Market] {
         entries.compactMap { entry in
             guard let symbol = entry["symbol"]?.string, !symbol.isEmpty else { return nil }
-            return Market(symbol: symbol.uppercased(),
-                          name: entry["displayName"]?.string ?? "",
-                          base: entry["baseCurrencyName"]?.string ?? "",
-                          quote: entry["quoteCurrencyName"]?.string ?? "",
-                          future: false,
-                          active: entry["state"]?.string == "NORMAL")
+            return Market(
+                symbol: symbol.uppercased(),
+                name: entry["displayName"]?.string ?? "",
+                base: entry["baseCurrencyName"]?.string ?? "",
+                quote: entry["quoteCurrencyName"]?.string ?? "",
+                future: false,
+                active: entry["state"]?.string == "NORMAL")
         }
     }
 }

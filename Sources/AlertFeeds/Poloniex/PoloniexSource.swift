@@ -12,7 +12,9 @@ public struct PoloniexSource: PriceSource {
 
     public init(endpoint: String? = nil) {
         self.endpoint = endpoint ?? "https://api.poloniex.com"
-        websocket = endpoint.map { Endpoint.join(Endpoint.websocket(for: $0), "/ws/public") } ?? "wss://ws.poloniex.com/ws/public"
+        websocket =
+            endpoint.map { Endpoint.join(Endpoint.websocket(for: $0), "/ws/public") }
+            ?? "wss://ws.poloniex.com/ws/public"
     }
 
     public func loadMarkets(http: any HTTPClient) async throws -> [Market] {
@@ -26,8 +28,10 @@ public struct PoloniexSource: PriceSource {
     }
 
     public func livePlan() -> LivePlan {
-        LivePlan(transport: .websocket(WebSocketPlan(
-            url: websocket, subscribe: [PoloniexTicker.subscribeMessage], ping: PoloniexTicker.pingMessage,
-            pingInterval: .seconds(20), parse: PoloniexTicker.parse)))
+        LivePlan(
+            transport: .websocket(
+                WebSocketPlan(
+                    url: websocket, subscribe: [PoloniexTicker.subscribeMessage], ping: PoloniexTicker.pingMessage,
+                    pingInterval: .seconds(20), parse: PoloniexTicker.parse)))
     }
 }

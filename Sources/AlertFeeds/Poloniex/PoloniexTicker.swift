@@ -40,19 +40,23 @@ extension JSONTokenizer {
     fileprivate mutating func poloniexFrame(receivedAt: Int64) throws(TickLineError) -> ParsedFrame {
         var ticks: [Tick] = []
         var skipped = 0
-        let envelope = try frameEnvelope(nameKey: "channel", name: "ticker", dataOpen: 0x5B) { scanner throws(TickLineError) in
+        let envelope = try frameEnvelope(nameKey: "channel", name: "ticker", dataOpen: 0x5B) {
+            scanner throws(TickLineError) in
             guard try scanner.enterContainer(0x5B, close: 0x5D) else { return }
             repeat {
                 try scanner.poloniexTickerEntry(into: &ticks, skipped: &skipped, receivedAt: receivedAt)
             } while try scanner.nextInContainer(close: 0x5D)
         }
-        return envelope.result("Poloniex ticker frame", nameKey: "channel", expectedData: "an array", ticks: ticks, skipped: skipped)
+        return envelope.result(
+            "Poloniex ticker frame", nameKey: "channel", expectedData: "an array", ticks: ticks, skipped: skipped)
     }
 
     /// One v3 ticker object at the cursor (websocket `data[]` element or REST `ticker24h`
     /// body). Appends a tick, or counts the entry as skipped.
-    mutating func poloniexTickerEntry(into ticks: inout [Tick], skipped: inout Int,
-                                      receivedAt: Int64) throws(TickLineError) {
+    mutating func poloniexTickerEntry(
+        into ticks: inout [Tick], skipped: inout Int,
+        receivedAt: Int64
+    ) throws(TickLineError) {
         guard peek == 0x7B else {
             try skipValue()
             skipped += 1

@@ -30,7 +30,9 @@ public enum PoloniexTicker24h {
                     throw scanner.unexpected("expected '{' or '['")
                 }
                 scanner.skipWhitespace()
-                guard scanner.atEnd else { throw TickLineError.syntax("unexpected text after the value", at: scanner.offset) }
+                guard scanner.atEnd else {
+                    throw TickLineError.syntax("unexpected text after the value", at: scanner.offset)
+                }
             } catch {
                 return ParsedFrame(.invalid(FeedReason.notJSON("Poloniex ticker24h", error)))
             }

@@ -35,10 +35,13 @@ public struct PoloniexLegacySource: PriceSource {
 
     public func livePlan() -> LivePlan {
         let pairs = self.pairs
-        return LivePlan(transport: .websocket(WebSocketPlan(
-            url: websocket, subscribe: [PoloniexLegacyFrame.subscribeMessage], ping: nil, pingInterval: .seconds(60)
-        ) { frame, receivedAt in
-            PoloniexLegacyFrame.parse(frame, receivedAt: receivedAt, pairs: pairs.get())
-        }))
+        return LivePlan(
+            transport: .websocket(
+                WebSocketPlan(
+                    url: websocket, subscribe: [PoloniexLegacyFrame.subscribeMessage], ping: nil,
+                    pingInterval: .seconds(60)
+                ) { frame, receivedAt in
+                    PoloniexLegacyFrame.parse(frame, receivedAt: receivedAt, pairs: pairs.get())
+                }))
     }
 }

@@ -41,8 +41,10 @@ public struct PoloniexLegacyTicker: Sendable, Equatable {
             return
         }
         let (base, quote) = Self.baseAndQuote(pair)
-        markets.append(Market(symbol: pair, name: base.isEmpty ? pair : "\(base)/\(quote)", base: base, quote: quote,
-                              future: false, active: entry["isFrozen"]?.integer != 1))
+        markets.append(
+            Market(
+                symbol: pair, name: base.isEmpty ? pair : "\(base)/\(quote)", base: base, quote: quote,
+                future: false, active: entry["isFrozen"]?.integer != 1))
         if let id = entry["id"]?.integer, let key = Int(exactly: id) { pairs[key] = pair }
         guard let price = usablePrice(entry["last"]?.number) else {
             skipped += 1

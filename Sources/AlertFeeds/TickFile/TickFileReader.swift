@@ -1,9 +1,10 @@
+import AlertModel
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import AlertModel
 
 /// Reads a recorded tick file (JSON Lines, Docs/rules.md#ticks) — a path, or `-` for standard input.
 ///
@@ -27,11 +28,13 @@ public struct TickFileReader: ~Copyable {
     /// in file order, and `afterRead` once the whole lines of each `read(2)` have been given
     /// (so a caller that batches lines can pass on those of a pipe that is still being written
     /// without waiting for more). Errors thrown by either stop the reading and are rethrown.
-    public func forEachLine(_ body: (Int, Result<Tick, TickLineError>) throws -> Void,
-                            afterRead: () throws -> Void = {}) throws {
+    public func forEachLine(
+        _ body: (Int, Result<Tick, TickLineError>) throws -> Void,
+        afterRead: () throws -> Void = {}
+    ) throws {
         var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(chunkSize, 16), alignment: 16)
         defer { buffer.deallocate() }
-        var filled = 0  // bytes in buffer[0..<filled] not yet consumed
+        var filled = 0 // bytes in buffer[0..<filled] not yet consumed
         // buffer[0..<scanned] holds no newline: a long line arriving in short reads (a pipe
         // gives at most 64 KiB each) is searched once, not again from its start at every read.
         var scanned = 0
@@ -40,7 +43,7 @@ public struct TickFileReader: ~Copyable {
         var endOfFile = false
 
         while !endOfFile {
-            if filled == buffer.count {  // one line is longer than the buffer
+            if filled == buffer.count { // one line is longer than the buffer
                 let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: buffer.count * 2, alignment: 16)
                 bigger.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[0..<filled]))
                 buffer.deallocate()
@@ -49,10 +52,11 @@ public struct TickFileReader: ~Copyable {
             let n = try file.readChunk(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
             endOfFile = n == 0
             filled += n
-            let bytes = UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: filled)
+            let bytes = UnsafeBufferPointer(
+                start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: filled)
             var lineStart = 0
             if atStart {
-                if filled < 3 && !endOfFile { continue }  // need three bytes to see a byte-order mark
+                if filled < 3 && !endOfFile { continue } // need three bytes to see a byte-order mark
                 atStart = false
                 if filled >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { lineStart = 3 }
             }

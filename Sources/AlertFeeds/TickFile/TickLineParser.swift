@@ -122,7 +122,8 @@ extension JSONTokenizer {
         switch peek {
         case 0x22:
             let (range, escaped) = try scanString()
-            let parsed = escaped
+            let parsed =
+                escaped
                 ? Timestamp.parse(Self.unescape(UnsafeBufferPointer(rebasing: bytes[range])))
                 : Timestamp.parse(UnsafeBufferPointer(rebasing: bytes[range]))
             guard let parsed else { throw .badTime }

@@ -49,9 +49,11 @@ public final class CurlHTTPClient: HTTPClient {
             loop.cancel(transfer)
         }
         if case .failure(let error) = result {
-            logger.debug("HTTP request failed", metadata: [
-                "url": "\(error.url)", "kind": "\(error.kind)", "reason": "\(error.reason)",
-            ])
+            logger.debug(
+                "HTTP request failed",
+                metadata: [
+                    "url": "\(error.url)", "kind": "\(error.kind)", "reason": "\(error.reason)"
+                ])
         }
         return try result.get()
     }

@@ -1,5 +1,6 @@
 import CCurl
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -48,11 +49,13 @@ final class CurlMultiLoop: @unchecked Sendable {
     func start() {
         let retained = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { argument in
-            let loop = Unmanaged<CurlMultiLoop>.fromOpaque(argument!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, retained)
+        let rc = pthread_create(
+            &thread, nil,
+            { argument in
+                let loop = Unmanaged<CurlMultiLoop>.fromOpaque(argument!).takeRetainedValue()
+                loop.run()
+                return nil
+            }, retained)
         guard rc == 0 else { fatalError("pthread_create failed: \(rc)") }
         state.withLock { $0.thread = thread }
     }
@@ -131,7 +134,9 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     private func abort(_ id: UInt64) {
-        guard let (easy, transfer) = active.first(where: { $0.value.id == id }).map({ ($0.key, $0.value) }) else { return }
+        guard let (easy, transfer) = active.first(where: { $0.value.id == id }).map({ ($0.key, $0.value) }) else {
+            return
+        }
         pa_curl_multi_remove_handle(multi, easy)
         active[easy] = nil
         transfer.fail("request cancelled")

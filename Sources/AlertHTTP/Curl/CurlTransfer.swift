@@ -64,16 +64,20 @@ final class CurlTransfer: @unchecked Sendable {
             _ = pa_easy_getinfo_double(easy, CURLINFO_TOTAL_TIME, &seconds)
             finish(.success(HTTPResponse(status: status, headers: responseHeaders, body: body, duration: seconds)))
         } else if let overflow {
-            let reason = switch overflow {
-            case .body: "response body larger than \(sizeText(limit.bytes)), the limit for this request"
-            case .headers: "response headers larger than \(sizeText(ResponseLimit.maxHeaderBytes))"
-            }
+            let reason =
+                switch overflow {
+                case .body: "response body larger than \(sizeText(limit.bytes)), the limit for this request"
+                case .headers: "response headers larger than \(sizeText(ResponseLimit.maxHeaderBytes))"
+                }
             finish(.failure(HTTPError(kind: .other, url: redactedURL, reason: reason)))
         } else {
             var osError = 0
             _ = pa_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osError)
-            finish(.failure(HTTPError(curlCode: code, osError: osError, detail: String(cString: errorBuffer),
-                                      rawURL: rawURL, redactedURL: redactedURL)))
+            finish(
+                .failure(
+                    HTTPError(
+                        curlCode: code, osError: osError, detail: String(cString: errorBuffer),
+                        rawURL: rawURL, redactedURL: redactedURL)))
         }
     }
 
@@ -124,24 +128,31 @@ final class CurlTransfer: @unchecked Sendable {
 
 /// `CURLOPT_WRITEFUNCTION`: `user` is the unretained `CurlTransfer`, alive while its handle is
 /// in the multi handle.
-func curlBodyCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                              _ user: UnsafeMutableRawPointer?) -> Int {
+func curlBodyCallback(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+    _ user: UnsafeMutableRawPointer?
+) -> Int {
     hand(data, size * count, to: user) { $0.received(body: $1) }
 }
 
 /// `CURLOPT_HEADERFUNCTION`: one header line per call.
-func curlHeaderCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                                _ user: UnsafeMutableRawPointer?) -> Int {
+func curlHeaderCallback(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+    _ user: UnsafeMutableRawPointer?
+) -> Int {
     hand(data, size * count, to: user) { $0.received(headerLine: $1) }
 }
 
 /// Passes libcurl's bytes to the transfer; returns how many were taken (0, when `take` refuses
 /// them, aborts the transfer).
 @inline(__always)
-private func hand(_ data: UnsafeMutablePointer<CChar>?, _ length: Int, to user: UnsafeMutableRawPointer?,
-                  _ take: (CurlTransfer, UnsafeRawBufferPointer) -> Bool) -> Int {
+private func hand(
+    _ data: UnsafeMutablePointer<CChar>?, _ length: Int, to user: UnsafeMutableRawPointer?,
+    _ take: (CurlTransfer, UnsafeRawBufferPointer) -> Bool
+) -> Int {
     guard let user else { return 0 }
-    let taken = take(Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue(),
-                     UnsafeRawBufferPointer(start: data, count: length))
+    let taken = take(
+        Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue(),
+        UnsafeRawBufferPointer(start: data, count: length))
     return taken ? length : 0
 }

@@ -24,7 +24,8 @@ public enum RedactedURL {
         guard let schemeEnd = schemeLength(bytes) else { return hidden }
         var out = String(decoding: bytes[0..<schemeEnd], as: UTF8.self) + "://"
         var index = schemeEnd + 3
-        let authorityEnd = bytes[index...].firstIndex { $0 == ascii("/") || $0 == ascii("?") || $0 == ascii("#") } ?? bytes.count
+        let authorityEnd =
+            bytes[index...].firstIndex { $0 == ascii("/") || $0 == ascii("?") || $0 == ascii("#") } ?? bytes.count
         var hostStart = index
         if let at = bytes[index..<authorityEnd].lastIndex(of: ascii("@")) {
             out += hidden + "@"
@@ -41,9 +42,11 @@ public enum RedactedURL {
     /// Length of `scheme` when `bytes` starts with `scheme://`.
     private static func schemeLength(_ bytes: [UInt8]) -> Int? {
         guard let colon = bytes.firstIndex(of: ascii(":")), colon > 0,
-              bytes.count >= colon + 3, bytes[colon + 1] == ascii("/"), bytes[colon + 2] == ascii("/"),
-              isLetter(bytes[0]),
-              bytes[0..<colon].allSatisfy({ isLetter($0) || isDigit($0) || $0 == ascii("+") || $0 == ascii("-") || $0 == ascii(".") })
+            bytes.count >= colon + 3, bytes[colon + 1] == ascii("/"), bytes[colon + 2] == ascii("/"),
+            isLetter(bytes[0]),
+            bytes[0..<colon].allSatisfy({
+                isLetter($0) || isDigit($0) || $0 == ascii("+") || $0 == ascii("-") || $0 == ascii(".")
+            })
         else { return nil }
         return colon
     }

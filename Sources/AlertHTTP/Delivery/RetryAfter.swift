@@ -13,7 +13,8 @@ public enum RetryAfter {
     /// are lowered to `cap`.
     public static func delay(from header: String?, now: Int64) -> Int64? {
         guard let header else { return nil }
-        let text = Array(header.utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed())
+        let text = Array(
+            header.utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed())
         guard !text.isEmpty else { return nil }
         let delay: Int64
         if text.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
@@ -38,14 +39,14 @@ enum IMFFixdate {
     static func epochMilliseconds(_ text: [UInt8]) -> Int64? {
         // "Www, DD Mmm YYYY HH:MM:SS GMT" is exactly 29 bytes.
         guard text.count == 29,
-              days.contains(String(decoding: text[0..<3], as: UTF8.self)),
-              String(decoding: text[3..<5], as: UTF8.self) == ", ", text[7] == 0x20, text[11] == 0x20,
-              text[16] == 0x20, text[19] == 0x3A, text[22] == 0x3A,
-              String(decoding: text[25..<29], as: UTF8.self) == " GMT",
-              let day = number(text[5..<7]), let year = number(text[12..<16]),
-              let monthIndex = months.firstIndex(of: String(decoding: text[8..<11], as: UTF8.self)),
-              let hour = number(text[17..<19]), let minute = number(text[20..<22]), let second = number(text[23..<25]),
-              day >= 1, day <= 31, hour < 24, minute < 60, second < 61
+            days.contains(String(decoding: text[0..<3], as: UTF8.self)),
+            String(decoding: text[3..<5], as: UTF8.self) == ", ", text[7] == 0x20, text[11] == 0x20,
+            text[16] == 0x20, text[19] == 0x3A, text[22] == 0x3A,
+            String(decoding: text[25..<29], as: UTF8.self) == " GMT",
+            let day = number(text[5..<7]), let year = number(text[12..<16]),
+            let monthIndex = months.firstIndex(of: String(decoding: text[8..<11], as: UTF8.self)),
+            let hour = number(text[17..<19]), let minute = number(text[20..<22]), let second = number(text[23..<25]),
+            day >= 1, day <= 31, hour < 24, minute < 60, second < 61
         else { return nil }
         let dayCount = daysFromCivil(year: year, month: Int64(monthIndex) + 1, day: day)
         return ((dayCount * 24 + hour) * 60 + minute) * 60_000 + min(second, 59) * 1000

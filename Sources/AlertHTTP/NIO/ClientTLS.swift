@@ -3,6 +3,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,8 +51,10 @@ public enum ClientTLS {
 
     /// Adds the TLS client handler for `host` (no SNI for an address) and, behind it, the watch
     /// that puts the reason of a failed handshake in `failure`.
-    public static func addHandlers(_ context: NIOSSLContext, host: String, isAddress: Bool,
-                                   failure: TLSFailure, to pipeline: ChannelPipeline.SynchronousOperations) throws {
+    public static func addHandlers(
+        _ context: NIOSSLContext, host: String, isAddress: Bool,
+        failure: TLSFailure, to pipeline: ChannelPipeline.SynchronousOperations
+    ) throws {
         try pipeline.addHandler(NIOSSLClientHandler(context: context, serverHostname: isAddress ? nil : host))
         try pipeline.addHandler(HandshakeFailureWatch(failure: failure, host: host))
     }
@@ -81,7 +84,9 @@ public enum ClientTLS {
     private static func handshake(_ error: BoringSSLError, leaf: NIOSSLCertificate?) -> String {
         let names = reasonNames(error)
         guard names.contains("CERTIFICATE_VERIFY_FAILED") else {
-            if names.contains("WRONG_VERSION_NUMBER") { return "TLS handshake failed: the server does not speak TLS (wrong version number)" }
+            if names.contains("WRONG_VERSION_NUMBER") {
+                return "TLS handshake failed: the server does not speak TLS (wrong version number)"
+            }
             let text = names.map { $0.lowercased().replacingOccurrences(of: "_", with: " ") }
             return "TLS handshake failed" + (text.isEmpty ? "" : ": " + text.joined(separator: "; "))
         }
@@ -113,7 +118,8 @@ public enum ClientTLS {
     private static func reasonNames(_ error: BoringSSLError) -> [String] {
         let stack: NIOBoringSSLErrorStack
         switch error {
-        case .sslError(let errors), .unknownError(let errors), .invalidSNIName(let errors), .failedToSetALPN(let errors):
+        case .sslError(let errors), .unknownError(let errors), .invalidSNIName(let errors),
+            .failedToSetALPN(let errors):
             stack = errors
         default:
             return [words(error)]

@@ -6,6 +6,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,9 +48,11 @@ public final class NIOHTTPClient: HTTPClient {
             result = .failure(error)
         }
         if case .failure(let error) = result {
-            logger.debug("HTTP request failed", metadata: [
-                "url": "\(error.url)", "kind": "\(error.kind)", "reason": "\(error.reason)",
-            ])
+            logger.debug(
+                "HTTP request failed",
+                metadata: [
+                    "url": "\(error.url)", "kind": "\(error.kind)", "reason": "\(error.reason)"
+                ])
         }
         return try result.get()
     }
@@ -110,8 +113,11 @@ private final class Exchange: Sendable {
         }
         let timeout = max(request.timeout, 1)
         let deadline = group.next().scheduleTask(in: .milliseconds(timeout)) { [self] in
-            finish(.failure(HTTPError(kind: .timeout, url: redactedURL,
-                                      reason: "no complete response within \(timeout) ms")))
+            finish(
+                .failure(
+                    HTTPError(
+                        kind: .timeout, url: redactedURL,
+                        reason: "no complete response within \(timeout) ms")))
         }
         state.withLock { $0.deadline = deadline }
         ClientBootstrap(group: group)
@@ -132,13 +138,19 @@ private final class Exchange: Sendable {
 
     private func setUp(_ channel: any Channel) throws {
         let pipeline = channel.pipeline.syncOperations
-        if let tls { try ClientTLS.addHandlers(tls, host: target.host, isAddress: target.isAddress, failure: tlsFailure, to: pipeline) }
+        if let tls {
+            try ClientTLS.addHandlers(
+                tls, host: target.host, isAddress: target.isAddress, failure: tlsFailure, to: pipeline)
+        }
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderListSize = ResponseLimit.maxHeaderBytes
         limits.maxHeaderFieldSize = ResponseLimit.maxHeaderBytes
         try pipeline.addHandler(HTTPRequestEncoder())
-        try pipeline.addHandler(ByteToMessageHandler(HTTPResponseDecoder(
-            leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .drop, limitConfiguration: limits)))
+        try pipeline.addHandler(
+            ByteToMessageHandler(
+                HTTPResponseDecoder(
+                    leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .drop, limitConfiguration: limits)
+            ))
         try pipeline.addHandler(ResponseReader(exchange: self))
     }
 
@@ -155,8 +167,10 @@ private final class Exchange: Sendable {
     func finish(_ result: Result<HTTPResponse, HTTPError>) {
         let (continuation, channel, deadline) = state.withLock { state in
             guard state.result == nil else {
-                return (CheckedContinuation<Result<HTTPResponse, HTTPError>, Never>?.none, (any Channel)?.none,
-                        Scheduled<Void>?.none)
+                return (
+                    CheckedContinuation<Result<HTTPResponse, HTTPError>, Never>?.none, (any Channel)?.none,
+                    Scheduled<Void>?.none
+                )
             }
             state.result = result
             defer { state.continuation = nil }
@@ -206,12 +220,14 @@ private final class ResponseReader: ChannelInboundHandler {
         headers.add(name: "Connection", value: "close")
         for (name, value) in request.headers { headers.add(name: name, value: value) }
         if request.sendsBody { headers.replaceOrAdd(name: "Content-Length", value: String(request.body.count)) }
-        let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method),
-                                   uri: exchange.target.path, headers: headers)
+        let head = HTTPRequestHead(
+            version: .http1_1, method: HTTPMethod(rawValue: request.method),
+            uri: exchange.target.path, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if !request.body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: request.body)))),
-                          promise: nil)
+            context.write(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: request.body)))),
+                promise: nil)
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         context.fireChannelActive()
@@ -241,7 +257,8 @@ private final class ResponseReader: ChannelInboundHandler {
     }
 
     private func succeed() {
-        exchange.finish(.success(HTTPResponse(status: status, headers: headers, body: body, duration: exchange.seconds)))
+        exchange.finish(
+            .success(HTTPResponse(status: status, headers: headers, body: body, duration: exchange.seconds)))
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

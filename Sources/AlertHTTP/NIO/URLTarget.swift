@@ -21,10 +21,11 @@ public struct URLTarget: Sendable, Equatable {
     /// nil when `url` is not an absolute URL of one of `schemes` with a host and, if any, a numeric port (`host:` is the scheme's port).
     public init?(_ url: String, schemes: Schemes) {
         var rest = Substring(url)
-        let (secureScheme, plainScheme) = switch schemes {
-        case .http: ("https://", "http://")
-        case .websocket: ("wss://", "ws://")
-        }
+        let (secureScheme, plainScheme) =
+            switch schemes {
+            case .http: ("https://", "http://")
+            case .websocket: ("wss://", "ws://")
+            }
         if rest.hasPrefix(secureScheme) {
             secure = true
             rest = rest.dropFirst(secureScheme.count)

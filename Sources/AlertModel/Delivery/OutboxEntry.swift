@@ -16,8 +16,10 @@ public struct OutboxEntry: Sendable, Equatable {
     /// Why it is a dead letter (nil while pending).
     public var deadReason: String?
 
-    public init(id: Int64, sink: String, delivery: Delivery, urgent: Bool = false, createdAt: Int64,
-                attempts: Int = 0, nextAttemptAt: Int64, lastError: String? = nil, deadReason: String? = nil) {
+    public init(
+        id: Int64, sink: String, delivery: Delivery, urgent: Bool = false, createdAt: Int64,
+        attempts: Int = 0, nextAttemptAt: Int64, lastError: String? = nil, deadReason: String? = nil
+    ) {
         self.id = id
         self.sink = sink
         self.delivery = delivery

@@ -51,7 +51,7 @@ public enum AlertFormat {
             out.literal(#"","symbol":""#)
             out.escaped(alert.symbol)
             out.literal(#"","time":""#)
-            Timestamp.write(alert.time, to: &out)  // digits, '-', ':', '.', 'T', 'Z': nothing to escape
+            Timestamp.write(alert.time, to: &out) // digits, '-', ':', '.', 'T', 'Z': nothing to escape
             out.literal(#"","price":"#)
             let price = NumberText(alert.price)
             out.number(price)
@@ -153,8 +153,10 @@ public enum AlertFormat {
 /// (`{{ price }}`). `kind` is `alert`, `reminder` or `resolved`; `reminder` the reminder's number,
 /// 0 for the other kinds.
 public enum MessageTemplate {
-    public static let placeholders: Set<String> = ["rule", "symbol", "price", "value", "threshold", "condition", "time",
-                                                   "kind", "reminder"]
+    public static let placeholders: Set<String> = [
+        "rule", "symbol", "price", "value", "threshold", "condition", "time",
+        "kind", "reminder"
+    ]
 
     /// The message a price rule without `message` gets.
     public static let defaultTemplate = "{{symbol}} {{condition}} (price {{price}})"
@@ -175,9 +177,11 @@ public enum MessageTemplate {
         return condition.withUTF8 { text in
             func starts(_ prefix: StaticString) -> Bool {
                 prefix.utf8CodeUnitCount <= text.count
-                    && text.prefix(prefix.utf8CodeUnitCount).elementsEqual(UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+                    && text.prefix(prefix.utf8CodeUnitCount).elementsEqual(
+                        UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
             }
-            return starts("change ") || starts("fromHigh ") || starts("fromLow ") || starts("pnl ") || starts("move percent ")
+            return starts("change ") || starts("fromHigh ") || starts("fromLow ") || starts("pnl ")
+                || starts("move percent ")
         }
     }
 
@@ -192,30 +196,37 @@ public enum MessageTemplate {
     }
 
     /// Fills `template` for `alert` (its `message` is ignored).
-    public static func render(_ template: String, rule: String, symbol: String, time: Int64, price: Double,
-                              condition: String, threshold: Threshold, value: Double,
-                              kind: AlertKind = .alert, reminder: Int? = nil) -> String {
+    public static func render(
+        _ template: String, rule: String, symbol: String, time: Int64, price: Double,
+        condition: String, threshold: Threshold, value: Double,
+        kind: AlertKind = .alert, reminder: Int? = nil
+    ) -> String {
         var out: [UInt8] = []
-        render(template, rule: rule, symbol: symbol, time: time, price: price, condition: condition,
-               threshold: threshold, value: value, kind: kind, reminder: reminder, to: &out)
+        render(
+            template, rule: rule, symbol: symbol, time: time, price: price, condition: condition,
+            threshold: threshold, value: value, kind: kind, reminder: reminder, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
     /// Fills `template` with `alert`'s fields, its kind and reminder number included.
     public static func render(_ template: String, _ alert: Alert) -> String {
-        render(template, rule: alert.rule, symbol: alert.symbol, time: alert.time, price: alert.price,
-               condition: alert.condition, threshold: alert.threshold, value: alert.value,
-               kind: alert.kind, reminder: alert.reminder)
+        render(
+            template, rule: alert.rule, symbol: alert.symbol, time: alert.time, price: alert.price,
+            condition: alert.condition, threshold: alert.threshold, value: alert.value,
+            kind: alert.kind, reminder: alert.reminder)
     }
 
     /// Appends `render(…)`'s bytes to `out`.
-    public static func render(_ template: String, rule: String, symbol: String, time: Int64, price: Double,
-                              condition: String, threshold: Threshold, value: Double,
-                              kind: AlertKind = .alert, reminder: Int? = nil, to out: inout [UInt8]) {
+    public static func render(
+        _ template: String, rule: String, symbol: String, time: Int64, price: Double,
+        condition: String, threshold: Threshold, value: Double,
+        kind: AlertKind = .alert, reminder: Int? = nil, to out: inout [UInt8]
+    ) {
         let longest = max(rule.utf8.count, symbol.utf8.count, condition.utf8.count)
         out.write(atMost: maxLength(template, longestText: longest, escaped: false)) { out in
-            render(template, rule: rule, symbol: symbol, time: time, price: NumberText(price), condition: condition,
-                   threshold: threshold, value: value, kind: kind, reminder: reminder, escaped: false, to: &out)
+            render(
+                template, rule: rule, symbol: symbol, time: time, price: NumberText(price), condition: condition,
+                threshold: threshold, value: value, kind: kind, reminder: reminder, escaped: false, to: &out)
         }
     }
 
@@ -234,15 +245,20 @@ public enum MessageTemplate {
 
     /// Writes the message `template` makes for `alert`, with `price` already formatted;
     /// `escaped`: as the inside of a JSON string. At most `maxLength(…)` bytes.
-    static func render(_ template: String, _ alert: Alert, price: NumberText, escaped: Bool, to out: inout ReservedWriter) {
-        render(template, rule: alert.rule, symbol: alert.symbol, time: alert.time, price: price,
-               condition: alert.condition, threshold: alert.threshold, value: alert.value,
-               kind: alert.kind, reminder: alert.reminder, escaped: escaped, to: &out)
+    static func render(
+        _ template: String, _ alert: Alert, price: NumberText, escaped: Bool, to out: inout ReservedWriter
+    ) {
+        render(
+            template, rule: alert.rule, symbol: alert.symbol, time: alert.time, price: price,
+            condition: alert.condition, threshold: alert.threshold, value: alert.value,
+            kind: alert.kind, reminder: alert.reminder, escaped: escaped, to: &out)
     }
 
-    private static func render(_ template: String, rule: String, symbol: String, time: Int64, price: NumberText,
-                               condition: String, threshold: Threshold, value: Double, kind: AlertKind, reminder: Int?,
-                               escaped: Bool, to out: inout ReservedWriter) {
+    private static func render(
+        _ template: String, rule: String, symbol: String, time: Int64, price: NumberText,
+        condition: String, threshold: Threshold, value: Double, kind: AlertKind, reminder: Int?,
+        escaped: Bool, to out: inout ReservedWriter
+    ) {
         // What the template and the rule's strings bring may need escapes; numbers and times never do.
         func text(_ bytes: UnsafeBufferPointer<UInt8>) {
             if escaped { out.escaped(bytes) } else { out.bytes(bytes) }
@@ -261,7 +277,9 @@ public enum MessageTemplate {
                     continue
                 }
                 var close = i + 2
-                while close + 1 < bytes.count, !(bytes[close] == UInt8(ascii: "}") && bytes[close + 1] == UInt8(ascii: "}")) {
+                while close + 1 < bytes.count,
+                    !(bytes[close] == UInt8(ascii: "}") && bytes[close + 1] == UInt8(ascii: "}"))
+                {
                     close += 1
                 }
                 guard close + 1 < bytes.count else { break }
@@ -277,7 +295,7 @@ public enum MessageTemplate {
                 case .threshold: AlertFormat.writeThresholdJSON(threshold, to: &out)
                 case .condition: text(condition)
                 case .time: Timestamp.write(time, to: &out)
-                case .kind: out.utf8(kind.rawValue)  // ASCII letters: nothing to escape
+                case .kind: out.utf8(kind.rawValue) // ASCII letters: nothing to escape
                 case .reminder: out.decimal(Int64(reminder ?? 0))
                 case nil: text(UnsafeBufferPointer(rebasing: bytes[i..<(close + 2)]))
                 }
@@ -294,7 +312,8 @@ public enum MessageTemplate {
 
         init?(_ name: UnsafeBufferPointer<UInt8>) {
             func equals(_ text: StaticString) -> Bool {
-                text.utf8CodeUnitCount == name.count && name.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: name.count))
+                text.utf8CodeUnitCount == name.count
+                    && name.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: name.count))
             }
             switch name.first {
             case UInt8(ascii: "r") where equals("rule"): self = .rule
@@ -373,7 +392,8 @@ extension StringProtocol {
 /// `replay` reads.
 public enum TickFormat {
     public static func json(_ tick: Tick) -> String {
-        var out = "{\"time\":\(tick.time),\"symbol\":\(JSONString.quote(tick.symbol)),\"price\":\(JSONNumber.format(tick.price))"
+        var out =
+            "{\"time\":\(tick.time),\"symbol\":\(JSONString.quote(tick.symbol)),\"price\":\(JSONNumber.format(tick.price))"
         if let change = tick.change24h, change.isFinite { out += ",\"change24h\":\(JSONNumber.format(change))" }
         return out + "}"
     }

@@ -148,7 +148,9 @@ struct DecimalDigits {
     mutating func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         let start = self.start
         return withUnsafeBytes(of: &storage) { raw in
-            body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + start, count: 24 - start))
+            body(
+                UnsafeBufferPointer(
+                    start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + start, count: 24 - start))
         }
     }
 }

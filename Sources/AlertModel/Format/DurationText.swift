@@ -37,7 +37,7 @@ public enum DurationText {
             guard i > start, i < bytes.count else { return .invalid }
             let unit: Int64
             switch bytes[i] {
-            case 0x6D:  // m or ms
+            case 0x6D: // m or ms
                 if i + 1 < bytes.count, bytes[i + 1] == 0x73 { unit = 1; i += 1 } else { unit = 60_000 }
             case 0x73: unit = 1000
             case 0x68: unit = 3_600_000

@@ -66,13 +66,14 @@ public enum Timestamp {
             return v
         }
         guard b.count >= 20,
-              let year = digits(0, 4), b[4] == 0x2D, let month = digits(5, 2), b[7] == 0x2D,
-              let day = digits(8, 2), b[10] == 0x54 || b[10] == 0x74 || b[10] == 0x20,
-              let hour = digits(11, 2), b[13] == 0x3A, let minute = digits(14, 2), b[16] == 0x3A,
-              let second = digits(17, 2)
+            let year = digits(0, 4), b[4] == 0x2D, let month = digits(5, 2), b[7] == 0x2D,
+            let day = digits(8, 2), b[10] == 0x54 || b[10] == 0x74 || b[10] == 0x20,
+            let hour = digits(11, 2), b[13] == 0x3A, let minute = digits(14, 2), b[16] == 0x3A,
+            let second = digits(17, 2)
         else { return nil }
         guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
-              hour < 24, minute < 60, second <= 60 else { return nil }
+            hour < 24, minute < 60, second <= 60
+        else { return nil }
         var i = 19
         var millis: Int64 = 0
         if i < b.count, b[i] == 0x2E {
@@ -84,7 +85,7 @@ public enum Timestamp {
                 i += 1
             }
             guard n > 0 else { return nil }
-            if n < 3 { for _ in n..<3 { millis *= 10 } }  // `n..<3` traps when n > 3
+            if n < 3 { for _ in n..<3 { millis *= 10 } } // `n..<3` traps when n > 3
         }
         guard i < b.count else { return nil }
         var offset: Int64 = 0
@@ -93,7 +94,8 @@ public enum Timestamp {
             i += 1
         case 0x2B, 0x2D:
             guard let oh = digits(i + 1, 2), i + 3 < b.count, b[i + 3] == 0x3A,
-                  let om = digits(i + 4, 2), oh < 24, om < 60 else { return nil }
+                let om = digits(i + 4, 2), oh < 24, om < 60
+            else { return nil }
             offset = (oh * 60 + om) * 60_000 * (b[i] == 0x2D ? -1 : 1)
             i += 6
         default:

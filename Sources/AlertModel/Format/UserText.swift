@@ -65,7 +65,7 @@ public enum UserText {
         case "\\": return "\\\\"
         case _ where quote.map({ Character(scalar) == $0 }) ?? false: return "\\" + String(scalar)
         case "\u{00}"..."\u{1F}", "\u{7F}"..."\u{9F}", "\u{2028}", "\u{2029}",
-             "\u{202A}"..."\u{202E}", "\u{2066}"..."\u{2069}":
+            "\u{202A}"..."\u{202E}", "\u{2066}"..."\u{2069}":
             let hex = String(scalar.value, radix: 16)
             return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
         default: return String(scalar)

@@ -23,9 +23,11 @@ public struct Alert: Sendable, Equatable {
     /// Set by the engine, which counts them across restarts; not part of the event's other fields.
     public var occurrence: Int = 1
 
-    public init(rule: String, symbol: String, time: Int64, price: Double, condition: String,
-                threshold: Threshold, value: Double, message: String, notify: [String],
-                kind: AlertKind = .alert, reminder: Int? = nil) {
+    public init(
+        rule: String, symbol: String, time: Int64, price: Double, condition: String,
+        threshold: Threshold, value: Double, message: String, notify: [String],
+        kind: AlertKind = .alert, reminder: Int? = nil
+    ) {
         self.rule = rule
         self.symbol = symbol
         self.time = time
@@ -40,11 +42,14 @@ public struct Alert: Sendable, Equatable {
     }
 
     /// An alert whose message is `template` filled with its own fields (Docs/rules.md#messages).
-    public init(rule: String, symbol: String, time: Int64, price: Double, condition: String,
-                threshold: Threshold, value: Double, template: String, notify: [String],
-                kind: AlertKind = .alert, reminder: Int? = nil) {
-        self.init(rule: rule, symbol: symbol, time: time, price: price, condition: condition,
-                  threshold: threshold, value: value, message: "", notify: notify, kind: kind, reminder: reminder)
+    public init(
+        rule: String, symbol: String, time: Int64, price: Double, condition: String,
+        threshold: Threshold, value: Double, template: String, notify: [String],
+        kind: AlertKind = .alert, reminder: Int? = nil
+    ) {
+        self.init(
+            rule: rule, symbol: symbol, time: time, price: price, condition: condition,
+            threshold: threshold, value: value, message: "", notify: notify, kind: kind, reminder: reminder)
         self.messageSource = .template(template)
     }
 
@@ -65,9 +70,10 @@ public struct Alert: Sendable, Equatable {
         case .text(let text):
             out.append(contentsOf: text.utf8)
         case .template(let template):
-            MessageTemplate.render(template, rule: rule, symbol: symbol, time: time, price: price,
-                                   condition: condition, threshold: threshold, value: value,
-                                   kind: kind, reminder: reminder, to: &out)
+            MessageTemplate.render(
+                template, rule: rule, symbol: symbol, time: time, price: price,
+                condition: condition, threshold: threshold, value: value,
+                kind: kind, reminder: reminder, to: &out)
         }
     }
 
@@ -101,7 +107,8 @@ public struct Alert: Sendable, Equatable {
     public mutating func adoptOccurrence(fromID id: String) {
         let base = baseID
         guard id.count > base.count, id.hasPrefix(base + ":"),
-              let n = Int(id.dropFirst(base.count + 1)), n >= 2 else { return }
+            let n = Int(id.dropFirst(base.count + 1)), n >= 2
+        else { return }
         occurrence = n
     }
 }

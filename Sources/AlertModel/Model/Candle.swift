@@ -28,8 +28,10 @@ public struct Candle: Sendable, Equatable {
     /// candle's last price is its close. `open` seeds nothing: the low and high already bound
     /// it, and the close is what the next candle starts from. No `change24h`.
     public func seededTicks(symbol: String) -> [Tick] {
-        [Tick(time: start, symbol: symbol, price: low),
-         Tick(time: start, symbol: symbol, price: high),
-         Tick(time: end - 1, symbol: symbol, price: close)]
+        [
+            Tick(time: start, symbol: symbol, price: low),
+            Tick(time: start, symbol: symbol, price: high),
+            Tick(time: end - 1, symbol: symbol, price: close)
+        ]
     }
 }

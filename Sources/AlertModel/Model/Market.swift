@@ -69,9 +69,10 @@ public enum Symbol {
     /// Upper-cases `s`, returning it unchanged (no allocation) when it is already upper case.
     @inlinable
     public static func normalize(_ s: String) -> String {
-        let needsWork = s.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.contains { ($0 >= 0x61 && $0 <= 0x7A) || $0 >= 0x80 }
-        } ?? s.utf8.contains { ($0 >= 0x61 && $0 <= 0x7A) || $0 >= 0x80 }
+        let needsWork =
+            s.utf8.withContiguousStorageIfAvailable { bytes in
+                bytes.contains { ($0 >= 0x61 && $0 <= 0x7A) || $0 >= 0x80 }
+            } ?? s.utf8.contains { ($0 >= 0x61 && $0 <= 0x7A) || $0 >= 0x80 }
         return needsWork ? s.uppercased() : s
     }
 

@@ -51,9 +51,11 @@ public struct Rule: Sendable, Equatable {
         static func == (a: Rare, b: Rare) -> Bool { a.message == b.message && a.extras == b.extras }
     }
 
-    public init(id: String, scope: Scope, condition: Condition, notify: [String] = ["stdout"],
-                repeatMode: RepeatMode = .rearm, cooldown: Int64 = 0, hysteresis: Double = 0,
-                message: String? = nil, enabled: Bool = true, fileVersion: UInt8 = 1, extras: RuleExtras? = nil) {
+    public init(
+        id: String, scope: Scope, condition: Condition, notify: [String] = ["stdout"],
+        repeatMode: RepeatMode = .rearm, cooldown: Int64 = 0, hysteresis: Double = 0,
+        message: String? = nil, enabled: Bool = true, fileVersion: UInt8 = 1, extras: RuleExtras? = nil
+    ) {
         self.id = id
         self.scope = scope
         self.condition = condition
@@ -81,8 +83,10 @@ public struct RuleExtras: Sendable, Equatable {
     /// `priority: "high"`; false for "normal" and when absent.
     public var highPriority: Bool
 
-    public init(sustain: Int64? = nil, remindEvery: Int64? = nil, expires: Int64? = nil,
-                resolve: Bool = false, highPriority: Bool = false) {
+    public init(
+        sustain: Int64? = nil, remindEvery: Int64? = nil, expires: Int64? = nil,
+        resolve: Bool = false, highPriority: Bool = false
+    ) {
         self.sustain = sustain
         self.remindEvery = remindEvery
         self.expires = expires
@@ -149,14 +153,14 @@ extension Condition {
     public var threshold: Threshold {
         switch self {
         case .price(.above(let x)), .price(.below(let x)),
-             .price(.crossesAbove(let x)), .price(.crossesBelow(let x)):
+            .price(.crossesAbove(let x)), .price(.crossesBelow(let x)):
             return .value(x)
         case .price(.inside(let l, let h)), .price(.outside(let l, let h)):
             return .range(l, h)
         case .change(_, .above(let c)), .change(_, .below(let c)),
-             .fromHigh(_, .above(let c)), .fromHigh(_, .below(let c)),
-             .fromLow(_, .above(let c)), .fromLow(_, .below(let c)),
-             .pnl(.above(let c)), .pnl(.below(let c)):
+            .fromHigh(_, .above(let c)), .fromHigh(_, .below(let c)),
+            .fromLow(_, .above(let c)), .fromLow(_, .below(let c)),
+            .pnl(.above(let c)), .pnl(.below(let c)):
             return .value(c)
         case .move, .all, .any, .listed:
             // A move's threshold depends on the tick (the engine gives it per event).

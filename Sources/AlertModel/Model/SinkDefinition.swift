@@ -8,8 +8,10 @@ public struct SinkDefinition: Sendable, Equatable {
     /// Quiet hours, groups, rate and fallback (Docs/sinks.md#notification-policy).
     public var policy: SinkPolicy
 
-    public init(name: String, kind: SinkKind, delivery: DeliverySettings = DeliverySettings(),
-                policy: SinkPolicy = SinkPolicy()) {
+    public init(
+        name: String, kind: SinkKind, delivery: DeliverySettings = DeliverySettings(),
+        policy: SinkPolicy = SinkPolicy()
+    ) {
         self.name = name
         self.kind = kind
         self.delivery = delivery
@@ -95,8 +97,10 @@ public struct WebhookSpec: Sendable, Equatable {
     public var secret: SecretSource?
     public var caFile: String?
 
-    public init(url: SecretSource, method: String = "POST", headers: [String: String] = [:], timeout: Int64 = 10_000,
-                preset: String = "json", template: String? = nil, secret: SecretSource? = nil, caFile: String? = nil) {
+    public init(
+        url: SecretSource, method: String = "POST", headers: [String: String] = [:], timeout: Int64 = 10_000,
+        preset: String = "json", template: String? = nil, secret: SecretSource? = nil, caFile: String? = nil
+    ) {
         self.url = url
         self.method = method
         self.headers = headers
@@ -145,10 +149,10 @@ extension WebhookSpec: SinkSettings {
     /// limit for one chat, channel or topic (sources in Docs/sinks.md#preset-rates).
     public static func presetRate(_ preset: String) -> RateSpec? {
         switch preset {
-        case "telegram": return RateSpec(count: 1, per: 1_000)     // one message per second per chat
-        case "slack": return RateSpec(count: 1, per: 1_000)        // incoming webhooks: one per second
-        case "discord": return RateSpec(count: 1, per: 2_000)      // 30 per minute per channel, 5 per 2 s per webhook
-        case "ntfy": return RateSpec(count: 60, per: 300_000)      // a burst of 60, then one per 5 s
+        case "telegram": return RateSpec(count: 1, per: 1_000) // one message per second per chat
+        case "slack": return RateSpec(count: 1, per: 1_000) // incoming webhooks: one per second
+        case "discord": return RateSpec(count: 1, per: 2_000) // 30 per minute per channel, 5 per 2 s per webhook
+        case "ntfy": return RateSpec(count: 60, per: 300_000) // a burst of 60, then one per 5 s
         default: return nil
         }
     }

@@ -13,8 +13,10 @@ public struct SinkPolicy: Sendable, Equatable {
     /// `fallback`: the sink that gets this sink's dead letters.
     public var fallback: String?
 
-    public init(quiet: [QuietWindowSpec] = [], quietAction: QuietAction = .hold, group: GroupSpec? = nil,
-                rate: RateSpec? = nil, fallback: String? = nil) {
+    public init(
+        quiet: [QuietWindowSpec] = [], quietAction: QuietAction = .hold, group: GroupSpec? = nil,
+        rate: RateSpec? = nil, fallback: String? = nil
+    ) {
         self.quiet = quiet
         self.quietAction = quietAction
         self.group = group

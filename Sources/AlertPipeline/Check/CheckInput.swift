@@ -11,14 +11,18 @@ extension CheckRun {
     /// `kept` (the one saved in the state folder) while it is from `feed` and younger than
     /// `every` (ms); otherwise a fresh one from `feed`. A fetch that fails keeps `kept` when it
     /// is from `feed` (said with a warning on standard error), and otherwise throws its error.
-    public static func marketList(kept: MarketsSave?, from feed: any PriceSource, http: any HTTPClient,
-                                  now: Int64, every: Int64) async throws -> MarketsSave? {
+    public static func marketList(
+        kept: MarketsSave?, from feed: any PriceSource, http: any HTTPClient,
+        now: Int64, every: Int64
+    ) async throws -> MarketsSave? {
         if let kept, kept.source == feed.name, now - kept.fetchedAt < every { return kept }
         do {
             return MarketsSave(markets: try await feed.loadMarkets(http: http), source: feed.name, fetchedAt: now)
         } catch {
             guard let kept, kept.source == feed.name else { throw error }
-            StandardError.write("pricealert: warning: \(feed.name): \(error); using the market list saved \(Timestamp.format(kept.fetchedAt))")
+            StandardError.write(
+                "pricealert: warning: \(feed.name): \(error); using the market list saved \(Timestamp.format(kept.fetchedAt))"
+            )
             return kept
         }
     }
@@ -28,8 +32,11 @@ extension Evaluator {
     /// The ticks of the tick file `reader` reads (`path` names it), with each tick's line;
     /// a line that is not a tick is reported on standard error at FILE:LINE, counted by the
     /// evaluator (as `malformed`) and skipped. Rethrows what reading the file throws.
-    public mutating func readTicks(from reader: borrowing TickFileReader, path: String) throws
-        -> (ticks: [Tick], lines: [Int], malformed: Int) {
+    public mutating func readTicks(
+        from reader: borrowing TickFileReader, path: String
+    ) throws
+        -> (ticks: [Tick], lines: [Int], malformed: Int)
+    {
         var ticks: [Tick] = []
         var lines: [Int] = []
         var malformed = 0

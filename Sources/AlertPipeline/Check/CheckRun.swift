@@ -53,7 +53,9 @@ public struct CheckRun {
 
     /// Evaluates `snapshot` in order; `place` names where tick `i` came from (a tick file's
     /// line, or the source and symbol), for the lines that report a dropped tick.
-    public mutating func run(_ snapshot: [Tick], place: (_ i: Int, Tick) -> Drop.Place) async throws(StateNotSaved) -> Outcome {
+    public mutating func run(
+        _ snapshot: [Tick], place: (_ i: Int, Tick) -> Drop.Place
+    ) async throws(StateNotSaved) -> Outcome {
         var backfilled: [BackfillLedger.Entry] = []
         if let backfill {
             backfilled = await Self.fill(snapshot, from: backfill.supply, filled: backfill.filled, evaluator: evaluator)
@@ -84,11 +86,14 @@ public struct CheckRun {
             try await delivery.commit()
         } catch {
             _ = await delivery.finish(timeout: drainTimeout)
-            StandardError.write("pricealert: error: state not saved in \(store.folder.path): the next check evaluates these prices again")
+            StandardError.write(
+                "pricealert: error: state not saved in \(store.folder.path): the next check evaluates these prices again"
+            )
             throw StateNotSaved()
         }
         do {
-            try store.engineState.save(evaluator.takeChanges(final: true), markets: marketsToSave, now: Wallclock.millis())
+            try store.engineState.save(
+                evaluator.takeChanges(final: true), markets: marketsToSave, now: Wallclock.millis())
             if let listings, let changed = evaluator.takeChangedListings() { try listings.save(changed) }
         } catch {
             StandardError.write("pricealert: error: cannot save state in \(store.folder.path): \(error)")
@@ -98,7 +103,9 @@ public struct CheckRun {
         do {
             try store.backfill.record(backfilled)
         } catch {
-            StandardError.write("pricealert: warning: cannot record the filled history in \(store.folder.path): \(store.describe(error)); the next check fetches it again")
+            StandardError.write(
+                "pricealert: warning: cannot record the filled history in \(store.folder.path): \(store.describe(error)); the next check fetches it again"
+            )
         }
         failures += await delivery.finish(timeout: drainTimeout)
         return Outcome(alerts: alerts.count, failures: failures)
@@ -107,8 +114,10 @@ public struct CheckRun {
     /// Fills the history of the snapshot's symbols that the rules need and the ledger
     /// (`filled`) does not list, from `supply`'s candles ending before each symbol's first tick
     /// here (Docs/candles.md); returns the ledger entries to record once the state is saved.
-    private static func fill(_ snapshot: [Tick], from supply: any CandleSupply, filled: [String: Int64],
-                             evaluator: Evaluator) async -> [BackfillLedger.Entry] {
+    private static func fill(
+        _ snapshot: [Tick], from supply: any CandleSupply, filled: [String: Int64],
+        evaluator: Evaluator
+    ) async -> [BackfillLedger.Entry] {
         let reaches = evaluator.historyReaches
         guard !reaches.isEmpty else { return [] }
         var firstTimes: [String: Int64] = [:]

@@ -76,7 +76,9 @@ public struct AlertDelivery: Sendable {
     public func commit() async throws(UnwrittenAlerts) {
         guard case .reliable(let dispatcher, _) = route else { return }
         try await dispatcher.commit()
-        if let reason = policy.unwritten { throw UnwrittenAlerts(ids: ["held events of the policy stages"], reason: reason) }
+        if let reason = policy.unwritten {
+            throw UnwrittenAlerts(ids: ["held events of the policy stages"], reason: reason)
+        }
     }
 
     /// Alerts dispatched that the outbox could not take (nil: none; they were never sent).
@@ -156,12 +158,16 @@ public struct AlertDelivery: Sendable {
         let dead = dispatcher.durable.reduce(0) { $0 + (counts[$1]?.dead ?? 0) }
         let pending = await dispatcher.outboxDepth()
         if pending > 0 {
-            StandardError.write("pricealert: \(pending) deliveries wait in the outbox of \(store.folder.path); the next start (or 'pricealert outbox flush') sends them")
+            StandardError.write(
+                "pricealert: \(pending) deliveries wait in the outbox of \(store.folder.path); the next start (or 'pricealert outbox flush') sends them"
+            )
         }
         store.close()
         if let missing = dispatcher.unwrittenAlerts() {
             let shown = missing.ids.prefix(10).joined(separator: ", ") + (missing.ids.count > 10 ? ", …" : "")
-            StandardError.write("pricealert: error: cannot write \(missing.ids.count) alert\(missing.ids.count == 1 ? "" : "s") to the outbox in \(store.folder.databasePath): \(missing.reason); not sent to webhook and exec sinks: \(shown)")
+            StandardError.write(
+                "pricealert: error: cannot write \(missing.ids.count) alert\(missing.ids.count == 1 ? "" : "s") to the outbox in \(store.folder.databasePath): \(missing.reason); not sent to webhook and exec sinks: \(shown)"
+            )
         }
         return dead + (countPending ? pending : 0)
     }

@@ -20,8 +20,10 @@ public struct AlertListing: Sendable {
     /// the same silences, send them nowhere (Docs/sinks.md#silences).
     public var silences = SilenceSet()
 
-    public init(format: AlertOutputFormat, dispatcher: AlertDelivery?, printing: Set<String> = [],
-                silences: SilenceSet = SilenceSet()) {
+    public init(
+        format: AlertOutputFormat, dispatcher: AlertDelivery?, printing: Set<String> = [],
+        silences: SilenceSet = SilenceSet()
+    ) {
         self.format = format
         self.dispatcher = dispatcher
         self.printing = printing
@@ -37,12 +39,13 @@ public struct AlertListing: Sendable {
     }
 
     /// Appends `line(for:format:silence:)`'s bytes to `out`, without the newline.
-    public static func appendLine(for alert: Alert, format: AlertOutputFormat, silence: Silence?, to out: inout [UInt8]) {
+    public static func appendLine(for alert: Alert, format: AlertOutputFormat, silence: Silence?, to out: inout [UInt8])
+    {
         StdoutSink.appendLine(for: alert, format: format, to: &out)
         guard let silence else { return }
         switch format {
         case .json:
-            out.removeLast()  // the object's closing brace
+            out.removeLast() // the object's closing brace
             out.append(contentsOf: #","silenced":"#.utf8)
             JSONString.append(silence.id, to: &out)
             out.append(UInt8(ascii: "}"))
@@ -130,7 +133,9 @@ public struct AlertListing: Sendable {
                 let batch = taken[start..<min(start + Self.dispatchBatch, taken.count)]
                 for alert in batch { lines.list(alert) }
                 lines.flush()
-                if let dispatcher { failures += await dispatcher.dispatch(batch.map { Self.dispatched($0, skipping: printing) }) }
+                if let dispatcher {
+                    failures += await dispatcher.dispatch(batch.map { Self.dispatched($0, skipping: printing) })
+                }
             }
         }
         await reader.value
@@ -156,7 +161,7 @@ public struct AlertListing: Sendable {
                     state.alerts.append(alert)
                     return nil
                 }
-                state.taker = nil  // it waits only when no alert does
+                state.taker = nil // it waits only when no alert does
                 return taker
             }
             taker?.resume(returning: [alert])

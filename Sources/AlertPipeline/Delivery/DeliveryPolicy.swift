@@ -26,8 +26,10 @@ public final class DeliveryPolicy: Sendable {
 
         /// `2 events silenced, 5 held by quiet hours, 1 dropped by quiet hours`; nil when all are 0.
         public var summary: String? {
-            let parts = [(silenced, "silenced"), (held, "held by quiet hours"), (quietDropped, "dropped by quiet hours")]
-                .filter { $0.0 > 0 }.map { "\($0.0) event\($0.0 == 1 ? "" : "s") \($0.1)" }
+            let parts = [
+                (silenced, "silenced"), (held, "held by quiet hours"), (quietDropped, "dropped by quiet hours")
+            ]
+            .filter { $0.0 > 0 }.map { "\($0.0) event\($0.0 == 1 ? "" : "s") \($0.1)" }
             return parts.isEmpty ? nil : parts.joined(separator: ", ")
         }
     }
@@ -80,7 +82,8 @@ public final class DeliveryPolicy: Sendable {
     public init(ruleSet: RuleSet, silences: SilenceSet, journal: PolicyStateStore?) throws(UnknownZone) {
         let definitions = Array(ruleSet.sinks.values)
         let highPriority = Self.highPriority(of: ruleSet)
-        state = Mutex(State(pipeline: try PolicyPipeline(sinks: definitions, silences: silences), highPriority: highPriority))
+        state = Mutex(
+            State(pipeline: try PolicyPipeline(sinks: definitions, silences: silences), highPriority: highPriority))
         hasHighPriority = Atomic(!highPriority.isEmpty)
         staged = Set(definitions.filter { !$0.policy.quiet.isEmpty || $0.policy.group != nil }.map(\.name))
         self.journal = journal
@@ -181,8 +184,9 @@ public final class DeliveryPolicy: Sendable {
                 state.nextSeq = max(state.nextSeq, row.seq + 1)
                 let key = Key(sink: row.sink, id: row.alert.id)
                 state.pending.insert(key)
-                let (step, handed, _) = settle(state.pipeline.receive(PolicyEvent(alert: row.alert, sinks: [row.sink])),
-                                              of: row.alert.id, &state, restoring: true)
+                let (step, handed, _) = settle(
+                    state.pipeline.receive(PolicyEvent(alert: row.alert, sinks: [row.sink])),
+                    of: row.alert.id, &state, restoring: true)
                 plan.add(step)
                 if handed.contains(row.sink), state.pending.remove(key) != nil {
                     plan.removed.append((row.sink, row.alert.id))
@@ -209,8 +213,11 @@ public final class DeliveryPolicy: Sendable {
     /// them, if any) is handed, delivered or dropped (`everySink` when silenced): the event is
     /// pending for its other staged sinks; and the sinks whose quiet hours hold it. Each hold
     /// is logged at `info` and counted, except when `restoring` what was held before.
-    private func settle(_ decisions: [PolicyDecision], of eventID: String?, _ state: inout State, restoring: Bool = false)
-        -> (plan: Plan, handed: Set<String>, held: Set<String>) {
+    private func settle(
+        _ decisions: [PolicyDecision], of eventID: String?, _ state: inout State, restoring: Bool = false
+    )
+        -> (plan: Plan, handed: Set<String>, held: Set<String>)
+    {
         var plan = Plan()
         var handed: Set<String> = []
         var held: Set<String> = []
@@ -228,7 +235,9 @@ public final class DeliveryPolicy: Sendable {
                 state.counts.held += 1
                 PolicyMetrics.held()
                 let until = state.pipeline.heldUntil(sink: sink).map { " until \(Timestamp.format($0))" } ?? ""
-                logger.info("held \(UserText.single(id)) for sink \(UserText.single(sink))\(until), the end of its quiet hours; it is delivered then in one digest")
+                logger.info(
+                    "held \(UserText.single(id)) for sink \(UserText.single(sink))\(until), the end of its quiet hours; it is delivered then in one digest"
+                )
             case .quietDropped(let sink, let id):
                 state.counts.quietDropped += 1
                 logger.debug("dropped \(id) for sink '\(sink)' in its quiet hours")
@@ -236,7 +245,9 @@ public final class DeliveryPolicy: Sendable {
             case .deliver(let sink, let delivery, let urgent):
                 for event in delivery.events {
                     if event.id == eventID { handed.insert(sink) }
-                    if state.pending.remove(Key(sink: sink, id: event.id)) != nil { plan.removed.append((sink, event.id)) }
+                    if state.pending.remove(Key(sink: sink, id: event.id)) != nil {
+                        plan.removed.append((sink, event.id))
+                    }
                 }
                 switch delivery {
                 case .digest(let digest):

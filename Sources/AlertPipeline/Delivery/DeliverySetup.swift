@@ -38,18 +38,24 @@ extension AlertDelivery {
     }
 
     /// Delivery straight to the sinks, without an outbox, under `silences`.
-    public static func direct(ruleSet: RuleSet, sinks: [String: any Sink], silences: SilenceSet) throws(DeliverySetupError) -> AlertDelivery {
-        AlertDelivery(route: .direct(Dispatcher(sinks: sinks)), policy: try policy(ruleSet, silences: silences, journal: nil))
+    public static func direct(
+        ruleSet: RuleSet, sinks: [String: any Sink], silences: SilenceSet
+    ) throws(DeliverySetupError) -> AlertDelivery {
+        AlertDelivery(
+            route: .direct(Dispatcher(sinks: sinks)), policy: try policy(ruleSet, silences: silences, journal: nil))
     }
 
     /// Delivery through the outbox of an opened state folder, which `finish` closes; the policy
     /// stages get back what they held when the folder was last used, and the folder's silences
     /// apply. When the outbox, what the stages held or the silences cannot be read, or quiet
     /// hours name an unknown time zone, the folder is closed and the error thrown.
-    public static func open(ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore) async throws(DeliverySetupError) -> AlertDelivery {
+    public static func open(
+        ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore
+    ) async throws(DeliverySetupError) -> AlertDelivery {
         let durable = ruleSet.durableSinks(among: sinks.keys)
-        let dispatcher = ReliableDispatcher(sinks: sinks, durable: durable, outbox: store.outbox,
-                                            configuration: .init(definitions: ruleSet.sinks.values))
+        let dispatcher = ReliableDispatcher(
+            sinks: sinks, durable: durable, outbox: store.outbox,
+            configuration: .init(definitions: ruleSet.sinks.values))
         let held: [PolicyStateStore.Pending]
         let policy: DeliveryPolicy
         do {
@@ -76,7 +82,9 @@ extension AlertDelivery {
         return delivery
     }
 
-    private static func policy(_ ruleSet: RuleSet, silences: SilenceSet, journal: PolicyStateStore?) throws(DeliverySetupError) -> DeliveryPolicy {
+    private static func policy(
+        _ ruleSet: RuleSet, silences: SilenceSet, journal: PolicyStateStore?
+    ) throws(DeliverySetupError) -> DeliveryPolicy {
         do {
             return try DeliveryPolicy(ruleSet: ruleSet, silences: silences, journal: journal)
         } catch {

@@ -23,7 +23,9 @@ public enum OutboxFlush {
         case sink(any Error)
     }
 
-    public static func run(ruleSet: RuleSet, store: StateStore, timeout: Duration, now: Int64) async throws(Failure) -> Outcome {
+    public static func run(
+        ruleSet: RuleSet, store: StateStore, timeout: Duration, now: Int64
+    ) async throws(Failure) -> Outcome {
         let waiting: [String]
         do {
             waiting = Array(Set(try store.outbox.pending().map(\.sink))).sorted()
@@ -32,7 +34,9 @@ public enum OutboxFlush {
             throw .outbox(error)
         }
         for name in waiting where ruleSet.sinks[name] == nil {
-            StandardError.write("pricealert: warning: the outbox holds alerts for sink \(UserText.single(name)), which the rule files do not define; they stay pending")
+            StandardError.write(
+                "pricealert: warning: the outbox holds alerts for sink \(UserText.single(name)), which the rule files do not define; they stay pending"
+            )
         }
         let sinks: [String: any Sink]
         do {
@@ -40,9 +44,10 @@ public enum OutboxFlush {
         } catch {
             throw .sink(error)
         }
-        let dispatcher = ReliableDispatcher(sinks: sinks, durable: ruleSet.durableSinks(among: sinks.keys),
-                                            outbox: store.outbox,
-                                            configuration: .init(definitions: ruleSet.sinks.values))
+        let dispatcher = ReliableDispatcher(
+            sinks: sinks, durable: ruleSet.durableSinks(among: sinks.keys),
+            outbox: store.outbox,
+            configuration: .init(definitions: ruleSet.sinks.values))
         do {
             try await dispatcher.start()
         } catch {
@@ -50,8 +55,9 @@ public enum OutboxFlush {
         }
         await dispatcher.drain(timeout: timeout)
         let counts = await dispatcher.counts()
-        return Outcome(delivered: counts.values.reduce(0) { $0 + $1.delivered },
-                       dead: counts.values.reduce(0) { $0 + $1.dead },
-                       pending: await dispatcher.outboxDepth())
+        return Outcome(
+            delivered: counts.values.reduce(0) { $0 + $1.delivered },
+            dead: counts.values.reduce(0) { $0 + $1.dead },
+            pending: await dispatcher.outboxDepth())
     }
 }

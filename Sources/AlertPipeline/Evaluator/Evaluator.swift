@@ -59,7 +59,8 @@ public struct Evaluator {
     /// With `forgettingAfter`, every saved time after it is taken as never seen
     /// (Docs/rules.md#ticks-from-the-future); what was forgotten is returned, for a warning.
     @discardableResult
-    public mutating func restore(_ snapshots: [SymbolSnapshot], forgettingAfter limit: Int64? = nil) -> ForgottenTimes? {
+    public mutating func restore(_ snapshots: [SymbolSnapshot], forgettingAfter limit: Int64? = nil) -> ForgottenTimes?
+    {
         var snapshots = snapshots
         let forgotten = limit.flatMap { ForgottenTimes.apply(after: $0, to: &snapshots) }
         if let engine { engine.restore(snapshots) } else { restoring = snapshots }
@@ -123,13 +124,16 @@ public struct Evaluator {
     /// engine refused the tick. Does nothing before the engine exists (see `isReady`).
     /// `notAfter`: for live ticks, the local clock plus `--max-tick-skew`; a tick timed after
     /// it is refused (Docs/rules.md#ticks-from-the-future).
-    public mutating func process(_ tick: Tick, at place: @autoclosure () -> Drop.Place,
-                                 into alerts: inout [Alert], notAfter limit: Int64 = .max) -> Drop? {
+    public mutating func process(
+        _ tick: Tick, at place: @autoclosure () -> Drop.Place,
+        into alerts: inout [Alert], notAfter limit: Int64 = .max
+    ) -> Drop? {
         guard let engine else { return nil }
         if tick.time > limit {
             engine.countDropped(.aheadOfClock)
-            return Drop(reason: .aheadOfClock, place: place(),
-                        tick: "\(UserText.escaped(tick.symbol)) at \(Timestamp.format(tick.time))")
+            return Drop(
+                reason: .aheadOfClock, place: place(),
+                tick: "\(UserText.escaped(tick.symbol)) at \(Timestamp.format(tick.time))")
         }
         if let reason = engine.process(tick, into: &alerts) { return Drop(reason: reason, place: place()) }
         listings.process(tick, into: &alerts)

@@ -26,23 +26,42 @@ public enum HistoryBackfill {
 
     /// A source without candle history: one line, and an entry with 0 candles per need (not
     /// asked again).
-    public static func withoutCandles(_ todo: [Backfill.Need], source: String, now: Int64) -> (Line, [BackfillLedger.Entry]) {
-        (.notice("\(source) has no candles: the windows of \(todo.count) symbols wait until live prices cover them"),
-         todo.map { BackfillLedger.Entry(source: source, symbol: $0.symbol, reach: $0.reach, fetchedAt: now, candles: 0) })
+    public static func withoutCandles(
+        _ todo: [Backfill.Need], source: String, now: Int64
+    ) -> (Line, [BackfillLedger.Entry]) {
+        (
+            .notice("\(source) has no candles: the windows of \(todo.count) symbols wait until live prices cover them"),
+            todo.map {
+                BackfillLedger.Entry(source: source, symbol: $0.symbol, reach: $0.reach, fetchedAt: now, candles: 0)
+            }
+        )
     }
 
     /// What one need's fetch means: its ledger entry (nil when the fetch failed, so the symbol is
     /// asked again) and the line to say about it, if any.
-    public static func outcome(_ outcome: Backfill.Outcome, of need: Backfill.Need, source: String,
-                               now: Int64) -> (entry: BackfillLedger.Entry?, line: Line?) {
+    public static func outcome(
+        _ outcome: Backfill.Outcome, of need: Backfill.Need, source: String,
+        now: Int64
+    ) -> (entry: BackfillLedger.Entry?, line: Line?) {
         switch outcome {
         case .candles(let found):
-            return (BackfillLedger.Entry(source: source, symbol: need.symbol, reach: need.reach, fetchedAt: now, candles: found.count), nil)
+            return (
+                BackfillLedger.Entry(
+                    source: source, symbol: need.symbol, reach: need.reach, fetchedAt: now, candles: found.count), nil
+            )
         case .none:
-            return (BackfillLedger.Entry(source: source, symbol: need.symbol, reach: need.reach, fetchedAt: now, candles: 0),
-                    .notice("\(source): no candles for \(need.symbol): its windows wait until live prices cover them"))
+            return (
+                BackfillLedger.Entry(
+                    source: source, symbol: need.symbol, reach: need.reach, fetchedAt: now, candles: 0),
+                .notice("\(source): no candles for \(need.symbol): its windows wait until live prices cover them")
+            )
         case .failed(let error):
-            return (nil, .warning("\(source): candles for \(need.symbol) not fetched: \(error); its windows wait until live prices cover them (tried again on the next run)"))
+            return (
+                nil,
+                .warning(
+                    "\(source): candles for \(need.symbol) not fetched: \(error); its windows wait until live prices cover them (tried again on the next run)"
+                )
+            )
         }
     }
 
@@ -51,13 +70,17 @@ public enum HistoryBackfill {
         let reach = todo.map(\.reach).max() ?? 0
         let symbols = entries.filter { $0.candles > 0 }.count
         let candles = entries.reduce(0) { $0 + $1.candles }
-        return .info("\(source): history of \(symbols) of \(todo.count) symbols filled from \(candles) candles (up to \(DurationText.format(reach)) back)")
+        return .info(
+            "\(source): history of \(symbols) of \(todo.count) symbols filled from \(candles) candles (up to \(DurationText.format(reach)) back)"
+        )
     }
 
     /// Fills each need that `filled` (the ledger's reach per symbol) does not cover yet, and
     /// seeds what it fetches into `engine` (see `fetch`).
-    public static func fill(_ needs: [Backfill.Need], from supply: any CandleSupply, engine: Engine,
-                            filled: [String: Int64], now: Int64, say: (Line) -> Void) async -> [BackfillLedger.Entry] {
+    public static func fill(
+        _ needs: [Backfill.Need], from supply: any CandleSupply, engine: Engine,
+        filled: [String: Int64], now: Int64, say: (Line) -> Void
+    ) async -> [BackfillLedger.Entry] {
         let todo = todo(needs, filled: filled)
         guard !todo.isEmpty else { return [] }
         return await fetch(todo, from: supply, now: now, say: say) { need, candles, _ in
@@ -74,9 +97,12 @@ public enum HistoryBackfill {
     /// without candles gets an entry with 0 candles, so it is not asked again. When the task is
     /// cancelled during a fetch, that symbol is not handed over, no summary is said, and
     /// `complete` is false; the entries handed over before are returned.
-    public static func fetch(_ todo: [Backfill.Need], from supply: any CandleSupply, now: Int64, say: (Line) -> Void,
-                             take: (Backfill.Need, [Candle], BackfillLedger.Entry?) async -> Void) async
-        -> (entries: [BackfillLedger.Entry], complete: Bool) {
+    public static func fetch(
+        _ todo: [Backfill.Need], from supply: any CandleSupply, now: Int64, say: (Line) -> Void,
+        take: (Backfill.Need, [Candle], BackfillLedger.Entry?) async -> Void
+    ) async
+        -> (entries: [BackfillLedger.Entry], complete: Bool)
+    {
         let name = supply.name
         guard supply.hasCandles else {
             let (line, entries) = withoutCandles(todo, source: name, now: now)
@@ -109,9 +135,11 @@ extension Evaluator {
 
     /// Fills the history of `needs` from `supply`'s candles into the engine (see
     /// `HistoryBackfill.fill`); nothing before the engine exists.
-    public func fillHistory(_ needs: [Backfill.Need], from supply: any CandleSupply,
-                            filled: [String: Int64], now: Int64,
-                            say: (HistoryBackfill.Line) -> Void) async -> [BackfillLedger.Entry] {
+    public func fillHistory(
+        _ needs: [Backfill.Need], from supply: any CandleSupply,
+        filled: [String: Int64], now: Int64,
+        say: (HistoryBackfill.Line) -> Void
+    ) async -> [BackfillLedger.Entry] {
         guard let engine else { return [] }
         return await HistoryBackfill.fill(needs, from: supply, engine: engine, filled: filled, now: now, say: say)
     }

@@ -10,10 +10,11 @@ extension Evaluator {
         var read = 0
         try reader.forEachLine { line, parsed in
             read += 1
-            let drop: Drop? = switch parsed {
-            case .failure(let error): reject(error.message, at: .line(file: path, line: line))
-            case .success(let tick): seed(tick, at: .line(file: path, line: line))
-            }
+            let drop: Drop? =
+                switch parsed {
+                case .failure(let error): reject(error.message, at: .line(file: path, line: line))
+                case .success(let tick): seed(tick, at: .line(file: path, line: line))
+                }
             if let drop { StandardError.write(drop.description) }
         }
         return read

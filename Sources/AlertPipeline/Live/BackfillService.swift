@@ -47,12 +47,17 @@ final class BackfillService: Service {
 
     /// Fills one request, symbol by symbol (`HistoryBackfill.fetch`); false when cancelled on
     /// the way.
-    private static func fill(_ request: Request, from supply: any CandleSupply, logger: Logger,
-                             inbox: Inbox<EvaluatorInput>) async -> Bool {
-        let (_, complete) = await HistoryBackfill.fetch(request.todo, from: supply, now: request.now,
-                                                        say: { say($0, to: logger) }) { need, candles, entry in
-            await inbox.send(.filled(need, candles: candles, entry: entry))
-        }
+    private static func fill(
+        _ request: Request, from supply: any CandleSupply, logger: Logger,
+        inbox: Inbox<EvaluatorInput>
+    ) async -> Bool {
+        let (_, complete) = await HistoryBackfill.fetch(
+            request.todo, from: supply, now: request.now,
+            say: { say($0, to: logger) },
+            take: { need, candles, entry in
+                await inbox.send(.filled(need, candles: candles, entry: entry))
+            }
+        )
         guard complete else { return false }
         // A fill from candles ends with a save (`.fillFinished`); one from a source without
         // candle history does not.

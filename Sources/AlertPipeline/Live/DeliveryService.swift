@@ -35,8 +35,10 @@ final class DeliveryService: Service {
     /// Deliveries that failed (and, at the end, dead letters), once the service has returned.
     private let result = Mutex(0)
 
-    init(delivery: AlertDelivery, input: AsyncStream<DeliveryInput>, clock: AsyncStream<DeliveryInput>.Continuation,
-         gate: AlertGate, drainTimeout: Duration, logger: Logger) {
+    init(
+        delivery: AlertDelivery, input: AsyncStream<DeliveryInput>, clock: AsyncStream<DeliveryInput>.Continuation,
+        gate: AlertGate, drainTimeout: Duration, logger: Logger
+    ) {
         self.delivery = delivery
         self.input = input
         self.clock = clock
@@ -67,7 +69,9 @@ final class DeliveryService: Service {
                 case .deliver: failures += await delivery.dispatch(alert)
                 case .held(let began):
                     if began {
-                        logger.warning("\(alert.symbol.lowercased()) feed is flapping: more than \(FeedFlapDamping.limit) stale/recovered changes within \(DurationText.format(FeedFlapDamping.window)); its @feed-stale/@feed-recovered alerts are held until it has been steady for \(DurationText.format(FeedFlapDamping.holdDown))")
+                        logger.warning(
+                            "\(alert.symbol.lowercased()) feed is flapping: more than \(FeedFlapDamping.limit) stale/recovered changes within \(DurationText.format(FeedFlapDamping.window)); its @feed-stale/@feed-recovered alerts are held until it has been steady for \(DurationText.format(FeedFlapDamping.holdDown))"
+                        )
                     }
                 }
                 sinceCommit += 1
@@ -99,7 +103,9 @@ final class DeliveryService: Service {
         try? await gracefulShutdown()
         for alert in damping.flush() { failures += await delivery.dispatch(alert) }
         if damping.damped > 0 {
-            logger.notice("\(damping.damped) @feed-stale/@feed-recovered alerts of a flapping feed were not delivered (flap damping)")
+            logger.notice(
+                "\(damping.damped) @feed-stale/@feed-recovered alerts of a flapping feed were not delivered (flap damping)"
+            )
         }
         failures += await delivery.finish(timeout: drainTimeout, countPending: false)
         result.withLock { $0 = failures }
@@ -120,7 +126,9 @@ final class DeliveryService: Service {
         do {
             try store.backfill.record(entries)
         } catch {
-            logger.warning("cannot record the filled history in \(store.folder.path): \(store.describe(error)); the next start fetches it again")
+            logger.warning(
+                "cannot record the filled history in \(store.folder.path): \(store.describe(error)); the next start fetches it again"
+            )
         }
         return []
     }

@@ -36,9 +36,11 @@ final class EvaluatorService: Service {
     /// The counts of the run, once the service has returned.
     private let result = Mutex<Engine.Stats>(Engine.Stats())
 
-    init(ruleSet: RuleSet, runner: FeedRunner, logger: Logger, monitor: PipelineMonitor,
-         inbox: Inbox<EvaluatorInput>, output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate,
-         saved: SavedState, store: StateStore?, saveEvery: Duration, backfill: LiveBackfill?) {
+    init(
+        ruleSet: RuleSet, runner: FeedRunner, logger: Logger, monitor: PipelineMonitor,
+        inbox: Inbox<EvaluatorInput>, output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate,
+        saved: SavedState, store: StateStore?, saveEvery: Duration, backfill: LiveBackfill?
+    ) {
         self.ruleSet = ruleSet
         self.runner = runner
         self.logger = logger
@@ -55,8 +57,9 @@ final class EvaluatorService: Service {
     var stats: Engine.Stats { result.withLock { $0 } }
 
     func run() async {
-        var evaluation = LiveEvaluation(ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
-                                        logger: logger, monitor: monitor, output: output, gate: gate)
+        var evaluation = LiveEvaluation(
+            ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
+            logger: logger, monitor: monitor, output: output, gate: gate)
         evaluation.maxTickSkew = runner.options.maxTickSkew.milliseconds
         evaluation.backfill = backfill
         if let store {
@@ -127,8 +130,10 @@ struct LiveEvaluation {
     private var refusedSymbols: Set<String> = []
     static let refusalsLogged = 100
 
-    init(ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
-         output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate) {
+    init(
+        ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
+        output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate
+    ) {
         self.source = source
         self.staleAfter = staleAfter
         self.logger = logger
@@ -167,7 +172,8 @@ struct LiveEvaluation {
     mutating func restore(_ saved: [SymbolSnapshot]) {
         let now = Wallclock.millis()
         if let forgotten = evaluator.restore(saved, forgettingAfter: now + maxTickSkew) {
-            logger.warning("\(forgotten.warning(limit: now + maxTickSkew, why: "beyond the local clock and --max-tick-skew"))")
+            logger.warning(
+                "\(forgotten.warning(limit: now + maxTickSkew, why: "beyond the local clock and --max-tick-skew"))")
         }
     }
 
@@ -178,10 +184,13 @@ struct LiveEvaluation {
         guard let step = clock.step(wall: now, monotonic: Monotonic.milliseconds()) else { return }
         let size = DurationText.format(abs(step))
         guard step < 0 else {
-            logger.warning("the system clock moved forward by \(size) against the monotonic clock (set, stepped, or the machine was suspended)")
+            logger.warning(
+                "the system clock moved forward by \(size) against the monotonic clock (set, stepped, or the machine was suspended)"
+            )
             return
         }
-        logger.warning("the system clock stepped back by \(size) against the monotonic clock; ticks are timed by the new clock")
+        logger.warning(
+            "the system clock stepped back by \(size) against the monotonic clock; ticks are timed by the new clock")
         if let forgotten = evaluator.forgetTimes(after: now) {
             logger.warning("\(forgotten.warning(limit: now, why: "after the new clock"))")
         }
@@ -219,7 +228,8 @@ struct LiveEvaluation {
                 }
             }
             if persists {
-                output.yield(.save([], markets: MarketsSave(markets: markets, source: source, fetchedAt: Wallclock.millis())))
+                output.yield(
+                    .save([], markets: MarketsSave(markets: markets, source: source, fetchedAt: Wallclock.millis())))
             }
         case .ticks(let ticks):
             guard evaluator.isReady else { return }
@@ -257,12 +267,16 @@ struct LiveEvaluation {
             event.log(source: source, to: logger)
         case .stale(let silence):
             event.log(source: source, to: logger)
-            emit(FeedAlert.stale(source: source, silentFor: silence, staleAfter: staleAfter,
-                                 at: Wallclock.millis(), notify: feedAlertSinks))
+            emit(
+                FeedAlert.stale(
+                    source: source, silentFor: silence, staleAfter: staleAfter,
+                    at: Wallclock.millis(), notify: feedAlertSinks))
         case .recovered(let silence):
             event.log(source: source, to: logger)
-            emit(FeedAlert.recovered(source: source, silentFor: silence, at: Wallclock.millis(),
-                                     notify: feedAlertSinks))
+            emit(
+                FeedAlert.recovered(
+                    source: source, silentFor: silence, at: Wallclock.millis(),
+                    notify: feedAlertSinks))
         }
     }
 
@@ -280,11 +294,14 @@ struct LiveEvaluation {
             do {
                 filled.merge(try ledger.reaches(source: source)) { max($0, $1) }
             } catch {
-                logger.warning("\(source): the ledger of filled history cannot be read: \(error); filling every symbol again")
+                logger.warning(
+                    "\(source): the ledger of filled history cannot be read: \(error); filling every symbol again")
             }
         }
         let now = Wallclock.millis()
-        let needs = reaches.map { Backfill.Need(symbol: $0.key, reach: $0.value.reach, detail: $0.value.detail, until: now) }
+        let needs = reaches.map {
+            Backfill.Need(symbol: $0.key, reach: $0.value.reach, detail: $0.value.detail, until: now)
+        }
         let todo = HistoryBackfill.todo(needs, filled: filled)
         guard !todo.isEmpty else { return }
         for need in todo { asked[need.symbol] = max(asked[need.symbol] ?? 0, need.reach) }

@@ -8,21 +8,26 @@ enum FeedAlert {
     static let recoveredRule = "@feed-recovered"
 
     /// `value` is the silence in seconds; `threshold` the configured limit in seconds.
-    static func stale(source: String, silentFor: Duration, staleAfter: Duration, at time: Int64, notify: [String]) -> Alert {
+    static func stale(
+        source: String, silentFor: Duration, staleAfter: Duration, at time: Int64, notify: [String]
+    ) -> Alert {
         let seconds = Double(silentFor.milliseconds) / 1000
         let limit = Double(staleAfter.milliseconds) / 1000
-        return Alert(rule: staleRule, symbol: source.uppercased(), time: time, price: 0,
-                     condition: "feed silent for \(JSONNumber.format(limit))s", threshold: .value(limit),
-                     value: seconds,
-                     message: "\(source) feed: no prices for \(JSONNumber.format(seconds.rounded()))s; alerts are blind until it recovers",
-                     notify: notify)
+        return Alert(
+            rule: staleRule, symbol: source.uppercased(), time: time, price: 0,
+            condition: "feed silent for \(JSONNumber.format(limit))s", threshold: .value(limit),
+            value: seconds,
+            message:
+                "\(source) feed: no prices for \(JSONNumber.format(seconds.rounded()))s; alerts are blind until it recovers",
+            notify: notify)
     }
 
     static func recovered(source: String, silentFor: Duration, at time: Int64, notify: [String]) -> Alert {
         let seconds = Double(silentFor.milliseconds) / 1000
-        return Alert(rule: recoveredRule, symbol: source.uppercased(), time: time, price: 0,
-                     condition: "feed recovered", threshold: .value(0), value: seconds,
-                     message: "\(source) feed: prices again after \(JSONNumber.format(seconds.rounded()))s of silence",
-                     notify: notify)
+        return Alert(
+            rule: recoveredRule, symbol: source.uppercased(), time: time, price: 0,
+            condition: "feed recovered", threshold: .value(0), value: seconds,
+            message: "\(source) feed: prices again after \(JSONNumber.format(seconds.rounded()))s of silence",
+            notify: notify)
     }
 }

@@ -81,7 +81,8 @@ public struct LivePipeline: Sendable {
         public var inboxPeak = 0
     }
 
-    public init(ruleSet: RuleSet, runner: FeedRunner, delivery: AlertDelivery, logger: Logger, monitor: PipelineMonitor) {
+    public init(ruleSet: RuleSet, runner: FeedRunner, delivery: AlertDelivery, logger: Logger, monitor: PipelineMonitor)
+    {
         self.ruleSet = ruleSet
         self.runner = runner
         self.delivery = delivery
@@ -94,20 +95,25 @@ public struct LivePipeline: Sendable {
         let (handOver, handOverInput) = AsyncStream.makeStream(of: DeliveryInput.self)
         let gate = AlertGate(limit: alertsInFlight)
         monitor.status.watchOutbox { [delivery] in delivery.unwritten?.description }
-        let stopping = "stopping: delivering the alerts in hand (up to \(DurationText.format(drainTimeout.milliseconds)) for the outbox)"
+        let stopping =
+            "stopping: delivering the alerts in hand (up to \(DurationText.format(drainTimeout.milliseconds)) for the outbox)"
 
         let feed = FeedService(runner: runner, monitor: monitor, stopping: stopping, inbox: inbox)
-        let reload = RuleReloadService(paths: rulePaths, running: ruleSet, logger: logger, inbox: inbox,
-                                       requests: reloadRequests)
+        let reload = RuleReloadService(
+            paths: rulePaths, running: ruleSet, logger: logger, inbox: inbox,
+            requests: reloadRequests)
         let (fillRequests, fillRequestsInput) = AsyncStream.makeStream(of: BackfillService.Request.self)
-        let backfill = BackfillService(supply: SourceCandles(source: runner.source, http: runner.http), logger: logger,
-                                       requests: fillRequests, inbox: inbox)
-        let evaluator = EvaluatorService(ruleSet: ruleSet, runner: runner, logger: logger, monitor: monitor, inbox: inbox,
-                                         output: handOverInput, gate: gate, saved: saved, store: delivery.store,
-                                         saveEvery: saveEvery,
-                                         backfill: LiveBackfill(requests: fillRequestsInput, ledger: delivery.store?.backfill))
-        let deliveryService = DeliveryService(delivery: delivery, input: handOver, clock: handOverInput, gate: gate,
-                                              drainTimeout: drainTimeout, logger: logger)
+        let backfill = BackfillService(
+            supply: SourceCandles(source: runner.source, http: runner.http), logger: logger,
+            requests: fillRequests, inbox: inbox)
+        let evaluator = EvaluatorService(
+            ruleSet: ruleSet, runner: runner, logger: logger, monitor: monitor, inbox: inbox,
+            output: handOverInput, gate: gate, saved: saved, store: delivery.store,
+            saveEvery: saveEvery,
+            backfill: LiveBackfill(requests: fillRequestsInput, ledger: delivery.store?.backfill))
+        let deliveryService = DeliveryService(
+            delivery: delivery, input: handOver, clock: handOverInput, gate: gate,
+            drainTimeout: drainTimeout, logger: logger)
         // In data order; the group shuts them down from the last to the first.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let statusServer { services.append(.init(service: statusServer)) }
@@ -119,10 +125,13 @@ public struct LivePipeline: Sendable {
         services.append(.init(service: feed, successTerminationBehavior: .gracefullyShutdownGroup))
         // Shut down first: a candle request in flight must not hold up the feed's stop.
         services.append(.init(service: backfill))
-        let watch = delivery.store.map { StateFolderWatch(store: $0, every: stateCheckEvery, logger: logger, monitor: monitor) }
+        let watch = delivery.store.map {
+            StateFolderWatch(store: $0, every: stateCheckEvery, logger: logger, monitor: monitor)
+        }
         if let watch { services.append(.init(service: watch, successTerminationBehavior: .gracefullyShutdownGroup)) }
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
         let timer = stop.map { stop in
             Task {
                 await stop()
@@ -132,8 +141,9 @@ public struct LivePipeline: Sendable {
         defer { timer?.cancel() }
         try await group.run()
         let counts = inbox.counts
-        return Outcome(stats: evaluator.stats, deliveryFailures: deliveryService.failures,
-                       unwritten: delivery.unwritten != nil, stateLost: watch?.lost, inboxSent: counts.sent,
-                       inboxReceived: counts.received, inboxPeak: counts.peak)
+        return Outcome(
+            stats: evaluator.stats, deliveryFailures: deliveryService.failures,
+            unwritten: delivery.unwritten != nil, stateLost: watch?.lost, inboxSent: counts.sent,
+            inboxReceived: counts.received, inboxPeak: counts.peak)
     }
 }

@@ -19,8 +19,10 @@ public final class PipelineMonitor: Sendable {
     private let notifyFailed = Atomic<Bool>(false)
     private let stopped = Atomic<Bool>(false)
 
-    public init(source: String, rules: [String], staleAfter: Duration, notifier: ServiceNotifier,
-                metrics: PipelineMetrics? = nil, logger: Logger) {
+    public init(
+        source: String, rules: [String], staleAfter: Duration, notifier: ServiceNotifier,
+        metrics: PipelineMetrics? = nil, logger: Logger
+    ) {
         self.source = source
         ruleCount = rules.count
         status = FeedStatus(staleAfter: staleAfter)

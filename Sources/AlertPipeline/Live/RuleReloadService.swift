@@ -2,10 +2,11 @@ import AlertModel
 import AlertRules
 import Logging
 import ServiceLifecycle
+import UnixSignals
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import UnixSignals
 
 /// SIGHUP: re-read the rule files. A file with errors, or rules that need a sink the running
 /// process did not open (sinks are opened at start), leave the running rules in place and log
@@ -19,8 +20,10 @@ final class RuleReloadService: Service {
     /// What asks for a reload instead of SIGHUP (nil: SIGHUP).
     let requests: (any AsyncSequence<Void, Never> & Sendable)?
 
-    init(paths: [String], running: RuleSet, logger: Logger, inbox: Inbox<EvaluatorInput>,
-         requests: (any AsyncSequence<Void, Never> & Sendable)?) {
+    init(
+        paths: [String], running: RuleSet, logger: Logger, inbox: Inbox<EvaluatorInput>,
+        requests: (any AsyncSequence<Void, Never> & Sendable)?
+    ) {
         self.paths = paths
         self.running = running
         self.logger = logger
@@ -29,11 +32,14 @@ final class RuleReloadService: Service {
     }
 
     func run() async {
-        let (paths, running, logger, inbox, requests) = (self.paths, self.running, self.logger, self.inbox, self.requests)
+        let (paths, running, logger, inbox, requests) = (
+            self.paths, self.running, self.logger, self.inbox, self.requests
+        )
         await cancelWhenGracefulShutdown {
             let apply: @Sendable (RuleSet) async -> Void = { await inbox.send(.reload($0)) }
             if let requests {
-                await RuleReload.listen(paths: paths, running: running, logger: logger, requests: requests, apply: apply)
+                await RuleReload.listen(
+                    paths: paths, running: running, logger: logger, requests: requests, apply: apply)
             } else {
                 let signals = await UnixSignalsSequence(trapping: .sighup).map { _ in () }
                 await RuleReload.listen(paths: paths, running: running, logger: logger, requests: signals, apply: apply)
@@ -52,8 +58,10 @@ public enum RuleReload {
         signal(SIGHUP, SIG_IGN)
     }
 
-    static func listen(paths: [String], running: RuleSet, logger: Logger, requests: some AsyncSequence<Void, Never>,
-                       apply: @escaping @Sendable (RuleSet) async -> Void) async {
+    static func listen(
+        paths: [String], running: RuleSet, logger: Logger, requests: some AsyncSequence<Void, Never>,
+        apply: @escaping @Sendable (RuleSet) async -> Void
+    ) async {
         var current = running
         for await _ in requests {
             guard !paths.isEmpty else {
@@ -66,7 +74,9 @@ public enum RuleReload {
                 await apply(rules)
             case .failure(let problems):
                 for problem in problems { logger.error("\(problem)") }
-                logger.error("SIGHUP: \(problems.count) problem\(problems.count == 1 ? "" : "s") in the rule files; the running rules stay")
+                logger.error(
+                    "SIGHUP: \(problems.count) problem\(problems.count == 1 ? "" : "s") in the rule files; the running rules stay"
+                )
             }
         }
     }
@@ -80,11 +90,15 @@ public enum RuleReload {
             return .failure(Problems(lines: errors.diagnostics.map(\.description)))
         case .success(let rules):
             let opened = running.usedSinks
-            let changed = rules.usedSinks.filter { name in opened.contains(name) == false || rules.sinks[name] != running.sinks[name] }
+            let changed = rules.usedSinks.filter { name in
+                opened.contains(name) == false || rules.sinks[name] != running.sinks[name]
+            }
             guard changed.isEmpty else {
-                return .failure(Problems(lines: changed.map {
-                    "sink \(UserText.single($0)) is new or changed; sinks are opened at start: restart pricealert to use it"
-                }))
+                return .failure(
+                    Problems(
+                        lines: changed.map {
+                            "sink \(UserText.single($0)) is new or changed; sinks are opened at start: restart pricealert to use it"
+                        }))
             }
             return .success(rules)
         }

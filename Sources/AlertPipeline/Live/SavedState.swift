@@ -31,8 +31,11 @@ struct UnsavedState {
     private var markets: MarketsSave?
 
     /// What the next save writes: what is kept here (taken out) with `newer` over it.
-    mutating func adding(_ newer: [SymbolSnapshot], markets newerMarkets: MarketsSave?)
-        -> ([SymbolSnapshot], markets: MarketsSave?) {
+    mutating func adding(
+        _ newer: [SymbolSnapshot], markets newerMarkets: MarketsSave?
+    )
+        -> ([SymbolSnapshot], markets: MarketsSave?)
+    {
         let allMarkets = newerMarkets ?? markets
         markets = nil
         if snapshots.isEmpty { return (newer, allMarkets) }
@@ -51,4 +54,3 @@ struct UnsavedState {
         markets = unsavedMarkets
     }
 }
-

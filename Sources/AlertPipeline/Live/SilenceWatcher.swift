@@ -1,3 +1,9 @@
+import AlertPolicy
+import AlertStore
+import Logging
+import Platform
+import ServiceLifecycle
+
 // Written here: a poll of the silences file's size and modification time (stat, twice a
 // second's worth of syscalls), since no package in use watches files and the file is changed by
 // other processes (`pricealert silence add|expire`).
@@ -6,11 +12,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import AlertPolicy
-import AlertStore
-import Logging
-import Platform
-import ServiceLifecycle
 
 /// Hands the silences of a state folder to the policy stages whenever `silences.sqlite`
 /// changes (a silence added or expired by another process), within `every` of the change:
@@ -87,9 +88,10 @@ extension SilenceSet {
     /// The stored silences for evaluation. Patterns were checked by `silence add`; a row that is
     /// not one silences nothing.
     public init(records: [SilenceRecord]) {
-        self.init(records.compactMap { record in
-            guard let rule = try? Glob(record.rule), let symbol = try? Glob(record.symbol) else { return nil }
-            return Silence(id: record.id, rule: rule, symbol: symbol, from: record.from, until: record.until)
-        })
+        self.init(
+            records.compactMap { record in
+                guard let rule = try? Glob(record.rule), let symbol = try? Glob(record.symbol) else { return nil }
+                return Silence(id: record.id, rule: rule, symbol: symbol, from: record.from, until: record.until)
+            })
     }
 }

@@ -16,7 +16,9 @@ public struct ChangeWindow: Equatable, Sendable {
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             let label = String(part)
             guard let millis = DurationText.parse(label), millis > 0 else { return nil }
-            if !windows.contains(where: { $0.label == label }) { windows.append(ChangeWindow(label: label, millis: millis)) }
+            if !windows.contains(where: { $0.label == label }) {
+                windows.append(ChangeWindow(label: label, millis: millis))
+            }
         }
         return windows
     }
@@ -32,8 +34,10 @@ public enum MarketChanges {
     public static let parallel = 4
 
     /// Fills `rows[i].changes`; failed requests are summed up in one warning naming the first URL.
-    public static func fill(_ rows: inout [MarketRow], windows: [ChangeWindow], source: any PriceSource,
-                     http: any HTTPClient, now: Int64) async {
+    public static func fill(
+        _ rows: inout [MarketRow], windows: [ChangeWindow], source: any PriceSource,
+        http: any HTTPClient, now: Int64
+    ) async {
         guard let history = source.candleHistory else {
             StandardError.write("pricealert: note: \(source.name) has no candles: the change columns are empty")
             return
@@ -50,7 +54,12 @@ public enum MarketChanges {
                 next += 1
                 group.addTask {
                     do {
-                        return (symbol, window.label, .success(try await close(of: symbol, at: now - window.millis, history: history, http: http, now: now)))
+                        return (
+                            symbol, window.label,
+                            .success(
+                                try await close(
+                                    of: symbol, at: now - window.millis, history: history, http: http, now: now))
+                        )
                     } catch {
                         return (symbol, window.label, .failure(error))
                     }
@@ -66,17 +75,23 @@ public enum MarketChanges {
             }
         }
         if let first = failures.first {
-            StandardError.write("pricealert: warning: \(source.name): \(failures.count) candle request\(failures.count == 1 ? "" : "s") failed (first: \(first)); their columns show —")
+            StandardError.write(
+                "pricealert: warning: \(source.name): \(failures.count) candle request\(failures.count == 1 ? "" : "s") failed (first: \(first)); their columns show —"
+            )
         }
         for i in rows.indices {
-            guard let price = rows[i].price, let known = closes[Symbol.normalize(rows[i].market.symbol)] else { continue }
+            guard let price = rows[i].price, let known = closes[Symbol.normalize(rows[i].market.symbol)] else {
+                continue
+            }
             for (label, close) in known { rows[i].changes[label] = (price - close) / close * 100 }
         }
     }
 
     /// The close of the last candle of `symbol` that ends at or before `time`; nil when none.
     /// Asks for the two hours before `time` (hour candles beyond a day back, minutes within).
-    public static func close(of symbol: String, at time: Int64, history: any CandleHistory, http: any HTTPClient, now: Int64) async throws -> Double? {
+    public static func close(
+        of symbol: String, at time: Int64, history: any CandleHistory, http: any HTTPClient, now: Int64
+    ) async throws -> Double? {
         try await history.candles(of: symbol, since: time - 7_200_000, until: time, now: now, http: http).last?.close
     }
 }

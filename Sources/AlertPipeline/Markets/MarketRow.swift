@@ -57,9 +57,13 @@ public struct MarketRow: Sendable {
     }
 
     public func json(windows: [ChangeWindow]) -> String {
-        let changes = windows.isEmpty ? "" : ",\"changes\":{" + windows.map { window in
-            "\(JSONString.quote(window.label)):\(self.changes[window.label].map(JSONNumber.format) ?? "null")"
-        }.joined(separator: ",") + "}"
+        let changes =
+            windows.isEmpty
+            ? ""
+            : ",\"changes\":{"
+                + windows.map { window in
+                    "\(JSONString.quote(window.label)):\(self.changes[window.label].map(JSONNumber.format) ?? "null")"
+                }.joined(separator: ",") + "}"
         return "{\"symbol\":\(JSONString.quote(market.symbol)),\"name\":\(JSONString.quote(market.name)),"
             + "\"base\":\(JSONString.quote(market.base)),\"quote\":\(JSONString.quote(market.quote)),"
             + "\"future\":\(market.future),\"active\":\(market.active),"
@@ -74,19 +78,23 @@ public struct MarketRow: Sendable {
     /// from the candles is never mistaken for the source's figure. Every header is distinct. A control character
     /// the feed put in a name or symbol is escaped: one row stays one line.
     public static func table(_ rows: [MarketRow], windows: [ChangeWindow] = []) -> [String] {
-        let header = ["SYMBOL", "NAME", "PAIR", "TYPE", "PRICE", "24H%"] + windows.map { "CHANGE:" + $0.label.uppercased() + "%" }
+        let header =
+            ["SYMBOL", "NAME", "PAIR", "TYPE", "PRICE", "24H%"]
+            + windows.map { "CHANGE:" + $0.label.uppercased() + "%" }
         let cells = rows.map { row in
-            [row.market.symbol, row.market.name, "\(row.market.base)/\(row.market.quote)",
-             row.market.future ? "future" : "spot" + (row.market.active ? "" : " (inactive)"),
-             row.price.map(JSONNumber.format) ?? missing,
-             row.change24h.map { MessageTemplate.percent($0) } ?? missing]
+            [
+                row.market.symbol, row.market.name, "\(row.market.base)/\(row.market.quote)",
+                row.market.future ? "future" : "spot" + (row.market.active ? "" : " (inactive)"),
+                row.price.map(JSONNumber.format) ?? missing,
+                row.change24h.map { MessageTemplate.percent($0) } ?? missing
+            ]
                 + windows.map { window in row.changes[window.label].map { MessageTemplate.percent($0) } ?? missing }
         }.map { $0.map { UserText.escapingControls($0) } }
         let widths = header.indices.map { i in ([header] + cells).map { $0[i].count }.max() ?? 0 }
         return ([header] + cells).map { line in
             line.enumerated().map { i, cell in
                 let pad = String(repeating: " ", count: widths[i] - cell.count)
-                return i >= 4 ? pad + cell : cell + pad  // numbers right-aligned
+                return i >= 4 ? pad + cell : cell + pad // numbers right-aligned
             }.joined(separator: "  ")
         } + ["\(rows.count) markets"]
     }
@@ -97,9 +105,14 @@ extension Array where Element == MarketRow {
         switch key {
         case .symbol: sort { $0.market.symbol < $1.market.symbol }
         case .price: sort { ($0.price ?? -.infinity, $1.market.symbol) > ($1.price ?? -.infinity, $0.market.symbol) }
-        case .change24h: sort { ($0.change24h ?? -.infinity, $1.market.symbol) > ($1.change24h ?? -.infinity, $0.market.symbol) }
+        case .change24h:
+            sort { ($0.change24h ?? -.infinity, $1.market.symbol) > ($1.change24h ?? -.infinity, $0.market.symbol) }
         case .change(let window):
-            sort { ($0.changes[window] ?? -.infinity, $1.market.symbol) > ($1.changes[window] ?? -.infinity, $0.market.symbol) }
+            sort {
+                ($0.changes[window] ?? -.infinity, $1.market.symbol) > (
+                    $1.changes[window] ?? -.infinity, $0.market.symbol
+                )
+            }
         }
     }
 }

@@ -12,9 +12,11 @@ public final class ListingWriter: Sendable {
     private let batches: HandOff<[Alert]>
     private let thread: StageThread
 
-    public init(capacity: Int = 64, writeBytes: Int = 65_536,
-                encode: @escaping @Sendable (Alert, inout [UInt8]) -> Void,
-                write: @escaping @Sendable ([UInt8]) -> Void) {
+    public init(
+        capacity: Int = 64, writeBytes: Int = 65_536,
+        encode: @escaping @Sendable (Alert, inout [UInt8]) -> Void,
+        write: @escaping @Sendable ([UInt8]) -> Void
+    ) {
         let batches = HandOff<[Alert]>(capacity: capacity)
         self.batches = batches
         thread = StageThread {

@@ -41,9 +41,11 @@ public struct ReplayRun {
     public mutating func run(_ reader: TickReadAhead, report: inout ReplayReport?) async -> Outcome {
         let listing = self.listing
         let dispatcher = listing.dispatcher
-        let writer = dispatcher == nil
-            ? ListingWriter(writeBytes: AlertListing.batchBytes, encode: listing.appendLine,
-                            write: { StandardOutput.shared.write(lines: $0) })
+        let writer =
+            dispatcher == nil
+            ? ListingWriter(
+                writeBytes: AlertListing.batchBytes, encode: listing.appendLine,
+                write: { StandardOutput.shared.write(lines: $0) })
             : nil
         let handOver = dispatcher.map { _ in AsyncStream.makeStream(of: Alert.self) }
         let consumer = handOver.map { handOver in Task { await listing.consume(handOver.stream) } }

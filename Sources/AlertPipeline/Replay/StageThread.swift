@@ -1,9 +1,10 @@
+import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
 
 /// One stage of a file replay on a thread of its own (a POSIX thread, not a task: a stage
 /// blocks on its hand-offs and on file I/O, which must not hold one of the few threads that
@@ -17,12 +18,14 @@ final class StageThread: Sendable {
         self.body = body
         let retained = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { argument in
-            let stage = Unmanaged<StageThread>.fromOpaque(argument!).takeRetainedValue()
-            stage.body()
-            stage.ended.signal()
-            return nil
-        }, retained)
+        let rc = pthread_create(
+            &thread, nil,
+            { argument in
+                let stage = Unmanaged<StageThread>.fromOpaque(argument!).takeRetainedValue()
+                stage.body()
+                stage.ended.signal()
+                return nil
+            }, retained)
         guard rc == 0 else { fatalError("cannot start a thread: \(String(cString: strerror(rc)))") }
         pthread_detach(thread)
     }

@@ -68,16 +68,18 @@ public final class TickReadAhead: Sendable {
             }
             // A batch goes on when full, and with what one read gave: lines written to a pipe
             // by a program still running are evaluated as they come.
-            try reader.forEachLine({ number, tick in
-                batch.lines.append((number, tick))
-                if batch.lines.count == batchLines { try pass() }
-            }, afterRead: {
-                if !batch.lines.isEmpty { try pass() }
-            })
+            try reader.forEachLine(
+                { number, tick in
+                    batch.lines.append((number, tick))
+                    if batch.lines.count == batchLines { try pass() }
+                },
+                afterRead: {
+                    if !batch.lines.isEmpty { try pass() }
+                })
         } catch let error as InputFileError {
             batch.failure = error
         } catch {
-            return  // Stopped: nobody reads
+            return // Stopped: nobody reads
         }
         if !batch.lines.isEmpty || batch.failure != nil { batches.send(batch) }
         batches.finish()

@@ -15,7 +15,8 @@ extension JSONReader {
         // Strict tokens are well-formed UTF-8: each scalar's place is that of its first byte.
         let (text, offsets) = JSONTokenizer.unescaped(UnsafeBufferPointer(rebasing: bytes[token.range]))
         let scalarOffsets = zip(text, offsets).compactMap { $0 & 0xC0 == 0x80 ? nil : $1 }
-        return JSONNode(position: open, value: .string(String(decoding: text, as: UTF8.self)), escapedOffsets: scalarOffsets)
+        return JSONNode(
+            position: open, value: .string(String(decoding: text, as: UTF8.self)), escapedOffsets: scalarOffsets)
     }
 
     /// Numbers per the RFC 8259 grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
@@ -32,7 +33,8 @@ extension JSONReader {
             throw syntaxError(error)
         }
         if number.isInteger, number.range.count == (number.negative ? 2 : 1), bytes[index - 1] == UInt8(ascii: "0"),
-           JSONTokenizer.isDigit(tokens.peek) {
+            JSONTokenizer.isDigit(tokens.peek)
+        {
             throw JSONSyntaxError(position: start, message: "leading zeros are not allowed in numbers")
         }
         return JSONNode(position: start, value: .number(tokens.text(number.range)))

@@ -29,8 +29,10 @@ struct JSONReader {
     /// keeping it: a file of 100 000 rules is never one syntax tree. In the document that
     /// member's value is an empty array. Elements may have been handed over before a syntax
     /// error later in the file stops reading.
-    static func read(_ bytes: [UInt8], streaming key: String,
-                     element: (JSONNode, [JSONMember]) -> Void) -> Document {
+    static func read(
+        _ bytes: [UInt8], streaming key: String,
+        element: (JSONNode, [JSONMember]) -> Void
+    ) -> Document {
         withoutActuallyEscaping(element) { element in
             bytes.withUnsafeBufferPointer { buffer in
                 var reader = JSONReader(buffer)
@@ -108,7 +110,8 @@ struct JSONReader {
     mutating func readValue() throws(JSONSyntaxError) -> JSONNode {
         guard index < bytes.count else { throw fail("expected a value, found end of file") }
         switch bytes[index] {
-        case UInt8(ascii: "{"): return try nested { (r: inout JSONReader) throws(JSONSyntaxError) in try r.readObject() }
+        case UInt8(ascii: "{"):
+            return try nested { (r: inout JSONReader) throws(JSONSyntaxError) in try r.readObject() }
         case UInt8(ascii: "["): return try nested { (r: inout JSONReader) throws(JSONSyntaxError) in try r.readArray() }
         case UInt8(ascii: "\""): return try readString()
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try readNumber()
@@ -119,7 +122,9 @@ struct JSONReader {
         }
     }
 
-    private mutating func nested(_ body: (inout JSONReader) throws(JSONSyntaxError) -> JSONNode) throws(JSONSyntaxError) -> JSONNode {
+    private mutating func nested(
+        _ body: (inout JSONReader) throws(JSONSyntaxError) -> JSONNode
+    ) throws(JSONSyntaxError) -> JSONNode {
         guard depth < Self.maxDepth else { throw fail("nesting is too deep (more than \(Self.maxDepth) levels)") }
         depth += 1
         defer { depth -= 1 }
@@ -153,7 +158,9 @@ struct JSONReader {
                 value = try readValue()
             }
             if let first {
-                duplicateKeys.append(JSONSyntaxError(position: keyNode.position, message: "duplicate key \(UserText.single(key))", first: first))
+                duplicateKeys.append(
+                    JSONSyntaxError(
+                        position: keyNode.position, message: "duplicate key \(UserText.single(key))", first: first))
             } else {
                 members.append(JSONMember(key: key, keyPosition: keyNode.position, value: value))
                 if seen != nil {
@@ -258,9 +265,12 @@ struct JSONReader {
             throw JSONSyntaxError(position: start, message: "'\(word)' is not allowed: JSON numbers must be finite")
         default:
             if ["true", "false", "null"].contains(word.lowercased()) {
-                throw JSONSyntaxError(position: start, message: "unexpected '\(word)' (JSON literals are lower case: '\(word.lowercased())')")
+                throw JSONSyntaxError(
+                    position: start,
+                    message: "unexpected '\(word)' (JSON literals are lower case: '\(word.lowercased())')")
             }
-            throw JSONSyntaxError(position: start, message: "unexpected \(UserText.single(word)) (strings must be in double quotes)")
+            throw JSONSyntaxError(
+                position: start, message: "unexpected \(UserText.single(word)) (strings must be in double quotes)")
         }
     }
 }

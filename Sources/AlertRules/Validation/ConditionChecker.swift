@@ -35,7 +35,9 @@ extension FileChecker {
         let given = members.filter { Self.conditionKeys.contains($0.key) }
         guard let chosen = given.first else {
             if suggested.isEmpty {
-                let known = version == 1 ? "'price' or 'change'"
+                let known =
+                    version == 1
+                    ? "'price' or 'change'"
                     : "'price', 'change', 'fromHigh', 'fromLow', 'move', 'pnl', 'all', 'any' or 'listed'"
                 error("\(place.name) needs exactly one condition: \(known)", at: when.position)
             }
@@ -43,8 +45,9 @@ extension FileChecker {
         }
         for extra in given.dropFirst() {
             let advice = version == 1 ? "use one rule for each" : "combine them with 'all' or 'any'"
-            error("\(place.name) has more than one condition ('\(chosen.key)' and '\(extra.key)'); \(advice)",
-                  at: extra.keyPosition)
+            error(
+                "\(place.name) has more than one condition ('\(chosen.key)' and '\(extra.key)'); \(advice)",
+                at: extra.keyPosition)
         }
         let conditions = given.map { leaf($0, place) }
         return given.count == 1 ? conditions[0] : nil
@@ -53,13 +56,22 @@ extension FileChecker {
     private mutating func leaf(_ member: JSONMember, _ place: ConditionPlace) -> Condition? {
         switch member.key {
         case "price": return priceCondition(member.value).map(Condition.price)
-        case "change": return percentCondition(member.value, "'change'", windowed: true).map { Condition.change(window: $0.0, $0.1) }
+        case "change":
+            return percentCondition(member.value, "'change'", windowed: true).map {
+                Condition.change(window: $0.0, $0.1)
+            }
         default: break
         }
         guard allowsVersion2(member) else { return nil }
         switch member.key {
-        case "fromHigh": return percentCondition(member.value, "'fromHigh'", windowed: true).map { Condition.fromHigh(window: $0.0, $0.1) }
-        case "fromLow": return percentCondition(member.value, "'fromLow'", windowed: true).map { Condition.fromLow(window: $0.0, $0.1) }
+        case "fromHigh":
+            return percentCondition(member.value, "'fromHigh'", windowed: true).map {
+                Condition.fromHigh(window: $0.0, $0.1)
+            }
+        case "fromLow":
+            return percentCondition(member.value, "'fromLow'", windowed: true).map {
+                Condition.fromLow(window: $0.0, $0.1)
+            }
         case "pnl": return pnl(member, place)
         case "move": return move(member, place)
         case "listed": return listed(member, place)
@@ -72,12 +84,15 @@ extension FileChecker {
         let name = "'\(member.key)'"
         let depth = place.depth + 1
         guard depth <= Self.maxCombinationDepth else {
-            error("\(name) is nested \(depth) levels deep; at most \(Self.maxCombinationDepth) levels of 'all'/'any' are allowed",
-                  at: member.keyPosition)
+            error(
+                "\(name) is nested \(depth) levels deep; at most \(Self.maxCombinationDepth) levels of 'all'/'any' are allowed",
+                at: member.keyPosition)
             return nil
         }
         guard case .array(let elements) = member.value.value else {
-            error("\(name) must be an array of 2 to 8 conditions, found \(member.value.value.typeName)", at: member.value.position)
+            error(
+                "\(name) must be an array of 2 to 8 conditions, found \(member.value.value.typeName)",
+                at: member.value.position)
             return nil
         }
         let sized = Self.combinationSizes.contains(elements.count)
@@ -95,8 +110,9 @@ extension FileChecker {
     private mutating func move(_ member: JSONMember, _ place: ConditionPlace) -> Condition? {
         let inside = place.depth > 0
         if inside {
-            error("'move' cannot be inside 'all' or 'any': a move alerts against its own reference price",
-                  at: member.keyPosition)
+            error(
+                "'move' cannot be inside 'all' or 'any': a move alerts against its own reference price",
+                at: member.keyPosition)
         }
         guard let members = object(member.value, "'move'") else { return nil }
         let suggested = checkKeys(members, allowed: Self.moveKeys)
@@ -107,8 +123,11 @@ extension FileChecker {
         for extra in given.dropFirst() {
             error("'move' takes only one of 'percent' or 'step'", at: extra.keyPosition)
         }
-        let values = given.map { positive($0.value, "'\($0.key)'",
-                                          limit: $0.key == "percent" ? Limits.changeThreshold : Limits.priceThreshold) }
+        let values = given.map {
+            positive(
+                $0.value, "'\($0.key)'",
+                limit: $0.key == "percent" ? Limits.changeThreshold : Limits.priceThreshold)
+        }
         guard !inside, given.count == 1, let value = values[0] else { return nil }
         return .move(given[0].key == "percent" ? .percent(value) : .step(value))
     }
@@ -122,8 +141,9 @@ extension FileChecker {
         case .unknown:
             break
         case .symbols, .match:
-            error(#"'pnl' needs a portfolio rule ("portfolio": NAME): it compares a portfolio's value with its cost"#,
-                  at: member.keyPosition)
+            error(
+                #"'pnl' needs a portfolio rule ("portfolio": NAME): it compares a portfolio's value with its cost"#,
+                at: member.keyPosition)
         }
         return percentCondition(member.value, "'pnl'", windowed: false).map { Condition.pnl($0.1) }
     }
@@ -134,8 +154,9 @@ extension FileChecker {
             if place.depth > 0 {
                 checker.error("'listed' cannot be inside 'all' or 'any'", at: member.keyPosition)
             } else if place.scope != .match, place.scope != .unknown {
-                checker.error("'listed' needs a 'match' rule: it fires for each new market the market list adds",
-                              at: member.keyPosition)
+                checker.error(
+                    "'listed' needs a 'match' rule: it fires for each new market the market list adds",
+                    at: member.keyPosition)
             }
             if let listed = checker.bool(member.value, "'listed'"), !listed {
                 checker.error("'listed' must be true, found false", at: member.value.position)
@@ -150,14 +171,16 @@ extension FileChecker {
         let given = members.filter { Self.priceOperators.contains($0.key) }
         guard let chosen = given.first else {
             if suggested.isEmpty {
-                error("'price' needs exactly one operator: above, below, crossesAbove, crossesBelow, inside or outside",
-                      at: node.position)
+                error(
+                    "'price' needs exactly one operator: above, below, crossesAbove, crossesBelow, inside or outside",
+                    at: node.position)
             }
             return nil
         }
         for extra in given.dropFirst() {
-            error("'price' has more than one operator ('\(chosen.key)' and '\(extra.key)'); use one rule for each",
-                  at: extra.keyPosition)
+            error(
+                "'price' has more than one operator ('\(chosen.key)' and '\(extra.key)'); use one rule for each",
+                at: extra.keyPosition)
         }
         let conditions = given.map { priceOperator($0) }
         return given.count == 1 ? conditions[0] : nil
@@ -182,7 +205,8 @@ extension FileChecker {
     /// `[L, H]`: two price thresholds with `L < H`.
     private mutating func range(_ node: JSONNode, _ name: String) -> (Double, Double)? {
         guard case .array(let bounds) = node.value else {
-            error("\(name) must be an array of two numbers [low, high], found \(node.value.typeName)", at: node.position)
+            error(
+                "\(name) must be an array of two numbers [low, high], found \(node.value.typeName)", at: node.position)
             return nil
         }
         guard bounds.count == 2 else {
@@ -193,8 +217,9 @@ extension FileChecker {
         let high = threshold(bounds[1], "\(name) high bound")
         guard let low, let high else { return nil }
         guard low < high else {
-            error("\(name) low bound must be less than high bound, found [\(JSONNumber.format(low)), \(JSONNumber.format(high))]",
-                  at: node.position)
+            error(
+                "\(name) low bound must be less than high bound, found [\(JSONNumber.format(low)), \(JSONNumber.format(high))]",
+                at: node.position)
             return nil
         }
         return (low, high)
@@ -202,10 +227,13 @@ extension FileChecker {
 
     /// `{"window": W, "above"|"below": C}` (`change`, `fromHigh`, `fromLow`), or without
     /// `window` (`pnl`, whose window is returned as 0).
-    private mutating func percentCondition(_ node: JSONNode, _ name: String, windowed: Bool) -> (Int64, ChangeCondition)? {
+    private mutating func percentCondition(
+        _ node: JSONNode, _ name: String, windowed: Bool
+    ) -> (Int64, ChangeCondition)? {
         guard let members = object(node, name) else { return nil }
         let suggested = checkKeys(members, allowed: windowed ? Self.changeKeys : Self.pnlKeys)
-        let window: Int64? = windowed
+        let window: Int64? =
+            windowed
             ? requireKey("window", in: node, members, suggested: suggested).flatMap { self.window($0.value) } : 0
         let given = members.filter { $0.key == "above" || $0.key == "below" }
         if given.isEmpty, suggested.isDisjoint(with: ["above", "below"]) {
@@ -233,7 +261,9 @@ extension FileChecker {
         }
         if version == 2, millis > 86_400_000 {
             guard millis % 3_600_000 == 0 else {
-                error("'window' over 24h must be a whole number of hours, found \(UserText.double(text))", at: node.position)
+                error(
+                    "'window' over 24h must be a whole number of hours, found \(UserText.double(text))",
+                    at: node.position)
                 return nil
             }
         } else if millis % 60_000 != 0 {

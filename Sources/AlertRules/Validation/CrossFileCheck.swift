@@ -19,9 +19,10 @@ enum CrossFileCheck {
     private static func checkNamespace(_ checkers: inout [FileChecker]) {
         // Names are looked up in a set; the first definitions of the few names defined twice
         // are found in a second pass, so no place is kept per name.
-        var names = Set<String>(minimumCapacity: checkers.reduce(0) {
-            $0 + $1.ruleIDs.count + $1.sinkNames.count + $1.portfolioNames.count
-        })
+        var names = Set<String>(
+            minimumCapacity: checkers.reduce(0) {
+                $0 + $1.ruleIDs.count + $1.sinkNames.count + $1.portfolioNames.count
+            })
         var duplicates: [(file: Int, name: NamedPlace)] = []
         for index in checkers.indices {
             forEachName(of: checkers[index]) { name in
@@ -34,8 +35,9 @@ enum CrossFileCheck {
         }
         names = []
         /// Each name defined twice: its first definition's file (checker index) and place.
-        var owners = Dictionary(duplicates.map { ($0.name.name, (file: -1, position: SourceOffset(byte: 0))) },
-                                uniquingKeysWith: { first, _ in first })
+        var owners = Dictionary(
+            duplicates.map { ($0.name.name, (file: -1, position: SourceOffset(byte: 0))) },
+            uniquingKeysWith: { first, _ in first })
         for index in checkers.indices {
             forEachName(of: checkers[index]) { name in
                 if owners[name.name]?.file == -1 { owners[name.name] = (index, name.position) }
@@ -49,8 +51,9 @@ enum CrossFileCheck {
         for duplicate in duplicates {
             let owner = owners[duplicate.name.name]!
             let first = "\(checkers[owner.file].file):\(places[owner.file]![owner.position]!)"
-            checkers[duplicate.file].error("duplicate id \(UserText.single(duplicate.name.name)) (first defined at \(first))",
-                                           at: duplicate.name.position)
+            checkers[duplicate.file].error(
+                "duplicate id \(UserText.single(duplicate.name.name)) (first defined at \(first))",
+                at: duplicate.name.position)
         }
         checkPortfolioSymbols(&checkers)
     }
@@ -87,9 +90,10 @@ enum CrossFileCheck {
                 // Equal names are already duplicate ids.
                 guard owner.name != name.name else { continue }
                 let first = "\(checkers[owner.file].file):\(checkers[owner.file].lines.position(of: owner.position))"
-                checkers[index].error("portfolio \(UserText.single(name.name)) has the same symbol \(UserText.single(symbol)) "
-                                      + "as portfolio \(UserText.single(owner.name)) (first defined at \(first))",
-                                      at: name.position)
+                checkers[index].error(
+                    "portfolio \(UserText.single(name.name)) has the same symbol \(UserText.single(symbol)) "
+                        + "as portfolio \(UserText.single(owner.name)) (first defined at \(first))",
+                    at: name.position)
             }
         }
     }
@@ -100,8 +104,9 @@ enum CrossFileCheck {
         let candidates = known.sorted()
         for index in checkers.indices {
             for reference in checkers[index].sinkReferences where !known.contains(reference.name) {
-                checkers[index].error("unknown sink \(UserText.single(reference.name)) in 'notify'"
-                                      + Suggestion.hint(for: reference.name, among: candidates), at: reference.position)
+                checkers[index].error(
+                    "unknown sink \(UserText.single(reference.name)) in 'notify'"
+                        + Suggestion.hint(for: reference.name, among: candidates), at: reference.position)
             }
         }
     }
@@ -118,8 +123,9 @@ enum CrossFileCheck {
             for reference in checkers[index].fallbackReferences {
                 let target = reference.target
                 guard known.contains(target.name) else {
-                    checkers[index].error("unknown sink \(UserText.single(target.name)) in 'fallback'"
-                                          + Suggestion.hint(for: target.name, among: candidates), at: target.position)
+                    checkers[index].error(
+                        "unknown sink \(UserText.single(target.name)) in 'fallback'"
+                            + Suggestion.hint(for: target.name, among: candidates), at: target.position)
                     continue
                 }
                 routes[reference.sink] = target.name
@@ -128,8 +134,9 @@ enum CrossFileCheck {
         }
         while let cycle = FallbackRoutes.cycle(in: routes) {
             let place = places[cycle[0]]!
-            checkers[place.file].error("fallback cycle: " + cycle.map(UserText.single).joined(separator: " → "),
-                                       at: place.position)
+            checkers[place.file].error(
+                "fallback cycle: " + cycle.map(UserText.single).joined(separator: " → "),
+                at: place.position)
             for sink in cycle { routes[sink] = nil }
         }
     }
@@ -144,11 +151,13 @@ enum CrossFileCheck {
             for reference in checkers[index].portfolioReferences where costs[reference.name] == nil {
                 let hint = Suggestion.hint(for: reference.name, among: candidates)
                 let known = candidates.isEmpty ? " (no file defines 'portfolios')" : hint
-                checkers[index].error("unknown portfolio \(UserText.single(reference.name))\(known)", at: reference.position)
+                checkers[index].error(
+                    "unknown portfolio \(UserText.single(reference.name))\(known)", at: reference.position)
             }
             for reference in checkers[index].pnlReferences where costs[reference.name] == false {
-                checkers[index].error("'pnl' needs portfolio \(UserText.single(reference.name)) to have a 'cost'",
-                                      at: reference.position)
+                checkers[index].error(
+                    "'pnl' needs portfolio \(UserText.single(reference.name)) to have a 'cost'",
+                    at: reference.position)
             }
         }
     }

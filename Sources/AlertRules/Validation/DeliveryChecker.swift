@@ -16,10 +16,13 @@ extension FileChecker {
         guard let retry = members["retry"], let keys = object(retry.value, "'retry'") else { return settings }
         checkKeys(keys, allowed: Self.retryKeys)
         settings.backoff = keys["backoff"].flatMap { positiveDuration($0.value, "'backoff'", limit: Limits.backoff) }
-        settings.maxBackoff = keys["maxBackoff"].flatMap { positiveDuration($0.value, "'maxBackoff'", limit: Limits.maxBackoff) }
+        settings.maxBackoff = keys["maxBackoff"].flatMap {
+            positiveDuration($0.value, "'maxBackoff'", limit: Limits.maxBackoff)
+        }
         settings.maxAge = keys["maxAge"].flatMap { positiveDuration($0.value, "'maxAge'", limit: Limits.maxAge) }
         if let backoff = settings.backoff, let maxBackoff = settings.maxBackoff, maxBackoff < backoff,
-           let node = keys["maxBackoff"]?.value {
+            let node = keys["maxBackoff"]?.value
+        {
             error("'maxBackoff' must not be shorter than 'backoff'", at: node.position)
         }
         return settings

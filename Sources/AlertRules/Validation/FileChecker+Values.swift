@@ -53,7 +53,9 @@ extension FileChecker {
     mutating func number(_ node: JSONNode, _ name: String, limit: Limits.NumberLimit) -> Double? {
         guard let value = number(node, name), case .number(let text) = node.value else { return nil }
         guard abs(value) <= limit.value else {
-            error("\(name) must be from -\(limit.text) to \(limit.text), found \(UserText.escaped(text))", at: node.position)
+            error(
+                "\(name) must be from -\(limit.text) to \(limit.text), found \(UserText.escaped(text))",
+                at: node.position)
             return nil
         }
         return value
@@ -95,8 +97,9 @@ extension FileChecker {
         case .millis, .tooLong:
             error("\(name) must be at most \(limit.text), found \(UserText.double(text))", at: node.position)
         case .invalid:
-            error("\(name) is not a valid duration: \(UserText.double(text)) (use e.g. \"90s\", \"10m\", \"1h30m\", \"1d\")",
-                  at: node.position)
+            error(
+                "\(name) is not a valid duration: \(UserText.double(text)) (use e.g. \"90s\", \"10m\", \"1h30m\", \"1d\")",
+                at: node.position)
         }
         return nil
     }
@@ -110,8 +113,9 @@ extension FileChecker {
             return nil
         }
         guard choices.contains(text) else {
-            error("\(name) must be \(expected), found \(UserText.double(text))"
-                  + Suggestion.hint(for: text, among: choices), at: node.position)
+            error(
+                "\(name) must be \(expected), found \(UserText.double(text))"
+                    + Suggestion.hint(for: text, among: choices), at: node.position)
             return nil
         }
         return text

@@ -77,8 +77,9 @@ struct FileChecker {
         let places = lines.positions(of: expirations.map(\.position))
         return expirations.map { expiration in
             let place = places[expiration.position]!
-            return RuleExpiration(rule: expiration.rule, expires: expiration.millis, file: file,
-                                  line: place.line, column: place.column)
+            return RuleExpiration(
+                rule: expiration.rule, expires: expiration.millis, file: file,
+                line: place.line, column: place.column)
         }
     }
 
@@ -107,8 +108,10 @@ struct FileChecker {
 
     /// Reports `missing required key 'KEY'` at the object's `{`, unless the user wrote a key
     /// that was already suggested as this one.
-    mutating func requireKey(_ key: String, in object: JSONNode, _ members: [JSONMember],
-                             suggested: Set<String>) -> JSONMember? {
+    mutating func requireKey(
+        _ key: String, in object: JSONNode, _ members: [JSONMember],
+        suggested: Set<String>
+    ) -> JSONMember? {
         if let member = members.first(where: { $0.key == key }) { return member }
         if !suggested.contains(key) { error("missing required key '\(key)'", at: object.position) }
         return nil

@@ -31,7 +31,8 @@ extension FileChecker {
             fileDefaults = defaultsNode.map { self.defaults($0) } ?? RuleDefaults()
         }
         guard let list = requireKey("rules", in: root, members, suggested: suggested),
-              let elements = array(list.value, "'rules'") else { return contents }
+            let elements = array(list.value, "'rules'")
+        else { return contents }
         guard let streamed else {
             contents.rules = elements.compactMap { rule($0, defaults: fileDefaults) }
             return contents
@@ -66,15 +67,17 @@ extension FileChecker {
             let start = marks
             let defaultsNode = before["defaults"]?.value
             let defaults = defaultsNode.map { self.defaults($0) } ?? RuleDefaults()
-            streamed = StreamedRules(defaultsAt: defaultsNode?.position, defaults: defaults, version: version,
-                                     marks: start)
+            streamed = StreamedRules(
+                defaultsAt: defaultsNode?.position, defaults: defaults, version: version,
+                marks: start)
         }
     }
 
     /// How much each record of the checker holds, to take back what checking some rules added.
     var marks: RecordMarks {
-        RecordMarks(problems: problems.count, ids: ruleIDs.count, references: sinkReferences.count,
-                    portfolios: portfolioReferences.count, pnl: pnlReferences.count, expirations: expirations.count)
+        RecordMarks(
+            problems: problems.count, ids: ruleIDs.count, references: sinkReferences.count,
+            portfolios: portfolioReferences.count, pnl: pnlReferences.count, expirations: expirations.count)
     }
 
     /// Takes back what checking the streamed rules reported and recorded.

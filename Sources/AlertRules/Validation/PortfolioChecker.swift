@@ -17,8 +17,9 @@ extension FileChecker {
             portfolioCosts[member.key] = hasCost
             let validName = Self.isName(member.key)
             if !validName {
-                error("portfolio name must be 1 to 64 letters, digits, '.', '_' or '-', found \(UserText.double(member.key))",
-                      at: member.keyPosition)
+                error(
+                    "portfolio name must be 1 to 64 letters, digits, '.', '_' or '-', found \(UserText.double(member.key))",
+                    at: member.keyPosition)
             }
             if let portfolio = portfolio(member.key, member.value), validName { portfolios.append(portfolio) }
         }
@@ -56,16 +57,19 @@ extension FileChecker {
                 if symbol.isEmpty {
                     checker.error("a holding's symbol must not be empty", at: member.keyPosition)
                 } else if symbol.hasPrefix("@") {
-                    checker.error("a holding's symbol must not start with '@' (those are portfolio values), found "
-                                  + UserText.double(member.key), at: member.keyPosition)
+                    checker.error(
+                        "a holding's symbol must not start with '@' (those are portfolio values), found "
+                            + UserText.double(member.key), at: member.keyPosition)
                 } else if let first = firstPlace[symbol] {
-                    checker.error("holding \(UserText.single(symbol)) is given twice (symbols ignore case)",
-                                  at: member.keyPosition, first: first)
+                    checker.error(
+                        "holding \(UserText.single(symbol)) is given twice (symbols ignore case)",
+                        at: member.keyPosition, first: first)
                 } else {
                     firstPlace[symbol] = member.keyPosition
                 }
-                let amount = checker.positive(member.value, "amount of \(UserText.single(member.key))",
-                                              limit: Limits.priceThreshold)
+                let amount = checker.positive(
+                    member.value, "amount of \(UserText.single(member.key))",
+                    limit: Limits.priceThreshold)
                 if let amount { holdings.append(Portfolio.Holding(symbol: symbol, amount: amount)) }
             }
         }

@@ -2,12 +2,16 @@ import AlertModel
 
 /// One rule object (Docs/rules.md#rules, #version-2).
 extension FileChecker {
-    static let ruleKeys = ["id", "symbol", "symbols", "match", "portfolio", "when", "notify", "repeat", "cooldown",
-                           "hysteresis", "message", "enabled", "for", "expires", "resolve", "priority"]
+    static let ruleKeys = [
+        "id", "symbol", "symbols", "match", "portfolio", "when", "notify", "repeat", "cooldown",
+        "hysteresis", "message", "enabled", "for", "expires", "resolve", "priority"
+    ]
 
     /// `MessageTemplate.placeholders` in the order Docs/rules.md#messages lists them, for messages.
-    static let placeholdersInSpecOrder = ["rule", "symbol", "price", "value", "threshold", "condition", "time",
-                                         "kind", "reminder"]
+    static let placeholdersInSpecOrder = [
+        "rule", "symbol", "price", "value", "threshold", "condition", "time",
+        "kind", "reminder"
+    ]
 
     /// The rule, or nil when it has errors (they are reported).
     mutating func rule(_ node: JSONNode, defaults: RuleDefaults) -> Rule? {
@@ -15,7 +19,9 @@ extension FileChecker {
         var built: Rule?
         let clean = isClean { checker in
             let suggested = checker.checkKeys(members, allowed: Self.ruleKeys)
-            let id = checker.requireKey("id", in: node, members, suggested: suggested).flatMap { checker.ruleID($0.value) }
+            let id = checker.requireKey("id", in: node, members, suggested: suggested).flatMap {
+                checker.ruleID($0.value)
+            }
             let scope = checker.scope(of: node, members, suggested: suggested)
             let place = ConditionPlace(scope: Self.scopeKind(members))
             let condition = checker.requireKey("when", in: node, members, suggested: suggested)
@@ -26,7 +32,9 @@ extension FileChecker {
             var settings = checker.settings(members, defaults: Self.applicable(defaults, to: written))
             // Read the operator from the file, so a range with another error (L ≥ H) still
             // gets its hysteresis reported in the same run.
-            if let range = condition.flatMap(Self.rangeName) ?? members["when"].flatMap({ Self.rangeOperator($0.value) }) {
+            if let range = condition.flatMap(Self.rangeName)
+                ?? members["when"].flatMap({ Self.rangeOperator($0.value) })
+            {
                 // A file's default hysteresis is meant for the rules it fits; ranges ignore it.
                 checker.rejectHysteresis(members["hysteresis"], range: range)
                 settings.hysteresis = 0
@@ -35,8 +43,9 @@ extension FileChecker {
             let message = members["message"].flatMap { checker.message($0.value) }
             let enabled = members["enabled"].flatMap { checker.bool($0.value, "'enabled'") } ?? true
             if let id, let scope, let condition {
-                built = checker.makeRule(id: id, scope: scope, condition: condition, settings: settings, message: message,
-                                         enabled: enabled, extras: extras)
+                built = checker.makeRule(
+                    id: id, scope: scope, condition: condition, settings: settings, message: message,
+                    enabled: enabled, extras: extras)
                 if let expires = extras?.expires, let member = members["expires"] {
                     checker.expirations.append(Expiration(rule: id, millis: expires, position: member.value.position))
                 }
@@ -47,24 +56,30 @@ extension FileChecker {
 
     /// The rule its checked parts make, the built-in defaults filling what neither the rule
     /// nor its file's `defaults` set.
-    func makeRule(id: String, scope: Scope, condition: Condition, settings: RuleDefaults, message: String?,
-                  enabled: Bool, extras: RuleExtras?) -> Rule {
-        Rule(id: id, scope: scope, condition: condition, notify: settings.notify ?? ["stdout"],
-             repeatMode: settings.repeatSetting?.mode ?? .rearm, cooldown: settings.cooldown ?? 0,
-             hysteresis: settings.hysteresis ?? 0, message: message, enabled: enabled, fileVersion: version, extras: extras)
+    func makeRule(
+        id: String, scope: Scope, condition: Condition, settings: RuleDefaults, message: String?,
+        enabled: Bool, extras: RuleExtras?
+    ) -> Rule {
+        Rule(
+            id: id, scope: scope, condition: condition, notify: settings.notify ?? ["stdout"],
+            repeatMode: settings.repeatSetting?.mode ?? .rearm, cooldown: settings.cooldown ?? 0,
+            hysteresis: settings.hysteresis ?? 0, message: message, enabled: enabled, fileVersion: version,
+            extras: extras)
     }
 
     /// `[A-Za-z0-9._-]{1,64}`: rule ids and portfolio names.
     static func isName(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
-            (1...64).contains(bytes.count) && bytes.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
-                default: false
+            (1...64).contains(bytes.count)
+                && bytes.allSatisfy { byte in
+                    switch byte {
+                    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                        true
+                    default: false
+                    }
                 }
-            }
         }
     }
 
@@ -72,7 +87,9 @@ extension FileChecker {
     mutating func ruleID(_ node: JSONNode) -> String? {
         guard let id = string(node, "'id'") else { return nil }
         guard Self.isName(id) else {
-            error("'id' must be 1 to 64 letters, digits, '.', '_' or '-', found \(UserText.double(id))", at: node.position)
+            error(
+                "'id' must be 1 to 64 letters, digits, '.', '_' or '-', found \(UserText.double(id))", at: node.position
+            )
             return nil
         }
         ruleIDs.append(NamedPlace(name: id, position: node.position))
@@ -96,8 +113,9 @@ extension FileChecker {
     /// `inside`/`outside` when `when` is written `{"price": {"inside"|"outside": …}}`, valid or not.
     private static func rangeOperator(_ when: JSONNode) -> String? {
         guard case .object(let conditions) = when.value,
-              let price = conditions.first(where: { $0.key == "price" }),
-              case .object(let operators) = price.value.value else { return nil }
+            let price = conditions.first(where: { $0.key == "price" }),
+            case .object(let operators) = price.value.value
+        else { return nil }
         return operators.lazy.map(\.key).first { $0 == "inside" || $0 == "outside" }
     }
 
@@ -105,9 +123,12 @@ extension FileChecker {
         guard let text = string(node, "'message'") else { return nil }
         let unknown = MessageTemplate.unknownPlaceholders(in: text)
         for (name, offset) in unknown {
-            let hint = Suggestion.closest(to: name, among: Self.placeholdersInSpecOrder).map { " (did you mean '{{\($0)}}'?)" }
+            let hint =
+                Suggestion.closest(to: name, among: Self.placeholdersInSpecOrder).map { " (did you mean '{{\($0)}}'?)" }
                 ?? " (known: " + Self.placeholdersInSpecOrder.map { "{{\($0)}}" }.joined(separator: " ") + ")"
-            error("unknown placeholder '{{\(UserText.escaped(name, quote: "'"))}}' in 'message'\(hint)", at: node.position(ofScalar: offset))
+            error(
+                "unknown placeholder '{{\(UserText.escaped(name, quote: "'"))}}' in 'message'\(hint)",
+                at: node.position(ofScalar: offset))
         }
         return unknown.isEmpty ? text : nil
     }

@@ -33,13 +33,16 @@ extension FileChecker {
 
     /// The four settings from `members`, falling back to `defaults` key by key.
     mutating func settings(_ members: [JSONMember], defaults: RuleDefaults) -> RuleDefaults {
-        settings(notify: members["notify"], cooldown: members["cooldown"], repeat: members["repeat"],
-                 hysteresis: members["hysteresis"], defaults: defaults)
+        settings(
+            notify: members["notify"], cooldown: members["cooldown"], repeat: members["repeat"],
+            hysteresis: members["hysteresis"], defaults: defaults)
     }
 
     /// The four settings from the members written for them, falling back to `defaults` key by key.
-    mutating func settings(notify: JSONMember?, cooldown: JSONMember?, repeat: JSONMember?, hysteresis: JSONMember?,
-                           defaults: RuleDefaults) -> RuleDefaults {
+    mutating func settings(
+        notify: JSONMember?, cooldown: JSONMember?, repeat: JSONMember?, hysteresis: JSONMember?,
+        defaults: RuleDefaults
+    ) -> RuleDefaults {
         var result = defaults
         if let member = notify { result.notify = self.notify(member.value) }
         if let member = cooldown { result.cooldown = duration(member.value, "'cooldown'", limit: Limits.cooldown) }
@@ -48,8 +51,9 @@ extension FileChecker {
             if value < 0 {
                 error("'hysteresis' must be 0 or more, found \(JSONNumber.format(value))", at: member.value.position)
             } else if value > Limits.hysteresis.value {
-                error("'hysteresis' must be at most \(Limits.hysteresis.text), found \(JSONNumber.format(value))",
-                      at: member.value.position)
+                error(
+                    "'hysteresis' must be at most \(Limits.hysteresis.text), found \(JSONNumber.format(value))",
+                    at: member.value.position)
             } else {
                 result.hysteresis = value
             }
@@ -69,8 +73,9 @@ extension FileChecker {
         var isString = false
         if case .string = node.value { isString = true }
         guard isString || version == 1 else {
-            error(#"'repeat' must be "rearm", "once" or an object {"every": D}, found \#(node.value.typeName)"#,
-                  at: node.position)
+            error(
+                #"'repeat' must be "rearm", "once" or an object {"every": D}, found \#(node.value.typeName)"#,
+                at: node.position)
             return nil
         }
         return choice(node, "'repeat'", ["rearm", "once"]).flatMap(RepeatMode.init(rawValue:)).map(RepeatSetting.mode)

@@ -44,15 +44,18 @@ extension FileChecker {
 
     /// The rule's version 2 settings, nil when it has none; reports the keys that do not fit
     /// its condition.
-    mutating func extras(_ members: [JSONMember], condition: Condition?, written: WrittenCondition,
-                         settings: RuleDefaults) -> RuleExtras? {
+    mutating func extras(
+        _ members: [JSONMember], condition: Condition?, written: WrittenCondition,
+        settings: RuleDefaults
+    ) -> RuleExtras? {
         var extras = RuleExtras()
         if case .every(let every)? = settings.repeatSetting { extras.remindEvery = every }
-        let kind: String? = switch written {
-        case .move: "'move' rules"
-        case .listed: "'listed' rules"
-        case .other: nil
-        }
+        let kind: String? =
+            switch written {
+            case .move: "'move' rules"
+            case .listed: "'listed' rules"
+            case .other: nil
+            }
         if let member = members["repeat"], let kind {
             if case .move = written {
                 error("'repeat' is not allowed on \(kind): a move re-arms at each alert", at: member.value.position)
@@ -62,28 +65,36 @@ extension FileChecker {
         }
         if let member = members["hysteresis"] {
             if written == .move(percent: true) {
-                error("'hysteresis' is not allowed on 'percent' moves (a 'step' move takes one)", at: member.value.position)
+                error(
+                    "'hysteresis' is not allowed on 'percent' moves (a 'step' move takes one)",
+                    at: member.value.position)
             } else if written == .listed {
                 error("'hysteresis' is not allowed on 'listed' rules", at: member.value.position)
             }
         }
         if let member = members["for"], allowsVersion2(member),
-           let sustain = positiveDuration(member.value, "'for'", limit: Limits.sustain) {
+            let sustain = positiveDuration(member.value, "'for'", limit: Limits.sustain)
+        {
             if let kind {
                 error("'for' is not allowed on \(kind)", at: member.value.position)
             } else if let crossing = condition.flatMap({ Self.crossing(in: $0) }) {
-                error("'for' is not allowed with a crossing ('\(crossing)'): a crossing holds for one tick only",
-                      at: member.value.position)
+                error(
+                    "'for' is not allowed with a crossing ('\(crossing)'): a crossing holds for one tick only",
+                    at: member.value.position)
             } else {
                 extras.sustain = sustain
             }
         }
         if let member = members["resolve"], allowsVersion2(member), let resolve = bool(member.value, "'resolve'") {
             if resolve, let kind {
-                error("'resolve' is not allowed on \(kind): they never re-arm, so nothing resolves", at: member.value.position)
+                error(
+                    "'resolve' is not allowed on \(kind): they never re-arm, so nothing resolves",
+                    at: member.value.position)
             } else if resolve, settings.repeatSetting == .mode(.once) {
                 let source = members["repeat"] == nil ? #" (from 'defaults'; set "repeat": "rearm" on this rule)"# : ""
-                error(#"'resolve' needs a rule that re-arms, but 'repeat' is "once"\#(source)"#, at: member.value.position)
+                error(
+                    #"'resolve' needs a rule that re-arms, but 'repeat' is "once"\#(source)"#, at: member.value.position
+                )
             }
             extras.resolve = resolve
         }
@@ -91,12 +102,14 @@ extension FileChecker {
             if let instant = Timestamp.parse(text.utf8) {
                 extras.expires = instant
             } else {
-                error(#"'expires' must be an RFC 3339 time with a zone, like "2026-12-31T00:00:00Z", found \#(UserText.double(text))"#,
-                      at: member.value.position)
+                error(
+                    #"'expires' must be an RFC 3339 time with a zone, like "2026-12-31T00:00:00Z", found \#(UserText.double(text))"#,
+                    at: member.value.position)
             }
         }
         if let member = members["priority"], allowsVersion2(member),
-           let priority = choice(member.value, "'priority'", ["high", "normal"]) {
+            let priority = choice(member.value, "'priority'", ["high", "normal"])
+        {
             extras.highPriority = priority == "high"
         }
         return extras == RuleExtras() ? nil : extras

@@ -10,13 +10,16 @@ extension FileChecker {
         let given = members.filter { Self.scopeKeys.contains($0.key) }
         guard let chosen = given.first else {
             if suggested.isDisjoint(with: Self.scopeKeys) {
-                let known = version == 1 ? "'symbol', 'symbols' or 'match'" : "'symbol', 'symbols', 'match' or 'portfolio'"
+                let known =
+                    version == 1 ? "'symbol', 'symbols' or 'match'" : "'symbol', 'symbols', 'match' or 'portfolio'"
                 error("rule needs a scope: one of \(known)", at: rule.position)
             }
             return nil
         }
         for extra in given.dropFirst() {
-            error("rule has more than one scope ('\(chosen.key)' and '\(extra.key)'); give exactly one", at: extra.keyPosition)
+            error(
+                "rule has more than one scope ('\(chosen.key)' and '\(extra.key)'); give exactly one",
+                at: extra.keyPosition)
         }
         let scopes = given.map { scopeValue($0) }
         return given.count == 1 ? scopes[0] : nil
@@ -46,8 +49,9 @@ extension FileChecker {
     /// a `symbol` rule on it could never fire. Version 1 files keep their meaning.
     private mutating func notPortfolioSymbol(_ symbol: String, _ node: JSONNode) -> Bool {
         guard version == 2, symbol.hasPrefix("@") else { return true }
-        error("symbol \(UserText.double(symbol)) is a portfolio's value: only a rule with \"portfolio\": NAME sees it",
-              at: node.position)
+        error(
+            "symbol \(UserText.double(symbol)) is a portfolio's value: only a rule with \"portfolio\": NAME sees it",
+            at: node.position)
         return false
     }
 
@@ -83,7 +87,9 @@ extension FileChecker {
             return nil
         }
         let symbols = elements.map { element in
-            nonEmptyString(element, "each symbol in 'symbols'").flatMap { notPortfolioSymbol($0, element) ? Symbol.normalize($0) : nil }
+            nonEmptyString(element, "each symbol in 'symbols'").flatMap {
+                notPortfolioSymbol($0, element) ? Symbol.normalize($0) : nil
+            }
         }
         guard symbols.allSatisfy({ $0 != nil }) else { return nil }
         // `["BTC", "btc"]` names one symbol; keep it once, in first-written order.
@@ -99,8 +105,9 @@ extension FileChecker {
         let clean = isClean { checker in
             checker.checkKeys(members, allowed: Self.matchKeys)
             if members.isEmpty {
-                checker.error("'match' is empty and would match every market; give at least one of "
-                              + "'future', 'quote', 'base' or 'active'", at: node.position)
+                checker.error(
+                    "'match' is empty and would match every market; give at least one of "
+                        + "'future', 'quote', 'base' or 'active'", at: node.position)
             }
             for member in members {
                 let name = "'\(member.key)'"

@@ -14,11 +14,14 @@ struct SinkTypeCheck: Sendable {
     /// Its own keys read into its settings; nil after reporting what is wrong.
     let read: @Sendable (inout FileChecker, JSONNode, [JSONMember]) -> SinkKind?
 
-    init<Settings: SinkSettings>(_ settings: Settings.Type, keys own: [String],
-                                 read: @escaping @Sendable (inout FileChecker, JSONNode, [JSONMember]) -> Settings?) {
+    init<Settings: SinkSettings>(
+        _ settings: Settings.Type, keys own: [String],
+        read: @escaping @Sendable (inout FileChecker, JSONNode, [JSONMember]) -> Settings?
+    ) {
         name = Settings.typeName
         durable = Settings.isDurable
-        keys = ["type"] + own + (durable ? FileChecker.deliveryKeys : []) + FileChecker.policyKeys
+        keys =
+            ["type"] + own + (durable ? FileChecker.deliveryKeys : []) + FileChecker.policyKeys
             + (durable ? FileChecker.deliveryPolicyKeys : [])
         self.read = { checker, node, members in read(&checker, node, members).map(SinkKind.init) }
     }
@@ -35,13 +38,18 @@ extension FileChecker {
             checker.requireKey("path", in: node, members, suggested: [])
                 .flatMap { checker.nonEmptyString($0.value, "'path'") }.map(FileSettings.init(path:))
         },
-        SinkTypeCheck(WebhookSpec.self, keys: ["url", "urlEnv", "urlFile", "method", "headers", "timeout", "preset",
-                                               "template", "secretEnv", "secretFile", "caFile"]) { checker, node, members in
+        SinkTypeCheck(
+            WebhookSpec.self,
+            keys: [
+                "url", "urlEnv", "urlFile", "method", "headers", "timeout", "preset",
+                "template", "secretEnv", "secretFile", "caFile"
+            ]
+        ) { checker, node, members in
             checker.webhook(node, members)
         },
         SinkTypeCheck(ExecSpec.self, keys: ["command", "timeout"]) { checker, node, members in
             checker.exec(node, members)
-        },
+        }
     ]
 
     /// The file's valid sinks; every name, valid or not, joins the namespace so that `notify`
@@ -88,11 +96,14 @@ extension FileChecker {
 
     fileprivate mutating func exec(_ node: JSONNode, _ members: [JSONMember]) -> ExecSpec? {
         var spec = ExecSpec(command: [])
-        if let member = members["timeout"] { spec.timeout = positiveDuration(member.value, "'timeout'", limit: Limits.sinkTimeout) ?? spec.timeout }
+        if let member = members["timeout"] {
+            spec.timeout = positiveDuration(member.value, "'timeout'", limit: Limits.sinkTimeout) ?? spec.timeout
+        }
         guard let command = requireKey("command", in: node, members, suggested: []) else { return nil }
         guard case .array(let elements) = command.value.value else {
-            error("'command' must be an array of strings (program and arguments), found \(command.value.value.typeName)",
-                  at: command.value.position)
+            error(
+                "'command' must be an array of strings (program and arguments), found \(command.value.value.typeName)",
+                at: command.value.position)
             return nil
         }
         guard !elements.isEmpty else {

@@ -19,7 +19,8 @@ extension FileChecker {
     mutating func policy(sink name: String, _ members: [JSONMember]) -> SinkPolicy {
         var policy = SinkPolicy()
         var allowed = true
-        for member in members where Self.policyKeys.contains(member.key) || Self.deliveryPolicyKeys.contains(member.key) {
+        for member in members where Self.policyKeys.contains(member.key) || Self.deliveryPolicyKeys.contains(member.key)
+        {
             allowed = allowsVersion2(member) && allowed
         }
         guard allowed else { return policy }
@@ -29,7 +30,8 @@ extension FileChecker {
             }
         }
         if let member = members["quietAction"] {
-            policy.quietAction = choice(member.value, "'quietAction'", QuietAction.allCases.map(\.rawValue))
+            policy.quietAction =
+                choice(member.value, "'quietAction'", QuietAction.allCases.map(\.rawValue))
                 .flatMap(QuietAction.init(rawValue:)) ?? .hold
         }
         if let member = members["group"] { policy.group = group(member.value) }
@@ -46,14 +48,19 @@ extension FileChecker {
         var window: QuietWindowSpec?
         let clean = isClean { checker in
             let suggested = checker.checkKeys(members, allowed: Self.quietKeys)
-            let from = checker.requireKey("from", in: node, members, suggested: suggested).flatMap { checker.clockTime($0.value, "'from'") }
-            let to = checker.requireKey("to", in: node, members, suggested: suggested).flatMap { checker.clockTime($0.value, "'to'") }
+            let from = checker.requireKey("from", in: node, members, suggested: suggested).flatMap {
+                checker.clockTime($0.value, "'from'")
+            }
+            let to = checker.requireKey("to", in: node, members, suggested: suggested).flatMap {
+                checker.clockTime($0.value, "'to'")
+            }
             var spec = QuietWindowSpec(from: from ?? 0, to: to ?? 0)
             if let days = members["days"] { spec.days = checker.days(days.value) }
             if let zone = members["tz"], let name = checker.string(zone.value, "'tz'") {
                 if QuietHours.zone(named: name) == nil {
-                    checker.error("unknown time zone \(UserText.double(name)) in 'tz' (use an IANA name such as \"Europe/Berlin\" or \"UTC\")",
-                                  at: zone.value.position)
+                    checker.error(
+                        "unknown time zone \(UserText.double(name)) in 'tz' (use an IANA name such as \"Europe/Berlin\" or \"UTC\")",
+                        at: zone.value.position)
                 }
                 spec.zone = name
             }
@@ -70,8 +77,9 @@ extension FileChecker {
         for element in elements {
             guard let text = string(element, "each day in 'days'") else { continue }
             guard let day = Weekday(name: text) else {
-                error("unknown day \(UserText.double(text)) in 'days' (use \(names.joined(separator: ", ")))"
-                      + Suggestion.hint(for: text, among: names), at: element.position)
+                error(
+                    "unknown day \(UserText.double(text)) in 'days' (use \(names.joined(separator: ", ")))"
+                        + Suggestion.hint(for: text, among: names), at: element.position)
                 continue
             }
             days.insert(day)
@@ -85,9 +93,11 @@ extension FileChecker {
         let bytes = Array(text.utf8)
         let digits = [0, 1, 3, 4].map { bytes.count == 5 ? Int(bytes[$0]) - 0x30 : -1 }
         guard bytes.count == 5, bytes[2] == UInt8(ascii: ":"), digits.allSatisfy({ (0...9).contains($0) }),
-              digits[0] * 10 + digits[1] < 24, digits[2] * 10 + digits[3] < 60 else {
-            error("\(name) must be a time of day \"HH:MM\" from \"00:00\" to \"23:59\", found \(UserText.double(text))",
-                  at: node.position)
+            digits[0] * 10 + digits[1] < 24, digits[2] * 10 + digits[3] < 60
+        else {
+            error(
+                "\(name) must be a time of day \"HH:MM\" from \"00:00\" to \"23:59\", found \(UserText.double(text))",
+                at: node.position)
             return nil
         }
         return (digits[0] * 10 + digits[1]) * 60 + digits[2] * 10 + digits[3]

@@ -1,11 +1,12 @@
+import AlertModel
+import AlertPolicy
+import Platform
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import AlertModel
-import AlertPolicy
-import Platform
 
 /// The plug-in sink: runs a program for each alert, so any notifier can be added without
 /// recompiling pricealert.
@@ -32,8 +33,10 @@ public struct ExecSink: Sink {
     public let timeout: Int64
     /// What systemd gives pricealert itself: its notify socket, watchdog and passed sockets. A
     /// notifier that inherited them could report readiness or keep the watchdog alive for us.
-    static let serviceManagerVariables: Set<String> = ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
-                                                        "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"]
+    static let serviceManagerVariables: Set<String> = [
+        "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
+        "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"
+    ]
     /// The spec's `withheldVariables`, every `APIKeyVariables` name and the service manager's.
     public let withheldVariables: Set<String>
 
@@ -58,13 +61,15 @@ public struct ExecSink: Sink {
     /// wrote. Standard input has the exact text.
     public static func variables(for alert: Alert) -> [(name: String, value: String)] {
         let text = { (value: String) in UserText.escapingControls(value) }
-        return [("PRICEALERT_ID", text(alert.id)), ("PRICEALERT_RULE", text(alert.rule)),
-                ("PRICEALERT_SYMBOL", text(alert.symbol)),
-                ("PRICEALERT_TIME", Timestamp.format(alert.time)), ("PRICEALERT_PRICE", JSONNumber.format(alert.price)),
-                ("PRICEALERT_VALUE", JSONNumber.format(alert.value)),
-                ("PRICEALERT_THRESHOLD", AlertFormat.thresholdJSON(alert.threshold)),
-                ("PRICEALERT_CONDITION", text(alert.condition)),
-                ("PRICEALERT_MESSAGE", UserText.escapingControls(alert.message, keepingLines: true))]
+        return [
+            ("PRICEALERT_ID", text(alert.id)), ("PRICEALERT_RULE", text(alert.rule)),
+            ("PRICEALERT_SYMBOL", text(alert.symbol)),
+            ("PRICEALERT_TIME", Timestamp.format(alert.time)), ("PRICEALERT_PRICE", JSONNumber.format(alert.price)),
+            ("PRICEALERT_VALUE", JSONNumber.format(alert.value)),
+            ("PRICEALERT_THRESHOLD", AlertFormat.thresholdJSON(alert.threshold)),
+            ("PRICEALERT_CONDITION", text(alert.condition)),
+            ("PRICEALERT_MESSAGE", UserText.escapingControls(alert.message, keepingLines: true))
+        ]
     }
 
     public func send(_ alert: Alert) async -> SinkResult {
@@ -76,7 +81,9 @@ public struct ExecSink: Sink {
     /// and the other `PRICEALERT_*` variables describe its first event.
     public func send(_ digest: AlertModel.Digest) async -> SinkResult {
         var environment = environment(for: digest.events[0]).filter { !$0.hasPrefix("PRICEALERT_ID=") }
-        environment += ["PRICEALERT_ID=\(UserText.escapingControls(digest.id))", "PRICEALERT_COUNT=\(digest.events.count)"]
+        environment += [
+            "PRICEALERT_ID=\(UserText.escapingControls(digest.id))", "PRICEALERT_COUNT=\(digest.events.count)"
+        ]
         return await run(environment: environment, stdin: DigestFormat.json(digest))
     }
 
@@ -88,21 +95,24 @@ public struct ExecSink: Sink {
     }
 
     private func run(environment: [String], stdin: String) async -> SinkResult {
-        let outcome = await ChildProcess.run(command, environment: environment,
-                                             stdin: Array((stdin + "\n").utf8), timeout: timeout)
+        let outcome = await ChildProcess.run(
+            command, environment: environment,
+            stdin: Array((stdin + "\n").utf8), timeout: timeout)
         let detail = Self.firstLine(outcome.stderr)
         switch outcome.ending {
         case .exited(0):
             return .delivered
         case .exited(let code) where code == 126 || code == 127:
-            return .permanent(reason: "exit \(code): \(detail ?? (code == 127 ? "command not found" : "command not executable"))")
+            return .permanent(
+                reason: "exit \(code): \(detail ?? (code == 127 ? "command not found" : "command not executable"))")
         case .exited(let code):
             return .retry(reason: "exit \(code)" + (detail.map { ": \($0)" } ?? ""), after: nil)
         case .signaled(let signal):
             return .retry(reason: "killed by signal \(signal)" + (detail.map { ": \($0)" } ?? ""), after: nil)
         case .timedOut:
             return .retry(reason: "timed out after \(timeout) ms (process group killed)", after: nil)
-        case .spawnFailed(let code) where code == ETXTBSY || code == EAGAIN || code == ENOMEM || code == EMFILE || code == ENFILE:
+        case .spawnFailed(let code)
+        where code == ETXTBSY || code == EAGAIN || code == ENOMEM || code == EMFILE || code == ENFILE:
             // The program is being written (replaced by a package upgrade) or the system is
             // short of processes/memory/descriptors: may work later.
             return .retry(reason: "cannot run \(command[0]): \(OSError(code: code))", after: nil)
@@ -132,14 +142,18 @@ public struct ExecSink: Sink {
         guard value.utf8.count > variableLimit else { return value }
         let bytes = Array(value.utf8.prefix(variableLimit + 1))
         var end = variableLimit
-        while end > 0, bytes[end] & 0xC0 == 0x80 { end -= 1 }  // a UTF-8 continuation byte
+        while end > 0, bytes[end] & 0xC0 == 0x80 { end -= 1 } // a UTF-8 continuation byte
         return String(decoding: bytes[..<end], as: UTF8.self)
     }
 
     /// The first non-empty line of `stderr`, at most 200 characters.
     static func firstLine(_ stderr: [UInt8]) -> String? {
         let text = String(decoding: stderr, as: UTF8.self)
-        guard let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first(where: { !$0.allSatisfy { $0 == " " } }) else {
+        guard
+            let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first(where: {
+                !$0.allSatisfy { $0 == " " }
+            })
+        else {
             return nil
         }
         return String(line.prefix(200))

@@ -16,13 +16,14 @@ enum AlertmanagerPayload {
     /// reminder leaves `endsAt` out, so Alertmanager keeps it firing for its `resolve_timeout`
     /// unless a resolved event ends it first.
     static func postable(_ alerts: [Alert]) -> String {
-        "[" + alerts.map { alert in
-            let time = JSONString.quote(Timestamp.format(alert.time))
-            var item = "{\"labels\":" + object(labels(alert)) + ",\"annotations\":" + object(annotations(alert))
-            item += ",\"startsAt\":" + time
-            if alert.kind == .resolved { item += ",\"endsAt\":" + time }
-            return item + ",\"generatorURL\":\"\"}"
-        }.joined(separator: ",") + "]"
+        "["
+            + alerts.map { alert in
+                let time = JSONString.quote(Timestamp.format(alert.time))
+                var item = "{\"labels\":" + object(labels(alert)) + ",\"annotations\":" + object(annotations(alert))
+                item += ",\"startsAt\":" + time
+                if alert.kind == .resolved { item += ",\"endsAt\":" + time }
+                return item + ",\"generatorURL\":\"\"}"
+            }.joined(separator: ",") + "]"
     }
 
     /// Alertmanager's webhook `Message`, what Alertmanager sends *to* its receivers
@@ -69,8 +70,10 @@ enum AlertmanagerPayload {
     static func annotations(_ alert: Alert) -> [(String, String)] {
         var pairs = [("kind", alert.kind.rawValue), ("price", JSONNumber.format(alert.price))]
         if let n = alert.reminder { pairs.append(("reminder", String(n))) }
-        pairs += [("summary", AlertFormat.said(alert)), ("threshold", thresholdText(alert.threshold)),
-                  ("value", JSONNumber.format(alert.value))]
+        pairs += [
+            ("summary", AlertFormat.said(alert)), ("threshold", thresholdText(alert.threshold)),
+            ("value", JSONNumber.format(alert.value))
+        ]
         return pairs
     }
 

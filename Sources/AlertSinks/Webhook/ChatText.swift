@@ -103,7 +103,8 @@ public struct ChatText: Sendable, Equatable {
     public func escaped(_ text: String) -> String {
         switch escape {
         case .plain: return text
-        case .discord: return text.replacing("@everyone", with: "@\u{200B}everyone").replacing("@here", with: "@\u{200B}here")
+        case .discord:
+            return text.replacing("@everyone", with: "@\u{200B}everyone").replacing("@here", with: "@\u{200B}here")
         default: break
         }
         var out = ""

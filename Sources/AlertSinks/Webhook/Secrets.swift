@@ -1,10 +1,11 @@
+import AlertModel
+import Platform
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import AlertModel
-import Platform
 
 /// Looks up environment variables; injectable so tests need not touch the process environment.
 public typealias EnvironmentLookup = @Sendable (String) -> String?
@@ -20,14 +21,17 @@ public enum Secrets {
 
     /// The secret's text. Files are read whole, with one trailing newline (or CRLF) removed,
     /// so `echo TOKEN > file` works. `what` names the setting in errors (`url`, `secret`).
-    static func resolve(_ source: SecretSource, sink: String, what: String,
-                        environment: EnvironmentLookup) throws(SinkError) -> String {
+    static func resolve(
+        _ source: SecretSource, sink: String, what: String,
+        environment: EnvironmentLookup
+    ) throws(SinkError) -> String {
         switch source {
         case .inline(let value):
             return value
         case .environment(let variable):
             guard let value = environment(variable), !value.isEmpty else {
-                throw SinkError(sink: sink, description: "webhook sink '\(sink)': \(what) variable \(variable) is not set or empty")
+                throw SinkError(
+                    sink: sink, description: "webhook sink '\(sink)': \(what) variable \(variable) is not set or empty")
             }
             return value
         case .file(let path):
@@ -35,7 +39,8 @@ public enum Secrets {
             switch readFile(path) {
             case .success(let bytes): text = String(decoding: bytes, as: UTF8.self)
             case .failure(let error):
-                throw SinkError(sink: sink, description: "webhook sink '\(sink)': cannot read \(what) file \(path): \(error)")
+                throw SinkError(
+                    sink: sink, description: "webhook sink '\(sink)': cannot read \(what) file \(path): \(error)")
             }
             var value = Substring(text)
             if value.hasSuffix("\n") { value = value.dropLast() }

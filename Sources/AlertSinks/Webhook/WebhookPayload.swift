@@ -30,7 +30,9 @@ public enum WebhookPayload: Sendable, Equatable {
     case template(String)
 
     /// The `parse_mode` values Telegram knows, and the escapes each needs.
-    public static let telegramParseModes: [String: ChatText.Escape] = ["HTML": .html, "MarkdownV2": .markdownV2, "Markdown": .markdown]
+    public static let telegramParseModes: [String: ChatText.Escape] = [
+        "HTML": .html, "MarkdownV2": .markdownV2, "Markdown": .markdown
+    ]
 
     /// The text rules of a chat preset; nil for the others.
     public var chat: ChatText? {
@@ -51,7 +53,9 @@ public enum WebhookPayload: Sendable, Equatable {
         case .alertmanager:
             return (AlertmanagerPayload.postable([alert]), Self.jsonHeaders)
         case .alertmanagerWebhook:
-            return (AlertmanagerPayload.webhook([alert], groupKey: AlertmanagerPayload.groupKey(alert)), Self.jsonHeaders)
+            return (
+                AlertmanagerPayload.webhook([alert], groupKey: AlertmanagerPayload.groupKey(alert)), Self.jsonHeaders
+            )
         case .template(let template):
             return (MessageTemplate.render(template, alert), Self.plainHeaders)
         case .slack, .discord, .ntfy, .telegram:
@@ -76,7 +80,9 @@ public enum WebhookPayload: Sendable, Equatable {
             let text = DigestFormat.chatText(digest) { alert in self.render(alert).body }
             return (text, Self.plainHeaders)
         case .slack, .discord, .ntfy, .telegram:
-            return chatBody(chat!.digest(digest), title: "pricealert: \(digest.events.count) alerts", tag: NtfyTag.of(digest.events))
+            return chatBody(
+                chat!.digest(digest), title: "pricealert: \(digest.events.count) alerts", tag: NtfyTag.of(digest.events)
+            )
         }
     }
 
@@ -84,7 +90,9 @@ public enum WebhookPayload: Sendable, Equatable {
     private static let plainHeaders = [(name: "Content-Type", value: "text/plain; charset=utf-8")]
 
     /// A chat preset's body around `text` (already escaped and fitted).
-    private func chatBody(_ text: String, title: String, tag: String) -> (body: String, headers: [(name: String, value: String)]) {
+    private func chatBody(
+        _ text: String, title: String, tag: String
+    ) -> (body: String, headers: [(name: String, value: String)]) {
         switch self {
         case .slack:
             return ("{\"text\":\(JSONString.quote(text))}", Self.jsonHeaders)
@@ -95,7 +103,9 @@ public enum WebhookPayload: Sendable, Equatable {
             if let parseMode { body += ",\"parse_mode\":" + JSONString.quote(parseMode) }
             return (body + "}", Self.jsonHeaders)
         default:
-            return (text, Self.plainHeaders + [(name: "Title", value: HeaderText.clean(title)), (name: "Tags", value: tag)])
+            return (
+                text, Self.plainHeaders + [(name: "Title", value: HeaderText.clean(title)), (name: "Tags", value: tag)]
+            )
         }
     }
 }
@@ -136,7 +146,9 @@ enum NtfyTag {
         if condition.hasPrefix("change ") || condition.hasPrefix("pnl ") || condition.hasPrefix("move percent ") {
             return sign(alert.value)
         }
-        if condition.hasPrefix("move step "), case .value(let line) = alert.threshold { return sign(alert.price - line) }
+        if condition.hasPrefix("move step "), case .value(let line) = alert.threshold {
+            return sign(alert.price - line)
+        }
         return .neither
     }
 }
@@ -145,8 +157,11 @@ enum NtfyTag {
 /// above all, which would end the header) become spaces.
 enum HeaderText {
     static func clean(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
-            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}" ? " " : scalar
-        }))
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}"
+                        || scalar == "\u{2029}" ? " " : scalar
+                }))
     }
 }

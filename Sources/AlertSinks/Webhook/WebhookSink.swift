@@ -31,10 +31,12 @@ public struct WebhookSink: Sink {
     /// Resolves the URL and secret (`environment` for `urlEnv`/`secretEnv`); throws naming the
     /// sink and the variable or file when one is missing, empty or unreadable.
     /// `now`: epoch milliseconds (signature timestamps, `Retry-After` dates).
-    public init(name: String, spec: WebhookSpec, client: any HTTPClient,
-                environment: @escaping EnvironmentLookup = Secrets.processEnvironment,
-                now: @escaping @Sendable () -> Int64 = Wallclock.millis,
-                logger: Logger = Logger(label: "pricealert.sink.webhook")) throws(SinkError) {
+    public init(
+        name: String, spec: WebhookSpec, client: any HTTPClient,
+        environment: @escaping EnvironmentLookup = Secrets.processEnvironment,
+        now: @escaping @Sendable () -> Int64 = Wallclock.millis,
+        logger: Logger = Logger(label: "pricealert.sink.webhook")
+    ) throws(SinkError) {
         self.name = name
         var url = try Secrets.resolve(spec.url, sink: name, what: "url", environment: environment)
         let lower = url.lowercased()
@@ -52,13 +54,21 @@ public struct WebhookSink: Sink {
             case "alertmanager-webhook": payload = .alertmanagerWebhook
             case "telegram":
                 guard let (rest, chatID) = Self.takeQueryParameter("chat_id", from: url), !chatID.isEmpty else {
-                    throw SinkError(sink: name, description: "webhook sink '\(name)': the telegram preset needs the chat id in the url: https://api.telegram.org/bot<token>/sendMessage?chat_id=<id>")
+                    throw SinkError(
+                        sink: name,
+                        description:
+                            "webhook sink '\(name)': the telegram preset needs the chat id in the url: https://api.telegram.org/bot<token>/sendMessage?chat_id=<id>"
+                    )
                 }
                 url = rest
                 var parseMode: String?
                 if let (rest, mode) = Self.takeQueryParameter("parse_mode", from: url) {
                     guard WebhookPayload.telegramParseModes[mode] != nil else {
-                        throw SinkError(sink: name, description: "webhook sink '\(name)': the url's parse_mode must be HTML, MarkdownV2 or Markdown, not \(UserText.single(mode))")
+                        throw SinkError(
+                            sink: name,
+                            description:
+                                "webhook sink '\(name)': the url's parse_mode must be HTML, MarkdownV2 or Markdown, not \(UserText.single(mode))"
+                        )
                     }
                     url = rest
                     parseMode = mode
@@ -70,7 +80,8 @@ public struct WebhookSink: Sink {
         if let source = spec.secret {
             let secret = try Secrets.resolve(source, sink: name, what: "secret", environment: environment)
             guard let signer = WebhookSigner(secret: secret) else {
-                throw SinkError(sink: name, description: "webhook sink '\(name)': the whsec_ secret is not valid base64")
+                throw SinkError(
+                    sink: name, description: "webhook sink '\(name)': the whsec_ secret is not valid base64")
             }
             self.signer = signer
         } else {
@@ -108,8 +119,9 @@ public struct WebhookSink: Sink {
             all.append((name: "webhook-timestamp", value: String(timestamp)))
             all.append((name: "webhook-signature", value: signer.signature(id: id, timestamp: timestamp, body: bytes)))
         }
-        return HTTPRequest(method: method, url: url, headers: all, body: bytes, timeout: timeout,
-                           connectTimeout: min(timeout, 5_000), caFile: caFile, responseLimit: .webhook)
+        return HTTPRequest(
+            method: method, url: url, headers: all, body: bytes, timeout: timeout,
+            connectTimeout: min(timeout, 5_000), caFile: caFile, responseLimit: .webhook)
     }
 
     public func send(_ alert: Alert) async -> SinkResult {
@@ -171,7 +183,8 @@ public struct WebhookSink: Sink {
         var bytes = Array(text.utf8)[...]
         while let b = bytes.popFirst() {
             if b == UInt8(ascii: "%"), bytes.count >= 2,
-               let v = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16) {
+                let v = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16)
+            {
                 out.append(v)
                 bytes = bytes.dropFirst(2)
             } else {
@@ -186,7 +199,8 @@ extension WebhookSink {
     /// The `webhook` kind, for `SinkRegistry.all`: every webhook shares the dependencies' HTTP
     /// client (one connection cache), libcurl's by default.
     public static let sinkType = SinkType(WebhookSpec.self) { name, spec, dependencies in
-        try WebhookSink(name: name, spec: spec, client: dependencies.httpClient ?? CurlHTTPClient.shared,
-                        environment: dependencies.environment)
+        try WebhookSink(
+            name: name, spec: spec, client: dependencies.httpClient ?? CurlHTTPClient.shared,
+            environment: dependencies.environment)
     }
 }

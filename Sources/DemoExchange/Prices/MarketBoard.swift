@@ -25,14 +25,17 @@ struct MarketBoard: Sendable {
         for (symbol, price) in zip(symbols, startPrices) {
             let open = price * exp(generator.uniform(-0.04...0.04))
             let volume = generator.uniform(1_000...5_000_000) / max(price, 0.01).squareRoot()
-            entries[symbol] = Entry(last: price, open: open, high: max(open, price) * 1.005,
-                                    low: min(open, price) * 0.995, volume: volume)
+            entries[symbol] = Entry(
+                last: price, open: open, high: max(open, price) * 1.005,
+                low: min(open, price) * 0.995, volume: volume)
         }
     }
 
     /// Adds `symbol` at `price` unless it is on the board already.
     mutating func list(_ symbol: String, price: Double) {
-        if entries[symbol] == nil { entries[symbol] = Entry(last: price, open: price, high: price, low: price, volume: 0) }
+        if entries[symbol] == nil {
+            entries[symbol] = Entry(last: price, open: price, high: price, low: price, volume: 0)
+        }
     }
 
     /// Records a step. Symbols not on the board (a replay may name any) are added.

@@ -21,8 +21,10 @@ final class PriceFeed: Sendable {
     /// Paces the steps and times the silence fault.
     private let clock: any Clock<Duration>
 
-    init(generator: any PriceGenerator, board: MarketBoard, hub: ConnectionHub, stats: StatsCounter,
-         faults: FaultSettings, listing: NewMarket.Listing, clock: any Clock<Duration>) {
+    init(
+        generator: any PriceGenerator, board: MarketBoard, hub: ConnectionHub, stats: StatsCounter,
+        faults: FaultSettings, listing: NewMarket.Listing, clock: any Clock<Duration>
+    ) {
         state = Mutex(State(generator: generator, board: board))
         self.clock = clock
         self.hub = hub
@@ -79,7 +81,8 @@ final class PriceFeed: Sendable {
                     hub.broadcast(.invalid(Frames.invalid(invalidSent)))
                 } else {
                     // A listed new market is priced in every frame from then on.
-                    let prices = listing.isListed ? step.prices + [(NewMarket.market.symbol, NewMarket.price)] : step.prices
+                    let prices =
+                        listing.isListed ? step.prices + [(NewMarket.market.symbol, NewMarket.price)] : step.prices
                     hub.broadcast(.price(Frames.coinIndex(prices)))
                 }
             }

@@ -23,7 +23,7 @@ struct RandomWalk: PriceGenerator {
     /// the others are drawn log-uniformly between 0.001 and 200.
     static let knownStarts: [String: Double] = [
         "BTC": 43_000, "ETH": 2_300, "SOL": 60, "LTC": 70, "BNB": 240, "XRP": 0.6, "ADA": 0.3,
-        "DOGE": 0.08, "DOT": 5, "LINK": 7, "AVAX": 12, "USDT": 1, "USDD": 1, "XAUT": 1_950,
+        "DOGE": 0.08, "DOT": 5, "LINK": 7, "AVAX": 12, "USDT": 1, "USDD": 1, "XAUT": 1_950
     ]
     /// Stablecoins and gold barely move.
     static let calm: Set<String> = ["USDT", "USDD", "XAUT"]

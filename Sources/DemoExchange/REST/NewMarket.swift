@@ -5,12 +5,14 @@ import Synchronization
 /// The market `ExchangeConfiguration.newMarketAfter` lists: a spot market added to the list
 /// after it has been served N times, priced at a fixed `price` by `market_summary` from then on.
 enum NewMarket {
-    static let market = Market(symbol: "NEWCOIN", name: "NEWCOIN-USD", base: "NEWCOIN", quote: "USD", future: false, active: true)
+    static let market = Market(
+        symbol: "NEWCOIN", name: "NEWCOIN-USD", base: "NEWCOIN", quote: "USD", future: false, active: true)
     static let price = 1.2345
 
     /// `payload` (the `initial/market` object) with the new market first in `data`.
     static func payload(adding payload: String) -> String {
-        let entry = #"{"marketName":"NEWCOIN-USD","active":true,"future":false,"symbol":"NEWCOIN","quoteCurrency":"USD","baseCurrency":"NEWCOIN"},"#
+        let entry =
+            #"{"marketName":"NEWCOIN-USD","active":true,"future":false,"symbol":"NEWCOIN","quoteCurrency":"USD","baseCurrency":"NEWCOIN"},"#
         guard let data = payload.range(of: #""data":["#) else { return payload }
         return String(payload[..<data.upperBound]) + entry + String(payload[data.upperBound...])
     }

@@ -6,7 +6,9 @@ struct RateLimitFault<Context: RequestContext>: RouterMiddleware {
     let faults: FaultSettings
     let stats: StatsCounter
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         if request.uri.path.hasPrefix("/ws/") { return try await next(request, context) }
         let limit = faults.current.status429
         let reject = stats.update { stats in
@@ -16,8 +18,10 @@ struct RateLimitFault<Context: RequestContext>: RouterMiddleware {
             return true
         }
         guard reject else { return try await next(request, context) }
-        return Response(status: .tooManyRequests,
-                        headers: [.retryAfter: "1", .contentType: "application/json"],
-                        body: .init(byteBuffer: ByteBuffer(string: #"{"code":429,"msg":"Too Many Requests (demo exchange fault)"}"#)))
+        return Response(
+            status: .tooManyRequests,
+            headers: [.retryAfter: "1", .contentType: "application/json"],
+            body: .init(
+                byteBuffer: ByteBuffer(string: #"{"code":429,"msg":"Too Many Requests (demo exchange fault)"}"#)))
     }
 }

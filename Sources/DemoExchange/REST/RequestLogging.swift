@@ -21,7 +21,9 @@ final class RequestLog: Sendable {
 struct RequestLogging<Context: RequestContext>: RouterMiddleware {
     let log: RequestLog
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         if !request.uri.path.hasPrefix("/ws/") { log.append(request.uri.description) }
         return try await next(request, context)
     }

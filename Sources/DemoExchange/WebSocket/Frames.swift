@@ -1,4 +1,5 @@
 import AlertModel
+
 /// The text frames the exchange sends, written by hand so key order (and so every byte) is
 /// fixed: the same seed gives byte-identical frames, which tests compare.
 enum Frames {
@@ -20,7 +21,8 @@ enum Frames {
     /// public README, which lacks a quote), even ones are JSON of the wrong shape.
     static func invalid(_ n: Int) -> String {
         if n % 2 == 1 {
-            return #"{"topic":"coinIndex","id":null,"data":{"ANT_1":{"id":"ANT","name":"ANT","type: 1,"price":3.273782}}}"#
+            return
+                #"{"topic":"coinIndex","id":null,"data":{"ANT_1":{"id":"ANT","name":"ANT","type: 1,"price":3.273782}}}"#
         }
         return #"{"topic":"coinIndex","id":null,"data":[{"symbol":"ANT","price":"not a number"}]}"#
     }

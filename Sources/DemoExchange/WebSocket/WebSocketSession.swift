@@ -14,7 +14,9 @@ struct WebSocketSession: Sendable {
 
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let (id, outgoing) = hub.open()
-        stats.update { $0.connectionsAccepted += 1; $0.connectionsOpen += 1 }
+        stats.update {
+            $0.connectionsAccepted += 1; $0.connectionsOpen += 1
+        }
         defer {
             hub.remove(id)
             stats.update { $0.connectionsOpen -= 1 }
@@ -62,7 +64,8 @@ struct WebSocketSession: Sendable {
         // JSONSerialization, not the feeds' own reader: FeedJSON is internal to AlertFeeds, and a
         // client's control message is one small object.
         guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
-              let op = object["op"] as? String else {
+            let op = object["op"] as? String
+        else {
             hub.send(.control(Frames.error("not understood: expected ping or {\"op\":…,\"args\":[…]}")), to: id)
             return
         }

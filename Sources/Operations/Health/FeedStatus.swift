@@ -129,7 +129,10 @@ public final class FeedStatus: Sendable {
             let fresh = freshness(of: s, now: now)
             guard fresh.isHealthy else { return fresh }
             if let since = s.refusedSince, now - since >= staleAfter {
-                return .unhealthy(reason: "every tick for \(Int(Self.seconds(now - since))) s was timed more than --max-tick-skew ahead of the local clock")
+                return .unhealthy(
+                    reason:
+                        "every tick for \(Int(Self.seconds(now - since))) s was timed more than --max-tick-skew ahead of the local clock"
+                )
             }
             if !s.connected { return .unhealthy(reason: "disconnected: \(s.disconnectReason ?? "reconnecting")") }
             return .healthy
@@ -138,7 +141,8 @@ public final class FeedStatus: Sendable {
 
     private func freshness(of s: State, now: ContinuousClock.Instant) -> Verdict {
         guard let readyAt = s.readyAt else {
-            return .unhealthy(reason: s.markets == nil ? "starting: loading the market list" : "starting: connecting to the feed")
+            return .unhealthy(
+                reason: s.markets == nil ? "starting: loading the market list" : "starting: connecting to the feed")
         }
         let silence = now - (s.lastPrices ?? readyAt)
         if s.staleSince != nil || silence >= staleAfter {

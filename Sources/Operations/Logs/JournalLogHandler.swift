@@ -1,7 +1,8 @@
+import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
 
 /// Log lines for systemd's journal when standard error is connected to it: each line starts
 /// with its syslog priority, `<N>` (sd-daemon(3)), which journald strips and stores as the
@@ -30,7 +31,7 @@ public struct JournalLogHandler: LogHandler {
         let line = Self.line(level: event.level, label: label, message: "\(event.message)", metadata: all)
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
-        bytes.withUnsafeBytes { raw in  // one write(2) per line: lines from threads never interleave
+        bytes.withUnsafeBytes { raw in // one write(2) per line: lines from threads never interleave
             var offset = 0
             while offset < raw.count {
                 let written = write(2, raw.baseAddress! + offset, raw.count - offset)

@@ -40,7 +40,9 @@ struct CatalogMetricsFactory: MetricsFactory {
     }
 
     func destroyCounter(_ handler: any CounterHandler) { base.destroyCounter(handler) }
-    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { base.destroyFloatingPointCounter(handler) }
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
+        base.destroyFloatingPointCounter(handler)
+    }
     func destroyRecorder(_ handler: any RecorderHandler) { base.destroyRecorder(handler) }
     func destroyMeter(_ handler: any MeterHandler) { base.destroyMeter(handler) }
     func destroyTimer(_ handler: any TimerHandler) { base.destroyTimer(handler) }

@@ -28,31 +28,46 @@ public enum MetricsCatalog {
 
     public static let all: [Entry] = [
         Entry(name: ticks, type: "counter", labels: [], help: "Ticks accepted by the engine."),
-        Entry(name: dropped, type: "counter", labels: ["reason"],
-              help: "Ticks and frames dropped: malformed (a frame not understood), invalid-price, empty-symbol, out-of-order, ahead-of-clock."),
-        Entry(name: alerts, type: "counter", labels: ["rule"],
-              help: "Alerts made, by rule id (@feed-stale and @feed-recovered for the feed's own alerts)."),
-        Entry(name: deliveries, type: "counter", labels: ["sink", "outcome"],
-              help: "Delivery attempts by sink name and outcome: delivered, retried, dead, failed."),
+        Entry(
+            name: dropped, type: "counter", labels: ["reason"],
+            help:
+                "Ticks and frames dropped: malformed (a frame not understood), invalid-price, empty-symbol, out-of-order, ahead-of-clock."
+        ),
+        Entry(
+            name: alerts, type: "counter", labels: ["rule"],
+            help: "Alerts made, by rule id (@feed-stale and @feed-recovered for the feed's own alerts)."),
+        Entry(
+            name: deliveries, type: "counter", labels: ["sink", "outcome"],
+            help: "Delivery attempts by sink name and outcome: delivered, retried, dead, failed."),
         Entry(name: outboxDepth, type: "gauge", labels: [], help: "Deliveries waiting in the durable outbox."),
         Entry(name: feedConnected, type: "gauge", labels: [], help: "1 while the feed is connected, else 0."),
-        Entry(name: feedStale, type: "gauge", labels: [], help: "1 while the feed is declared stale (no prices for --stale-after), else 0."),
-        Entry(name: secondsSinceLastTick, type: "gauge", labels: [],
-              help: "Seconds since the last prices arrived (since start while none have)."),
-        Entry(name: reconnects, type: "counter", labels: [],
-              help: "Feed connections that ended or failed, each followed by a reconnect."),
-        Entry(name: eventsSilenced, type: "counter", labels: [],
-              help: "Events a silence kept from every sink (pricealert silence add)."),
-        Entry(name: eventsHeldTotal, type: "counter", labels: [],
-              help: "Events quiet hours held for a sink (one per sink), delivered as one digest when the window ends."),
-        Entry(name: eventsHeld, type: "gauge", labels: [],
-              help: "Events quiet hours hold now, over all sinks (listed by pricealert outbox list)."),
-        Entry(name: digestsOpen, type: "gauge", labels: [],
-              help: "Digests open now, collecting a group's events until their window ends or they are full."),
-        Entry(name: digestEvents, type: "gauge", labels: [],
-              help: "Events waiting in open digests now (listed by pricealert outbox list)."),
-        Entry(name: feedAlertsDamped, type: "counter", labels: [],
-              help: "@feed-stale and @feed-recovered alerts of a flapping feed that flap damping kept from the sinks."),
+        Entry(
+            name: feedStale, type: "gauge", labels: [],
+            help: "1 while the feed is declared stale (no prices for --stale-after), else 0."),
+        Entry(
+            name: secondsSinceLastTick, type: "gauge", labels: [],
+            help: "Seconds since the last prices arrived (since start while none have)."),
+        Entry(
+            name: reconnects, type: "counter", labels: [],
+            help: "Feed connections that ended or failed, each followed by a reconnect."),
+        Entry(
+            name: eventsSilenced, type: "counter", labels: [],
+            help: "Events a silence kept from every sink (pricealert silence add)."),
+        Entry(
+            name: eventsHeldTotal, type: "counter", labels: [],
+            help: "Events quiet hours held for a sink (one per sink), delivered as one digest when the window ends."),
+        Entry(
+            name: eventsHeld, type: "gauge", labels: [],
+            help: "Events quiet hours hold now, over all sinks (listed by pricealert outbox list)."),
+        Entry(
+            name: digestsOpen, type: "gauge", labels: [],
+            help: "Digests open now, collecting a group's events until their window ends or they are full."),
+        Entry(
+            name: digestEvents, type: "gauge", labels: [],
+            help: "Events waiting in open digests now (listed by pricealert outbox list)."),
+        Entry(
+            name: feedAlertsDamped, type: "counter", labels: [],
+            help: "@feed-stale and @feed-recovered alerts of a flapping feed that flap damping kept from the sinks.")
     ]
 
     static let help: [String: String] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0.help) })

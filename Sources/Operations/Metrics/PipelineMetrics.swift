@@ -22,7 +22,8 @@ public struct PipelineMetrics: Sendable {
         ticks = Counter(label: MetricsCatalog.ticks, factory: factory)
         var dropped: [DropReason: Counter] = [:]
         for reason in DropReason.allCases {
-            dropped[reason] = Counter(label: MetricsCatalog.dropped, dimensions: [("reason", reason.rawValue)], factory: factory)
+            dropped[reason] = Counter(
+                label: MetricsCatalog.dropped, dimensions: [("reason", reason.rawValue)], factory: factory)
         }
         self.dropped = dropped
         reconnects = Counter(label: MetricsCatalog.reconnects, factory: factory)

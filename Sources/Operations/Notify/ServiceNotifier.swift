@@ -23,7 +23,8 @@ public struct ServiceNotifier: Sendable {
         self.socket = socket
         var interval: Duration?
         if socket != nil, let text = environment["WATCHDOG_USEC"], let usec = UInt64(text), usec > 0,
-           environment["WATCHDOG_PID"].map({ Int32($0) == pid }) ?? true {
+            environment["WATCHDOG_PID"].map({ Int32($0) == pid }) ?? true
+        {
             interval = .microseconds(usec / 2)
         }
         watchdogInterval = interval
@@ -74,7 +75,7 @@ public struct ServiceNotifier: Sendable {
         address.sun_family = sa_family_t(AF_UNIX)
         var bytes = Array(path.utf8)
         let abstract = bytes.first == UInt8(ascii: "@")
-        if abstract { bytes[0] = 0 }  // Linux abstract namespace: a leading NUL, no terminator
+        if abstract { bytes[0] = 0 } // Linux abstract namespace: a leading NUL, no terminator
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         guard bytes.count < capacity else { throw NotifyError(socket: path, reason: "socket path too long") }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in

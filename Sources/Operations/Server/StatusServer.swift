@@ -50,8 +50,10 @@ public final class StatusServer: Sendable {
     private let connections = ConnectionCount()
 
     /// `refresh` runs before each scrape, to update gauges that are read rather than counted.
-    public init(host: String, port: Int, registry: PrometheusCollectorRegistry, status: FeedStatus,
-                logger: Logger, limits: Limits = Limits(), refresh: @escaping @Sendable () async -> Void) {
+    public init(
+        host: String, port: Int, registry: PrometheusCollectorRegistry, status: FeedStatus,
+        logger: Logger, limits: Limits = Limits(), refresh: @escaping @Sendable () async -> Void
+    ) {
         self.host = host
         self.port = port
         self.registry = registry
@@ -70,14 +72,16 @@ public final class StatusServer: Sendable {
     /// Binds and returns the bound port (the chosen one for port 0); throws when it cannot bind.
     public func start() async throws -> Int {
         let (ports, portSink) = AsyncStream<Result<SocketAddress?, any Error>>.makeStream()
-        var quiet = logger  // Hummingbird's own lines (one per request at debug) stay out of the journal
+        var quiet = logger // Hummingbird's own lines (one per request at debug) stay out of the journal
         quiet.logLevel = max(logger.logLevel, .notice)
         let app = Application(
             router: makeRouter(),
             server: .http1(configuration: .init(idleTimeout: .nanoseconds(limits.idleTimeout.nanoseconds))),
-            configuration: .init(address: .hostname(host, port: port), serverName: "pricealert",
-                                 availableConnectionsDelegate: ConnectionLimit(max: limits.maxConnections,
-                                                                               count: connections)),
+            configuration: .init(
+                address: .hostname(host, port: port), serverName: "pricealert",
+                availableConnectionsDelegate: ConnectionLimit(
+                    max: limits.maxConnections,
+                    count: connections)),
             onServerRunning: { channel in
                 // One connection per accept, so the limit is exact: the gate is asked before each.
                 try? await channel.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
@@ -99,7 +103,9 @@ public final class StatusServer: Sendable {
         let address = try first.get()
         running.withLock { $0 = Running(group: group, task: task) }
         if let address, !Self.isLoopback(address) {
-            logger.warning("--listen \(host): not a loopback address; /metrics and /healthz have no authentication, so anyone who can reach it can read them")
+            logger.warning(
+                "--listen \(host): not a loopback address; /metrics and /healthz have no authentication, so anyone who can reach it can read them"
+            )
         }
         return address?.port ?? 0
     }
@@ -112,7 +118,11 @@ public final class StatusServer: Sendable {
 
     /// Stops listening and waits for it. Safe to call twice, or without `start()`.
     public func stop() async {
-        guard let running = running.withLock({ running in defer { running = nil }; return running }) else { return }
+        guard
+            let running = running.withLock({ running in
+                defer { running = nil }; return running
+            })
+        else { return }
         await running.group.triggerGracefulShutdown()
         _ = try? await running.task.value
     }
@@ -124,16 +134,19 @@ public final class StatusServer: Sendable {
         let status = self.status
         router.get("metrics") { _, _ -> Response in
             await refresh()
-            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
         router.get("healthz") { _, _ -> Response in
-            let (code, text): (HTTPResponse.Status, String) = switch status.health() {
-            case .healthy: (.ok, "ok")
-            case .unhealthy(let reason): (.serviceUnavailable, reason)
-            }
-            return Response(status: code, headers: [.contentType: "text/plain; charset=utf-8"],
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: text + "\n")))
+            let (code, text): (HTTPResponse.Status, String) =
+                switch status.health() {
+                case .healthy: (.ok, "ok")
+                case .unhealthy(let reason): (.serviceUnavailable, reason)
+                }
+            return Response(
+                status: code, headers: [.contentType: "text/plain; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: text + "\n")))
         }
         return router
     }

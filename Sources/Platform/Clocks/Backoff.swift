@@ -25,8 +25,10 @@ public struct Backoff: Sendable, Equatable {
 
     /// The wait after `failures` failures in a row, never less than `floor` (a `Retry-After`).
     /// `random` picks in `0...ceiling` in whole milliseconds; injectable for tests.
-    public func delay(afterFailures failures: Int, atLeast floor: Duration = .zero,
-                      random: (ClosedRange<Int64>) -> Int64 = { Int64.random(in: $0) }) -> Duration {
+    public func delay(
+        afterFailures failures: Int, atLeast floor: Duration = .zero,
+        random: (ClosedRange<Int64>) -> Int64 = { Int64.random(in: $0) }
+    ) -> Duration {
         let wait = Duration.milliseconds(random(0...ceiling(afterFailures: failures).milliseconds))
         return max(wait, floor)
     }

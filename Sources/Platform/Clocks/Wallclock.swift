@@ -81,8 +81,11 @@ public struct ElapsedMillis: Sendable {
         (read, pause) = Self.functions(clock)
     }
 
-    private static func functions<C: Clock<Duration>>(_ clock: C)
-        -> (@Sendable () -> Int64, @Sendable (Duration) async throws -> Void) {
+    private static func functions<C: Clock<Duration>>(
+        _ clock: C
+    )
+        -> (@Sendable () -> Int64, @Sendable (Duration) async throws -> Void)
+    {
         let origin = clock.now
         return ({ origin.duration(to: clock.now).milliseconds }, { try await clock.sleep(for: $0) })
     }

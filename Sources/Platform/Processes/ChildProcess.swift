@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// Runs one program to completion with `posix_spawnp` (argv as given, never a shell), on a
 /// thread of its own so no cooperative thread waits for it.
@@ -46,18 +47,24 @@ public enum ChildProcess {
     /// Runs on a new detached thread and resumes when the child has ended (or been killed).
     public static func run(_ argv: [String], environment: [String], stdin: [UInt8], timeout: Int64) async -> Outcome {
         await withCheckedContinuation { continuation in
-            let job = Job { continuation.resume(returning: runBlocking(argv, environment: environment, stdin: stdin, timeout: timeout)) }
+            let job = Job {
+                continuation.resume(
+                    returning: runBlocking(argv, environment: environment, stdin: stdin, timeout: timeout))
+            }
             let retained = Unmanaged.passRetained(job).toOpaque()
             var thread = pthread_t()
-            let rc = pthread_create(&thread, nil, { argument in
-                Unmanaged<Job>.fromOpaque(argument!).takeRetainedValue().body()
-                return nil
-            }, retained)
+            let rc = pthread_create(
+                &thread, nil,
+                { argument in
+                    Unmanaged<Job>.fromOpaque(argument!).takeRetainedValue().body()
+                    return nil
+                }, retained)
             if rc == 0 {
                 pthread_detach(thread)
             } else {
                 Unmanaged<Job>.fromOpaque(retained).release()
-                continuation.resume(returning: Outcome(ending: .spawnFailed(rc), stderr: Array("cannot start a thread".utf8)))
+                continuation.resume(
+                    returning: Outcome(ending: .spawnFailed(rc), stderr: Array("cannot start a thread".utf8)))
             }
         }
     }
@@ -89,7 +96,8 @@ public enum ChildProcess {
         defer { posix_spawnattr_destroy(&attributes) }
         // A new process group (so it can be stopped as a whole), no blocked signals, and SIGPIPE
         // back to its default (pricealert ignores it, and ignored signals survive exec).
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         posix_spawnattr_setpgroup(&attributes, 0)
         var noSignals = sigset_t()
         sigemptyset(&noSignals)
@@ -132,8 +140,10 @@ public enum ChildProcess {
             if remaining <= 0 { break }
             // A child's end is no descriptor event: look again every 10 ms.
             let wait = Int32(min(remaining, 10))
-            var pollers = [pollfd(fd: stderrOpen ? errPipe[0] : -1, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: input.fd, events: Int16(POLLOUT), revents: 0)]
+            var pollers = [
+                pollfd(fd: stderrOpen ? errPipe[0] : -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: input.fd, events: Int16(POLLOUT), revents: 0)
+            ]
             if poll(&pollers, 2, wait) > 0 {
                 if pollers[1].revents != 0 { input.feed() }
                 if pollers[0].revents != 0 { stderrOpen = readAvailable(errPipe[0], into: &stderr) }
@@ -167,7 +177,9 @@ public enum ChildProcess {
     private static func hasEnded(_ pid: pid_t) -> Bool {
         var info = siginfo_t()
         while true {
-            if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 { return info._sifields._sigchld.si_pid == pid }
+            if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 {
+                return info._sifields._sigchld.si_pid == pid
+            }
             if errno != EINTR { return true }
         }
     }

@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// What pricealert sets for the whole process, in one place, once, before anything else runs:
 /// the executable calls `atStart()` first, and so does every test or benchmark that writes to

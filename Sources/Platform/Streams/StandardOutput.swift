@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// The program's standard output. Every line the program prints goes through `shared`, whose
 /// lock makes each line one uninterrupted write, so alert lines from sinks and the CLI's own

@@ -1,4 +1,5 @@
 import AlertFeeds
+import AlertModel
 import ArgumentParser
 
 /// `--source`, `--endpoint` and how the feed runs, shared by `run`, `markets` and `record`.
@@ -17,7 +18,8 @@ struct SourceOptions: ParsableArguments {
     /// `--source` is optional).
     static func check(source: String, endpoint: String?) throws {
         guard SourceRegistry.names.contains(source) else {
-            throw ValidationError("unknown source \(UserText.single(source)); known: \(SourceRegistry.names.joined(separator: ", "))")
+            throw ValidationError(
+                "unknown source \(UserText.single(source)); known: \(SourceRegistry.names.joined(separator: ", "))")
         }
         if let endpoint, !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) {
             throw ValidationError("--endpoint must be an http:// or https:// URL")
@@ -43,7 +45,10 @@ struct FeedTuning: ParsableArguments {
 
 /// `--max-tick-skew`, for the commands that evaluate live ticks (`run`, `demo`, `check`).
 struct TickSkewOption: ParsableArguments {
-    @Option(help: "Refuse a live tick timed further ahead of the local clock than this, and take saved times beyond it as not seen (e.g. 5m).")
+    @Option(
+        help:
+            "Refuse a live tick timed further ahead of the local clock than this, and take saved times beyond it as not seen (e.g. 5m)."
+    )
     var maxTickSkew: DurationArgument = DurationArgument(FeedOptions.defaultMaxTickSkew)
 
     /// `options` with this skew.
@@ -69,5 +74,3 @@ struct DurationArgument: ExpressibleByArgument, Sendable {
 
     var defaultValueDescription: String { DurationText.format(duration.milliseconds) }
 }
-
-import AlertModel

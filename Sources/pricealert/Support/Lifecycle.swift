@@ -8,9 +8,10 @@ import Synchronization
 enum Lifecycle {
     static func run<T: Sendable>(logger: Logger, _ body: @escaping @Sendable () async -> T) async throws -> T {
         let service = BodyService(body: body)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         return service.result.withLock { $0! }
     }
@@ -30,7 +31,7 @@ enum Lifecycle {
                     result = value
                     group.cancelAll()
                 } else if result == nil {
-                    group.cancelAll()  // time is up: cancel the body and wait for what it returns
+                    group.cancelAll() // time is up: cancel the body and wait for what it returns
                 }
             }
             return result!

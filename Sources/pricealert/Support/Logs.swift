@@ -18,14 +18,19 @@ enum Logs {
         let journal = JournalLogHandler.isJournal(journalStream: Environment.value("JOURNAL_STREAM"))
         LoggingSystem.bootstrap { label in
             var handler: any LogHandler
-            if journal { handler = JournalLogHandler(label: label) } else { handler = StreamLogHandler.standardError(label: label) }
+            if journal {
+                handler = JournalLogHandler(label: label)
+            } else {
+                handler = StreamLogHandler.standardError(label: label)
+            }
             handler.logLevel = level
             return handler
         }
         if let setting, chosen == nil {
             let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
             Logger(label: "pricealert").warning(
-                "PRICEALERT_LOG_LEVEL=\(UserText.double(setting)) is not a log level (\(names), or warn); logging at info")
+                "PRICEALERT_LOG_LEVEL=\(UserText.double(setting)) is not a log level (\(names), or warn); logging at info"
+            )
         }
     }
 

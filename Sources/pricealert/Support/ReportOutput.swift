@@ -24,8 +24,9 @@ struct ReportOutput {
         }
         self.path = path
         output = StandardOutput(fileDescriptor: fd)
-        report = ReplayReport(ruleIDs: rules.map(\.id),
-                              sources: [("Rules", ruleFiles.joined(separator: ", ")), ("Ticks", ticks)])
+        report = ReplayReport(
+            ruleIDs: rules.map(\.id),
+            sources: [("Rules", ruleFiles.joined(separator: ", ")), ("Ticks", ticks)])
     }
 
     /// Writes the page; exits 73 naming the file when it cannot.

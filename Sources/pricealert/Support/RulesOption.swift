@@ -4,9 +4,11 @@ import ArgumentParser
 /// `--rules FILE...`, required: the rule files a command evaluates, in order. Both
 /// `--rules A B` and `--rules A --rules B` give [A, B].
 struct RulesOption: ParsableArguments {
-    @Option(name: .customLong("rules"), parsing: .upToNextOption,
-            help: ArgumentHelp("Rule files, evaluated together in the order given (--rules A B, or --rules A --rules B).",
-                               valueName: "file"))
+    @Option(
+        name: .customLong("rules"), parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "Rule files, evaluated together in the order given (--rules A B, or --rules A --rules B).",
+            valueName: "file"))
     var files: [String]
 
     func validate() throws {

@@ -11,9 +11,11 @@ import Platform
 /// `--state DIR`: the folder holding the outbox (default `$STATE_DIRECTORY`, else
 /// `$XDG_STATE_HOME/pricealert`, else `~/.local/state/pricealert`).
 struct StateOption: ParsableArguments {
-    @Option(name: .customLong("state"), help: ArgumentHelp(
-        "The state folder (engine state and outbox); default $STATE_DIRECTORY, $XDG_STATE_HOME/pricealert or ~/.local/state/pricealert.",
-        valueName: "dir"))
+    @Option(
+        name: .customLong("state"),
+        help: ArgumentHelp(
+            "The state folder (engine state and outbox); default $STATE_DIRECTORY, $XDG_STATE_HOME/pricealert or ~/.local/state/pricealert.",
+            valueName: "dir"))
     var path: String?
 
     /// The rules cache in the state folder (see `RuleCache`); nil when the folder cannot be

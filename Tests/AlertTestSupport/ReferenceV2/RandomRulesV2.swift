@@ -27,7 +27,9 @@ public enum RandomRulesV2 {
                 when = w
                 crossingOrMove = crossing
             case 2, 3, 4:
-                let members = (0..<Int.random(in: 2...3, using: &rng)).map { _ in leaf(&rng, level: level, portfolio: portfolio) }
+                let members = (0..<Int.random(in: 2...3, using: &rng)).map { _ in
+                    leaf(&rng, level: level, portfolio: portfolio)
+                }
                 let inner = members.map(\.0).joined(separator: ", ")
                 crossingOrMove = members.contains { $0.1 }
                 if Bool.random(using: &rng) {
@@ -53,7 +55,9 @@ public enum RandomRulesV2 {
             keys.append(#""cooldown": "\#(["0s", "0s", "30s", "2m"].randomElement(using: &rng)!)""#)
             // A range that is the whole condition takes no hysteresis (an error in both versions);
             // the value is still drawn, so every seed gives the streams it always gave.
-            let loneRange = !when.hasPrefix(#"{"all""#) && !when.hasPrefix(#"{"any""#) && (when.contains(#""inside""#) || when.contains(#""outside""#))
+            let loneRange =
+                !when.hasPrefix(#"{"all""#) && !when.hasPrefix(#"{"any""#)
+                && (when.contains(#""inside""#) || when.contains(#""outside""#))
             if !percentMove {
                 let h = [0, 0, 0.5, 1].randomElement(using: &rng)!
                 if !loneRange { keys.append(#""hysteresis": \#(h)"#) }
@@ -90,7 +94,11 @@ public enum RandomRulesV2 {
         switch Int.random(in: 0..<(portfolio ? 8 : 7), using: &rng) {
         case 0: return (#"{"price": {"\#(side)": \#(x)}}"#, false)
         case 1: return (#"{"price": {"\#(Bool.random(using: &rng) ? "crossesAbove" : "crossesBelow")": \#(x)}}"#, true)
-        case 2: return (#"{"price": {"\#(Bool.random(using: &rng) ? "inside" : "outside")": [\#(x * 0.99), \#(x * 1.01)]}}"#, false)
+        case 2:
+            return (
+                #"{"price": {"\#(Bool.random(using: &rng) ? "inside" : "outside")": [\#(x * 0.99), \#(x * 1.01)]}}"#,
+                false
+            )
         case 3, 4: return (#"{"change": {"window": "\#(window)", "\#(side)": \#(c)}}"#, false)
         case 5: return (#"{"fromHigh": {"window": "\#(window)", "below": \#(-abs(c) - 0.5)}}"#, false)
         case 6: return (#"{"fromLow": {"window": "\#(window)", "above": \#(abs(c) + 0.5)}}"#, false)
@@ -117,7 +125,8 @@ public enum RandomRulesV2 {
             case 1: p = -p
             default: break
             }
-            let change: Double? = Int.random(in: 0..<4, using: &rng) == 0 ? Double(Int.random(in: -4...4, using: &rng)) : nil
+            let change: Double? =
+                Int.random(in: 0..<4, using: &rng) == 0 ? Double(Int.random(in: -4...4, using: &rng)) : nil
             return Tick(time: t, symbol: symbol, price: p, change24h: change)
         }
     }
@@ -130,8 +139,12 @@ public enum RandomRulesV2 {
                 let s = first + Int64(h) * 3_600_000
                 let open = 100 * Double.random(in: 0.95...1.05, using: &rng)
                 let close = 100 * Double.random(in: 0.95...1.05, using: &rng)
-                return (symbol, Candle(start: s, end: s + 3_600_000, open: open, high: max(open, close) * 1.01,
-                                       low: min(open, close) * 0.99, close: close))
+                return (
+                    symbol,
+                    Candle(
+                        start: s, end: s + 3_600_000, open: open, high: max(open, close) * 1.01,
+                        low: min(open, close) * 0.99, close: close)
+                )
             }
         }
     }

@@ -15,8 +15,9 @@ extension RefEvent {
         case .range(let l, let h): threshold = .range(l, h)
         case .none: threshold = .none
         }
-        self.init(kind, alert.rule, alert.symbol, alert.time, price: alert.price, value: alert.value,
-                  threshold: threshold, reminder: alert.reminder)
+        self.init(
+            kind, alert.rule, alert.symbol, alert.time, price: alert.price, value: alert.value,
+            threshold: threshold, reminder: alert.reminder)
         occurrence = alert.occurrence
     }
 }

@@ -14,8 +14,10 @@ public struct RefEvent: Equatable, CustomStringConvertible, Sendable {
     /// The reminder's number since the pair last fired normally; nil for other kinds.
     public var reminder: Int?
 
-    public init(_ kind: Kind, _ rule: String, _ symbol: String, _ time: Int64, price: Double, value: Double,
-                threshold: Threshold, reminder: Int? = nil) {
+    public init(
+        _ kind: Kind, _ rule: String, _ symbol: String, _ time: Int64, price: Double, value: Double,
+        threshold: Threshold, reminder: Int? = nil
+    ) {
         self.kind = kind
         self.rule = rule
         self.symbol = symbol
@@ -42,6 +44,7 @@ public struct RefEvent: Equatable, CustomStringConvertible, Sendable {
         case .number(let x): th = "\(x)"
         case .range(let l, let h): th = "[\(l),\(h)]"
         }
-        return "\(kind.rawValue) \(id) price=\(price) value=\(value) threshold=\(th)" + (reminder.map { " reminder=\($0)" } ?? "")
+        return "\(kind.rawValue) \(id) price=\(price) value=\(value) threshold=\(th)"
+            + (reminder.map { " reminder=\($0)" } ?? "")
     }
 }

@@ -67,7 +67,9 @@ public struct RefRuleSet {
     }
 
     private func rule(_ json: RefJSON, defaults: RefJSON?, version: Int) throws -> RefRule {
-        guard let id = json["id"]?.string, let when = json["when"] else { throw RefReadError("rule without id or when") }
+        guard let id = json["id"]?.string, let when = json["when"] else {
+            throw RefReadError("rule without id or when")
+        }
         let scope: RefRule.Scope
         if let s = json["symbol"]?.string {
             scope = .symbols([s.uppercased()])

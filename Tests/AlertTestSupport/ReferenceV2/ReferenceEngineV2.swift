@@ -99,7 +99,8 @@ public final class ReferenceEngineV2 {
             dropped += 1
             return []
         }
-        var events = evaluate(symbol: symbol, time: tick.time, price: tick.price, change24h: tick.change24h, portfolio: nil)
+        var events = evaluate(
+            symbol: symbol, time: tick.time, price: tick.price, change24h: tick.change24h, portfolio: nil)
         // Choice: the value uses live prices only (`prev`); seeded history does not make a
         // holding count as having ticked.
         for portfolio in set.portfolios where portfolio.holdings.contains(where: { $0.0 == symbol }) {
@@ -114,13 +115,16 @@ public final class ReferenceEngineV2 {
                 droppedSynthetic += 1
                 continue
             }
-            events += evaluate(symbol: portfolio.symbol, time: tick.time, price: value, change24h: nil, portfolio: portfolio)
+            events += evaluate(
+                symbol: portfolio.symbol, time: tick.time, price: value, change24h: nil, portfolio: portfolio)
         }
         return events
     }
 
-    private func evaluate(symbol: String, time t: Int64, price p: Double, change24h: Double?,
-                          portfolio: RefPortfolio?) -> [RefEvent] {
+    private func evaluate(
+        symbol: String, time t: Int64, price p: Double, change24h: Double?,
+        portfolio: RefPortfolio?
+    ) -> [RefEvent] {
         var s = series[symbol] ?? Series()
         s.insert(Stored(time: t, price: p))
         series[symbol] = s
@@ -136,8 +140,10 @@ public final class ReferenceEngineV2 {
                 let m = (p - ref) / ref * 100
                 if abs(m) >= percent, cooled {
                     // Choice: a percent move's threshold is ±P, signed like the move.
-                    events.append(RefEvent(.alert, rule.id, symbol, t, price: p, value: m,
-                                           threshold: .number(m > 0 ? percent : -percent)))
+                    events.append(
+                        RefEvent(
+                            .alert, rule.id, symbol, t, price: p, value: m,
+                            threshold: .number(m > 0 ? percent : -percent)))
                     pair.reference = p
                     pair.lastFired = t
                 }
@@ -148,8 +154,10 @@ public final class ReferenceEngineV2 {
                 let down = p < level * step - g
                 if up || down, cooled {
                     let k = (p / step).rounded(.down)
-                    events.append(RefEvent(.alert, rule.id, symbol, t, price: p, value: p,
-                                           threshold: .number(up ? k * step : (k + 1) * step)))
+                    events.append(
+                        RefEvent(
+                            .alert, rule.id, symbol, t, price: p, value: p,
+                            threshold: .number(up ? k * step : (k + 1) * step)))
                     pair.reference = k
                     pair.lastFired = t
                 }
@@ -163,21 +171,26 @@ public final class ReferenceEngineV2 {
                 // for `all`/`any`).
                 let sustained = rule.sustain.map { d in pair.since.map { t - $0 >= d } ?? false } ?? true
                 if pair.armed, v.f, sustained, cooled {
-                    events.append(RefEvent(.alert, rule.id, symbol, t, price: p, value: v.value, threshold: v.threshold))
+                    events.append(
+                        RefEvent(.alert, rule.id, symbol, t, price: p, value: v.value, threshold: v.threshold))
                     pair.lastFired = t
                     pair.armed = false
                     pair.since = nil
                     pair.reminders = 0
                 } else if case .every(let every) = rule.repeatMode, !pair.armed, v.k,
-                          let last = pair.lastFired, t - last >= max(every, rule.cooldown) {
+                    let last = pair.lastFired, t - last >= max(every, rule.cooldown)
+                {
                     pair.reminders += 1
-                    events.append(RefEvent(.reminder, rule.id, symbol, t, price: p, value: v.value,
-                                           threshold: v.threshold, reminder: pair.reminders))
+                    events.append(
+                        RefEvent(
+                            .reminder, rule.id, symbol, t, price: p, value: v.value,
+                            threshold: v.threshold, reminder: pair.reminders))
                     pair.lastFired = t
                 } else if !pair.armed, rule.repeatMode != .once, v.r {
                     pair.armed = true
                     if rule.resolve {
-                        events.append(RefEvent(.resolved, rule.id, symbol, t, price: p, value: v.value, threshold: v.threshold))
+                        events.append(
+                            RefEvent(.resolved, rule.id, symbol, t, price: p, value: v.value, threshold: v.threshold))
                     }
                 }
             }
@@ -197,21 +210,24 @@ public final class ReferenceEngineV2 {
         case .match(let filter):
             guard portfolio == nil, let markets else { return false }
             return markets.contains { market in
-                market.symbol.uppercased() == symbol && filter.allSatisfy { key, want in
-                    switch key {
-                    case "future": return want.bool == market.future
-                    case "active": return want.bool == market.active
-                    case "quote": return want.string?.uppercased() == market.quote.uppercased()
-                    case "base": return want.string?.uppercased() == market.base.uppercased()
-                    default: return false
+                market.symbol.uppercased() == symbol
+                    && filter.allSatisfy { key, want in
+                        switch key {
+                        case "future": return want.bool == market.future
+                        case "active": return want.bool == market.active
+                        case "quote": return want.string?.uppercased() == market.quote.uppercased()
+                        case "base": return want.string?.uppercased() == market.base.uppercased()
+                        default: return false
+                        }
                     }
-                }
             }
         }
     }
 
-    private func verdict(_ condition: RefRule.Condition, _ rule: RefRule, _ s: Series, t: Int64, p: Double,
-                         change24h: Double?, portfolio: RefPortfolio?) -> Verdict {
+    private func verdict(
+        _ condition: RefRule.Condition, _ rule: RefRule, _ s: Series, t: Int64, p: Double,
+        change24h: Double?, portfolio: RefPortfolio?
+    ) -> Verdict {
         let h = rule.hysteresis
         func level(_ x: Double, above: Bool, crossing: Bool) -> Verdict {
             var v = Verdict(value: p, threshold: .number(x))
@@ -277,7 +293,8 @@ public final class ReferenceEngineV2 {
         version >= 2 && window > 86_400_000 ? 3_600_000 : 60_000
     }
 
-    private func change(_ s: Series, t: Int64, p: Double, window w: Int64, change24h: Double?, version: Int) -> Double? {
+    private func change(_ s: Series, t: Int64, p: Double, window w: Int64, change24h: Double?, version: Int) -> Double?
+    {
         if w == 86_400_000, let c = change24h { return c }
         guard let first = s.ticks.first, first.time <= t - w else { return nil }
         let size = bucket(w, version: version)

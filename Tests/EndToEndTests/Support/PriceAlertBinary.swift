@@ -22,8 +22,10 @@ struct PriceAlertBinary {
     /// With `signalAfter`, sends `signal` after that many seconds (SIGTERM as systemd would).
     /// Gives up (killing the process) after `timeout` seconds, so a hung binary fails the test.
     /// Waiting suspends (never blocks a thread), so tests running beside it are not starved.
-    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:],
-                    signalAfter: TimeInterval? = nil, signal: Int32 = SIGTERM, timeout: TimeInterval = 60) async throws -> Result {
+    static func run(
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:],
+        signalAfter: TimeInterval? = nil, signal: Int32 = SIGTERM, timeout: TimeInterval = 60
+    ) async throws -> Result {
         let running = try start(arguments, in: directory, environment: environment)
         if let signalAfter {
             try await Task.sleep(for: .milliseconds(Int(signalAfter * 1000)))
@@ -33,7 +35,9 @@ struct PriceAlertBinary {
     }
 
     /// Starts the binary and returns at once; both output pipes are drained as it runs.
-    static func start(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> Running {
+    static func start(
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]
+    ) throws -> Running {
         var env = ProcessInfo.processInfo.environment
         // The default state folder is a fresh one per run, never the user's: a test that wants
         // state kept between runs says --state. It is removed once the process has ended.
