@@ -44,6 +44,15 @@ public struct StateFolder: Sendable, Equatable, CustomStringConvertible {
         return result
     }
 
+    /// The folder `explicit` names (nil: the default one for this process's environment), or
+    /// nil when it cannot be named; opening it through `resolve` then says why.
+    public static func named(_ explicit: String?) -> StateFolder? {
+        try? resolve(explicit: explicit, environment: processEnvironment)
+    }
+
+    /// Whether the folder holds a database already (every run after the first).
+    public var hasDatabase: Bool { access(databasePath, F_OK) == 0 }
+
     public var databasePath: String { path + "/pricealert.sqlite" }
     public var lockPath: String { path + "/pricealert.lock" }
 

@@ -82,12 +82,13 @@ struct CheckCommand: AsyncParsableCommand {
         // A state folder that holds a database (every run after the first) opens (lock,
         // database, schema) while the rule files are read. A rule file's errors still come
         // first and alone; a folder opened for nothing is closed, and none is created for them.
-        let opening = state.hasDatabase ? Task { [path = state.path] in StateOption.open(path) } : nil
+        let folder = StateFolder.named(state.path)
+        let opening = folder?.hasDatabase == true ? Task { [path = state.path] in StateOption.open(path) } : nil
         let ruleSet: RuleSet
         let missedKey: [UInt8]?
         let sinks: [String: any Sink]
         do {
-            (ruleSet, missedKey) = try Inputs.rules(rules.files, cache: state.ruleCache)
+            (ruleSet, missedKey) = try Inputs.rules(rules.files, cache: folder.map(RuleCache.init))
             sinks = try Inputs.sinks(for: ruleSet)
         } catch {
             if let opening, case .success(let store) = await opening.value { store.close() }

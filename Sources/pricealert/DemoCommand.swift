@@ -2,16 +2,11 @@ import AlertFeeds
 import AlertHTTP
 import AlertModel
 import AlertPipeline
-import AlertRules
 import AlertSinks
 import ArgumentParser
 import DemoExchange
 import Logging
-
-#if canImport(Glibc)
-import Glibc
 import Platform
-#endif
 
 /// `pricealert demo`: the embedded exchange and `run` together, offline: the demo rules
 /// against simulated BTSE prices, alerts on standard output.
@@ -48,7 +43,8 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         Logs.bootstrap()
         RuleReload.ignoreUntilListening()
-        let ruleSet = try loadRules()
+        let demoRules = RuleFiles.demo(given: rules, demoFile: DemoRules.path, builtIn: DemoRules.text)
+        let ruleSet = try Inputs.rules(demoRules.rules)
         let sinks = try Inputs.sinks(for: ruleSet)
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, state: state)
         let loaded = try delivery.store.map(state.loadSaved)?.take() ?? []
@@ -75,7 +71,7 @@ struct DemoCommand: AsyncParsableCommand {
                     source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: NIOHTTPClient.shared,
                     options: skew.applied(to: tuning.options), logger: logger),
                 delivery: delivery, options: daemon, duration: duration?.duration, logger: logger,
-                rulePaths: rulePaths, saved: saved)
+                rulePaths: demoRules.paths, saved: saved)
         } catch {
             await exchange.stop()
             throw error
@@ -84,22 +80,5 @@ struct DemoCommand: AsyncParsableCommand {
         StandardError.write("demo: \(outcome.stats.accepted) ticks, \(outcome.stats.alerts) alerts")
         if outcome.unwritten || outcome.stateLost != nil { throw ExitCodes.stateUnusable }
         if outcome.deliveryFailures > 0 { throw ExitCodes.deliveryFailed }
-    }
-
-    /// The files SIGHUP re-reads: the ones in use, if any.
-    private var rulePaths: [String] {
-        if !rules.isEmpty { return rules }
-        return access(DemoRules.path, F_OK) == 0 ? [DemoRules.path] : []
-    }
-
-    private func loadRules() throws -> RuleSet {
-        if !rules.isEmpty { return AlertListing.printingEveryAlert(try Inputs.rules(rules)) }
-        if access(DemoRules.path, F_OK) == 0 { return try Inputs.rules([DemoRules.path]) }
-        switch RuleLoader.load([RuleSource(path: "(built-in demo rules)", bytes: Array(DemoRules.text.utf8))]) {
-        case .success(let ruleSet): return ruleSet
-        case .failure(let errors):
-            StandardError.write(lines: errors.diagnostics.map(\.description))
-            throw ExitCodes.dataError
-        }
     }
 }

@@ -74,8 +74,7 @@ struct ReplayCommand: AsyncParsableCommand {
         let marketList = try markets.map(Inputs.markets)
         var evaluator = Evaluator(ruleSet: ruleSet, markets: marketList)
         if evaluator.hasMatchRules, marketList == nil {
-            StandardError.write(
-                "pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
+            Evaluator.noteNoMarketList()
         }
         let dispatcher: AlertDelivery? =
             if dispatch {

@@ -81,4 +81,45 @@ struct CheckRestoreTests {
         #expect(changed.liveLimit == nil)
         #expect(changed.filled == nil)
     }
+
+    @Test func theStateFolderSaysWhetherItHoldsADatabase() throws {
+        let named = try #require(StateFolder.named(folder + "/state"))
+        #expect(named == StateFolder(path: folder + "/state"))
+        #expect(!named.hasDatabase)
+        let store = try StateStore.open(named)
+        store.close()
+        #expect(named.hasDatabase)
+    }
+
+    @Test func demoRulesAreTheGivenFilesElseTheDemoFileElseTheBuiltInOnes() throws {
+        let builtIn =
+            #"{"version": 1, "rules": [{"id": "built-in", "symbol": "BTC", "when": {"price": {"above": 1}}}]}"#
+        let demoFile = folder + "/demo.json"
+        let none = RuleFiles.demo(given: [], demoFile: demoFile, builtIn: builtIn)
+        #expect(none.paths == [])
+        #expect(try none.rules.get().rules.map(\.id) == ["built-in"])
+
+        let given = folder + "/silent.json"
+        let silent =
+            #"{"version": 1, "rules": [{"id": "silent", "symbol": "BTC", "notify": [], "when": {"price": {"above": 1}}}]}"#
+        try silent.write(toFile: given, atomically: true, encoding: .utf8)
+        let chosen = RuleFiles.demo(given: [given], demoFile: demoFile, builtIn: builtIn)
+        #expect(chosen.paths == [given])
+        let printing = try chosen.rules.get()
+        #expect(printing.rules.map(\.id) == ["silent"])
+        let stdout = AlertListing.printingSinks(of: printing)
+        #expect(printing.rules.allSatisfy { $0.notify.contains(where: stdout.contains) })
+
+        let rules = try writeRules()
+
+        try FileManager.default.copyItem(atPath: rules, toPath: demoFile)
+        let fromFile = RuleFiles.demo(given: [], demoFile: demoFile, builtIn: builtIn)
+        #expect(fromFile.paths == [demoFile])
+        #expect(try fromFile.rules.get().rules.map(\.id) == ["btc-high", "usd-spot"])
+
+        guard case .failure(.invalid) = RuleFiles.demo(given: [], demoFile: folder + "/none", builtIn: "{").rules else {
+            Issue.record("broken built-in rules loaded")
+            return
+        }
+    }
 }

@@ -2,6 +2,10 @@ import AlertModel
 import AlertRules
 import AlertStore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Rule files as the commands load them: together (`RuleLoader`), and for `check` through the
 /// rules cache of its state folder. What is wrong comes back as a `RuleLoadFailure`; saying it
 /// and the exit code are the command line's.
@@ -36,5 +40,17 @@ public enum RuleFiles {
             }
             return RuleLoader.load(sources).mapError(RuleLoadFailure.invalid).map { ($0, key) }
         }
+    }
+
+    /// The rules `demo` runs, and the files a SIGHUP re-reads: `given` when any, each alert then
+    /// printed on standard output too; else the file at `demoFile` when it exists; else the
+    /// built-in rules `builtIn` (no file to re-read).
+    public static func demo(
+        given: [String], demoFile: String, builtIn: String
+    ) -> (rules: Result<RuleSet, RuleLoadFailure>, paths: [String]) {
+        if !given.isEmpty { return (load(given).map(AlertListing.printingEveryAlert), given) }
+        if access(demoFile, F_OK) == 0 { return (load([demoFile]), [demoFile]) }
+        let source = RuleSource(path: "(built-in demo rules)", bytes: Array(builtIn.utf8))
+        return (RuleLoader.load([source]).mapError(RuleLoadFailure.invalid), [])
     }
 }

@@ -22,7 +22,7 @@ enum Inputs {
     }
 
     /// What loading gave, or every problem printed and the exit (65, 66).
-    private static func rules<T>(_ result: Result<T, RuleLoadFailure>) throws -> T {
+    static func rules<T>(_ result: Result<T, RuleLoadFailure>) throws -> T {
         switch result {
         case .success(let loaded):
             return loaded

@@ -18,21 +18,9 @@ struct StateOption: ParsableArguments {
             valueName: "dir"))
     var path: String?
 
-    /// The rules cache in the state folder (see `RuleCache`); nil when the folder cannot be
-    /// named (opening it will say why).
-    var ruleCache: RuleCache? {
-        (try? Self.folder(path)).map(RuleCache.init)
-    }
-
     /// The state folder `path` names (nil: the default one).
     static func folder(_ path: String?) throws(StateError) -> StateFolder {
         try StateFolder.resolve(explicit: path, environment: StateFolder.processEnvironment)
-    }
-
-    /// Whether the state folder can be named and holds a database already.
-    var hasDatabase: Bool {
-        guard let folder = try? Self.folder(path) else { return false }
-        return access(folder.databasePath, F_OK) == 0
     }
 
     /// Opens the state folder; exits 73 (75 when another pricealert holds it) with a message
