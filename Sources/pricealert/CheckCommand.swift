@@ -159,7 +159,6 @@ struct CheckCommand: AsyncParsableCommand {
     private func loadInput(
         saved: MarketsSave?, into evaluator: inout Evaluator
     ) async throws -> CheckRun.Input {
-        let needsMarkets = evaluator.hasMatchRules || evaluator.watchesListings
         let now = Wallclock.millis()
         var list: MarketsSave? = saved
         if let markets {
@@ -167,29 +166,16 @@ struct CheckCommand: AsyncParsableCommand {
         }
         guard let source else {
             let file = try readTicks(into: &evaluator)
-            if needsMarkets, list == nil {
-                StandardError.write(
-                    "pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
-            }
+            if evaluator.needsMarketList, list == nil { Evaluator.noteNoMarketList() }
             return CheckRun.Input(ticks: file.ticks, lines: file.lines, malformed: file.malformed, markets: list)
         }
-        let feed = try SourceRegistry.make(source, endpoint: endpoint)
-        let http = NIOHTTPClient.shared
-        if needsMarkets, markets == nil {
-            do {
-                list = try await CheckRun.marketList(
-                    kept: list, from: feed, http: http, now: now,
-                    every: marketsEvery.duration.milliseconds)
-            } catch {
-                StandardError.write("pricealert: error: \(feed.name): \(error)")
-                throw ExitCodes.unavailable
-            }
-        }
         do {
-            let ticks = try await feed.snapshot(http: http)
-            return CheckRun.Input(ticks: ticks, lines: nil, malformed: 0, markets: list)
-        } catch {
-            StandardError.write("pricealert: error: \(feed.name): \(error)")
+            return try await CheckRun.snapshot(
+                from: try SourceRegistry.make(source, endpoint: endpoint), http: NIOHTTPClient.shared, markets: list,
+                refreshEvery: evaluator.needsMarketList && markets == nil ? marketsEvery.duration.milliseconds : nil,
+                now: now)
+        } catch let failure as SourceUnavailable {
+            StandardError.write("pricealert: error: \(failure)")
             throw ExitCodes.unavailable
         }
     }

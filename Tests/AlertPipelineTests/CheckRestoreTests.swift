@@ -1,7 +1,10 @@
+import AlertFeeds
+import AlertHTTP
 import AlertModel
 import AlertPipeline
 import AlertRules
 import AlertStore
+import DemoExchange
 import Foundation
 import Testing
 
@@ -120,6 +123,40 @@ struct CheckRestoreTests {
         guard case .failure(.invalid) = RuleFiles.demo(given: [], demoFile: folder + "/none", builtIn: "{").rules else {
             Issue.record("broken built-in rules loaded")
             return
+        }
+    }
+
+    @Test func aSnapshotKeepsAYoungMarketListFetchesAnOldOneAndNamesASourceThatIsGone() async throws {
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 11, interval: .milliseconds(200))))
+        let port = try await exchange.start()
+        let feed = BTSESource(endpoint: "http://127.0.0.1:\(port)")
+        let http = NIOHTTPClient.shared
+        let btc = Market(symbol: "BTC-USD", base: "BTC", quote: "USD", future: false, active: true)
+        let saved = MarketsSave(markets: [btc], source: feed.name, fetchedAt: 1_000)
+
+        let young = try await CheckRun.snapshot(
+            from: feed, http: http, markets: saved, refreshEvery: 3_600_000, now: 2_000)
+        #expect(young.markets == saved)
+        #expect(!young.ticks.isEmpty)
+        #expect(young.lines == nil)
+
+        let asGiven = try await CheckRun.snapshot(from: feed, http: http, markets: nil, refreshEvery: nil, now: 2_000)
+        #expect(asGiven.markets == nil)
+
+        let old = try await CheckRun.snapshot(from: feed, http: http, markets: saved, refreshEvery: 500, now: 2_000)
+        let fetched = try #require(old.markets)
+        #expect(fetched.fetchedAt == 2_000)
+        #expect(fetched.source == feed.name)
+        #expect(fetched.markets.count > 1)
+
+        await exchange.stop()
+        do {
+            _ = try await CheckRun.snapshot(from: feed, http: http, markets: nil, refreshEvery: nil, now: 2_000)
+            Issue.record("a stopped exchange gave a snapshot")
+        } catch {
+            #expect(error.source == feed.name)
+            #expect(error.description.hasPrefix("\(feed.name): "))
         }
     }
 }

@@ -28,7 +28,41 @@ extension CheckRun {
     }
 }
 
+/// A source that could not give `check` its market list or its snapshot (exit 69).
+public struct SourceUnavailable: Error, CustomStringConvertible {
+    /// The source's name.
+    public let source: String
+    public let error: any Error
+
+    public var description: String { "\(source): \(error)" }
+}
+
+extension CheckRun {
+    /// The snapshot of `check --source` from `feed`, with its market list: `given` (the
+    /// `--markets` file's, else the saved one) as it is when `refreshEvery` is nil; otherwise
+    /// `marketList(kept: given, …)`, fetched again when older than `refreshEvery` (ms). The list
+    /// is fetched before the snapshot; either failing throws `SourceUnavailable`.
+    public static func snapshot(
+        from feed: any PriceSource, http: any HTTPClient, markets given: MarketsSave?,
+        refreshEvery: Int64?, now: Int64
+    ) async throws(SourceUnavailable) -> Input {
+        do {
+            var list = given
+            if let refreshEvery {
+                list = try await marketList(kept: given, from: feed, http: http, now: now, every: refreshEvery)
+            }
+            let ticks = try await feed.snapshot(http: http)
+            return Input(ticks: ticks, lines: nil, malformed: 0, markets: list)
+        } catch {
+            throw SourceUnavailable(source: feed.name, error: error)
+        }
+    }
+}
+
 extension Evaluator {
+    /// The rules need a market list: some are scoped by `match` or fire on new listings.
+    public var needsMarketList: Bool { hasMatchRules || watchesListings }
+
     /// The ticks of the tick file `reader` reads (`path` names it), with each tick's line;
     /// a line that is not a tick is reported on standard error at FILE:LINE, counted by the
     /// evaluator (as `malformed`) and skipped. Rethrows what reading the file throws.
