@@ -1,3 +1,4 @@
+import AlertPipeline
 import ArgumentParser
 
 /// `--listen` and `--drain-timeout`, shared by `run` and `demo`.
@@ -16,25 +17,14 @@ struct DaemonOptions: ParsableArguments {
 }
 
 /// `HOST:PORT`, `[IPv6]:PORT`.
-struct ListenAddress: ExpressibleByArgument, Sendable, CustomStringConvertible {
-    var host: String
-    var port: Int
-
-    init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
-    init?(argument: String) {
+extension ListenAddress: ExpressibleByArgument {
+    public init?(argument: String) {
         guard let colon = argument.lastIndex(of: ":"), let port = Int(argument[argument.index(after: colon)...]),
             (0...65535).contains(port)
         else { return nil }
         var host = String(argument[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard !host.isEmpty, !host.contains("[") else { return nil }
-        self.host = host
-        self.port = port
+        self.init(host: host, port: port)
     }
-
-    var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

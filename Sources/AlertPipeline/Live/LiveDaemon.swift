@@ -1,0 +1,71 @@
+import AlertFeeds
+import AlertModel
+import AlertRules
+import Logging
+import Operations
+
+/// `HOST:PORT`, `[IPv6]:PORT`: where `--listen` serves `/metrics` and `/healthz`.
+public struct ListenAddress: Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// The status server could not listen (`run` and `demo` exit 69).
+public struct ListenUnavailable: Error, CustomStringConvertible {
+    public let address: ListenAddress
+    public let error: any Error
+
+    public var description: String { "cannot listen on \(address): \(ListenFailure.reason(error))" }
+}
+
+extension LivePipeline {
+    /// `run` and `demo` as a daemon: the pipeline's services (SIGTERM/SIGINT drain), with
+    /// systemd notifications when `$NOTIFY_SOCKET` is set, `/metrics` + `/healthz` on `listen`
+    /// (its server started here, so that an address in use ends the run before the feed
+    /// starts), the silences file watched when there is a state folder, and a stop after
+    /// `duration` when given.
+    public static func daemon(
+        ruleSet: RuleSet, runner: FeedRunner, delivery: AlertDelivery, logger: Logger,
+        listen: ListenAddress?, drainTimeout: Duration, duration: Duration?,
+        rulePaths: [String], saved: SavedState, saveEvery: Duration
+    ) async throws(ListenUnavailable) -> LivePipeline {
+        let registry = listen.map { _ in PrometheusMetrics.bootstrap() }
+        let monitor = PipelineMonitor(
+            source: runner.source.name, rules: ruleSet.rules.map(\.id),
+            staleAfter: runner.staleLimit, notifier: .fromProcessEnvironment(), logger: logger)
+        var pipeline = LivePipeline(
+            ruleSet: ruleSet, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
+        if let listen, let registry {
+            let status = StatusServer(
+                host: listen.host, port: listen.port, registry: registry, status: monitor.status,
+                logger: logger
+            ) { monitor.refresh(outboxDepth: await delivery.outboxDepth()) }
+            do {
+                let port = try await status.start()
+                let bound = ListenAddress(host: listen.host, port: port)
+                logger.notice("listening on http://\(bound) (/metrics, /healthz)")
+            } catch {
+                throw ListenUnavailable(address: listen, error: error)
+            }
+            pipeline.statusServer = status
+        }
+        pipeline.drainTimeout = drainTimeout
+        pipeline.rulePaths = rulePaths
+        pipeline.saved = saved
+        pipeline.saveEvery = saveEvery
+        if let folder = delivery.store?.folder {
+            pipeline.silenceWatcher = SilenceWatcher(folder: folder, logger: logger, apply: delivery.policy.use)
+        }
+        if let duration {
+            pipeline.stop = { try? await Task.sleep(for: duration) }
+        }
+        return pipeline
+    }
+}
