@@ -115,16 +115,13 @@ struct Buckets: Sendable {
     /// only when it opens the bucket or follows seeded ticks that opened it, so the last seeded
     /// tick of a bucket that had no price is its price and a bucket that had one keeps it.
     /// `keep` buckets before `key` stay (plus the newest one at or before them). Inlined into
-    /// the tick path: within a bucket it is one comparison and a few stores.
+    /// the tick path: within a bucket of a history without highs and lows it is two
+    /// comparisons and two stores; the rest is out of line, so the inlined copies stay small.
     @inline(__always)
     mutating func record(key: Int64, price: Double, latest: Bool, keep: Int64) {
-        if latest, key == currentKey {
+        if latest, key == currentKey, !keepsExtremes {
             seeded = .min
             currentLast = price
-            if keepsExtremes {
-                currentHigh = max(currentHigh, price)
-                currentLow = min(currentLow, price)
-            }
         } else {
             begin(key: key, price: price, latest: latest, keep: keep)
         }
@@ -180,7 +177,8 @@ struct Buckets: Sendable {
         }
     }
 
-    /// A tick in the newest bucket that is not the newest tick, or in an older bucket.
+    /// A tick in the newest bucket (the newest tick of a history with highs and lows, or an
+    /// older one), or in an older bucket.
     private mutating func older(key: Int64, price: Double, latest: Bool) {
         if key == currentKey {
             if latest || key == seeded { currentLast = price }
