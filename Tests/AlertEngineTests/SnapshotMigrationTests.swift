@@ -105,4 +105,36 @@ import Testing
         engine.process(Tick(time: 121 * minute, symbol: "BTC", price: 101), into: &alerts)
         #expect(alerts.map(\.rule) == ["near-high"])
     }
+
+    /// A key read by an indexed change rule and a pair-by-pair `from_high` rule, as format 4
+    /// saved it: the minute history over the change window, and minute buckets with highs over
+    /// the shorter `from_high` window only. Restored, the two are one history: the change rule
+    /// finds its base among the minutes only the history had, the `from_high` rule the high only
+    /// the buckets had.
+    @Test func aSavedMinuteHistoryAndMinuteBucketsRestoreAsOneHistory() {
+        let minute: Int64 = 60_000
+        let rules = [
+            Rule(id: "btc-jump", scope: .symbols(["BTC"]), condition: .change(window: 10 * minute, .above(5))),
+            Rule(
+                id: "btc-off-high", scope: .symbols(["BTC"]), condition: .fromHigh(window: 2 * minute, .below(-50)),
+                fileVersion: 2)
+        ]
+        var saved = SymbolSnapshot(
+            symbol: "BTC", firstTime: 0, lastTime: 12 * minute, lastPrice: 100, minutes: Array(Int64(0)...12),
+            prices: [Double](repeating: 100, count: 13))
+        saved.evaluatesPairs = true
+        saved.newest = 12 * minute
+        saved.minuteBuckets = Buckets(
+            keys: [10, 11, 12], last: [100, 100, 100], high: [100, 300, 100], low: [100, 100, 100])
+        let engine = Engine(rules: rules)
+        engine.restore([saved])
+        var alerts: [Alert] = []
+        // 110 is 10 % above minute 3's 100 and 63 % below minute 11's high of 300.
+        engine.process(Tick(time: 13 * minute, symbol: "BTC", price: 110), into: &alerts)
+        #expect(alerts.map(\.rule) == ["btc-jump", "btc-off-high"])
+        // Saved again, the one history gives both parts: the change window's base minute on and the high.
+        let again = engine.takeChanges()
+        #expect(again.first?.minutes.first == 3)
+        #expect(again.first?.minuteBuckets.extreme(from: 11, high: true) == 300)
+    }
 }

@@ -114,6 +114,9 @@ struct EngineCore {
     let pairRules: PairRuleIndex
     /// The longest change window of an indexed rule in whole minutes (0: no minute history is kept).
     private let keepMinutes: Int64
+    /// The minutes a key evaluating rules pair by pair keeps: its indexed and its other rules
+    /// read the one minute history.
+    let pairKeepMinutes: Int64
     /// Every change window of an enabled indexed rule, in whole minutes.
     let windowMinutes: Set<Int64>
 
@@ -170,6 +173,7 @@ struct EngineCore {
         keepMinutes = windows.max() ?? 0
         windowMinutes = windows
         pairRules = PairRuleIndex(rules: rules, portfolios: portfolios)
+        pairKeepMinutes = max(keepMinutes, pairRules.keepMinutes)
     }
 
     mutating func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
@@ -279,27 +283,31 @@ struct EngineCore {
 
     /// A seeded history tick (Docs/rules.md#seeded-history): the key's history and coverage,
     /// nothing else. A tick older than the newest minute kept fills a minute that has no price
-    /// yet (`MinuteHistory`), so the bases the groups keep are looked up again.
+    /// yet (`Buckets.record`), so the bases the groups keep are looked up again.
     mutating func seed(_ symbol: String, time t: Int64, price p: Double) {
         guard let s = stateIndex(symbol) else { return }
         symbols[s].firstTime = min(symbols[s].firstTime ?? t, t)
         symbols[s].changed = true
         symbols[s].quiet = QuietWindow()
         for g in symbols[s].groups { groups[g].base = nil }
-        if keepMinutes > 0, symbols[s].keepsHistory {
-            symbols[s].history.record(minute: floorDivMod(t, 60_000).0, price: p, keepMinutes: keepMinutes)
+        if symbols[s].evaluatesPairs {
+            recordBuckets(s, time: t, price: p)
+        } else if keepMinutes > 0, symbols[s].keepsHistory {
+            let latest = t >= max(symbols[s].newest ?? .min, symbols[s].lastTime ?? .min)
+            if latest { symbols[s].newest = t }
+            symbols[s].minutes.record(key: floorDivMod(t, 60_000).0, price: p, latest: latest, keep: keepMinutes)
         }
-        if symbols[s].evaluatesPairs { recordBuckets(s, time: t, price: p) }
     }
 
-    /// What every accepted tick leaves behind: `prev`, the time order, the minute history.
+    /// What every accepted tick leaves behind: `prev`, the time order, the minute history (for a
+    /// key evaluating rules pair by pair, `recordBuckets` recorded it already).
     @inline(__always)
     private mutating func record(_ s: Int, time t: Int64, price p: Double, minute: Int64) {
         symbols[s].changed = true
         symbols[s].lastTime = t
         symbols[s].lastPrice = p
-        if keepMinutes > 0, symbols[s].keepsHistory {
-            symbols[s].history.record(minute: minute, price: p, keepMinutes: keepMinutes)
+        if keepMinutes > 0, symbols[s].keepsHistory, !symbols[s].evaluatesPairs {
+            symbols[s].minutes.record(key: minute, price: p, latest: true, keep: keepMinutes)
         }
     }
 
@@ -356,7 +364,7 @@ struct EngineCore {
     /// least a minute back), so it is looked up once per minute and kept in the group.
     private mutating func base(group g: Int, target: Int64, symbol s: Int) -> Double? {
         if let cached = groups[g].base, cached.minute == target { return cached.price }
-        guard let found = symbols[s].history.price(atOrBefore: target) else { return nil }
+        guard let found = symbols[s].minutes.price(atOrBefore: target) else { return nil }
         groups[g].base = (target, found)
         return found
     }
@@ -473,6 +481,10 @@ struct EngineCore {
         var state = KeyState(symbol: symbol, groups: range, keepsHistory: fresh.contains { $0.coordinate != .price })
         state.pairRules = others
         state.evaluatesPairs = evaluatesPairs
+        if evaluatesPairs {
+            state.minutes = Buckets(keepsExtremes: pairRules.readsExtremes)
+            state.hours = Buckets(keepsExtremes: pairRules.readsExtremes)
+        }
         state.pairs = restoredPairs
         if snapshot != nil {
             for rule in applicable { saved[rule] = nil }
@@ -584,23 +596,20 @@ struct KeyState: Sendable {
     var lastPrice: Double?
     /// The newest tick recorded, live or seeded.
     var newest: Int64?
-    /// The last price of each minute, for the indexed change windows.
-    var history = MinuteHistory()
-    /// Only keys with an indexed change rule need their minute history.
+    /// Only keys with an indexed change rule, or evaluating rules pair by pair, keep `minutes`.
     var keepsHistory: Bool
     /// The rules evaluated pair by pair that apply, in rule order (`PairRules.swift`).
     var pairRules: [Int32] = []
-    /// Evaluates rules pair by pair or is held by a portfolio: keeps `minutes` and `hours`.
+    /// Evaluates rules pair by pair or is held by a portfolio: keeps `minutes` and `hours`, with
+    /// highs and lows when some rule evaluated pair by pair reads them.
     var evaluatesPairs = false
     /// The state of each pair of a rule evaluated pair by pair, by rule index.
     var pairs: [Int32: PairState] = [:]
-    /// Minute and hour buckets with highs and lows (Docs/rules.md#change-windows, #highs-and-lows).
+    /// The key's one history: minute buckets (the indexed change windows' bases and the other
+    /// rules' windows) and hour buckets (windows over 24 h of version 2 files)
+    /// (Docs/rules.md#change-windows, #highs-and-lows).
     var minutes = Buckets()
     var hours = Buckets()
-    /// The minute and hour bucket the last seeded tick older than `newest` opened
-    /// (`Buckets.record`). Not saved: it matters only while one backfill's ticks arrive.
-    var seededMinute: Int64?
-    var seededHour: Int64?
     /// State of pairs whose `match` rule stopped applying at a market-list reload, or whose
     /// rule (still in the rule set) no longer applies to the symbol since the state was saved.
     var retired: [Int32: ConditionGroup.Pair] = [:]

@@ -93,7 +93,10 @@ extension EngineCore {
             }
             var history: (minutes: [Int64], prices: [Double]) = ([], [])
             if symbols[s].keepsHistory {
-                history = moving ? symbols[s].history.takeEntries() : symbols[s].history.entries
+                // A key evaluating rules pair by pair saves its minutes with highs and lows too.
+                let e =
+                    moving && !symbols[s].evaluatesPairs ? symbols[s].minutes.takeEntries() : symbols[s].minutes.entries
+                history = (e.keys, e.last)
             }
             out.append(snapshot(of: s, history: history))
             if !all { symbols[s].changed = false }
@@ -203,17 +206,28 @@ extension ConditionGroup.Pair {
 }
 
 extension KeyState {
-    /// Takes over a saved symbol: its times, `prev`, its minute history when its rules need one,
-    /// and the saved pairs of rules that do not apply to it now.
-    /// The snapshot's history is moved out, not copied.
+    /// Takes over a saved symbol: its times, `prev`, its history when its rules need one (the
+    /// saved minute history and minute buckets made one: `Buckets.merging`), and the saved
+    /// pairs of rules that do not apply to it now. The snapshot's minute history is moved out,
+    /// not copied, when there are no saved minute buckets to merge it with.
     mutating func restore(_ snapshot: inout SymbolSnapshot, retired: [Int32: ConditionGroup.Pair]) {
         firstTime = snapshot.firstTime
         lastTime = snapshot.lastTime
         lastPrice = snapshot.lastPrice
         newest = snapshot.newest ?? snapshot.lastTime
-        if keepsHistory { history = MinuteHistory(taking: &snapshot.minutes, &snapshot.prices) }
-        minutes = snapshot.minuteBuckets
-        hours = snapshot.hourBuckets
+        if keepsHistory || evaluatesPairs {
+            let extremes = minutes.keepsExtremes
+            if snapshot.minuteBuckets.isEmpty {
+                var none: [Double] = []
+                var alsoNone: [Double] = []
+                minutes = Buckets(
+                    taking: &snapshot.minutes, last: &snapshot.prices, high: &none, low: &alsoNone,
+                    keepsExtremes: extremes)
+            } else {
+                minutes = snapshot.minuteBuckets.keepingExtremes(extremes).merging((snapshot.minutes, snapshot.prices))
+            }
+        }
+        if evaluatesPairs { hours = snapshot.hourBuckets.keepingExtremes(hours.keepsExtremes) }
         self.retired = retired
     }
 }

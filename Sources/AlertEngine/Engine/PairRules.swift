@@ -18,12 +18,16 @@ struct PairRuleIndex: Sendable {
     /// Minutes and hours of history the longest window of each bucket size needs (0: none).
     let keepMinutes: Int64
     let keepHours: Int64
+    /// Some enabled rule reads highs or lows (`from_high`, `from_low`): keys evaluating rules
+    /// pair by pair keep them.
+    let readsExtremes: Bool
 
     init(rules: [Rule], portfolios: [Portfolio]) {
         var bySymbol: [String: [Int32]] = [:]
         var match: [Int32] = []
         var byPortfolio: [String: [Int32]] = [:]
         var minutes: Int64 = 0, hours: Int64 = 0
+        var extremes = false
         for i in rules.indices where rules[i].enabled && !rules[i].isIndexed {
             if case .listed = rules[i].condition { continue }
             switch rules[i].scope {
@@ -37,6 +41,7 @@ struct PairRuleIndex: Sendable {
             case .portfolio(let name):
                 byPortfolio["@" + Symbol.normalize(name), default: []].append(Int32(i))
             }
+            extremes = extremes || Self.readsExtremes(rules[i].condition)
             for window in Self.windows(rules[i].condition) {
                 if Self.bucketSize(window: window, fileVersion: rules[i].fileVersion) == Self.hour {
                     hours = max(hours, window / Self.hour)
@@ -58,6 +63,7 @@ struct PairRuleIndex: Sendable {
         self.holders = holders
         self.keepMinutes = minutes
         self.keepHours = hours
+        self.readsExtremes = extremes
     }
 
     static let minute: Int64 = 60_000
@@ -75,6 +81,14 @@ struct PairRuleIndex: Sendable {
         case .change(let w, _), .fromHigh(let w, _), .fromLow(let w, _): return [w]
         case .all(let members), .any(let members): return members.flatMap(windows)
         case .price, .pnl, .move, .listed: return []
+        }
+    }
+
+    static func readsExtremes(_ condition: Condition) -> Bool {
+        switch condition {
+        case .fromHigh, .fromLow: return true
+        case .all(let members), .any(let members): return members.contains(where: readsExtremes)
+        case .price, .change, .pnl, .move, .listed: return false
         }
     }
 
@@ -108,14 +122,10 @@ extension KeyState {
         let latest = newest.map { t >= $0 } ?? true
         if latest { newest = t }
         if keepMinutes > 0 {
-            minutes.record(
-                key: floorDivMod(t, PairRuleIndex.minute).0, price: p, latest: latest, keep: keepMinutes,
-                seeded: &seededMinute)
+            minutes.record(key: floorDivMod(t, PairRuleIndex.minute).0, price: p, latest: latest, keep: keepMinutes)
         }
         if keepHours > 0 {
-            hours.record(
-                key: floorDivMod(t, PairRuleIndex.hour).0, price: p, latest: latest, keep: keepHours,
-                seeded: &seededHour)
+            hours.record(key: floorDivMod(t, PairRuleIndex.hour).0, price: p, latest: latest, keep: keepHours)
         }
         changed = true
     }
@@ -144,7 +154,7 @@ extension KeyState {
 
 extension EngineCore {
     mutating func recordBuckets(_ s: Int, time t: Int64, price p: Double) {
-        symbols[s].recordBuckets(time: t, price: p, keepMinutes: pairRules.keepMinutes, keepHours: pairRules.keepHours)
+        symbols[s].recordBuckets(time: t, price: p, keepMinutes: pairKeepMinutes, keepHours: pairRules.keepHours)
     }
 
     /// Evaluates key `s`'s pair-by-pair rules on a valid tick already in its buckets, merged in

@@ -45,9 +45,13 @@ extension SymbolSnapshot {
 extension Buckets {
     /// The buckets without those after `key`.
     func dropping(after key: Int64) -> Buckets {
-        guard let cut = keys.firstIndex(where: { $0 > key }) else { return self }
-        return Buckets(
-            keys: Array(keys[..<cut]), last: Array(last[..<cut]), high: Array(high[..<cut]), low: Array(low[..<cut]))
+        var e = keepingExtremes(true).entries
+        guard let cut = e.keys.firstIndex(where: { $0 > key }) else { return self }
+        e.keys.removeSubrange(cut...)
+        e.last.removeSubrange(cut...)
+        e.high.removeSubrange(cut...)
+        e.low.removeSubrange(cut...)
+        return Buckets(taking: &e.keys, last: &e.last, high: &e.high, low: &e.low, keepsExtremes: keepsExtremes)
     }
 }
 

@@ -292,14 +292,16 @@ extension ByteWriter {
         }
     }
 
+    /// Highs and lows not kept are written as the last prices.
     mutating func buckets(_ b: Buckets) {
-        count(b.keys.count)
-        reserve(b.keys.count * 32)
-        for i in b.keys.indices {
-            int64(b.keys[i])
-            double(b.last[i])
-            double(b.high[i])
-            double(b.low[i])
+        let e = b.keepingExtremes(true).entries
+        count(e.keys.count)
+        reserve(e.keys.count * 32)
+        for i in e.keys.indices {
+            int64(e.keys[i])
+            double(e.last[i])
+            double(e.high[i])
+            double(e.low[i])
         }
     }
 }
@@ -344,6 +346,6 @@ extension ByteReader {
             high.append(try double())
             low.append(try double())
         }
-        return Buckets(keys: keys, last: last, high: high, low: low)
+        return Buckets(taking: &keys, last: &last, high: &high, low: &low, keepsExtremes: true)
     }
 }
