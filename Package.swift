@@ -99,11 +99,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log")
             ]),
         // 6. Where alerts go: one Sink protocol, a folder per kind (stdout, file, webhook, exec),
-        //    and the direct dispatcher.
+        //    each kind's rule-file check and builder registered in `SinkRegistry.all`, and the
+        //    direct dispatcher.
         .target(
             name: "AlertSinks",
             dependencies: [
-                "AlertModel", "AlertPolicy", "AlertHTTP", "Platform",
+                "AlertModel", "AlertPolicy", "AlertRules", "AlertHTTP", "Platform",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics")
@@ -222,7 +223,8 @@ let package = Package(
         // Seeded mutations of real inputs for every parser (Docs/fuzzing.md); `pricealert-fuzz`
         // runs them by the million, FuzzTests a few thousand.
         .target(
-            name: "ParserFuzzing", dependencies: ["AlertModel", "AlertRules", "AlertFeeds", "SeededRandom", "Platform"],
+            name: "ParserFuzzing",
+            dependencies: ["AlertModel", "AlertRules", "AlertSinks", "AlertFeeds", "SeededRandom", "Platform"],
             path: "Fuzz/ParserFuzzing"),
         .executableTarget(name: "pricealert-fuzz", dependencies: ["ParserFuzzing"], path: "Fuzz/Main"),
         .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing", "AlertTestSupport"]),

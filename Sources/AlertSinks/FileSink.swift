@@ -1,5 +1,6 @@
 import AlertModel
 import AlertPolicy
+import AlertRules
 import Platform
 import Synchronization
 
@@ -135,7 +136,7 @@ public final class FileSink: Sink {
 
 extension FileSink {
     /// The `file` kind, for `SinkRegistry.all`.
-    public static let sinkType = SinkType(FileSettings.self) { name, settings, _ in
+    public static let sinkType = SinkType(FileSettings.self, check: .file) { name, settings, _ in
         try FileSink(name: name, path: settings.path)
     }
 }

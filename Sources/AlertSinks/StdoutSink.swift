@@ -1,5 +1,6 @@
 import AlertModel
 import AlertPolicy
+import AlertRules
 import Platform
 
 /// Prints one line per alert on standard output: `AlertFormat.text` or the alert event's JSON
@@ -69,7 +70,7 @@ public struct StdoutSink: Sink {
 
 extension StdoutSink {
     /// The `stdout` kind, for `SinkRegistry.all`.
-    public static let sinkType = SinkType(StdoutSettings.self) { name, settings, _ in
+    public static let sinkType = SinkType(StdoutSettings.self, check: .stdout) { name, settings, _ in
         StdoutSink(name: name, format: settings.format)
     }
 }

@@ -18,9 +18,9 @@ import Testing
     }
 
     @Test func theRegistryBuildsEveryTypeTheRuleCheckerAccepts() {
-        #expect(SinkRegistry.all.map(\.name) == FileChecker.sinkTypes.map(\.name))
-        #expect(FileChecker.sinkTypes.map(\.name) == ["stdout", "file", "webhook", "exec"])
-        #expect(FileChecker.sinkTypes.map(\.durable) == [false, false, true, true])
+        #expect(SinkRegistry.all.map(\.name) == SinkTypeCheck.builtIn.map(\.name))
+        #expect(SinkTypeCheck.builtIn.map(\.name) == ["stdout", "file", "webhook", "exec"])
+        #expect(SinkTypeCheck.builtIn.map(\.durable) == [false, false, true, true])
     }
 
     @Test func aKindNotInTheRegistryIsAnErrorNamingTheSink() {

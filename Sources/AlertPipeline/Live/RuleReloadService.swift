@@ -1,5 +1,6 @@
 import AlertModel
 import AlertRules
+import AlertSinks
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -83,7 +84,7 @@ public enum RuleReload {
 
     /// The reloaded rules, or every reason they cannot replace `running`.
     static func check(paths: [String], running: RuleSet) -> Result<RuleSet, Problems> {
-        switch RuleLoader.loadFiles(paths: paths) {
+        switch RuleLoader.loadFiles(paths: paths, sinkTypes: SinkRegistry.checks) {
         case .failure(.unreadable(let problems)):
             return .failure(Problems(lines: problems.map(\.description)))
         case .failure(.invalid(let errors)):

@@ -1,5 +1,6 @@
 import AlertModel
 import AlertPolicy
+import AlertRules
 import Platform
 
 #if canImport(Glibc)
@@ -162,7 +163,7 @@ public struct ExecSink: Sink {
 
 extension ExecSink {
     /// The `exec` kind, for `SinkRegistry.all`.
-    public static let sinkType = SinkType(ExecSpec.self) { name, spec, _ in
+    public static let sinkType = SinkType(ExecSpec.self, check: .exec) { name, spec, _ in
         try ExecSink(name: name, spec: spec)
     }
 }
