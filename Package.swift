@@ -230,12 +230,15 @@ let package = Package(
         .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing", "AlertTestSupport"]),
         .testTarget(
             name: "AlertEngineTests",
-            dependencies: ["AlertEngine", "AlertModel", "AlertRules", "AlertTestSupport", "SeededRandom"]),
+            dependencies: ["AlertEngine", "AlertModel", "AlertRules", "AlertSinks", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "JSONTokensTests", dependencies: ["JSONTokens"]),
         .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertModel"]),
         .testTarget(
             name: "AlertRulesTests",
-            dependencies: ["AlertRules", "AlertModel", "AlertEngine", "AlertTestSupport", "JSONTokens", "SeededRandom"]),
+            dependencies: [
+                "AlertRules", "AlertSinks", "AlertModel", "AlertEngine", "AlertTestSupport", "JSONTokens",
+                "SeededRandom"
+            ]),
         .testTarget(
             name: "AlertPipelineTests",
             dependencies: [
@@ -295,8 +298,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "pricealert", "AlertTestSupport", "AlertModel", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP",
-                "AlertStore", "AlertPipeline", "DemoExchange",
+                "pricealert", "AlertTestSupport", "AlertModel", "AlertPolicy", "AlertRules", "AlertSinks", "AlertFeeds",
+                "AlertHTTP", "AlertStore", "AlertPipeline", "DemoExchange",
                 "SeededRandom",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift")

@@ -37,7 +37,7 @@ extension FuzzTarget {
                 #"{"version":1,"sinks":{"h":{"type":"webhook","url":"http://127.0.0.1:1/x","timeout":"5s","retry":{"backoff":"1s","maxAge":"1h"}},"e":{"type":"exec","command":["/bin/true"],"timeout":"9223372036854775807ms"}},"defaults":{"notify":["h"]},"rules":[{"id":"b","match":{"quote":"USD"},"when":{"changePercent":{"over":"1h","above":5}},"cooldown":"106751991167d"}]}"#
             ]
         ) { bytes in
-            switch RuleLoader.load([RuleSource(path: "fuzz.json", bytes: bytes)], sinkTypes: SinkRegistry.checks) {
+            switch RuleLoader.load([RuleSource(path: "fuzz.json", bytes: bytes)]) {
             case .success(let set): return set.rules.count
             case .failure(let errors): return errors.diagnostics.count
             }

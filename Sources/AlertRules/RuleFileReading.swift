@@ -32,7 +32,7 @@ public enum RuleLoadFailure: Error, Sendable, Equatable {
 extension RuleLoader {
     /// Reads the files at `paths` and loads them together (see `load`).
     public static func loadFiles(
-        paths: [String], sinkTypes: [SinkTypeCheck] = SinkTypeCheck.builtIn
+        paths: [String], sinkTypes: [SinkTypeCheck]
     ) -> Result<RuleSet, RuleLoadFailure> {
         readFiles(paths: paths).flatMap { load($0, sinkTypes: sinkTypes).mapError(RuleLoadFailure.invalid) }
     }

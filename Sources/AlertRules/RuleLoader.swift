@@ -13,10 +13,9 @@ public enum RuleLoader {
     /// rules end, so they are not even walked over.
     ///
     /// `sinkTypes` are the sink kinds a `type` may name, each with the check of its own keys:
-    /// the program passes its registry's (`SinkRegistry.checks` in AlertSinks), where each kind
-    /// registers itself; by default, the kinds this module knows (`SinkTypeCheck.builtIn`).
+    /// `SinkRegistry.checks` in AlertSinks, where each kind registers itself.
     public static func load(
-        _ files: [RuleSource], sinkTypes: [SinkTypeCheck] = SinkTypeCheck.builtIn, cachedRules: [Rule]? = nil,
+        _ files: [RuleSource], sinkTypes: [SinkTypeCheck], cachedRules: [Rule]? = nil,
         rulesEnds: [Int?] = []
     ) -> Result<RuleSet, RuleFileErrors> {
         var checkers: [FileChecker] = []

@@ -21,19 +21,8 @@ public struct SinkType: Sendable {
             @escaping @Sendable (_ name: String, _ settings: Settings, _ dependencies: SinkFactory.Dependencies) throws
             -> any Sink
     ) {
-        self.init(settings, check: SinkTypeCheck(settings, keys: keys, read: read), make: make)
-    }
-
-    /// A kind checked by `check`, which must be a check of `Settings`.
-    public init<Settings: SinkSettings>(
-        _ settings: Settings.Type, check: SinkTypeCheck,
-        make:
-            @escaping @Sendable (_ name: String, _ settings: Settings, _ dependencies: SinkFactory.Dependencies) throws
-            -> any Sink
-    ) {
-        precondition(check.name == Settings.typeName, "the check of '\(check.name)' given for '\(Settings.typeName)'")
         name = Settings.typeName
-        self.check = check
+        check = SinkTypeCheck(settings, keys: keys, read: read)
         build = { definition, dependencies in
             guard let settings = definition.kind.settings(as: Settings.self) else { return nil }
             return try make(definition.name, settings, dependencies)
@@ -57,4 +46,19 @@ public enum SinkRegistry {
 
     /// The checks of `all`, for `RuleLoader.load(_:sinkTypes:)`.
     public static let checks: [SinkTypeCheck] = all.map(\.check)
+}
+
+extension RuleLoader {
+    /// `load(_:sinkTypes:cachedRules:rulesEnds:)` checking sinks against `SinkRegistry.all`'s
+    /// kinds: how the program loads rule files.
+    public static func load(
+        _ files: [RuleSource], cachedRules: [Rule]? = nil, rulesEnds: [Int?] = []
+    ) -> Result<RuleSet, RuleFileErrors> {
+        load(files, sinkTypes: SinkRegistry.checks, cachedRules: cachedRules, rulesEnds: rulesEnds)
+    }
+
+    /// `loadFiles(paths:sinkTypes:)` with `SinkRegistry.all`'s kinds.
+    public static func loadFiles(paths: [String]) -> Result<RuleSet, RuleLoadFailure> {
+        loadFiles(paths: paths, sinkTypes: SinkRegistry.checks)
+    }
 }

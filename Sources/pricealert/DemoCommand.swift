@@ -95,8 +95,7 @@ struct DemoCommand: AsyncParsableCommand {
     private func loadRules() throws -> RuleSet {
         if !rules.isEmpty { return AlertListing.printingEveryAlert(try Inputs.rules(rules)) }
         if access(DemoRules.path, F_OK) == 0 { return try Inputs.rules([DemoRules.path]) }
-        let demo = RuleSource(path: "(built-in demo rules)", bytes: Array(DemoRules.text.utf8))
-        switch RuleLoader.load([demo], sinkTypes: SinkRegistry.checks) {
+        switch RuleLoader.load([RuleSource(path: "(built-in demo rules)", bytes: Array(DemoRules.text.utf8))]) {
         case .success(let ruleSet): return ruleSet
         case .failure(let errors):
             StandardError.write(lines: errors.diagnostics.map(\.description))

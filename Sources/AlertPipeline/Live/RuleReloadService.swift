@@ -84,7 +84,7 @@ public enum RuleReload {
 
     /// The reloaded rules, or every reason they cannot replace `running`.
     static func check(paths: [String], running: RuleSet) -> Result<RuleSet, Problems> {
-        switch RuleLoader.loadFiles(paths: paths, sinkTypes: SinkRegistry.checks) {
+        switch RuleLoader.loadFiles(paths: paths) {
         case .failure(.unreadable(let problems)):
             return .failure(Problems(lines: problems.map(\.description)))
         case .failure(.invalid(let errors)):

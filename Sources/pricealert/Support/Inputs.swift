@@ -11,7 +11,7 @@ import Platform
 enum Inputs {
     /// Loads rule files together; prints every problem with its place and exits 65/66.
     static func rules(_ paths: [String]) throws -> RuleSet {
-        var ruleSet = try rules(RuleLoader.loadFiles(paths: paths, sinkTypes: SinkRegistry.checks))
+        var ruleSet = try rules(RuleLoader.loadFiles(paths: paths))
         // The rules grow by doubling while they are read; now that the file and what checking
         // it kept are freed, keep them in an array of their size (see Docs/performance.md).
         if ruleSet.rules.capacity > ruleSet.rules.count + ruleSet.rules.count / 8 {
@@ -28,13 +28,10 @@ enum Inputs {
         let sources = try rules(RuleLoader.readFiles(paths: paths))
         let key = cache == nil ? nil : RuleCache.key(files: sources.map(\.bytes))
         if let cache, let key, let cached = cache.entry(for: key) {
-            let loaded = RuleLoader.load(
-                sources, sinkTypes: SinkRegistry.checks, cachedRules: cached.rules, rulesEnds: cached.rulesEnds)
+            let loaded = RuleLoader.load(sources, cachedRules: cached.rules, rulesEnds: cached.rulesEnds)
             return (try rules(loaded.mapError(RuleLoadFailure.invalid)), nil)
         }
-        return (
-            try rules(RuleLoader.load(sources, sinkTypes: SinkRegistry.checks).mapError(RuleLoadFailure.invalid)), key
-        )
+        return (try rules(RuleLoader.load(sources).mapError(RuleLoadFailure.invalid)), key)
     }
 
     /// What loading gave, or every problem printed and the exit (65, 66).
