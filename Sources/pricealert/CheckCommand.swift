@@ -97,43 +97,16 @@ struct CheckCommand: AsyncParsableCommand {
         if let missedKey {
             RuleCache(folder: store.folder).store(ruleSet.rules, rulesEnds: ruleSet.rulesEnds, for: missedKey)
         }
-        let delivery: AlertDelivery
         var evaluator = Evaluator(ruleSet: ruleSet, markets: nil)
-        let snapshot: [Tick]
-        var marketsToSave: MarketsSave?
-        var lines: [Int]?
         let silences: SilenceSet
-        let listingStore = evaluator.watchesListings ? ListingStore(folder: store.folder) : nil
-        var filled: (source: String, reaches: [String: Int64])?
+        let restored: CheckRun.Restored
         var historyRead = 0
-        var malformedTicks = 0
-        var liveLimit: Int64?
+        let delivery: AlertDelivery
         do {
             silences = try SilenceCommand.load(state.path)
-            let saved = try store.engineState.loadMarkets()
-            let input = try await loadInput(saved: saved, into: &evaluator)
-            marketsToSave = input.markets.flatMap { $0 == saved ? nil : $0 }
-            if let listingStore {
-                let (known, pending) = try listingStore.load()
-                evaluator.restoreListings(known: known, pending: pending)
-            }
-            if let list = input.markets { evaluator.updateMarkets(MarketList(list.markets)) }
-            // Only the ticked symbols' state, and of their minute history what these ticks look up.
-            // A source's ticks are timed by now's clocks: saved times beyond the local clock and
-            // the skew are not seen (Docs/rules.md#ticks-from-the-future); a tick file is history.
-            liveLimit = source == nil ? nil : Wallclock.millis() + skew.maxTickSkew.duration.milliseconds
-            if let forgotten = evaluator.restore(
-                try store.engineState.load(lookingUp: evaluator.historyLookups(for: input.ticks)),
-                forgettingAfter: liveLimit)
-            {
-                StandardError.write(
-                    "pricealert: warning: \(forgotten.warning(limit: liveLimit!, why: "beyond the local clock and --max-tick-skew"))"
-                )
-            }
-            snapshot = input.ticks
-            lines = input.lines
-            if let source { filled = (source, try store.backfill.reaches(source: source)) }
-            malformedTicks = input.malformed
+            restored = try await CheckRun.restore(
+                &evaluator, from: store, source: source, maxTickSkew: skew.maxTickSkew.duration.milliseconds
+            ) { saved, evaluator in try await loadInput(saved: saved, into: &evaluator) }
             historyRead = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
             delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         } catch let error as ExitCode {
@@ -143,17 +116,17 @@ struct CheckCommand: AsyncParsableCommand {
             // The saved state or market list cannot be read: say where, evaluate nothing.
             throw StateOption.unusable(store, error)
         }
+        let snapshot = restored.input.ticks
+        let lines = restored.input.lines
         var check = CheckRun(
-            evaluator: consume evaluator, store: store, delivery: delivery, drainTimeout: drainTimeout.duration)
-        check.listings = listingStore
-        check.marketsToSave = marketsToSave
+            evaluator: consume evaluator, store: store, delivery: delivery, drainTimeout: drainTimeout.duration,
+            restored: restored)
         check.format = format
         check.printing = AlertListing.printingSinks(of: ruleSet)
         check.silences = silences
-        check.notAfter = liveLimit ?? .max
         // `validate()` checked the name: making the source cannot fail here.
-        if let filled, let feed = try? SourceRegistry.make(filled.source, endpoint: endpoint) {
-            check.backfill = (SourceCandles(source: feed, http: NIOHTTPClient.shared), filled.reaches)
+        if let source, let filled = restored.filled, let feed = try? SourceRegistry.make(source, endpoint: endpoint) {
+            check.backfill = (SourceCandles(source: feed, http: NIOHTTPClient.shared), filled)
         }
         let outcome: CheckRun.Outcome
         do {
@@ -169,7 +142,7 @@ struct CheckCommand: AsyncParsableCommand {
         }
         let failures = outcome.failures
         if check.evaluator.stats.droppedTotal > 0 {
-            let read = historyRead + snapshot.count + malformedTicks
+            let read = historyRead + snapshot.count + restored.input.malformed
             StandardError.write("check: \(Summary.line(read: read, stats: check.evaluator.stats))")
         }
         if failures > 0 {
@@ -184,9 +157,7 @@ struct CheckCommand: AsyncParsableCommand {
     /// Lines of the tick file that are not ticks are reported and counted by `evaluator`.
     private func loadInput(
         saved: MarketsSave?, into evaluator: inout Evaluator
-    ) async throws
-        -> (ticks: [Tick], lines: [Int]?, malformed: Int, markets: MarketsSave?)
-    {
+    ) async throws -> CheckRun.Input {
         let needsMarkets = evaluator.hasMatchRules || evaluator.watchesListings
         let now = Wallclock.millis()
         var list: MarketsSave? = saved
@@ -199,7 +170,7 @@ struct CheckCommand: AsyncParsableCommand {
                 StandardError.write(
                     "pricealert: note: 'match' rules apply to nothing without a market list (give --markets)")
             }
-            return (file.ticks, file.lines, file.malformed, list)
+            return CheckRun.Input(ticks: file.ticks, lines: file.lines, malformed: file.malformed, markets: list)
         }
         let feed = try SourceRegistry.make(source, endpoint: endpoint)
         let http = NIOHTTPClient.shared
@@ -215,7 +186,7 @@ struct CheckCommand: AsyncParsableCommand {
         }
         do {
             let ticks = try await feed.snapshot(http: http)
-            return (ticks, nil, 0, list)
+            return CheckRun.Input(ticks: ticks, lines: nil, malformed: 0, markets: list)
         } catch {
             StandardError.write("pricealert: error: \(feed.name): \(error)")
             throw ExitCodes.unavailable

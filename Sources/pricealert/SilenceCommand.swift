@@ -51,7 +51,7 @@ struct SilenceCommand: AsyncParsableCommand {
     }
 
     static func failed(_ store: SilenceStore, _ error: any Error) -> ExitCode {
-        StandardError.write("pricealert: error: \(store.path): \(StateStore.reason(error))")
+        StandardError.write("pricealert: error: \(SilencesUnreadable(store, error))")
         return ExitCodes.stateUnusable
     }
 

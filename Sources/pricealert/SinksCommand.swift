@@ -1,11 +1,8 @@
 import AlertModel
+import AlertPipeline
 import AlertSinks
 import ArgumentParser
 import Platform
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `pricealert sinks …`: acting on the sinks of rule files.
 struct SinksCommand: AsyncParsableCommand {
@@ -46,36 +43,8 @@ struct SinksTestCommand: AsyncParsableCommand {
             StandardError.write("pricealert: error: \(error)")
             throw ExitCodes.cannotCreate
         }
-        let start = Monotonic.nanoseconds()
-        let result = await sink.send(Self.sampleAlert(notify: [name]))
-        let elapsed = Double(Monotonic.nanoseconds() - start) / 1_000_000
-        let label = "sink \(UserText.single(name)) (\(definition.kind.typeName))"
-        switch result {
-        case .delivered:
-            StandardOutput.shared.writeLine("\(label): delivered in \(Self.milliseconds(elapsed))")
-        case .retry(let reason, let after):
-            let wait = after.map { " after \($0) ms" } ?? ""
-            StandardOutput.shared.writeLine(
-                "\(label): failed in \(Self.milliseconds(elapsed)): \(reason) — would retry\(wait)")
-            throw ExitCodes.deliveryFailed
-        case .permanent(let reason):
-            StandardOutput.shared.writeLine(
-                "\(label): failed in \(Self.milliseconds(elapsed)): \(reason) — permanent (not retried)")
-            throw ExitCodes.deliveryFailed
-        }
-    }
-
-    /// Rule `sinks-test`, BTC at a plausible price crossing a round threshold, now.
-    static func sampleAlert(notify: [String]) -> Alert {
-        Alert(
-            rule: "sinks-test", symbol: "BTC", time: Wallclock.millis(), price: 100_012.5,
-            condition: "price crossesAbove 100000", threshold: .value(100_000), value: 100_012.5,
-            message: "pricealert test alert", notify: notify)
-    }
-
-    /// `12.3 ms` below a second, `5001 ms` above.
-    static func milliseconds(_ value: Double) -> String {
-        if value >= 1000 { return "\(Int(value.rounded())) ms" }
-        return "\((value * 10).rounded() / 10) ms"
+        let outcome = await SinkTest.send(through: sink, named: name, definition: definition)
+        StandardOutput.shared.writeLine(outcome.line)
+        if !outcome.delivered { throw ExitCodes.deliveryFailed }
     }
 }

@@ -229,7 +229,10 @@ struct LiveCommandTests {
             encoding: .utf8)
         let start = try #require(source.range(of: "#\"\"\"\n"))
         let end = try #require(source.range(of: "\"\"\"#", options: .backwards))
-        let embedded = String(source[start.upperBound..<end.lowerBound])
+        // The literal's lines, less the indentation of its closing delimiter, as Swift reads them.
+        let lines = source[start.upperBound..<end.lowerBound].split(separator: "\n", omittingEmptySubsequences: false)
+        let indentation = try #require(lines.last).count
+        let embedded = lines.dropLast().map { $0.dropFirst(indentation) + "\n" }.joined()
         let file = try String(
             contentsOf: PriceAlertBinary.repo.appendingPathComponent("Rules/demo.json"), encoding: .utf8)
         #expect(embedded == file)

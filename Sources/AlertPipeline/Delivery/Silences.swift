@@ -5,6 +5,16 @@ import AlertStore
 /// and says why.
 public struct SilencesUnreadable: Error, CustomStringConvertible {
     public var description: String
+
+    init(description: String) {
+        self.description = description
+    }
+
+    /// `store`'s file failed with `error`: its path and the reason (`StateStore.reason`). The
+    /// one wording for a silences file that cannot be read or written, in every command.
+    public init(_ store: SilenceStore, _ error: any Error) {
+        description = "\(store.path): \(StateStore.reason(error))"
+    }
 }
 
 extension SilenceSet {
@@ -22,7 +32,7 @@ extension SilenceSet {
         do {
             return SilenceSet(records: try store.all())
         } catch {
-            throw SilencesUnreadable(description: "\(store.path): \(StateStore.reason(error))")
+            throw SilencesUnreadable(store, error)
         }
     }
 }

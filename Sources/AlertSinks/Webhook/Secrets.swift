@@ -13,11 +13,8 @@ public typealias EnvironmentLookup = @Sendable (String) -> String?
 /// Resolves `SecretSource`s once, when a sink is made. Errors name the sink and the variable
 /// or file, never the value.
 public enum Secrets {
-    /// The process environment (`getenv`).
-    public static let processEnvironment: EnvironmentLookup = { name in
-        guard let value = getenv(name) else { return nil }
-        return String(cString: value)
-    }
+    /// The process environment (Platform's `Environment`).
+    public static let processEnvironment: EnvironmentLookup = { name in Environment.value(name) }
 
     /// The secret's text. Files are read whole, with one trailing newline (or CRLF) removed,
     /// so `echo TOKEN > file` works. `what` names the setting in errors (`url`, `secret`).

@@ -1,3 +1,5 @@
+import Platform
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,7 +36,7 @@ public struct ServiceNotifier: Sendable {
     public static func fromProcessEnvironment() -> ServiceNotifier {
         var environment: [String: String] = [:]
         for name in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] {
-            if let value = getenv(name) { environment[name] = String(cString: value) }
+            if let value = Environment.value(name) { environment[name] = value }
         }
         return ServiceNotifier(environment: environment)
     }

@@ -9,29 +9,16 @@ import Platform
 
 /// Loading what every command needs, with one way of reporting what is wrong.
 enum Inputs {
-    /// Loads rule files together; prints every problem with its place and exits 65/66.
+    /// Loads rule files together (`RuleFiles.load`); prints every problem with its place and
+    /// exits 65/66.
     static func rules(_ paths: [String]) throws -> RuleSet {
-        var ruleSet = try rules(RuleLoader.loadFiles(paths: paths))
-        // The rules grow by doubling while they are read; now that the file and what checking
-        // it kept are freed, keep them in an array of their size (see Docs/performance.md).
-        if ruleSet.rules.capacity > ruleSet.rules.count + ruleSet.rules.count / 8 {
-            ruleSet.rules = ruleSet.rules.withUnsafeBufferPointer { Array($0) }
-        }
-        return ruleSet
+        try rules(RuleFiles.load(paths))
     }
 
-    /// `rules(paths)` through the rules cache of `check` (a short run: no pages given back):
-    /// rules the cache holds for these very files are taken from it (the files' sinks are still
-    /// read); otherwise the files are checked, and `missedKey` is the key to store the rule set
-    /// under once the state folder is open and locked.
+    /// `rules(paths)` through the rules cache of `check` (`RuleFiles.load(_:cache:)`):
+    /// `missedKey` is the key to store the rule set under once the state folder is open.
     static func rules(_ paths: [String], cache: RuleCache?) throws -> (RuleSet, missedKey: [UInt8]?) {
-        let sources = try rules(RuleLoader.readFiles(paths: paths))
-        let key = cache == nil ? nil : RuleCache.key(files: sources.map(\.bytes))
-        if let cache, let key, let cached = cache.entry(for: key) {
-            let loaded = RuleLoader.load(sources, cachedRules: cached.rules, rulesEnds: cached.rulesEnds)
-            return (try rules(loaded.mapError(RuleLoadFailure.invalid)), nil)
-        }
-        return (try rules(RuleLoader.load(sources).mapError(RuleLoadFailure.invalid)), key)
+        try rules(RuleFiles.load(paths, cache: cache))
     }
 
     /// What loading gave, or every problem printed and the exit (65, 66).

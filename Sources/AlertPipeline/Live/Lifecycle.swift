@@ -5,8 +5,8 @@ import Synchronization
 /// Long-running commands run as a swift-service-lifecycle `Service`: SIGTERM (what systemd
 /// sends) and SIGINT (Ctrl-C) start a graceful shutdown, which cancels `body`; `body` then
 /// finishes its work in hand (the pipeline delivers every alert it made) and returns.
-enum Lifecycle {
-    static func run<T: Sendable>(logger: Logger, _ body: @escaping @Sendable () async -> T) async throws -> T {
+public enum Lifecycle {
+    public static func run<T: Sendable>(logger: Logger, _ body: @escaping @Sendable () async -> T) async throws -> T {
         let service = BodyService(body: body)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -17,7 +17,9 @@ enum Lifecycle {
     }
 
     /// Runs `body`, cancelling it after `duration` when one is given.
-    static func limited<T: Sendable>(to duration: Duration?, _ body: @escaping @Sendable () async -> T) async -> T {
+    public static func limited<T: Sendable>(
+        to duration: Duration?, _ body: @escaping @Sendable () async -> T
+    ) async -> T {
         guard let duration else { return await body() }
         return await withTaskGroup(of: T?.self) { group in
             group.addTask { await body() }
