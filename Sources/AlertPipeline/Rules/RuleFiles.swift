@@ -1,5 +1,6 @@
 import AlertModel
 import AlertRules
+import AlertSinks
 import AlertStore
 
 /// Rule files as the commands load them: together (`RuleLoader`), and for `check` through the
