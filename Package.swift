@@ -99,11 +99,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log")
             ]),
         // 6. Where alerts go: one Sink protocol, a folder per kind (stdout, file, webhook, exec),
-        //    and the direct dispatcher.
+        //    each kind's rule-file check and builder registered in `SinkRegistry.all`, and the
+        //    direct dispatcher.
         .target(
             name: "AlertSinks",
             dependencies: [
-                "AlertModel", "AlertPolicy", "AlertHTTP", "Platform",
+                "AlertModel", "AlertPolicy", "AlertRules", "AlertHTTP", "Platform",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics")
@@ -222,18 +223,22 @@ let package = Package(
         // Seeded mutations of real inputs for every parser (Docs/fuzzing.md); `pricealert-fuzz`
         // runs them by the million, FuzzTests a few thousand.
         .target(
-            name: "ParserFuzzing", dependencies: ["AlertModel", "AlertRules", "AlertFeeds", "SeededRandom", "Platform"],
+            name: "ParserFuzzing",
+            dependencies: ["AlertModel", "AlertRules", "AlertSinks", "AlertFeeds", "SeededRandom", "Platform"],
             path: "Fuzz/ParserFuzzing"),
         .executableTarget(name: "pricealert-fuzz", dependencies: ["ParserFuzzing"], path: "Fuzz/Main"),
         .testTarget(name: "FuzzTests", dependencies: ["ParserFuzzing", "AlertTestSupport"]),
         .testTarget(
             name: "AlertEngineTests",
-            dependencies: ["AlertEngine", "AlertModel", "AlertRules", "AlertTestSupport", "SeededRandom"]),
+            dependencies: ["AlertEngine", "AlertModel", "AlertRules", "AlertSinks", "AlertTestSupport", "SeededRandom"]),
         .testTarget(name: "JSONTokensTests", dependencies: ["JSONTokens"]),
         .testTarget(name: "AlertReportTests", dependencies: ["AlertReport", "AlertModel"]),
         .testTarget(
             name: "AlertRulesTests",
-            dependencies: ["AlertRules", "AlertModel", "AlertEngine", "AlertTestSupport", "JSONTokens", "SeededRandom"]),
+            dependencies: [
+                "AlertRules", "AlertSinks", "AlertModel", "AlertEngine", "AlertTestSupport", "JSONTokens",
+                "SeededRandom"
+            ]),
         .testTarget(
             name: "AlertPipelineTests",
             dependencies: [
@@ -293,8 +298,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "pricealert", "AlertTestSupport", "AlertModel", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertHTTP",
-                "AlertStore", "AlertPipeline", "DemoExchange",
+                "pricealert", "AlertTestSupport", "AlertModel", "AlertPolicy", "AlertRules", "AlertSinks", "AlertFeeds",
+                "AlertHTTP", "AlertStore", "AlertPipeline", "DemoExchange",
                 "SeededRandom",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift")

@@ -1,6 +1,7 @@
 import AlertFeeds
 import AlertModel
 import AlertRules
+import AlertSinks
 import Foundation
 
 /// One parser under fuzzing: its name on the command line, where its seeds come from, and how

@@ -31,8 +31,10 @@ public enum RuleLoadFailure: Error, Sendable, Equatable {
 
 extension RuleLoader {
     /// Reads the files at `paths` and loads them together (see `load`).
-    public static func loadFiles(paths: [String]) -> Result<RuleSet, RuleLoadFailure> {
-        readFiles(paths: paths).flatMap { load($0).mapError(RuleLoadFailure.invalid) }
+    public static func loadFiles(
+        paths: [String], sinkTypes: [SinkTypeCheck]
+    ) -> Result<RuleSet, RuleLoadFailure> {
+        readFiles(paths: paths).flatMap { load($0, sinkTypes: sinkTypes).mapError(RuleLoadFailure.invalid) }
     }
 
     /// The files at `paths`, or every one that cannot be read.

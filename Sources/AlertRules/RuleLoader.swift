@@ -11,8 +11,12 @@ public enum RuleLoader {
     /// are those (and `expirations` is empty).
     /// `rulesEnds` (the `RuleSet.rulesEnds` of a read of the same bytes) says where each file's
     /// rules end, so they are not even walked over.
+    ///
+    /// `sinkTypes` are the sink kinds a `type` may name, each with the check of its own keys:
+    /// `SinkRegistry.checks` in AlertSinks, where each kind registers itself.
     public static func load(
-        _ files: [RuleSource], cachedRules: [Rule]? = nil, rulesEnds: [Int?] = []
+        _ files: [RuleSource], sinkTypes: [SinkTypeCheck], cachedRules: [Rule]? = nil,
+        rulesEnds: [Int?] = []
     ) -> Result<RuleSet, RuleFileErrors> {
         var checkers: [FileChecker] = []
         var rules: [Rule] = []
@@ -20,7 +24,7 @@ public enum RuleLoader {
         var portfolios: [Portfolio] = []
         var ends: [Int?] = []
         for (i, file) in files.enumerated() {
-            var checker = FileChecker(file: file.path, bytes: file.bytes)
+            var checker = FileChecker(file: file.path, bytes: file.bytes, sinkTypes: sinkTypes)
             // Rules are checked as they are read, so a big file is never one syntax tree.
             let document =
                 cachedRules != nil
@@ -38,7 +42,7 @@ public enum RuleLoader {
                 portfolios += contents.portfolios
             } else {
                 // A syntax error stops reading; what was checked before it is not reported.
-                checker = FileChecker(file: file.path, bytes: file.bytes)
+                checker = FileChecker(file: file.path, bytes: file.bytes, sinkTypes: sinkTypes)
             }
             for problem in document.errors {
                 checker.error(problem.message, at: problem.position, first: problem.first)

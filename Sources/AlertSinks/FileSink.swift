@@ -1,5 +1,6 @@
 import AlertModel
 import AlertPolicy
+import AlertRules
 import Platform
 import Synchronization
 
@@ -135,7 +136,9 @@ public final class FileSink: Sink {
 
 extension FileSink {
     /// The `file` kind, for `SinkRegistry.all`.
-    public static let sinkType = SinkType(FileSettings.self) { name, settings, _ in
-        try FileSink(name: name, path: settings.path)
-    }
+    /// `path`: where to append, as written (relative to the working directory).
+    public static let sinkType = SinkType(
+        FileSettings.self, keys: ["path"],
+        read: { checker in checker.string("path", required: true).map(FileSettings.init(path:)) },
+        make: { name, settings, _ in try FileSink(name: name, path: settings.path) })
 }

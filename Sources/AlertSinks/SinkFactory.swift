@@ -26,8 +26,11 @@ public enum SinkFactory {
         try make(definition, dependencies: .shared)
     }
 
-    public static func make(_ definition: SinkDefinition, dependencies: Dependencies) throws -> any Sink {
-        guard let type = SinkRegistry.all.first(where: { $0.name == definition.kind.typeName }),
+    /// `types`: the kinds it may be of (a test's own registry; by default `SinkRegistry.all`).
+    public static func make(
+        _ definition: SinkDefinition, dependencies: Dependencies, types: [SinkType] = SinkRegistry.all
+    ) throws -> any Sink {
+        guard let type = types.first(where: { $0.name == definition.kind.typeName }),
             let sink = try type.make(definition, dependencies: dependencies)
         else {
             throw SinkError(
@@ -43,10 +46,13 @@ public enum SinkFactory {
         try makeAll(definitions, dependencies: .shared)
     }
 
-    public static func makeAll(_ definitions: [SinkDefinition], dependencies: Dependencies) throws -> [String: any Sink]
-    {
+    public static func makeAll(
+        _ definitions: [SinkDefinition], dependencies: Dependencies, types: [SinkType] = SinkRegistry.all
+    ) throws -> [String: any Sink] {
         var sinks: [String: any Sink] = [:]
-        for definition in definitions { sinks[definition.name] = try make(definition, dependencies: dependencies) }
+        for definition in definitions {
+            sinks[definition.name] = try make(definition, dependencies: dependencies, types: types)
+        }
         return sinks
     }
 }

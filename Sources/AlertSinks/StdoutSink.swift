@@ -1,5 +1,6 @@
 import AlertModel
 import AlertPolicy
+import AlertRules
 import Platform
 
 /// Prints one line per alert on standard output: `AlertFormat.text` or the alert event's JSON
@@ -69,7 +70,13 @@ public struct StdoutSink: Sink {
 
 extension StdoutSink {
     /// The `stdout` kind, for `SinkRegistry.all`.
-    public static let sinkType = SinkType(StdoutSettings.self) { name, settings, _ in
-        StdoutSink(name: name, format: settings.format)
-    }
+    /// `format`: `"text"` (the default) or `"json"`.
+    public static let sinkType = SinkType(
+        StdoutSettings.self, keys: ["format"],
+        read: { checker in
+            guard checker.has("format") else { return StdoutSettings(format: .text) }
+            return checker.choice("format", among: ["text", "json"])
+                .flatMap(AlertOutputFormat.init(rawValue:)).map(StdoutSettings.init(format:))
+        },
+        make: { name, settings, _ in StdoutSink(name: name, format: settings.format) })
 }

@@ -1,4 +1,5 @@
 import AlertRules
+import AlertSinks
 import AlertTestSupport
 import Testing
 

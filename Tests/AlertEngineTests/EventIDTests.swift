@@ -1,4 +1,5 @@
 import AlertRules
+import AlertSinks
 import Testing
 
 @testable import AlertEngine

@@ -1,6 +1,7 @@
 import AlertModel
 import AlertPipeline
 import AlertRules
+import AlertSinks
 import Platform
 import Testing
 

@@ -1,6 +1,7 @@
 import AlertModel
 import AlertPipeline
 import AlertRules
+import AlertSinks
 import Testing
 
 /// The one evaluation step of `replay`, `check` and `run` (their end-to-end tests show the

@@ -1,4 +1,5 @@
 import AlertModel
+import AlertSinks
 
 @testable import AlertRules
 

@@ -1,4 +1,5 @@
 import AlertModel
+import AlertSinks
 import AlertTestSupport
 import SeededRandom
 import Testing

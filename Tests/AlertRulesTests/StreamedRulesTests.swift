@@ -1,4 +1,5 @@
 import AlertModel
+import AlertSinks
 import Testing
 
 @testable import AlertRules

@@ -1,5 +1,6 @@
 import AlertEngine
 import AlertModel
+import AlertSinks
 import Testing
 
 @testable import AlertRules

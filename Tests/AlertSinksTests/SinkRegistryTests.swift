@@ -17,10 +17,10 @@ import Testing
         var defaultRate: RateSpec? { RateSpec(count: 1, per: 60_000) }
     }
 
-    @Test func theRegistryBuildsEveryTypeTheRuleCheckerAccepts() {
-        #expect(SinkRegistry.all.map(\.name) == FileChecker.sinkTypes.map(\.name))
-        #expect(FileChecker.sinkTypes.map(\.name) == ["stdout", "file", "webhook", "exec"])
-        #expect(FileChecker.sinkTypes.map(\.durable) == [false, false, true, true])
+    @Test func eachKindIsCheckedAsTheKindItBuilds() {
+        #expect(SinkRegistry.all.map(\.name) == ["stdout", "file", "webhook", "exec"])
+        #expect(SinkRegistry.checks.map(\.name) == SinkRegistry.all.map(\.name))
+        #expect(SinkRegistry.checks.map(\.durable) == [false, false, true, true])
     }
 
     @Test func aKindNotInTheRegistryIsAnErrorNamingTheSink() {

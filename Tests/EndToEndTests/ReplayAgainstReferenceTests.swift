@@ -1,6 +1,7 @@
 import AlertFeeds
 import AlertModel
 import AlertRules
+import AlertSinks
 import AlertTestSupport
 import Foundation
 import Testing

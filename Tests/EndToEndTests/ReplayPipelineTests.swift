@@ -2,6 +2,7 @@ import AlertFeeds
 import AlertModel
 import AlertPipeline
 import AlertRules
+import AlertSinks
 import AlertTestSupport
 import Foundation
 import SeededRandom

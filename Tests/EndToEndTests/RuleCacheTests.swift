@@ -1,5 +1,6 @@
 import AlertModel
 import AlertRules
+import AlertSinks
 import AlertStore
 import AlertTestSupport
 import Foundation

@@ -1,5 +1,6 @@
 import AlertModel
 import AlertRules
+import AlertSinks
 import AlertStore
 
 #if canImport(Glibc)

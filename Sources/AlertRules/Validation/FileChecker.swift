@@ -7,6 +7,8 @@ struct FileChecker {
     let file: String
     /// The file's text, for turning offsets into lines and columns.
     let lines: LineTable
+    /// The sink kinds a `type` may name, each with the check of its keys.
+    let sinkTypes: [SinkTypeCheck]
     /// Problems in the order found; `diagnostics` sorts them by place.
     var problems: [Problem] = []
     /// Valid rule ids and all sink names with their places, for the one namespace shared
@@ -42,9 +44,10 @@ struct FileChecker {
         var first: SourceOffset?
     }
 
-    init(file: String, bytes: [UInt8]) {
+    init(file: String, bytes: [UInt8], sinkTypes: [SinkTypeCheck] = []) {
         self.file = file
         lines = LineTable(bytes: bytes)
+        self.sinkTypes = sinkTypes
     }
 
     mutating func error(_ message: String, at position: SourceOffset, first: SourceOffset? = nil) {

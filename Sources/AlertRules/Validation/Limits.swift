@@ -22,8 +22,6 @@ enum Limits {
     static let longWindow = DurationLimit("400d")
     /// `for` and `repeat.every`, like `cooldown`.
     static let sustain = DurationLimit("365d")
-    /// Webhook and exec `timeout`.
-    static let sinkTimeout = DurationLimit("1h")
     static let backoff = DurationLimit("1h")
     static let maxBackoff = DurationLimit("1d")
     static let maxAge = DurationLimit("30d")

@@ -1,5 +1,6 @@
 import AlertModel
 import AlertPolicy
+import AlertRules
 import Platform
 
 #if canImport(Glibc)
@@ -162,7 +163,17 @@ public struct ExecSink: Sink {
 
 extension ExecSink {
     /// The `exec` kind, for `SinkRegistry.all`.
-    public static let sinkType = SinkType(ExecSpec.self) { name, spec, _ in
-        try ExecSink(name: name, spec: spec)
-    }
+    public static let sinkType = SinkType(
+        ExecSpec.self, keys: ["command", "timeout"],
+        read: { checker in
+            let timeout = checker.duration("timeout", atMost: "1h")
+            let command = checker.strings(
+                "command", required: true, contents: "strings (program and arguments)",
+                emptyMessage: "exec command must not be empty", each: "each argument in 'command'")
+            guard let command else { return nil }
+            var spec = ExecSpec(command: command)
+            spec.timeout = timeout ?? spec.timeout
+            return spec
+        },
+        make: { name, spec, _ in try ExecSink(name: name, spec: spec) })
 }

@@ -1,6 +1,7 @@
 import AlertHTTP
 import AlertModel
 import AlertPolicy
+import AlertRules
 import Logging
 import Platform
 
@@ -198,9 +199,16 @@ public struct WebhookSink: Sink {
 extension WebhookSink {
     /// The `webhook` kind, for `SinkRegistry.all`: every webhook shares the dependencies' HTTP
     /// client (one connection cache), libcurl's by default.
-    public static let sinkType = SinkType(WebhookSpec.self) { name, spec, dependencies in
-        try WebhookSink(
-            name: name, spec: spec, client: dependencies.httpClient ?? CurlHTTPClient.shared,
-            environment: dependencies.environment)
-    }
+    public static let sinkType = SinkType(
+        WebhookSpec.self,
+        keys: [
+            "url", "urlEnv", "urlFile", "method", "headers", "timeout", "preset", "template", "secretEnv", "secretFile",
+            "caFile"
+        ],
+        read: WebhookSpec.read,
+        make: { name, spec, dependencies in
+            try WebhookSink(
+                name: name, spec: spec, client: dependencies.httpClient ?? CurlHTTPClient.shared,
+                environment: dependencies.environment)
+        })
 }
