@@ -49,6 +49,11 @@ struct EngineScopeTests {
         #expect(
             Engine(rules: [Rule(id: "m", scope: .match(MarketFilter(future: true)), condition: .price(.above(0)))])
                 .hasMatchRules)
+        // A `match` rule evaluated pair by pair needs the market list as much as an indexed one.
+        let offHigh = Rule(
+            id: "h", scope: .match(MarketFilter(future: false)), condition: .fromHigh(window: 3_600_000, .below(-5)))
+        #expect(Engine(rules: [offHigh]).hasMatchRules)
+        #expect(!Engine(rules: [rule(.price(.above(0)), symbols: ["XRP"])]).hasMatchRules)
     }
 
     @Test func symbolRulesApplyWhetherOrNotTheSymbolIsListed() {

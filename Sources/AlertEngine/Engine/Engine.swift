@@ -28,8 +28,9 @@ public final class Engine {
     public var rules: [Rule] { core.rules }
     public var stats: Stats { core.stats }
     public var markets: MarketList? { core.markets }
-    /// Whether some enabled rule has a `match` scope (they apply to nothing without a market list).
-    public var hasMatchRules: Bool { !core.matchRules.isEmpty }
+    /// Whether some enabled rule has a `match` scope, indexed or evaluated pair by pair (they
+    /// apply to nothing without a market list).
+    public var hasMatchRules: Bool { !core.matchRules.isEmpty || core.pairRules.hasMatchRules }
 
     /// Goes on counting from `stats` (an engine that takes over from another one, after a
     /// rule reload), so a run's counts cover the whole run.
