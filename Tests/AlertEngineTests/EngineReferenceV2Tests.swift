@@ -82,15 +82,7 @@ struct EngineReferenceV2Tests {
         let (ours, theirs) = try Self.run(files: files, candles: candles, ticks: ticks)
         #expect(ours.count > 100)
         #expect(Set(ours.map(\.kind)).count == 3, "alerts, reminders and resolved events all occur")
-        #expect(ours == theirs)
-        if ours != theirs,
-            let k: Int = zip(ours, theirs).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
-                ?? Optional(min(ours.count, theirs.count))
-        {
-            Issue.record(
-                "first difference at \(k): engine \(k < ours.count ? "\(ours[k])" : "-") vs reference \(k < theirs.count ? "\(theirs[k])" : "-")"
-            )
-        }
+        #expect(ours == theirs, "\(firstDifference(ours, theirs) ?? "")")
     }
 
     /// Without history: windows fill from the live stream alone.
@@ -105,15 +97,7 @@ struct EngineReferenceV2Tests {
         ]
         let (ours, theirs) = try Self.run(files: files, candles: [], ticks: ticks)
         #expect(ours.count > 100)
-        #expect(ours == theirs)
-        if ours != theirs,
-            let k: Int = zip(ours, theirs).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
-                ?? Optional(min(ours.count, theirs.count))
-        {
-            Issue.record(
-                "first difference at \(k): engine \(k < ours.count ? "\(ours[k])" : "-") vs reference \(k < theirs.count ? "\(theirs[k])" : "-")"
-            )
-        }
+        #expect(ours == theirs, "\(firstDifference(ours, theirs) ?? "")")
     }
 }
 
