@@ -13,6 +13,10 @@ public struct RuleSet: Sendable {
     public var portfolios: [Portfolio]
     /// The rules with an `expires`, where it is written: `validate` warns about those past.
     public var expirations: [RuleExpiration] = []
+    /// Every file's `sources` (version 3), files in the order given, each file's in its order.
+    public var sources: [SourceDefinition] = []
+    /// Every file's `series` (version 3), files in the order given, each file's in its order.
+    public var series: [SeriesDefinition] = []
 
     public init(rules: [Rule], sinks: [String: SinkDefinition], rulesEnds: [Int?] = [], portfolios: [Portfolio] = []) {
         self.rules = rules

@@ -479,7 +479,7 @@ struct ReferenceV2AgainstV1Tests {
                 if let v = f.base { keys.append(#""base": "\#(v)""#) }
                 if let v = f.active { keys.append(#""active": \#(v)"#) }
                 scope = #""match": {\#(keys.joined(separator: ", "))}"#
-            case .portfolio: preconditionFailure("version 1 rules only")
+            case .portfolio, .series: preconditionFailure("version 1 rules only")
             }
             let when: String
             switch rule.condition {

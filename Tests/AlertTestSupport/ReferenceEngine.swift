@@ -78,7 +78,7 @@ public final class ReferenceEngine {
         case .match(let filter):
             guard let markets else { return false }
             return markets.markets.contains { $0.symbol.uppercased() == symbol && filter.matches($0) }
-        case .portfolio: return false
+        case .portfolio, .series: return false
         }
     }
 

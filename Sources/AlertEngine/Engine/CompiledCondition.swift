@@ -28,7 +28,7 @@ struct CompiledCondition: Sendable {
         case .price(.outside(let l, let hi)): self.init(.outside, l, hi)
         case .change(_, .above(let c)): self.init(.above, c, c - h)
         case .change(_, .below(let c)): self.init(.below, c, c + h)
-        case .fromHigh, .fromLow, .pnl, .move, .all, .any, .listed:
+        case .fromHigh, .fromLow, .pnl, .move, .all, .any, .listed, .volume:
             preconditionFailure("only rules for which Rule.isIndexed holds are compiled")
         }
     }

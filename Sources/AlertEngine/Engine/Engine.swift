@@ -80,7 +80,7 @@ public final class Engine {
             switch condition {
             case .change(let w, _), .fromHigh(let w, _), .fromLow(let w, _): return w
             case .all(let members), .any(let members): return members.map(reach).max() ?? 0
-            case .price, .pnl, .move, .listed: return 0
+            case .price, .pnl, .move, .listed, .volume: return 0
             }
         }
         return rules.lazy.filter(\.enabled).map { reach($0.condition) }.max() ?? 0
@@ -164,7 +164,7 @@ struct EngineCore {
                 }
             case .match:
                 match.append(Int32(i))
-            case .portfolio:
+            case .portfolio, .series:
                 continue
             }
             if case .change(let window, _) = rules[i].condition { windows.insert(window / 60_000) }
@@ -630,12 +630,15 @@ extension Rule {
     /// `change` condition with minute buckets, on symbols or a `match`, without `for`,
     /// reminders, `expires` or `resolve`. Every other rule is evaluated pair by pair.
     var isIndexed: Bool {
-        if case .portfolio = scope { return false }
+        switch scope {
+        case .portfolio, .series: return false
+        case .symbols, .match: break
+        }
         if let e = extras, e.sustain != nil || e.remindEvery != nil || e.expires != nil || e.resolve { return false }
         switch condition {
         case .price: return true
         case .change(let window, _): return fileVersion == 1 || window <= 86_400_000
-        case .fromHigh, .fromLow, .pnl, .move, .all, .any, .listed: return false
+        case .fromHigh, .fromLow, .pnl, .move, .all, .any, .listed, .volume: return false
         }
     }
 }

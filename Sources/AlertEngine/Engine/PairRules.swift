@@ -40,6 +40,9 @@ struct PairRuleIndex: Sendable {
                 match.append(Int32(i))
             case .portfolio(let name):
                 byPortfolio["@" + Symbol.normalize(name), default: []].append(Int32(i))
+            case .series:
+                // Series ticks (rules v3 §4) are not made yet: no tick reaches these rules.
+                continue
             }
             extremes = extremes || Self.readsExtremes(rules[i].condition)
             for window in Self.windows(rules[i].condition) {
@@ -80,7 +83,7 @@ struct PairRuleIndex: Sendable {
         switch condition {
         case .change(let w, _), .fromHigh(let w, _), .fromLow(let w, _): return [w]
         case .all(let members), .any(let members): return members.flatMap(windows)
-        case .price, .pnl, .move, .listed: return []
+        case .price, .pnl, .move, .listed, .volume: return []
         }
     }
 
@@ -88,7 +91,7 @@ struct PairRuleIndex: Sendable {
         switch condition {
         case .fromHigh, .fromLow: return true
         case .all(let members), .any(let members): return members.contains(where: readsExtremes)
-        case .price, .change, .pnl, .move, .listed: return false
+        case .price, .change, .pnl, .move, .listed, .volume: return false
         }
     }
 
@@ -365,6 +368,9 @@ extension EngineCore {
             return Verdict(f: vs.contains(where: \.f), r: vs.allSatisfy(\.r), k: vs.contains(where: \.k), value: p)
         case .move, .listed:
             return Verdict()
+        case .volume(.above(let v)), .volume(.below(let v)):
+            // The engine does not carry `volume24h` yet: unknown, as on a tick without one.
+            return Verdict(threshold: .value(v))
         }
     }
 }

@@ -30,13 +30,18 @@ extension Rule {
                 body.byte(0)
                 body.count(index(of: symbols))
             case .match(let filter):
-                body.byte(1)
+                // Tag 4 adds `source` (rules v3) after the same fields, so tag 1 reads as before.
+                body.byte(filter.sources == nil ? 1 : 4)
                 body.optionalBool(filter.future)
                 body.optionalString(filter.quote)
                 body.optionalString(filter.base)
                 body.optionalBool(filter.active)
+                if let sources = filter.sources { body.count(index(of: sources)) }
             case .portfolio(let name):
                 body.byte(2)
+                body.string(name)
+            case .series(let name):
+                body.byte(3)
                 body.string(name)
             }
             body.byte((rule.repeatMode == .once ? 1 : 0) | (rule.enabled ? 2 : 0))
@@ -83,12 +88,14 @@ extension Rule {
             let scope: Scope
             switch try r.byte() {
             case 0: scope = .symbols(try list(try r.uint32()))
-            case 1:
-                scope = .match(
-                    MarketFilter(
-                        future: try r.optionalBool(), quote: try r.optionalString(),
-                        base: try r.optionalString(), active: try r.optionalBool()))
+            case let tag where tag == 1 || tag == 4:
+                var filter = MarketFilter(
+                    future: try r.optionalBool(), quote: try r.optionalString(),
+                    base: try r.optionalString(), active: try r.optionalBool())
+                if tag == 4 { filter.sources = try list(try r.uint32()) }
+                scope = .match(filter)
             case 2: scope = .portfolio(try r.string())
+            case 3: scope = .series(try r.string())
             case let other: throw SnapshotError(reason: "unknown scope tag \(other)")
             }
             let flags = try r.byte()
@@ -145,6 +152,10 @@ extension ByteWriter {
             for member in members { self.condition(member) }
         case .listed:
             byte(8)
+        case .volume(.above(let v)):
+            byte(9); byte(0); double(v)
+        case .volume(.below(let v)):
+            byte(9); byte(1); double(v)
         }
     }
 
@@ -212,6 +223,12 @@ extension ByteReader {
             return tag == 6 ? .all(members) : .any(members)
         case 8:
             return .listed
+        case 9:
+            switch try byte() {
+            case 0: return .volume(.above(try double()))
+            case 1: return .volume(.below(try double()))
+            case let other: throw SnapshotError(reason: "unknown volume operator \(other)")
+            }
         case let other: throw SnapshotError(reason: "unknown condition \(other)")
         }
     }

@@ -68,6 +68,9 @@ public struct Backfill: Sendable {
                 symbols =
                     portfolios.first { Symbol.normalize($0.name) == Symbol.normalize(name) }?.holdings.map(\.symbol)
                     ?? []
+            case .series:
+                // A series' history is made of its own synthetic ticks: no candles to load.
+                symbols = []
             }
             for symbol in symbols {
                 var known = reaches[Symbol.normalize(symbol), default: Reach(reach: 0)]

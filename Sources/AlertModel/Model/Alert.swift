@@ -22,6 +22,9 @@ public struct Alert: Sendable, Equatable {
     /// of a pair in one millisecond get `:2`, `:3`, … on their ids (Docs/rules.md#the-alert-event).
     /// Set by the engine, which counts them across restarts; not part of the event's other fields.
     public var occurrence: Int = 1
+    /// The rule-file source of the tick that fired it (rules v3 §6); nil for ticks without a
+    /// source, portfolios and series.
+    public var source: String?
 
     public init(
         rule: String, symbol: String, time: Int64, price: Double, condition: String,
@@ -86,13 +89,15 @@ public struct Alert: Sendable, Equatable {
         a.rule == b.rule && a.symbol == b.symbol && a.time == b.time && a.price == b.price
             && a.condition == b.condition && a.threshold == b.threshold && a.value == b.value
             && a.message == b.message && a.notify == b.notify && a.kind == b.kind && a.reminder == b.reminder
-            && a.occurrence == b.occurrence
+            && a.occurrence == b.occurrence && a.source == b.source
     }
 
-    /// `rule:SYMBOL:epochMillis`, plus `:resolved` for a resolved event: what every event of the
-    /// pair at that time and of that kind shares.
+    /// `rule:SYMBOL:epochMillis` (`rule:SOURCE:SYMBOL:epochMillis` for a tick with a source),
+    /// plus `:resolved` for a resolved event: what every event of the pair at that time and of
+    /// that kind shares.
     public var baseID: String {
-        kind == .resolved ? "\(rule):\(symbol):\(time):resolved" : "\(rule):\(symbol):\(time)"
+        let pair = source.map { "\(rule):\($0):\(symbol)" } ?? "\(rule):\(symbol)"
+        return kind == .resolved ? "\(pair):\(time):resolved" : "\(pair):\(time)"
     }
 
     /// `baseID`, plus `:n` for the n-th event (n ≥ 2) of the pair with that base id — unique

@@ -47,12 +47,19 @@ public struct MarketFilter: Sendable, Equatable {
     public var quote: String?
     public var base: String?
     public var active: Bool?
+    /// `source` (rules v3 §3): the rule applies only to ticks of these sources; nil applies it
+    /// to every source's ticks (each matched in its own source's market list) and to ticks
+    /// without a source. The filter on market entries (`matches`) does not read it.
+    public var sources: [String]?
 
-    public init(future: Bool? = nil, quote: String? = nil, base: String? = nil, active: Bool? = nil) {
+    public init(
+        future: Bool? = nil, quote: String? = nil, base: String? = nil, active: Bool? = nil, sources: [String]? = nil
+    ) {
         self.future = future
         self.quote = quote
         self.base = base
         self.active = active
+        self.sources = sources
     }
 
     public func matches(_ market: Market) -> Bool {

@@ -103,6 +103,9 @@ public enum Scope: Sendable, Equatable {
     /// `portfolio: NAME` (the name as written; its ticks have the symbol `@` + NAME upper-cased).
     /// Boxed for the same reason as `match`.
     indirect case portfolio(String)
+    /// `series: NAME` (rules v3 §4; the name as written; its ticks have the symbol `@` + NAME
+    /// upper-cased). Boxed for the same reason as `match`.
+    indirect case series(String)
 }
 
 public enum RepeatMode: String, Sendable {
@@ -127,6 +130,14 @@ public enum Condition: Sendable, Equatable {
     case any([Condition])
     /// `{"listed": true}` on a `match` rule: fires once for each market a fresh market list adds.
     case listed
+    /// `volume` (rules v3 §5): on the tick's `volume24h`, unknown on a tick without one.
+    case volume(VolumeCondition)
+}
+
+/// `{"volume": {"above": V}}` or `{"volume": {"below": V}}`: V is finite and ≥ 0.
+public enum VolumeCondition: Sendable, Equatable {
+    case above(Double)
+    case below(Double)
 }
 
 public enum MoveCondition: Sendable, Equatable {
@@ -160,7 +171,8 @@ extension Condition {
         case .change(_, .above(let c)), .change(_, .below(let c)),
             .fromHigh(_, .above(let c)), .fromHigh(_, .below(let c)),
             .fromLow(_, .above(let c)), .fromLow(_, .below(let c)),
-            .pnl(.above(let c)), .pnl(.below(let c)):
+            .pnl(.above(let c)), .pnl(.below(let c)),
+            .volume(.above(let c)), .volume(.below(let c)):
             return .value(c)
         case .move, .all, .any, .listed:
             // A move's threshold depends on the tick (the engine gives it per event).
@@ -188,6 +200,8 @@ extension Condition {
         case .all(let members): return "all(\(members.map(\.summary).joined(separator: ", ")))"
         case .any(let members): return "any(\(members.map(\.summary).joined(separator: ", ")))"
         case .listed: return "listed"
+        case .volume(.above(let v)): return "volume above \(JSONNumber.format(v))"
+        case .volume(.below(let v)): return "volume below \(JSONNumber.format(v))"
         }
     }
 }

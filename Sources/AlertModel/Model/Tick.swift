@@ -1,19 +1,36 @@
-/// One price observation: `(time, symbol, price[, change24h])` (Docs/rules.md#ticks).
+/// One price observation: `(time, source, symbol, price[, change24h][, volume24h])`
+/// (Docs/rules.md#ticks).
 ///
-/// `time` is Unix epoch milliseconds. `change24h` is the source's own 24-hour change in
-/// percent (already ×100), when the source reports one; it feeds `change` rules whose window
-/// is exactly 24 hours (Docs/rules.md#change-windows).
+/// `time` is Unix epoch milliseconds. `source` is the name of the rule-file source the tick
+/// came from (rules v3 §1), nil for `--source` and for tick lines without one. `change24h` is
+/// the source's own 24-hour change in percent (already ×100), when the source reports one; it
+/// feeds `change` rules whose window is exactly 24 hours (Docs/rules.md#change-windows).
+/// `volume24h` is the traded volume of the last 24 hours in the quote currency (finite, ≥ 0).
 public struct Tick: Sendable, Equatable {
     public var time: Int64
     public var symbol: String
     public var price: Double
     public var change24h: Double?
+    public var source: String?
+    public var volume24h: Double?
 
-    public init(time: Int64, symbol: String, price: Double, change24h: Double? = nil) {
+    public init(
+        time: Int64, symbol: String, price: Double, change24h: Double? = nil, source: String? = nil,
+        volume24h: Double? = nil
+    ) {
         self.time = time
         self.symbol = symbol
         self.price = price
         self.change24h = change24h
+        self.source = source
+        self.volume24h = volume24h
+    }
+
+    /// What the engine keeps state under (rules v3 §1): the upper-cased symbol without a
+    /// source, `source:SYMBOL` with one.
+    public var key: String {
+        guard let source else { return Symbol.normalize(symbol) }
+        return source + ":" + Symbol.normalize(symbol)
     }
 }
 
