@@ -11,6 +11,7 @@ usage: generate.py OUT_DIR [RULES] [TICKS] [SEED]"""
 import json, os, random, sys
 
 out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
 nrules = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
 nticks = int(sys.argv[3]) if len(sys.argv) > 3 else 1_000_000
 seed = int(sys.argv[4]) if len(sys.argv) > 4 else 1

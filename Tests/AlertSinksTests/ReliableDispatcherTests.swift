@@ -48,7 +48,7 @@ import Testing
         let hook = ScriptedSink(name: "hook", script: [.permanent(reason: "HTTP 404 Not Found")])
         let dispatcher = try await startedDispatcher(hook, store)
         await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
-        #expect(await eventually { (try? store.outbox.dead().count) == 1 })
+        try #require(await eventually { (try? store.outbox.dead().count) == 1 })
         let dead = try store.outbox.dead()[0]
         #expect(
             dead.deadReason == "HTTP 404 Not Found" && dead.sink == "hook"
