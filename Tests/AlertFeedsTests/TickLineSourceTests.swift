@@ -76,4 +76,25 @@ import Testing
     @Test func aMalformedVolumeValueIsStillASyntaxError() {
         #expect(error(#"{"time":1,"symbol":"A","price":2,"volume24h":tru}"#) != nil)
     }
+
+    /// What `record` writes (`TickFormat.json`) reads back as the same tick.
+    @Test(arguments: [
+        Tick(time: 1, symbol: "BTC", price: 2),
+        Tick(time: 1_700_000_000_000, symbol: "btc/usdt", price: 43000.5, change24h: -1.2, source: "binance"),
+        Tick(time: 5, symbol: "ETH-USD", price: 0.25, source: "coinbase-2", volume24h: 1.9e9),
+        Tick(time: 5, symbol: "\"q\"", price: 1e-9, change24h: 0, volume24h: 0)
+    ])
+    func recordedLinesReadBack(tick: Tick) {
+        #expect(self.tick(TickFormat.json(tick)) == tick)
+    }
+
+    @Test func recordedLineOfTheSpecExample() {
+        let tick = Tick(
+            time: 1_700_000_000_000, symbol: "BTC/USDT", price: 43000.5, change24h: -1.2, source: "binance",
+            volume24h: 1.9e9)
+        #expect(
+            TickFormat.json(tick)
+                == #"{"time":1700000000000,"source":"binance","symbol":"BTC/USDT","price":43000.5,"change24h":-1.2,"volume24h":1900000000}"#
+        )
+    }
 }
