@@ -401,8 +401,8 @@ extension StringProtocol {
 /// A tick as one JSON line of a tick file (Docs/rules.md#ticks), the form `record` writes and
 /// `replay` reads.
 public enum TickFormat {
-    /// `{"time":…[,"source":…],"symbol":…,"price":…[,"change24h":…][,"volume24h":…]}` (rules v3 §1):
-    /// a tick without a source or volume is the line of versions 1 and 2.
+    /// The tick as one tick-file line (Docs/rules.md#ticks), which `TickLineParser` reads back
+    /// as the same tick: `source` and `volume24h` (rules v3 §1) only when the tick has them.
     public static func json(_ tick: Tick) -> String {
         var out = "{\"time\":\(tick.time),"
         if let source = tick.source { out += "\"source\":\(JSONString.quote(source))," }
