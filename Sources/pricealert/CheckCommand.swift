@@ -50,8 +50,11 @@ struct CheckCommand: AsyncParsableCommand {
     )
     var history: String?
 
-    @Option(help: "A BTSE initial/market payload for 'match' rules (default: the source's list, else the saved one).")
-    var markets: String?
+    @Option(
+        help:
+            "A BTSE initial/market payload for 'match' rules (default: the source's list, else the saved one); NAME=FILE: the market list of the rule files' source NAME in its exchange's REST format, with --ticks (repeatable)."
+    )
+    var markets: [String] = []
 
     @Option(help: "How often a source's market list is fetched again; in between the saved one is used (e.g. 1h).")
     var marketsEvery: DurationArgument = Self.defaultMarketsEvery
@@ -98,7 +101,10 @@ struct CheckCommand: AsyncParsableCommand {
         if let missedKey {
             RuleCache(folder: store.folder).store(ruleSet.rules, rulesEnds: ruleSet.rulesEnds, for: missedKey)
         }
-        var evaluator = Evaluator(ruleSet: ruleSet, markets: nil)
+        let marketFiles = try Inputs.marketOptions(markets, ruleSet: ruleSet)
+        var evaluator = Evaluator(
+            ruleSet: ruleSet, markets: nil,
+            sourceMarkets: try Inputs.sourceMarkets(marketFiles.bySource, ruleSet: ruleSet))
         let silences: SilenceSet
         let restored: CheckRun.Restored
         var historyRead = 0
@@ -107,7 +113,7 @@ struct CheckCommand: AsyncParsableCommand {
             silences = try SilenceCommand.load(state.path)
             restored = try await CheckRun.restore(
                 &evaluator, from: store, source: source, maxTickSkew: skew.maxTickSkew.duration.milliseconds
-            ) { saved, evaluator in try await loadInput(saved: saved, into: &evaluator) }
+            ) { saved, evaluator in try await loadInput(saved: saved, markets: marketFiles.plain, into: &evaluator) }
             historyRead = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
             delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         } catch let error as ExitCode {
@@ -157,7 +163,7 @@ struct CheckCommand: AsyncParsableCommand {
     /// `lines`: each tick's line in the tick file; `malformed`: lines that were not ticks.
     /// Lines of the tick file that are not ticks are reported and counted by `evaluator`.
     private func loadInput(
-        saved: MarketsSave?, into evaluator: inout Evaluator
+        saved: MarketsSave?, markets: String?, into evaluator: inout Evaluator
     ) async throws -> CheckRun.Input {
         let now = Wallclock.millis()
         var list: MarketsSave? = saved
@@ -166,7 +172,7 @@ struct CheckCommand: AsyncParsableCommand {
         }
         guard let source else {
             let file = try readTicks(into: &evaluator)
-            if evaluator.needsMarketList, list == nil { Evaluator.noteNoMarketList() }
+            if evaluator.needsMarketList, list == nil, !evaluator.hasSourceMarkets { Evaluator.noteNoMarketList() }
             return CheckRun.Input(ticks: file.ticks, lines: file.lines, malformed: file.malformed, markets: list)
         }
         do {
