@@ -386,4 +386,72 @@ struct ExchangeSourceTests {
         #expect(close(snapshot.first?.change24h, (9999.99 - 9000) / 9000 * 100))
         await live.stop()
     }
+
+    // MARK: - Candles
+
+    /// Binance klines: the market's exchange symbol, hour candles for a history past 24 hours,
+    /// at most 1000 a page.
+    @Test func binanceCandlesAskTheKlinesOfTheExchangeSymbol() async throws {
+        var rest = try Self.binanceRest()
+        rest["/api/v3/klines"] = try exchangeFixture("binance_klines.json")
+        let exchange = ScriptedExchange(rest: rest)
+        let port = try await exchange.start()
+        let source = ExchangeSource(.binance, endpoint: "http://127.0.0.1:\(port)")
+        let until: Int64 = 1_500_249_600_000
+        let outcome = await SourceCandles(source: source, http: NIOHTTPClient()).fetch(
+            Backfill.Need(symbol: "ETH/BTC", reach: until - 1_499_040_000_000, until: until))
+        await exchange.stop()
+        guard case .candles(let candles) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(candles.map(\.close) == [0.015771, 0.0159])
+        let klines = try #require(exchange.requests.first { $0.hasPrefix("/api/v3/klines") })
+        #expect(klines.contains("symbol=ETHBTC") && klines.contains("interval=1h") && klines.contains("limit=1000"))
+    }
+
+    /// Kraken OHLC keeps the last 720 candles: a history reaching further is filled from what
+    /// there is, and a log line says so.
+    @Test func krakenCandlesSayWhenTheWindowReachesPastTheLast720() async throws {
+        var rest = try Self.krakenRest()
+        rest["/0/public/OHLC"] = try exchangeFixture("kraken_OHLC.json")
+        let exchange = ScriptedExchange(rest: rest)
+        let port = try await exchange.start()
+        let logs = CapturingLogHandler()
+        let source = ExchangeSource(.kraken, endpoint: "http://127.0.0.1:\(port)", logger: logs.logger(label: "test"))
+        let until: Int64 = 1_688_671_320_000
+        let outcome = await SourceCandles(source: source, http: NIOHTTPClient()).fetch(
+            Backfill.Need(symbol: "BTC/USD", reach: 86_400_000, detail: 86_400_000, until: until))
+        await exchange.stop()
+        guard case .candles(let candles) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(candles.map(\.start) == [1_688_671_200_000, 1_688_671_260_000])
+        let ohlc = try #require(exchange.requests.first { $0.hasPrefix("/0/public/OHLC") })
+        #expect(ohlc.contains("pair=XXBTZUSD") && ohlc.contains("interval=1&"))
+        #expect(logs.records.contains { $0.message.contains("Kraken keeps only the last 720 candles") })
+    }
+
+    /// OKX pages backwards with `after`: `candles` for the recent 1 440, `history-candles`
+    /// (100 a page) before them.
+    @Test(arguments: [false, true])
+    func okxCandlesPageBackwards(old: Bool) async throws {
+        let exchange = ScriptedExchange(rest: [
+            "/api/v5/public/instruments": try exchangeFixture("okx_instruments_spot.json"),
+            "/api/v5/market/candles": try exchangeFixture("okx_candles.json"),
+            "/api/v5/market/history-candles": try exchangeFixture("okx_candles.json")
+        ])
+        let port = try await exchange.start()
+        let source = ExchangeSource(.okx, endpoint: "http://127.0.0.1:\(port)")
+        let until: Int64 = 1_597_026_443_085
+        let since: Int64 = 1_597_026_323_085
+        // Old: asked 61 days after the candles, beyond the recent 1 440 hour candles.
+        let now = old ? until + 61 * 86_400_000 : until
+        let candles = try await source.candles(
+            of: "BTC/USDT", since: since, until: until, now: now, http: NIOHTTPClient())
+        await exchange.stop()
+        let asked = exchange.requests.filter { $0.contains("candles") }
+        #expect(asked.count == 1)
+        let first = try #require(asked.first)
+        #expect(first.hasPrefix(old ? "/api/v5/market/history-candles" : "/api/v5/market/candles?"))
+        #expect(first.contains("after=\(until)") && first.contains(old ? "limit=100" : "limit=300"))
+        #expect(first.contains(old ? "bar=1H" : "bar=1m"))
+        // Recent: the two minute candles; old: hour candles, none closed by `until`.
+        #expect(candles.map(\.start) == (old ? [] : [since, since + 60_000]))
+    }
 }
