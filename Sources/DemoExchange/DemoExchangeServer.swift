@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
@@ -147,6 +148,9 @@ public final class DemoExchangeServer: Sendable {
     /// The server side of `tls`: its certificate chain and key, read now. Throws
     /// `DemoExchangeError.tlsFiles` naming the file that cannot be read.
     static func tlsConfiguration(_ tls: ExchangeTLS) throws -> TLSConfiguration {
+        for file in [tls.certificateFile, tls.keyFile] where !FileManager.default.isReadableFile(atPath: file) {
+            throw DemoExchangeError.tlsFiles("\(file): no such file, or not readable")
+        }
         let chain: [NIOSSLCertificate]
         do {
             chain = try NIOSSLCertificate.fromPEMFile(tls.certificateFile)
