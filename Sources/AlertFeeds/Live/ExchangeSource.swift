@@ -103,7 +103,6 @@ public struct ExchangeSource: PriceSource {
             }
         }
         plan.subscribePace = profile.keepAlive.subscribePace
-        plan.pingWhenSilent = profile.keepAlive.pingWhenSilent
         plan.lifetime = profile.keepAlive.lifetime
         plan.dropsRepeats = true
         return LivePlan(transport: .websocket(plan))
@@ -149,11 +148,9 @@ struct ExchangeMarkets: Sendable {
 /// What sets one exchange apart (Docs/sources.md has each exchange's figures and sources).
 public struct ExchangeProfile: Sendable {
     public struct KeepAlive: Sendable {
-        /// A text frame the server wants as a keep-alive, and how often (or after how long a
-        /// silence, with `pingWhenSilent`).
+        /// A text frame the server wants as a keep-alive, and how often.
         var ping: String?
         var interval: Duration = .seconds(20)
-        var pingWhenSilent = false
         /// Least time between two subscribe messages on a connection.
         var subscribePace: Duration = .zero
         /// Replace each connection after this long (before the server's own limit).

@@ -56,9 +56,6 @@ public struct WebSocketPlan: Sendable {
     /// The least time between two subscribe messages on one connection (Binance: 5 messages a
     /// second); zero sends them back to back.
     public var subscribePace: Duration = .zero
-    /// Send `ping` only when nothing arrived for `pingInterval` (OKX) rather than every
-    /// `pingInterval`.
-    public var pingWhenSilent = false
     /// Replace each connection after this long (Binance closes them at 24 hours): the next one
     /// is opened and subscribed first, and the old one closed once the new one delivers prices.
     public var lifetime: Duration?

@@ -149,13 +149,11 @@ extension FeedRunner {
             handshakeTimeout: options.handshakeLimit, logger: logger)
         let clock = options.clock
         try await socket.run { inbound, outbound, _ in
-            let received = Flag()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 if let ping = plan.ping {
                     group.addTask {
                         while true {
                             try await clock.sleep(for: plan.pingInterval)
-                            if plan.pingWhenSilent, received.take() { continue }
                             try await outbound.write(.text(ping))
                         }
                     }
@@ -180,7 +178,6 @@ extension FeedRunner {
                         case .text(let text): bytes = Array(text.utf8)
                         case .binary(var buffer): bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
                         }
-                        received.set()
                         let live = plan.read(bytes, Wallclock.millis())
                         var frame = live.frame
                         if case .ticks(let ticks) = frame, !ticks.isEmpty {
@@ -247,17 +244,6 @@ final class Counter: Sendable {
     private let count = Mutex(0)
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
-}
-
-/// A flag set by one task and taken (read and cleared) by another.
-final class Flag: Sendable {
-    private let value = Mutex(false)
-    func set() { value.withLock { $0 = true } }
-    func take() -> Bool {
-        value.withLock { v in
-            defer { v = false }; return v
-        }
-    }
 }
 
 /// Tells a connection that its replacement took over: `retired()` returns (in every task

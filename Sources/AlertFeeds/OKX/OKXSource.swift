@@ -5,7 +5,9 @@ import AlertModel
 /// from the exchange's own documentation, named at the constant it sets and in Docs/sources.md.
 extension ExchangeProfile {
     /// OKX v5 public: `tickers` channel, subscribe requests under 64 KB, and the text `ping`
-    /// once nothing arrived for 10 to 20 s (OKX closes a connection silent for 30 s).
+    /// every 20 s: OKX drops a connection on which nothing passed for 30 s, and the docs ask
+    /// for a ping within N < 30 s of silence; a ping every 20 s keeps both rules whichever
+    /// side is silent.
     public static let okx = ExchangeProfile(
         name: "okx", rest: "https://www.okx.com", websocket: "wss://ws.okx.com:8443/ws/v5/public",
         websocketPath: "/ws/v5/public", marketsPath: OKXMarkets.path, parseMarkets: OKXMarkets.parse,
@@ -13,6 +15,6 @@ extension ExchangeProfile {
         restSymbols: .dash, liveSymbols: .dash,
         subscribe: { [OKXTicker.subscribeMessages(instIDs: $0.map(\.exchangeSymbol))] },
         read: { (OKXTicker.parse($0), nil) },
-        keepAlive: KeepAlive(ping: OKXTicker.pingMessage, interval: .seconds(10), pingWhenSilent: true),
+        keepAlive: KeepAlive(ping: OKXTicker.pingMessage, interval: .seconds(20)),
         candles: .okx)
 }

@@ -12,8 +12,8 @@ public enum OKXTicker {
     /// "The total length of multiple channels cannot exceed 64 KB" per subscribe request
     /// (docs: websocket subscribe): each message stays under this many bytes.
     public static let maxMessageBytes = 65_536
-    /// Sent once nothing arrived for 10 to 20 s (`ExchangeProfile.okx`): OKX closes a
-    /// connection that received nothing for 30 s; the answer is the text `pong`.
+    /// Sent every 20 s (`ExchangeProfile.okx`): OKX closes a connection on which nothing
+    /// passed for 30 s; the answer is the text `pong`.
     public static let pingMessage = "ping"
 
     public static func subscribeMessages(instIDs: [String]) -> [String] {
