@@ -49,7 +49,7 @@ let package = Package(
         .target(
             name: "AlertHTTP",
             dependencies: [
-                "CCurl",
+                "CCurl", "Platform",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -139,13 +139,22 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log")
             ]),
-        // The embedded BTSE-compatible exchange on 127.0.0.1, for the demo, tests and users.
+        // The embedded exchange on 127.0.0.1, for the demo, tests and users: BTSE-compatible, and
+        // look-alikes of Binance, Coinbase, Kraken, Bybit and OKX from the same prices.
         .target(
             name: "DemoExchange",
             dependencies: [
                 "AlertModel", "AlertFeeds", "SeededRandom", "Platform",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                // Raw NIO for what Hummingbird's websocket API hides: pong frames (Binance's
+                // keep-alive), a TCP reset, and the server's TLS configuration.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log")
             ]),

@@ -264,7 +264,27 @@ extension FuzzTarget {
             builtInSeeds: [#"{"code":"51001","msg":"Instrument ID does not exist","data":[]}"#]
         ) { bytes in
             restSize(OKXMarkets.parse(bytes), OKXCandles.parse(bytes, interval: .minute))
-        }
+        },
+        FuzzTarget(
+            name: "binance-tickers", seedFiles: [.whole("Tests/Fixtures/exchanges/binance_ticker24hr.json")],
+            builtInSeeds: [#"{"code":-1121,"msg":"Invalid symbol."}"#, #"[{"symbol":"A","lastPrice":"1"}]"#]
+        ) { bytes in tickersSize(BinanceTickers.parse(bytes)) },
+        FuzzTarget(
+            name: "coinbase-tickers", seedFiles: [.whole("Tests/Fixtures/exchanges/coinbase_products.json")],
+            builtInSeeds: [#"{"products":[{"product_id":"A-B","price":"1","volume_24h":"1e308"}]}"#]
+        ) { bytes in tickersSize(CoinbaseTickers.parse(bytes, receivedAt: 1)) },
+        FuzzTarget(
+            name: "kraken-tickers", seedFiles: [.whole("Tests/Fixtures/exchanges/kraken_Ticker.json")],
+            builtInSeeds: [#"{"error":[],"result":{"A":{"c":["1"],"v":["1","2"],"p":["1"]}}}"#]
+        ) { bytes in tickersSize(KrakenTickers.parse(bytes, receivedAt: 1)) },
+        FuzzTarget(
+            name: "bybit-tickers", seedFiles: [.whole("Tests/Fixtures/exchanges/bybit_tickers_spot.json")],
+            builtInSeeds: [#"{"retCode":0,"result":{"list":[{"symbol":"A","lastPrice":"1"}]},"time":"x"}"#]
+        ) { bytes in tickersSize(BybitTickers.parse(bytes)) },
+        FuzzTarget(
+            name: "okx-tickers", seedFiles: [.whole("Tests/Fixtures/exchanges/okx_tickers_spot.json")],
+            builtInSeeds: [#"{"code":"0","data":[{"instId":"A-B","last":"1","open24h":"0","ts":"1"}]}"#]
+        ) { bytes in tickersSize(OKXTickers.parse(bytes)) }
     ]
 
     public static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
@@ -302,4 +322,9 @@ private func restSize(
     let m = (try? markets.get())?.count ?? -1
     let c = (try? candles.get()).map { $0.candles.count + $0.skipped } ?? -1
     return m + c
+}
+
+/// Ticks of a 24-hour ticker body, -1 when refused.
+private func tickersSize(_ ticks: Result<[ExchangeTick], FeedPayloadError>) -> Int {
+    (try? ticks.get())?.count ?? -1
 }

@@ -1,6 +1,11 @@
+import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
+import NIOCore
+import NIOSSL
 import ServiceLifecycle
 import Synchronization
 
@@ -14,7 +19,9 @@ import Synchronization
 /// ```
 /// Routes: `GET /futures/api/inquire/initial/market`, `GET /spot/api/v3.2/market_summary`,
 /// `GET /spot/api/v3.2/ohlcv` and `/futures/api/v2.1/ohlcv` (candles), websockets
-/// `/ws/futures` and `/ws/spot`. See Docs/exchange.md.
+/// `/ws/futures` and `/ws/spot`; and the five look-alikes (`Venue`: Binance, Coinbase, Kraken,
+/// Bybit, OKX) at their exchanges' own paths and under `/binance`, `/coinbase`, …, from the
+/// same prices. See Docs/exchange.md.
 public final class DemoExchangeServer: Sendable {
     public let configuration: ExchangeConfiguration
     private let logger: Logger
@@ -24,6 +31,7 @@ public final class DemoExchangeServer: Sendable {
     private let faults: FaultSettings
     private let feed: PriceFeed
     private let listing: NewMarket.Listing
+    private let venues: VenueContext
     private let running = Mutex<Running?>(nil)
     private let startedOnce = Mutex(false)
 
@@ -59,6 +67,8 @@ public final class DemoExchangeServer: Sendable {
         feed = PriceFeed(
             generator: generator, board: board, hub: hub, stats: counters, faults: faults, listing: listing,
             clock: configuration.clock)
+        venues = VenueContext(
+            feed: feed, keepAlive: configuration.keepAlive, faults: faults, prices: configuration.prices)
     }
 
     /// Binds 127.0.0.1:`configuration.port` and returns the bound port (the chosen one when
@@ -74,9 +84,16 @@ public final class DemoExchangeServer: Sendable {
             throw DemoExchangeError.alreadyStarted
         }
         let portReport = PortReport()
+        let plain = HTTPServerBuilder.http1WebSocketUpgrade(webSocketRouter: makeWebSocketRouter())
+        let server: HTTPServerBuilder
+        if let tls = configuration.tls {
+            server = try .tls(plain, tlsConfiguration: Self.tlsConfiguration(tls))
+        } else {
+            server = plain
+        }
         let app = Application(
             router: makeRouter(),
-            server: .http1WebSocketUpgrade(webSocketRouter: makeWebSocketRouter()),
+            server: server,
             configuration: .init(
                 address: .hostname("127.0.0.1", port: configuration.port), serverName: "pricealert-demo-exchange"),
             onServerRunning: { channel in portReport.report(.success(channel.localAddress?.port ?? -1)) },
@@ -128,6 +145,29 @@ public final class DemoExchangeServer: Sendable {
         watchdog.cancel()
     }
 
+    /// The server side of `tls`: its certificate chain and key, read now. Throws
+    /// `DemoExchangeError.tlsFiles` naming the file that cannot be read.
+    static func tlsConfiguration(_ tls: ExchangeTLS) throws -> TLSConfiguration {
+        for file in [tls.certificateFile, tls.keyFile] where !FileManager.default.isReadableFile(atPath: file) {
+            throw DemoExchangeError.tlsFiles("\(file): no such file, or not readable")
+        }
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(tls.certificateFile)
+        } catch {
+            throw DemoExchangeError.tlsFiles("\(tls.certificateFile): not a PEM certificate (\(error))")
+        }
+        guard !chain.isEmpty else { throw DemoExchangeError.tlsFiles("\(tls.certificateFile): no certificate in it") }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: tls.keyFile, format: .pem)
+        } catch {
+            throw DemoExchangeError.tlsFiles("\(tls.keyFile): not a PEM private key (\(error))")
+        }
+        return TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+    }
+
     /// The bound port while running.
     public var port: Int? { running.withLock { $0?.port } }
 
@@ -151,10 +191,21 @@ public final class DemoExchangeServer: Sendable {
         feed.send(PriceStep(prices: prices, delay: .zero))
     }
 
-    /// Closes every websocket connection now (what `dropEvery` does on its timer).
+    /// Drops every websocket connection now, as `faults.dropMode` says (what `dropEvery` does
+    /// on its timer).
     public func dropAllConnections() {
-        let closed = hub.closeAll()
-        counters.update { $0.connectionsDropped += closed }
+        Self.drop(hub: hub, stats: counters, mode: faults.current.dropMode)
+    }
+
+    /// Sends Binance's `{"e":"serverShutdown","E":…}` on every Binance connection now (other
+    /// exchanges have no such notice); `dropAllConnections()` then closes them.
+    public func sendShutdownNotice() {
+        hub.sendAll(.shutdownNotice)
+    }
+
+    private static func drop(hub: ConnectionHub, stats: StatsCounter, mode: DropMode) {
+        let dropped = hub.sendAll(mode == .reset ? .reset : .close)
+        stats.update { $0.connectionsDropped += dropped }
     }
 
     private func makeRouter() -> Router<BasicWebSocketRequestContext> {
@@ -192,7 +243,42 @@ public final class DemoExchangeServer: Sendable {
                 status: .ok, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(string: json)))
         }
+        for venue in Venue.allCases {
+            for route in Self.routes(venue, venues) {
+                let names = parameterNames(route.path)
+                for path in [route.path, venue.prefix + route.path] {
+                    router.get(RouterPath(path)) { request, context in
+                        var parameters: [String: String] = [:]
+                        for name in names { parameters[name] = context.parameters.get(name) }
+                        let answer = route.answer(request.queryDictionary, parameters)
+                        return Response(
+                            status: .init(code: answer.status), headers: [.contentType: "application/json"],
+                            body: .init(byteBuffer: ByteBuffer(string: answer.body)))
+                    }
+                }
+            }
+        }
         return router
+    }
+
+    private static func routes(_ venue: Venue, _ context: VenueContext) -> [VenueRoute] {
+        switch venue {
+        case .binance: Binance.routes(context)
+        case .coinbase: Coinbase.routes(context)
+        case .kraken: Kraken.routes(context)
+        case .bybit: Bybit.routes(context)
+        case .okx: OKX.routes(context)
+        }
+    }
+
+    private static func socketRoutes(_ venue: Venue, _ context: VenueContext) -> [VenueSocketRoute] {
+        switch venue {
+        case .binance: Binance.socketRoutes(context)
+        case .coinbase: Coinbase.socketRoutes(context)
+        case .kraken: Kraken.socketRoutes(context)
+        case .bybit: Bybit.socketRoutes(context)
+        case .okx: OKX.socketRoutes(context)
+        }
     }
 
     /// An `ohlcv` answer (Docs/exchange.md): the random walk's candles of the spot market
@@ -213,12 +299,29 @@ public final class DemoExchangeServer: Sendable {
         return DemoCandles.json(book.rows(symbol: symbol, resolution: resolution, start: start, end: end))
     }
 
-    private func makeWebSocketRouter() -> Router<BasicWebSocketRequestContext> {
-        let router = Router(context: BasicWebSocketRequestContext.self)
+    private func makeWebSocketRouter() -> Router<ExchangeRequestContext> {
+        let router = Router(context: ExchangeRequestContext.self)
         let session = WebSocketSession(hub: hub, feed: feed, stats: counters)
         for path in ["/ws/futures", "/ws/spot"] {
-            router.ws(RouterPath(path)) { inbound, outbound, _ in
-                try await session.run(inbound: inbound, outbound: outbound)
+            router.ws(RouterPath(path)) { inbound, outbound, context in
+                try await session.run(inbound: inbound, outbound: outbound, channel: context.requestContext.channel)
+            }
+        }
+        let venueSession = VenueSession(
+            hub: hub, feed: feed, stats: counters, clock: configuration.clock, tick: configuration.keepAlive.tick)
+        for venue in Venue.allCases {
+            for route in Self.socketRoutes(venue, venues) {
+                let names = parameterNames(route.path)
+                let prefixed = route.path == "/" ? venue.prefix : venue.prefix + route.path
+                for path in [route.path, prefixed] {
+                    router.ws(RouterPath(path)) { inbound, outbound, context in
+                        var parameters: [String: String] = [:]
+                        for name in names { parameters[name] = context.requestContext.parameters.get(name) }
+                        let connection = route.connect(context.request.queryDictionary, parameters)
+                        try await venueSession.run(
+                            connection, inbound: inbound, outbound: outbound, channel: context.requestContext.channel)
+                    }
+                }
             }
         }
         return router
@@ -242,8 +345,7 @@ public final class DemoExchangeServer: Sendable {
             }
             guard let period, last.duration(to: now) >= period else { continue }
             last = now
-            let closed = hub.closeAll()
-            stats.update { $0.connectionsDropped += closed }
+            drop(hub: hub, stats: stats, mode: faults.current.dropMode)
         }
     }
 }
@@ -253,4 +355,6 @@ public enum DemoExchangeError: Error, Sendable, Equatable {
     case alreadyStarted
     /// The listener ended before it reported its port (for example, the port is in use).
     case stoppedBeforeListening
+    /// The TLS certificate or key cannot be read: the file and why.
+    case tlsFiles(String)
 }

@@ -17,17 +17,24 @@ public struct ExchangeConfiguration: Sendable {
     /// The clock that paces prices and times faults (`silenceAfter`, `silenceFor`, `dropEvery`):
     /// `ContinuousClock()` when serving, a clock the test drives in tests.
     public var clock: any Clock<Duration>
+    /// The look-alikes' keep-alive rules, timed on `clock`.
+    public var keepAlive: KeepAliveSettings
+    /// Serve `https://` and `wss://` with this certificate and key instead of plain HTTP.
+    public var tls: ExchangeTLS?
 
     public init(
         port: Int = 8765, prices: PriceMode = .randomWalk(seed: 1, interval: .seconds(1)),
         faults: ExchangeFaults = ExchangeFaults(), newMarketAfter: Int? = nil,
-        clock: any Clock<Duration> = ContinuousClock()
+        clock: any Clock<Duration> = ContinuousClock(), keepAlive: KeepAliveSettings = KeepAliveSettings(),
+        tls: ExchangeTLS? = nil
     ) {
+        self.tls = tls
         self.port = port
         self.prices = prices
         self.faults = faults
         self.newMarketAfter = newMarketAfter
         self.clock = clock
+        self.keepAlive = keepAlive
     }
 }
 
@@ -40,6 +47,66 @@ public enum PriceMode: Sendable {
     /// Recorded ticks, grouped into frames and paced by their recorded times divided by
     /// `speed` (0: as fast as possible). After the last tick nothing more is sent.
     case replay(ticks: [Tick], speed: Double)
+}
+
+/// The certificate the exchange serves TLS with: PEM files, the certificate file holding the
+/// server's certificate first and any intermediates after it.
+public struct ExchangeTLS: Sendable, Equatable {
+    public var certificateFile: String
+    public var keyFile: String
+
+    public init(certificateFile: String, keyFile: String) {
+        self.certificateFile = certificateFile
+        self.keyFile = keyFile
+    }
+}
+
+/// The keep-alive rules the look-alikes enforce (Docs/exchange.md#keep-alive), with each
+/// exchange's documented figures as defaults. Every rule is checked once a `tick` of the
+/// exchange's clock, so a rule's time is met to within one tick.
+public struct KeepAliveSettings: Sendable, Equatable {
+    /// How often each look-alike connection's keep-alive timer runs (and Coinbase and Kraken
+    /// send their heartbeats).
+    public var tick: Duration
+    /// Binance sends a ping frame this often …
+    public var binancePingEvery: Duration
+    /// … and closes a connection that has not answered a ping with its payload this long after it.
+    public var binancePongWithin: Duration
+    /// Binance closes every connection at this age (24 hours).
+    public var binanceLifetime: Duration
+    /// Binance sends `{"e":"serverShutdown"}` this long before `binanceLifetime` (nil: never).
+    public var binanceShutdownNotice: Duration?
+    /// Coinbase closes a connection that has sent no subscribe this long after opening.
+    public var coinbaseSubscribeWithin: Duration
+    /// Bybit closes a connection that has sent no `{"op":"ping"}` for this long (Bybit asks for
+    /// one every 20 s).
+    public var bybitPingWithin: Duration
+    /// OKX closes a connection that has sent nothing (not even `ping`) for this long.
+    public var okxIdleLimit: Duration
+
+    public init(
+        tick: Duration = .seconds(1), binancePingEvery: Duration = .seconds(20),
+        binancePongWithin: Duration = .seconds(60), binanceLifetime: Duration = .seconds(86_400),
+        binanceShutdownNotice: Duration? = nil, coinbaseSubscribeWithin: Duration = .seconds(5),
+        bybitPingWithin: Duration = .seconds(60), okxIdleLimit: Duration = .seconds(30)
+    ) {
+        self.tick = tick
+        self.binancePingEvery = binancePingEvery
+        self.binancePongWithin = binancePongWithin
+        self.binanceLifetime = binanceLifetime
+        self.binanceShutdownNotice = binanceShutdownNotice
+        self.coinbaseSubscribeWithin = coinbaseSubscribeWithin
+        self.bybitPingWithin = bybitPingWithin
+        self.okxIdleLimit = okxIdleLimit
+    }
+}
+
+/// How the exchange drops connections (`dropEvery`, `dropAllConnections`).
+public enum DropMode: String, Sendable, Equatable, CaseIterable {
+    /// A websocket close frame (going away), then the TCP close.
+    case close
+    /// A TCP reset: no close frame, `SO_LINGER` 0.
+    case reset
 }
 
 /// Faults that let tests and users watch a client recover. Zero or nil means off.
@@ -55,16 +122,24 @@ public struct ExchangeFaults: Sendable, Equatable {
     public var silenceFor: Duration?
     /// Answer the first N REST requests with 429 Too Many Requests and `Retry-After: 1`.
     public var status429: Int
+    /// How `dropEvery` and `dropAllConnections()` drop a connection.
+    public var dropMode: DropMode
+    /// Coinbase skips one `sequence_num` after every this many messages on a connection (a gap
+    /// the client should notice); 0: no gaps.
+    public var coinbaseSequenceGapEvery: Int
 
     public init(
         dropEvery: Duration? = nil, invalidEvery: Int = 0, silenceAfter: Duration? = nil,
-        silenceFor: Duration? = nil, status429: Int = 0
+        silenceFor: Duration? = nil, status429: Int = 0, dropMode: DropMode = .close,
+        coinbaseSequenceGapEvery: Int = 0
     ) {
         self.dropEvery = dropEvery
         self.invalidEvery = invalidEvery
         self.silenceAfter = silenceAfter
         self.silenceFor = silenceFor
         self.status429 = status429
+        self.dropMode = dropMode
+        self.coinbaseSequenceGapEvery = coinbaseSequenceGapEvery
     }
 
     /// Whether prices are held back at `elapsed` since the feed started.

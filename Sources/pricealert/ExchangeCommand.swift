@@ -7,16 +7,19 @@ import Operations
 import Platform
 import ServiceLifecycle
 
-/// `pricealert exchange`: the embedded BTSE-compatible exchange on 127.0.0.1, for demos and
-/// offline runs (Docs/exchange.md).
+/// `pricealert exchange`: the embedded exchange on 127.0.0.1, BTSE-compatible and with
+/// look-alikes of Binance, Coinbase, Kraken, Bybit and OKX, for demos and offline runs
+/// (Docs/exchange.md).
 struct ExchangeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "exchange",
         abstract:
-            "Run a BTSE-compatible demo exchange on 127.0.0.1 (REST market list, market_summary, coinIndex websocket).",
+            "Run a demo exchange on 127.0.0.1: BTSE-compatible, and look-alikes of Binance, Coinbase, Kraken, Bybit and OKX.",
         discussion: """
-            Prices are a seeded random walk, or a recorded tick file with --replay. Faults can be \
-            injected to watch a client recover. Runs until SIGINT or SIGTERM. See Docs/exchange.md.
+            Prices are a seeded random walk, or a recorded tick file with --replay; every look-alike \
+            serves the same prices at its exchange's own paths and under /binance, /coinbase, /kraken, \
+            /bybit and /okx. Faults can be injected to watch a client recover. With --tls-cert and \
+            --tls-key it serves https:// and wss://. Runs until SIGINT or SIGTERM. See Docs/exchange.md.
             """)
 
     @Option(help: "TCP port on 127.0.0.1 (0 picks a free one).")
@@ -55,7 +58,49 @@ struct ExchangeCommand: AsyncParsableCommand {
         help: "After serving the market list N times, list one more spot market, NEWCOIN (for 'listed' rules).")
     var newMarketAfter: Int?
 
+    @Option(
+        name: .customLong("drop-mode"),
+        help: "How --drop-every drops a connection: close (a close frame) or reset (a TCP reset).")
+    var dropMode: DropMode = .close
+
+    @Option(
+        name: .customLong("coinbase-sequence-gap-every"),
+        help: "Fault: Coinbase skips one sequence_num after every N messages on a connection.")
+    var coinbaseSequenceGapEvery = 0
+
+    @Option(
+        name: .customLong("binance-lifetime"),
+        help: "Binance closes every connection at this age in seconds (24 hours).")
+    var binanceLifetime: Double = 86_400
+
+    @Option(
+        name: .customLong("binance-shutdown-notice"),
+        help: "Binance sends {\"e\":\"serverShutdown\"} this many seconds before --binance-lifetime ends.")
+    var binanceShutdownNotice: Double?
+
+    @Option(
+        name: .customLong("bybit-ping-within"),
+        help: "Bybit closes a connection that sends no {\"op\":\"ping\"} for this many seconds.")
+    var bybitPingWithin: Double = 60
+
+    @Option(
+        name: .customLong("tls-cert"), help: "Serve https:// and wss:// with this certificate (PEM; chain after it).")
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: "The private key (PEM) of --tls-cert.")
+    var tlsKey: String?
+
     func validate() throws {
+        if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("give --tls-cert and --tls-key together") }
+        guard coinbaseSequenceGapEvery >= 0 else {
+            throw ValidationError("--coinbase-sequence-gap-every must be 0 or more")
+        }
+        guard binanceLifetime > 0, bybitPingWithin > 0 else {
+            throw ValidationError("--binance-lifetime and --bybit-ping-within must be greater than 0")
+        }
+        if let binanceShutdownNotice, !(0...binanceLifetime).contains(binanceShutdownNotice) {
+            throw ValidationError("--binance-shutdown-notice must be between 0 and --binance-lifetime")
+        }
         if let newMarketAfter, newMarketAfter < 0 { throw ValidationError("--new-market-after must be 0 or more") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
@@ -76,13 +121,17 @@ struct ExchangeCommand: AsyncParsableCommand {
         let port: Int
         do {
             port = try await server.start()
+        } catch DemoExchangeError.tlsFiles(let reason) {
+            StandardError.write("exchange: error: \(reason)")
+            throw ExitCodes.noInput
         } catch {
             StandardError.write(
                 "exchange: error: cannot listen on 127.0.0.1:\(self.port): \(ListenFailure.reason(error))")
             throw ExitCodes.unavailable
         }
         let group = ServiceGroup(
-            services: [ExchangeService(server: server, port: port)], gracefulShutdownSignals: [.sigterm, .sigint],
+            services: [ExchangeService(server: server, port: port, tls: tlsCert != nil)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
             logger: Logger(label: "pricealert.exchange"))
         try await group.run()
         let stats = server.stats
@@ -97,11 +146,16 @@ struct ExchangeCommand: AsyncParsableCommand {
             invalidEvery: invalidEvery,
             silenceAfter: silenceAfter.map { .seconds($0) },
             silenceFor: silenceFor.map { .seconds($0) },
-            status429: status429)
+            status429: status429, dropMode: dropMode, coinbaseSequenceGapEvery: coinbaseSequenceGapEvery)
+        let keepAlive = KeepAliveSettings(
+            binanceLifetime: .seconds(binanceLifetime),
+            binanceShutdownNotice: binanceShutdownNotice.map { .seconds($0) },
+            bybitPingWithin: .seconds(bybitPingWithin))
+        let tls = tlsCert.flatMap { cert in tlsKey.map { ExchangeTLS(certificateFile: cert, keyFile: $0) } }
         guard let replay else {
             return ExchangeConfiguration(
                 port: port, prices: .randomWalk(seed: seed, interval: interval.duration), faults: faults,
-                newMarketAfter: newMarketAfter)
+                newMarketAfter: newMarketAfter, keepAlive: keepAlive, tls: tls)
         }
         let loaded: (ticks: [Tick], skipped: Int)
         do {
@@ -115,7 +169,7 @@ struct ExchangeCommand: AsyncParsableCommand {
         }
         return ExchangeConfiguration(
             port: port, prices: .replay(ticks: loaded.ticks, speed: speed), faults: faults,
-            newMarketAfter: newMarketAfter)
+            newMarketAfter: newMarketAfter, keepAlive: keepAlive, tls: tls)
     }
 }
 
@@ -124,12 +178,16 @@ struct ExchangeCommand: AsyncParsableCommand {
 struct ExchangeService: Service {
     let server: DemoExchangeServer
     let port: Int
+    let tls: Bool
 
     func run() async throws {
         // Said here, not before the group runs: the group traps the signals before it starts its
         // services, so a SIGTERM sent as soon as this line appears is a graceful stop (exit 0).
-        StandardError.write("exchange: listening on http://127.0.0.1:\(port) (ws://127.0.0.1:\(port)/ws/futures)")
+        let (http, ws) = tls ? ("https", "wss") : ("http", "ws")
+        StandardError.write("exchange: listening on \(http)://127.0.0.1:\(port) (\(ws)://127.0.0.1:\(port)/ws/futures)")
         try? await gracefulShutdown()
         await server.stop()
     }
 }
+
+extension DropMode: ExpressibleByArgument {}

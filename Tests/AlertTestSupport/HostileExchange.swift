@@ -146,7 +146,7 @@ public final class HostileExchange: Sendable {
 /// One client connection: reads the request head, then does what the exchange was told to.
 /// `@unchecked Sendable`: its methods and every callback it schedules run on its channel's event
 /// loop, so its state is never touched from two threads.
-private final class HostileConnection: ChannelInboundHandler, @unchecked Sendable {
+final class HostileConnection: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 

@@ -75,3 +75,33 @@ public enum BinanceCandles {
         }
     }
 }
+
+/// Binance spot `GET /api/v3/ticker/24hr` (every symbol when no `symbol` is given). Docs:
+/// https://developers.binance.com/docs/binance-spot-api-docs/rest-api/market-data-endpoints#24hr-ticker-price-change-statistics
+public enum BinanceTickers {
+    public static let path = "/api/v3/ticker/24hr"
+
+    /// `[{"symbol":"BNBBTC","priceChangePercent":"-95.960","lastPrice":"4.00000200",
+    /// "quoteVolume":"15.30000000","closeTime":1499869899040,…}]`: the same figures as the
+    /// websocket's `P`, `c`, `q` and `E` (rules v3 §2), with `closeTime` as the time.
+    public static func parse(_ body: [UInt8]) -> Result<[ExchangeTick], FeedPayloadError> {
+        let context = "Binance ticker/24hr"
+        return FeedJSON.parse(body, context: context).flatMap { json in
+            guard let entries = json.array else {
+                if let message = json["msg"]?.string {
+                    return .failure(FeedPayloadError("\(context): error: \(ExchangeJSON.text(message))"))
+                }
+                return .failure(FeedPayloadError("\(context): expected an array, found \(json.typeName)"))
+            }
+            var collector = TickCollector(context)
+            for entry in entries {
+                collector.add(
+                    symbol: entry["symbol"], time: entry["closeTime"]?.integer,
+                    price: ExchangeJSON.figure(entry["lastPrice"]),
+                    change24h: ExchangeJSON.figure(entry["priceChangePercent"]),
+                    volume24h: ExchangeJSON.figure(entry["quoteVolume"]))
+            }
+            return .success(collector.ticks)
+        }
+    }
+}

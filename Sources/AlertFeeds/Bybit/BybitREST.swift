@@ -74,3 +74,28 @@ enum BybitREST {
         }
     }
 }
+
+/// Bybit v5 `GET /v5/market/tickers?category=spot`. Docs:
+/// https://bybit-exchange.github.io/docs/v5/market/tickers
+public enum BybitTickers {
+    public static let path = "/v5/market/tickers?category=spot"
+
+    /// `result.list[]`: `{"symbol":"BTCUSDT","lastPrice":"20533.13","price24hPcnt":"-0.0029",
+    /// "turnover24h":"…",…}` beside the response's `time` (epoch ms): the websocket's figures
+    /// (`price24hPcnt` × 100).
+    public static func parse(_ body: [UInt8]) -> Result<[ExchangeTick], FeedPayloadError> {
+        let context = "Bybit tickers"
+        let time: Int64? =
+            if case .success(let json) = FeedJSON.parse(body) { json["time"]?.integer } else { nil }
+        return BybitREST.list(body, context: context).map { entries in
+            var collector = TickCollector(context)
+            for entry in entries {
+                collector.add(
+                    symbol: entry["symbol"], time: time, price: ExchangeJSON.figure(entry["lastPrice"]),
+                    change24h: ExchangeJSON.figure(entry["price24hPcnt"]).map { $0 * 100 },
+                    volume24h: ExchangeJSON.figure(entry["turnover24h"]))
+            }
+            return collector.ticks
+        }
+    }
+}

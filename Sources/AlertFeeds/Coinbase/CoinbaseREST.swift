@@ -97,3 +97,25 @@ public enum CoinbaseCandles {
         }
     }
 }
+
+/// The 24-hour figures of Coinbase's public product list (the same
+/// `GET /api/v3/brokerage/market/products` as `CoinbaseMarkets`): `price`,
+/// `price_percentage_change_24h` and `volume_24h` (base volume, × `price` for the quote
+/// volume, as the websocket's). The list carries no time: ticks get `receivedAt`.
+public enum CoinbaseTickers {
+    public static func parse(_ body: [UInt8], receivedAt: Int64) -> Result<[ExchangeTick], FeedPayloadError> {
+        let context = "Coinbase products"
+        return FeedJSON.parse(body, context: context).flatMap { json in
+            guard let entries = json["products"]?.array else {
+                return .failure(FeedPayloadError(#"\#(context): no "products" array"#))
+            }
+            var collector = TickCollector(context)
+            for entry in entries where (entry["product_type"]?.string ?? "SPOT") == "SPOT" {
+                CoinbaseTicker.add(
+                    entry, time: receivedAt, change: "price_percentage_change_24h", volume: "volume_24h",
+                    to: &collector)
+            }
+            return .success(collector.ticks)
+        }
+    }
+}

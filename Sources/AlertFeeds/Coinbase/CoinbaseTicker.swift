@@ -31,38 +31,52 @@ public enum CoinbaseTicker {
         String(productID.map { $0 == "-" ? "/" : $0 })
     }
 
-    public static func parse(_ frame: [UInt8]) -> ExchangeFrame {
+    public static func parse(_ frame: [UInt8]) -> ExchangeFrame { read(frame).frame }
+
+    /// The frame and its `sequence_num`: every message of a connection (heartbeats and
+    /// subscription acks too) carries the next number; a jump means messages were lost, and
+    /// the docs' remedy is a fresh subscription.
+    public static func read(_ frame: [UInt8]) -> (frame: ExchangeFrame, sequence: Int64?) {
         let context = "Coinbase frame"
         switch ExchangeJSON.parse(frame, context) {
-        case .failure(let failure): return .dropped(failure.reason)
-        case .success(let json):
-            guard json.members != nil else { return .dropped("\(context): expected an object, found \(json.typeName)") }
-            if json["type"]?.string == "error" {
-                return .control(.error(ExchangeJSON.text(json["message"]?.string ?? json["reason"]?.string ?? "error")))
-            }
-            switch json["channel"]?.string {
-            case "heartbeats"?: return .control(.heartbeat)
-            case "subscriptions"?:
-                let names = json["events"]?.array?.first?["subscriptions"]?.members?.map(\.key) ?? []
-                return .control(.subscribed(ExchangeJSON.text(names.joined(separator: ","))))
-            case "ticker"?, "ticker_batch"?: break
-            case let other?: return .dropped("\(context): channel \"\(ExchangeJSON.text(other))\" is not ticker")
-            case nil: return .dropped(#"\#(context): no "channel""#)
-            }
-            guard let events = json["events"]?.array else { return .dropped(#"\#(context): no "events" array"#) }
-            let time = ExchangeJSON.millis(json["timestamp"])
-            var collector = TickCollector(context)
-            for event in events {
-                for entry in event["tickers"]?.array ?? [] {
-                    let price = ExchangeJSON.figure(entry["price"])
-                    let volume = ExchangeJSON.figure(entry["volume_24_h"]).flatMap { v in price.map { v * $0 } }
-                    collector.add(
-                        symbol: entry["product_id"], time: time, price: price,
-                        change24h: ExchangeJSON.figure(entry["price_percent_chg_24_h"]),
-                        volume24h: volume.flatMap { $0.isFinite ? $0 : nil })
-                }
-            }
-            return collector.frame
+        case .failure(let failure): return (.dropped(failure.reason), nil)
+        case .success(let json): return (message(json, context: context), json["sequence_num"]?.integer)
         }
+    }
+
+    private static func message(_ json: FeedJSON, context: String) -> ExchangeFrame {
+        guard json.members != nil else { return .dropped("\(context): expected an object, found \(json.typeName)") }
+        if json["type"]?.string == "error" {
+            return .control(.error(ExchangeJSON.text(json["message"]?.string ?? json["reason"]?.string ?? "error")))
+        }
+        switch json["channel"]?.string {
+        case "heartbeats"?: return .control(.heartbeat)
+        case "subscriptions"?:
+            let names = json["events"]?.array?.first?["subscriptions"]?.members?.map(\.key) ?? []
+            return .control(.subscribed(ExchangeJSON.text(names.joined(separator: ","))))
+        case "ticker"?, "ticker_batch"?: break
+        case let other?: return .dropped("\(context): channel \"\(ExchangeJSON.text(other))\" is not ticker")
+        case nil: return .dropped(#"\#(context): no "channel""#)
+        }
+        guard let events = json["events"]?.array else { return .dropped(#"\#(context): no "events" array"#) }
+        let time = ExchangeJSON.millis(json["timestamp"])
+        var collector = TickCollector(context)
+        for event in events {
+            for entry in event["tickers"]?.array ?? [] {
+                add(entry, time: time, change: "price_percent_chg_24_h", volume: "volume_24_h", to: &collector)
+            }
+        }
+        return collector.frame
+    }
+
+    /// One product's tick: `price`, the 24 h change under `change`, and the base volume under
+    /// `volume` × `price` (the websocket and the REST product list name them differently).
+    static func add(
+        _ entry: FeedJSON, time: Int64?, change: String, volume: String, to collector: inout TickCollector
+    ) {
+        let price = ExchangeJSON.figure(entry["price"])
+        collector.add(
+            symbol: entry["product_id"], time: time, price: price, change24h: ExchangeJSON.figure(entry[change]),
+            volume24h: ExchangeJSON.product(ExchangeJSON.figure(entry[volume]), price))
     }
 }

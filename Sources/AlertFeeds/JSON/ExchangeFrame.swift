@@ -83,6 +83,12 @@ enum ExchangeJSON {
         return n
     }
 
+    /// `a × b` when both are given and the product is finite (a base volume × a price), else nil.
+    static func product(_ a: Double?, _ b: Double?) -> Double? {
+        guard let a, let b, (a * b).isFinite else { return nil }
+        return a * b
+    }
+
     /// An epoch-ms time: an integer (or a string holding one), or an RFC 3339 string.
     static func millis(_ value: FeedJSON?) -> Int64? {
         if let i = value?.integer { return i }

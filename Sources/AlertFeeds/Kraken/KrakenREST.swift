@@ -78,3 +78,31 @@ enum KrakenREST {
         }
     }
 }
+
+/// Kraken spot `GET /0/public/Ticker` (every pair when no `pair` is given). Docs:
+/// https://docs.kraken.com/api/docs/rest-api/get-ticker-information
+public enum KrakenTickers {
+    public static let path = "/0/public/Ticker"
+
+    /// `result` maps the pair name (`XXBTZUSD`, as in AssetPairs) to
+    /// `{"c":["30303.20000","0.00067643"],"v":["4083.67001100","4412.73601799"],
+    /// "p":["30706.77771","30689.13205"],"o":"30502.80000",…}`: price `c[0]`, volume24h
+    /// `v[1]` × `p[1]` (the last 24 hours' base volume × their volume-weighted average, as the
+    /// websocket's `volume` × `vwap`). `o` is today's opening price, not the price 24 hours ago,
+    /// so REST ticks carry no change24h. No time either: ticks get `receivedAt`.
+    public static func parse(_ body: [UInt8], receivedAt: Int64) -> Result<[ExchangeTick], FeedPayloadError> {
+        KrakenREST.result(body, context: "Kraken Ticker").map { result in
+            var collector = TickCollector("Kraken Ticker")
+            for pair in result.members ?? [] {
+                let volume = ExchangeJSON.product(
+                    ExchangeJSON.figure(pair.value["v"]?.array?.dropFirst().first),
+                    ExchangeJSON.figure(pair.value["p"]?.array?.dropFirst().first))
+                collector.add(
+                    symbol: .string(pair.key), time: receivedAt,
+                    price: ExchangeJSON.figure(pair.value["c"]?.array?.first), change24h: nil,
+                    volume24h: volume)
+            }
+            return collector.ticks
+        }
+    }
+}

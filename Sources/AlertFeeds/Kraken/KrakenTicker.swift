@@ -56,13 +56,11 @@ public enum KrakenTicker {
             guard let entries = json["data"]?.array else { return .dropped(#"\#(context): no "data" array"#) }
             var collector = TickCollector(context)
             for entry in entries {
-                let volume = ExchangeJSON.figure(entry["volume"]).flatMap { v in
-                    ExchangeJSON.figure(entry["vwap"]).map { v * $0 }
-                }
                 collector.add(
                     symbol: entry["symbol"], time: ExchangeJSON.millis(entry["timestamp"]),
                     price: ExchangeJSON.figure(entry["last"]), change24h: ExchangeJSON.figure(entry["change_pct"]),
-                    volume24h: volume.flatMap { $0.isFinite ? $0 : nil })
+                    volume24h: ExchangeJSON.product(
+                        ExchangeJSON.figure(entry["volume"]), ExchangeJSON.figure(entry["vwap"])))
             }
             return collector.frame
         }

@@ -58,9 +58,10 @@ public struct FeedOptions: Sendable {
     public var maxTickSkew: Duration = FeedOptions.defaultMaxTickSkew
     public static let defaultMaxTickSkew = Duration.seconds(300)
     /// What the waits between attempts sleep on: the backoff (and a `Retry-After`) before a
-    /// reconnect or a retried request, the polling interval and the market-list reloads.
-    /// `ContinuousClock()` when running; tests pass a clock they drive. The silence watch and
-    /// keep-alive pings time the network itself and run on the continuous clock.
+    /// reconnect or a retried request, the polling interval, the market-list reloads, and a
+    /// websocket's keep-alive pings, subscribe pacing and connection lifetime.
+    /// `ContinuousClock()` when running; tests pass a clock they drive. The silence watch times
+    /// the network itself and runs on the continuous clock.
     public var clock: any Clock<Duration> = ContinuousClock()
 
     public init(

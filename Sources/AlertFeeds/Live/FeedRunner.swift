@@ -12,6 +12,9 @@ public struct FeedRunner: Sendable {
     public let http: any HTTPClient
     public let options: FeedOptions
     public let logger: Logger
+    /// Sequence gaps seen on the feed's connections (Coinbase `sequence_num`), each followed
+    /// by a fresh connection and subscription.
+    let sequenceGaps = Counter()
 
     public init(
         source: any PriceSource, http: any HTTPClient, options: FeedOptions = FeedOptions(),
@@ -22,6 +25,10 @@ public struct FeedRunner: Sendable {
         self.options = options
         self.logger = logger
     }
+
+    /// How many sequence gaps the feed's connections saw (each one logged and followed by a
+    /// fresh connection): messages the exchange sent that never arrived.
+    public var sequenceGapCount: Int { sequenceGaps.value }
 
     /// Runs the whole feed (market list, then live prices) in a task of its own and hands its
     /// events over an unbounded stream, which finishes when the task ends. Cancel the task to

@@ -40,12 +40,28 @@ public struct LivePlan: Sendable {
 
 public struct WebSocketPlan: Sendable {
     public var url: String
-    /// Text frames sent after every (re)connect.
+    /// Text frames sent after every (re)connect of the first connection.
     public var subscribe: [String]
-    /// A text frame the server expects as a keep-alive, and how often.
+    /// A text frame the server expects as a keep-alive, and how often (on `FeedOptions.clock`).
     public var ping: String?
     public var pingInterval: Duration
     public var parse: @Sendable (_ frame: [UInt8], _ receivedAt: Int64) -> FeedFrame
+    /// What the runner reads from a frame: its prices (`parse`) and, for exchanges whose frames
+    /// carry them, a sequence number and a notice to reconnect.
+    public var read: @Sendable (_ frame: [UInt8], _ receivedAt: Int64) -> LiveFrame
+    /// The subscribe messages of each connection, when the exchange caps what one connection
+    /// may carry (Binance: 1024 streams): one connection per element, each with its own
+    /// reconnects. `[subscribe]` unless set.
+    public var connections: [[String]]
+    /// The least time between two subscribe messages on one connection (Binance: 5 messages a
+    /// second); zero sends them back to back.
+    public var subscribePace: Duration = .zero
+    /// Replace each connection after this long (Binance closes them at 24 hours): the next one
+    /// is opened and subscribed first, and the old one closed once the new one delivers prices.
+    public var lifetime: Duration?
+    /// Drop a tick that is not newer than the last delivered tick of its symbol (older, or the
+    /// same time and price): what an overlapping or resubscribed connection repeats.
+    public var dropsRepeats = false
 
     public init(
         url: String, subscribe: [String], ping: String?, pingInterval: Duration,
@@ -56,6 +72,39 @@ public struct WebSocketPlan: Sendable {
         self.ping = ping
         self.pingInterval = pingInterval
         self.parse = parse
+        self.read = { LiveFrame(parse($0, $1)) }
+        self.connections = [subscribe]
+    }
+
+    /// A plan whose frames carry more than prices (`LiveFrame`), over `connections`.
+    public init(
+        url: String, connections: [[String]], ping: String?, pingInterval: Duration,
+        read: @escaping @Sendable ([UInt8], Int64) -> LiveFrame
+    ) {
+        self.url = url
+        self.subscribe = connections.first ?? []
+        self.ping = ping
+        self.pingInterval = pingInterval
+        self.parse = { read($0, $1).frame }
+        self.read = read
+        self.connections = connections.isEmpty ? [[]] : connections
+    }
+}
+
+/// One websocket frame as the runner sees it.
+public struct LiveFrame: Sendable, Equatable {
+    public var frame: FeedFrame
+    /// The connection's message counter (Coinbase `sequence_num`): each frame's is one more
+    /// than the one before; a jump means messages were lost.
+    public var sequence: Int64?
+    /// The server announced that this connection will end (Binance `serverShutdown`): the
+    /// runner opens its replacement at once.
+    public var replaceConnection = false
+
+    public init(_ frame: FeedFrame, sequence: Int64? = nil, replaceConnection: Bool = false) {
+        self.frame = frame
+        self.sequence = sequence
+        self.replaceConnection = replaceConnection
     }
 }
 

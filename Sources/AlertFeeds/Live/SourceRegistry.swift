@@ -1,10 +1,18 @@
 /// The sources users can name with `--source`: one line each.
 public enum SourceRegistry {
-    public static let names = ["btse", "poloniex", "poloniex-legacy", "coingecko", "coinranking"]
+    public static let names = [
+        "binance", "coinbase", "kraken", "bybit", "okx", "btse", "poloniex", "poloniex-legacy", "coingecko",
+        "coinranking"
+    ]
 
     /// The source called `name`, talking to `endpoint` (its REST base) or to its public default.
     public static func make(_ name: String, endpoint: String?) throws -> any PriceSource {
         switch name {
+        case "binance": return ExchangeSource(.binance, endpoint: endpoint)
+        case "coinbase": return ExchangeSource(.coinbase, endpoint: endpoint)
+        case "kraken": return ExchangeSource(.kraken, endpoint: endpoint)
+        case "bybit": return ExchangeSource(.bybit, endpoint: endpoint)
+        case "okx": return ExchangeSource(.okx, endpoint: endpoint)
         case "btse": return BTSESource(endpoint: endpoint)
         case "poloniex": return PoloniexSource(endpoint: endpoint)
         case "poloniex-legacy": return PoloniexLegacySource(endpoint: endpoint)

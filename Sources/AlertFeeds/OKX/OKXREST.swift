@@ -81,3 +81,20 @@ enum OKXREST {
         }
     }
 }
+
+/// OKX v5 `GET /api/v5/market/tickers?instType=SPOT`. Docs:
+/// https://www.okx.com/docs-v5/en/#order-book-trading-market-data-get-tickers
+public enum OKXTickers {
+    public static let path = "/api/v5/market/tickers?instType=SPOT"
+
+    /// `data[]` entries of the websocket `tickers` shape (`instId`, `last`, `open24h`,
+    /// `volCcy24h`, `ts`), read as the websocket's (rules v3 §2).
+    public static func parse(_ body: [UInt8]) -> Result<[ExchangeTick], FeedPayloadError> {
+        let context = "OKX tickers"
+        return OKXREST.data(body, context: context).map { entries in
+            var collector = TickCollector(context)
+            for entry in entries { OKXTicker.add(entry, to: &collector) }
+            return collector.ticks
+        }
+    }
+}

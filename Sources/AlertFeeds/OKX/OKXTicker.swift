@@ -12,8 +12,8 @@ public enum OKXTicker {
     /// "The total length of multiple channels cannot exceed 64 KB" per subscribe request
     /// (docs: websocket subscribe): each message stays under this many bytes.
     public static let maxMessageBytes = 65_536
-    /// Sent when nothing arrived for 25 s: OKX closes a connection idle for 30 s; the
-    /// answer is the text `pong`.
+    /// Sent every 20 s (`ExchangeProfile.okx`): OKX closes a connection on which nothing
+    /// passed for 30 s; the answer is the text `pong`.
     public static let pingMessage = "ping"
 
     public static func subscribeMessages(instIDs: [String]) -> [String] {
@@ -68,22 +68,22 @@ public enum OKXTicker {
             }
             guard let entries = json["data"]?.array else { return .dropped(#"\#(context): no "data" array"#) }
             var collector = TickCollector(context)
-            for entry in entries {
-                if let type = entry["instType"]?.string, type != "SPOT" {
-                    collector.skip("instType \(ExchangeJSON.text(type)) is not SPOT")
-                    continue
-                }
-                let last = ExchangeJSON.figure(entry["last"])
-                let change = last.flatMap { last in
-                    ExchangeJSON.figure(entry["open24h"]).flatMap { open in open != 0 ? (last - open) / open * 100 : nil
-                    }
-                }
-                collector.add(
-                    symbol: entry["instId"], time: entry["ts"]?.integer, price: last,
-                    change24h: change.flatMap { $0.isFinite ? $0 : nil },
-                    volume24h: ExchangeJSON.figure(entry["volCcy24h"]))
-            }
+            for entry in entries { add(entry, to: &collector) }
             return collector.frame
         }
+    }
+
+    /// One `tickers` entry as a tick (rules v3 §2); entries of other instrument types skipped.
+    static func add(_ entry: FeedJSON, to collector: inout TickCollector) {
+        if let type = entry["instType"]?.string, type != "SPOT" {
+            return collector.skip("instType \(ExchangeJSON.text(type)) is not SPOT")
+        }
+        let last = ExchangeJSON.figure(entry["last"])
+        let change = last.flatMap { last in
+            ExchangeJSON.figure(entry["open24h"]).flatMap { open in open != 0 ? (last - open) / open * 100 : nil }
+        }
+        collector.add(
+            symbol: entry["instId"], time: entry["ts"]?.integer, price: last,
+            change24h: change.flatMap { $0.isFinite ? $0 : nil }, volume24h: ExchangeJSON.figure(entry["volCcy24h"]))
     }
 }

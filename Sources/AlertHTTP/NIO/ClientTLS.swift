@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Platform
 import Synchronization
 
 #if canImport(Glibc)
@@ -22,7 +23,7 @@ public enum ClientTLS {
     public static let certDirectory: String? = environmentPath("SSL_CERT_DIR")
 
     private static func environmentPath(_ name: String) -> String? {
-        guard let value = getenv(name).map({ String(cString: $0) }), !value.isEmpty else { return nil }
+        guard let value = Environment.value(name), !value.isEmpty else { return nil }
         return value
     }
 

@@ -57,6 +57,15 @@ final class PriceFeed: Sendable {
     func send(_ step: PriceStep) {
         state.withLock { $0.board.apply(step) }
         hub.broadcast(.price(Frames.coinIndex(step.prices)))
+        broadcastUpdate(step.prices)
+    }
+
+    /// Sends the look-alikes the markets of `prices` with their figures on the board now.
+    private func broadcastUpdate(_ prices: [(symbol: String, price: Double)]) {
+        let entries = state.withLock { state in
+            prices.compactMap { symbol, _ in state.board.entries[symbol].map { (symbol, $0) } }
+        }
+        hub.broadcast(.update(BoardUpdate(entries: entries, time: Wallclock.millis())))
     }
 
     func stop() async {
@@ -84,6 +93,7 @@ final class PriceFeed: Sendable {
                     let prices =
                         listing.isListed ? step.prices + [(NewMarket.market.symbol, NewMarket.price)] : step.prices
                     hub.broadcast(.price(Frames.coinIndex(prices)))
+                    broadcastUpdate(step.prices)
                 }
             }
             due = due.advanced(by: step.delay)

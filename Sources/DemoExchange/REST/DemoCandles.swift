@@ -22,7 +22,7 @@ struct DemoCandles {
 
     /// The rows for `[start, end)` (epoch ms) of `symbol` in candles of `resolution` minutes;
     /// empty for a symbol the walk does not price.
-    func rows(symbol: String, resolution: Int64, start: Int64, end: Int64) -> [[Double]] {
+    func rows(symbol: String, resolution: Int64, start: Int64, end: Int64, limit: Int = maxCandles) -> [[Double]] {
         let step = max(1, resolution)
         let oldest = startMinute - Self.maxDays * 1440
         var first = max(floorDivMod(start, 60_000).0, oldest)
@@ -31,7 +31,8 @@ struct DemoCandles {
         var last = min(floorDivMod(end - 1, 60_000).0 + 1, startMinute + 1)
         last -= floorDivMod(last, step).1
         guard last - first >= step else { return [] }
-        first = max(first, last - step * Int64(Self.maxCandles))
+        first = max(first, last - step * Int64(max(0, limit)))
+        guard last - first >= step else { return [] }
         // One close more than the minutes served: the first candle's open.
         let count = Int(startMinute - first) + 2
         guard let closes = walk.history(of: symbol, minutes: count) else { return [] }

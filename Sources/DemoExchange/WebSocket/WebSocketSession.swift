@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdWebSocket
+import NIOCore
 
 /// One websocket client, BTSE style: `connect success` on open; `ping` → `pong`;
 /// `{"op":"subscribe","args":["coinIndex"]}` → an ack, then prices; anything else → an
@@ -12,7 +13,11 @@ struct WebSocketSession: Sendable {
     let feed: PriceFeed
     let stats: StatsCounter
 
-    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    func run(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: (any Channel)? = nil
+    )
+        async throws
+    {
         let (id, outgoing) = hub.open()
         stats.update {
             $0.connectionsAccepted += 1; $0.connectionsOpen += 1
@@ -25,21 +30,12 @@ struct WebSocketSession: Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Writer: drains this connection's queue; ends on `.close` or when the queue ends.
             group.addTask {
-                for await message in outgoing {
-                    switch message {
-                    case .control(let text):
-                        try await outbound.write(.text(text))
-                    case .price(let text):
-                        try await outbound.write(.text(text))
-                        stats.update { $0.framesSent += 1 }
-                    case .invalid(let text):
-                        try await outbound.write(.text(text))
-                        stats.update { $0.invalidFramesSent += 1 }
-                    case .close:
-                        try await outbound.close(.goingAway, reason: "closed by the demo exchange")
-                        return
-                    }
-                }
+                try await ConnectionWriter.drain(
+                    outgoing, to: outbound, channel: channel, stats: stats,
+                    prices: { message in
+                        guard case .price(let text) = message else { return [] }
+                        return [text]
+                    })
             }
             // Reader: answers requests until the client (or the close handshake) ends the stream.
             group.addTask {

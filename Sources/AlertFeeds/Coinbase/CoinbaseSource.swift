@@ -1,0 +1,25 @@
+import AlertHTTP
+import AlertModel
+
+/// `--source coinbase`: an `ExchangeSource` with this profile (SourceRegistry). Every figure comes
+/// from the exchange's own documentation, named at the constant it sets and in Docs/sources.md.
+extension ExchangeProfile {
+    /// Coinbase Advanced Trade public channels: `heartbeats` and `ticker`, subscribed as soon as
+    /// the connection is up (the server closes one with no subscribe within 5 s); every message
+    /// carries `sequence_num`, and a gap ends the connection for a fresh subscription.
+    public static let coinbase = ExchangeProfile(
+        name: "coinbase", rest: "https://api.coinbase.com", websocket: "wss://advanced-trade-ws.coinbase.com",
+        websocketPath: "/", marketsPath: CoinbaseMarkets.path, parseMarkets: CoinbaseMarkets.parse,
+        tickersPath: CoinbaseMarkets.path, parseTickers: CoinbaseTickers.parse,
+        restSymbols: .dash, liveSymbols: .dash,
+        subscribe: { [CoinbaseTicker.subscribeMessages(productIDs: $0.map(\.exchangeSymbol))] },
+        read: { CoinbaseTicker.read($0) },
+        keepAlive: KeepAlive(ping: nil),
+        candles: .windowed(
+            perPage: CoinbaseCandles.maxCandles,
+            request: { market, interval, start, end, endpoint in
+                CoinbaseCandles.request(
+                    productID: market, interval: interval, start: start, end: end, endpoint: endpoint)
+            },
+            parse: CoinbaseCandles.parse))
+}
