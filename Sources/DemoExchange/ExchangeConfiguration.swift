@@ -109,6 +109,22 @@ public enum DropMode: String, Sendable, Equatable, CaseIterable {
     case reset
 }
 
+/// A wick on one exchange: the look-alike `venue` shows `market` (the demo's key, `BTC`) at its
+/// price times `factor` in its tickers, REST and websocket alike, from its next price step, and
+/// stretches the day's high or low to it; every other exchange shows the true price. For
+/// showing that a consensus over several exchanges ignores one exchange's wick.
+public struct Wick: Sendable, Equatable {
+    public var venue: Venue
+    public var market: String
+    public var factor: Double
+
+    public init(venue: Venue, market: String, factor: Double) {
+        self.venue = venue
+        self.market = market
+        self.factor = factor
+    }
+}
+
 /// Faults that let tests and users watch a client recover. Zero or nil means off.
 public struct ExchangeFaults: Sendable, Equatable {
     /// Close every websocket connection every this often (from server start).
@@ -127,12 +143,15 @@ public struct ExchangeFaults: Sendable, Equatable {
     /// Coinbase skips one `sequence_num` after every this many messages on a connection (a gap
     /// the client should notice); 0: no gaps.
     public var coinbaseSequenceGapEvery: Int
+    /// One look-alike shows one market off its price while the others do not.
+    public var wick: Wick?
 
     public init(
         dropEvery: Duration? = nil, invalidEvery: Int = 0, silenceAfter: Duration? = nil,
         silenceFor: Duration? = nil, status429: Int = 0, dropMode: DropMode = .close,
-        coinbaseSequenceGapEvery: Int = 0
+        coinbaseSequenceGapEvery: Int = 0, wick: Wick? = nil
     ) {
+        self.wick = wick
         self.dropEvery = dropEvery
         self.invalidEvery = invalidEvery
         self.silenceAfter = silenceAfter

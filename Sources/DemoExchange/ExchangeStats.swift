@@ -6,9 +6,11 @@ public struct ExchangeStats: Sendable, Equatable {
     public var connectionsAccepted = 0
     /// Websocket connections open now.
     public var connectionsOpen = 0
-    /// Successful `coinIndex` subscriptions.
+    /// Connections that started following prices: BTSE's `coinIndex` subscriptions, and look-alike
+    /// connections' first market (again after unsubscribing from all).
     public var subscriptions = 0
-    /// coinIndex price frames written to clients (one per client per frame).
+    /// Price frames written to clients: BTSE's coinIndex frames and the look-alikes' ticker
+    /// messages (one per client per message).
     public var framesSent = 0
     /// Invalid frames written in place of price frames (one per client per frame).
     public var invalidFramesSent = 0

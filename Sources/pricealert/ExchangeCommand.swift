@@ -84,13 +84,37 @@ struct ExchangeCommand: AsyncParsableCommand {
     var bybitPingWithin: Double = 60
 
     @Option(
+        help: ArgumentHelp(
+            "Fault: one look-alike shows one market at its price times FACTOR (e.g. binance:BTC:1.1).",
+            valueName: "venue:market:factor"))
+    var wick: String?
+
+    @Option(
         name: .customLong("tls-cert"), help: "Serve https:// and wss:// with this certificate (PEM; chain after it).")
     var tlsCert: String?
 
     @Option(name: .customLong("tls-key"), help: "The private key (PEM) of --tls-cert.")
     var tlsKey: String?
 
+    /// `--wick binance:BTC:1.1`, read.
+    private var parsedWick: Wick? {
+        get throws {
+            guard let wick else { return nil }
+            let parts = wick.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3, let venue = Venue(rawValue: parts[0]), !parts[1].isEmpty,
+                let factor = Double(parts[2]), factor > 0, factor.isFinite
+            else {
+                let venues = Venue.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ValidationError(
+                    "--wick must be VENUE:MARKET:FACTOR (VENUE one of \(venues), FACTOR a number above 0), not '\(wick)'"
+                )
+            }
+            return Wick(venue: venue, market: parts[1].uppercased(), factor: factor)
+        }
+    }
+
     func validate() throws {
+        _ = try parsedWick
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("give --tls-cert and --tls-key together") }
         guard coinbaseSequenceGapEvery >= 0 else {
             throw ValidationError("--coinbase-sequence-gap-every must be 0 or more")
@@ -146,7 +170,8 @@ struct ExchangeCommand: AsyncParsableCommand {
             invalidEvery: invalidEvery,
             silenceAfter: silenceAfter.map { .seconds($0) },
             silenceFor: silenceFor.map { .seconds($0) },
-            status429: status429, dropMode: dropMode, coinbaseSequenceGapEvery: coinbaseSequenceGapEvery)
+            status429: status429, dropMode: dropMode, coinbaseSequenceGapEvery: coinbaseSequenceGapEvery,
+            wick: try parsedWick)
         let keepAlive = KeepAliveSettings(
             binanceLifetime: .seconds(binanceLifetime),
             binanceShutdownNotice: binanceShutdownNotice.map { .seconds($0) },

@@ -168,3 +168,40 @@ struct VenueDropTests {
         }
     }
 }
+
+@Suite("look-alike wick")
+struct VenueWickTests {
+    @Test("a wick moves one market on one look-alike only, in its REST tickers and its websocket")
+    func wick() async throws {
+        var configuration = ExchangeConfiguration(port: 0, prices: .replay(ticks: [], speed: 0))
+        configuration.faults.wick = Wick(venue: .binance, market: "BTC", factor: 1.1)
+        try await withExchange(configuration) { server, port in
+            let binance = try await get(port, "/api/v3/ticker/24hr?symbol=BTCUSDT")
+            let coinbase = try await get(port, "/api/v3/brokerage/market/products/BTC-USD")
+            let wicked = try #require(
+                Double(
+                    (try JSONSerialization.jsonObject(with: binance.body) as? [String: Any])?["lastPrice"] as? String
+                        ?? ""))
+            let honest = try #require(
+                Double(
+                    (try JSONSerialization.jsonObject(with: coinbase.body) as? [String: Any])?["price"] as? String ?? ""
+                ))
+            #expect(abs(wicked - honest * 1.1) < 1e-6 * honest)
+            try await RawWebSocket.connect(port: port, path: "/ws/btcusdt@ticker", answerPings: true) { binance in
+                try await RawWebSocket.connect(port: port, path: "/v2") { kraken in
+                    _ = try await kraken.nextText()
+                    try await kraken.send(#"{"method":"subscribe","params":{"channel":"ticker","symbol":["BTC/USD"]}}"#)
+                    _ = try await kraken.nextText() // the ack
+                    _ = try await kraken.nextText() // the snapshot
+                    while server.stats.subscriptions < 2 { try await Task.sleep(for: .milliseconds(5)) }
+                    server.send(prices: [("BTC", 50_000)])
+                    let event = try object(try await binance.nextText())
+                    #expect(event["c"] as? String == "55000")
+                    let update = try object(try await kraken.nextText(where: { $0.contains(#""type":"update""#) }))
+                    let data = try #require((update["data"] as? [[String: Any]])?.first)
+                    #expect(data["last"] as? Double == 50_000)
+                }
+            }
+        }
+    }
+}

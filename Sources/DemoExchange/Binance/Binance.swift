@@ -35,7 +35,7 @@ enum Binance {
             },
             VenueRoute(path: "/api/v3/ticker/24hr") { query, _ in
                 guard let wanted = symbols(query, index) else { return invalidSymbol }
-                let board = context.board
+                let board = context.board(.binance)
                 let now = Wallclock.millis()
                 let rows = (wanted.isEmpty ? markets : wanted).compactMap { m in
                     board.entries[m.board].map { ticker24hr(m, $0, now: now) }
@@ -125,7 +125,7 @@ enum Binance {
     static func socketRoutes(_ context: VenueContext) -> [VenueSocketRoute] {
         let index = VenueMarket.index(.binance)
         let make: @Sendable ([String], Bool) -> any VenueConnection = { streams, combined in
-            BinanceConnection(index: index, combined: combined, streams: streams, keepAlive: context.keepAlive)
+            BinanceConnection(index: index, combined: combined, streams: streams, context: context)
         }
         return [
             VenueSocketRoute(path: "/ws") { _, _ in make([], false) },
@@ -143,7 +143,23 @@ enum Binance {
 final class BinanceConnection: VenueConnection {
     private struct State {
         /// Followed streams in subscription order.
-        var streams: [String] = []
+        var streams: [String] = [] {
+            didSet { byBoard = Self.index(streams, parse: parse) }
+        }
+        /// The followed streams by the market's key on the board, for rendering a step.
+        var byBoard: [String: [(stream: String, market: VenueMarket, mini: Bool)]] = [:]
+        let parse: @Sendable (String) -> (VenueMarket, mini: Bool)?
+
+        static func index(
+            _ streams: [String], parse: (String) -> (VenueMarket, mini: Bool)?
+        ) -> [String: [(stream: String, market: VenueMarket, mini: Bool)]] {
+            var index: [String: [(stream: String, market: VenueMarket, mini: Bool)]] = [:]
+            for stream in streams {
+                guard let (market, mini) = parse(stream) else { continue }
+                index[market.board, default: []].append((stream, market, mini))
+            }
+            return index
+        }
         /// Pings not answered yet: payload and when sent.
         var pings: [(payload: [UInt8], sent: Duration)] = []
         var lastPing: Duration = .zero
@@ -152,15 +168,18 @@ final class BinanceConnection: VenueConnection {
 
     private let index: [String: VenueMarket]
     private let combined: Bool
-    private let keepAlive: KeepAliveSettings
+    private let context: VenueContext
+    private var keepAlive: KeepAliveSettings { context.keepAlive }
     private let state: Mutex<State>
 
-    init(index: [String: VenueMarket], combined: Bool, streams: [String], keepAlive: KeepAliveSettings) {
+    init(index: [String: VenueMarket], combined: Bool, streams: [String], context: VenueContext) {
         self.index = index
         self.combined = combined
-        self.keepAlive = keepAlive
+        self.context = context
         // Streams named in the URL that do not exist are followed and send nothing, as on Binance.
-        state = Mutex(State(streams: Array(streams.prefix(Binance.maxStreams))))
+        var initial = State(parse: { Self.parse($0, index: index) })
+        initial.streams = Array(streams.prefix(Binance.maxStreams))
+        state = Mutex(initial)
     }
 
     var subscribedAtOpen: Bool { state.withLock { !$0.streams.isEmpty } }
@@ -169,6 +188,10 @@ final class BinanceConnection: VenueConnection {
 
     /// `btcusdt@ticker` → the market and whether it is the mini ticker; nil for anything else.
     private func parse(_ stream: String) -> (VenueMarket, mini: Bool)? {
+        Self.parse(stream, index: index)
+    }
+
+    private static func parse(_ stream: String, index: [String: VenueMarket]) -> (VenueMarket, mini: Bool)? {
         let parts = stream.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0] == parts[0].lowercased(),
             let market = index[parts[0].uppercased()]
@@ -226,18 +249,18 @@ final class BinanceConnection: VenueConnection {
     }
 
     func render(_ update: BoardUpdate) -> [String] {
-        let streams = state.withLock { $0.streams }
-        guard !streams.isEmpty else { return [] }
-        var byBoard: [String: (symbol: String, entry: MarketBoard.Entry)] = [:]
-        for (board, entry) in update.entries { byBoard[board] = (board, entry) }
+        let update = context.update(update, for: .binance)
+        let followed = state.withLock { $0.byBoard }
+        guard !followed.isEmpty else { return [] }
         var out: [String] = []
-        for stream in streams {
-            guard let (market, mini) = parse(stream), let moved = byBoard[market.board] else { continue }
-            let event =
-                mini
-                ? Binance.miniTickerEvent(market, moved.entry, time: update.time)
-                : Binance.tickerEvent(market, moved.entry, time: update.time)
-            out.append(combined ? #"{"stream":\#(VenueText.quote(stream)),"data":\#(event)}"# : event)
+        for (board, entry) in update.entries {
+            for (stream, market, mini) in followed[board] ?? [] {
+                let event =
+                    mini
+                    ? Binance.miniTickerEvent(market, entry, time: update.time)
+                    : Binance.tickerEvent(market, entry, time: update.time)
+                out.append(combined ? #"{"stream":\#(VenueText.quote(stream)),"data":\#(event)}"# : event)
+            }
         }
         return out
     }

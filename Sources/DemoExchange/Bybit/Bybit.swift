@@ -50,7 +50,7 @@ enum Bybit {
                     guard let m = index[symbol] else { return failure(10001, "Not supported symbols") }
                     chosen = [m]
                 }
-                let board = context.board
+                let board = context.board(.bybit)
                 let rows = chosen.compactMap { m in board.entries[m.board].map { ticker(m, $0, rest: true) } }
                 return answer(#"{"category":"spot","list":[\#(rows.joined(separator: ","))]}"#)
             },
@@ -154,7 +154,7 @@ final class BybitConnection: VenueConnection {
                     response(op, success: false, "Invalid symbol :[\(unknown.joined(separator: ","))]", reqID: reqID)
                 ])
             }
-            let board = op == "subscribe" ? context.board : nil
+            let board = op == "subscribe" ? context.board(.bybit) : nil
             return state.withLock { state in
                 var messages = [response(op, success: true, op == "subscribe" ? "subscribe" : "", reqID: reqID)]
                 for arg in args {
@@ -182,7 +182,8 @@ final class BybitConnection: VenueConnection {
     }
 
     func render(_ update: BoardUpdate) -> [String] {
-        state.withLock { state in
+        let update = context.update(update, for: .bybit)
+        return state.withLock { state in
             guard !state.topics.isEmpty else { return [] }
             let followed = Set(state.topics)
             var out: [String] = []

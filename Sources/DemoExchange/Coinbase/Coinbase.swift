@@ -31,13 +31,13 @@ enum Coinbase {
                     chosen = markets.filter { wanted.contains($0.symbol) }
                 }
                 if let type = query["product_type"], type != "SPOT" { chosen = [] }
-                let board = context.board
+                let board = context.board(.coinbase)
                 let rows = chosen.compactMap { m in board.entries[m.board].map { product(m, $0) } }
                 return .ok(#"{"products":[\#(rows.joined(separator: ","))],"num_products":\#(rows.count)}"#)
             },
             VenueRoute(path: "/api/v3/brokerage/market/products/{product_id}") { _, parameters in
                 guard let market = parameters["product_id"].flatMap({ index[$0] }),
-                    let entry = context.board.entries[market.board]
+                    let entry = context.board(.coinbase).entries[market.board]
                 else { return notFound(parameters["product_id"] ?? "") }
                 return .ok(product(market, entry))
             },
@@ -177,7 +177,7 @@ final class CoinbaseConnection: VenueConnection {
         default:
             return Self.error("Failed to subscribe: unknown channel \(channel)")
         }
-        let board = channel == "ticker" && type == "subscribe" ? context.board : nil
+        let board = channel == "ticker" && type == "subscribe" ? context.board(.coinbase) : nil
         return state.withLock { state in
             state.subscribedOnce = true
             var snapshot: [String] = []
@@ -207,7 +207,8 @@ final class CoinbaseConnection: VenueConnection {
     }
 
     func render(_ update: BoardUpdate) -> [String] {
-        state.withLock { state in
+        let update = context.update(update, for: .coinbase)
+        return state.withLock { state in
             guard !state.products.isEmpty else { return [] }
             let followed = Set(state.products)
             let tickers = update.entries.compactMap { board, entry -> String? in

@@ -69,7 +69,7 @@ enum Kraken {
             },
             VenueRoute(path: "/0/public/Ticker") { query, _ in
                 guard let chosen = pairs(query, markets) else { return failure("EQuery:Unknown asset pair") }
-                let board = context.board
+                let board = context.board(.kraken)
                 let rows = chosen.compactMap { m -> String? in
                     guard let e = board.entries[m.board] else { return nil }
                     let s = VenueText.string
@@ -167,7 +167,7 @@ final class KrakenConnection: VenueConnection {
                     #"{"error":"Channel \#(channel) not supported","method":"\#(method)","success":false,\#(times)\#(reqID)}"#
                 ])
             }
-            let board = method == "subscribe" ? context.board : nil
+            let board = method == "subscribe" ? context.board(.kraken) : nil
             return state.withLock { state in
                 var messages: [String] = []
                 var snapshot: [String] = []
@@ -203,7 +203,8 @@ final class KrakenConnection: VenueConnection {
     }
 
     func render(_ update: BoardUpdate) -> [String] {
-        state.withLock { state in
+        let update = context.update(update, for: .kraken)
+        return state.withLock { state in
             let followed = Set(state.symbols)
             let out = update.entries.compactMap { board, entry -> String? in
                 guard let m = byBoard[board], followed.contains(m.symbol) else { return nil }

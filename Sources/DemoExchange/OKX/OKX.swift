@@ -53,12 +53,12 @@ enum OKX {
                     return failure("50014", "Parameter instType can not be empty.")
                 }
                 guard type == "SPOT" else { return data([]) }
-                let board = context.board
+                let board = context.board(.okx)
                 let now = Wallclock.millis()
                 return data(markets.compactMap { m in board.entries[m.board].map { ticker(m, $0, time: now) } })
             },
             VenueRoute(path: "/api/v5/market/ticker") { query, _ in
-                guard let id = query["instId"], let m = index[id], let e = context.board.entries[m.board] else {
+                guard let id = query["instId"], let m = index[id], let e = context.board(.okx).entries[m.board] else {
                     return failure("51001", "Instrument ID does not exist")
                 }
                 return data([ticker(m, e, time: Wallclock.millis())])
@@ -161,7 +161,7 @@ final class OKXConnection: VenueConnection {
                 #"{\#(id)"event":"error","code":"60012","msg":\#(VenueText.quote("Invalid request: \(text.prefix(200))")),\#(conn)}"#
             ])
         }
-        let board = op == "subscribe" ? context.board : nil
+        let board = op == "subscribe" ? context.board(.okx) : nil
         return state.withLock { state in
             var messages: [String] = []
             for arg in args {
@@ -190,6 +190,7 @@ final class OKXConnection: VenueConnection {
     }
 
     func render(_ update: BoardUpdate) -> [String] {
+        let update = context.update(update, for: .okx)
         let followed = Set(state.withLock { $0.instruments })
         guard !followed.isEmpty else { return [] }
         return update.entries.compactMap { board, entry in

@@ -16,6 +16,16 @@ struct MarketBoard: Sendable {
 
         /// Percent, as BTSE reports it (already ×100).
         var percentageChange: Double { (last - open) / open * 100 }
+
+        /// The figures with the last price multiplied by `factor` (six significant digits, as
+        /// published), and the day's range stretched to hold it.
+        func wicked(_ factor: Double) -> Entry {
+            var entry = self
+            entry.last = RandomWalk.published(last * factor)
+            entry.high = max(high, entry.last)
+            entry.low = min(low, entry.last)
+            return entry
+        }
     }
 
     private(set) var entries: [String: Entry] = [:]
@@ -29,6 +39,11 @@ struct MarketBoard: Sendable {
                 last: price, open: open, high: max(open, price) * 1.005,
                 low: min(open, price) * 0.995, volume: volume)
         }
+    }
+
+    /// Replaces `symbol`'s figures (a look-alike's wick).
+    mutating func set(_ symbol: String, _ entry: Entry) {
+        entries[symbol] = entry
     }
 
     /// Adds `symbol` at `price` unless it is on the board already.

@@ -30,10 +30,24 @@ struct VenueContext: Sendable {
     let faults: FaultSettings
     let prices: PriceMode
 
-    /// The board after starting the feed (a REST request starts the prices, as BTSE's does).
-    var board: MarketBoard {
+    /// The board as `venue` shows it, after starting the feed (a REST request starts the
+    /// prices, as BTSE's does): with the `wick` fault's market moved, when it is on `venue`.
+    func board(_ venue: Venue) -> MarketBoard {
         feed.startIfNeeded()
-        return feed.board
+        var board = feed.board
+        if let wick = faults.current.wick, wick.venue == venue, let entry = board.entries[wick.market] {
+            board.set(wick.market, entry.wicked(wick.factor))
+        }
+        return board
+    }
+
+    /// A price step as `venue` shows it: with the `wick` fault's market moved, when it is on `venue`.
+    func update(_ update: BoardUpdate, for venue: Venue) -> BoardUpdate {
+        guard let wick = faults.current.wick, wick.venue == venue else { return update }
+        return BoardUpdate(
+            entries: update.entries.map { board, entry in
+                (board, board == wick.market ? entry.wicked(wick.factor) : entry)
+            }, time: update.time)
     }
 
     /// Candles of `minutes` minutes of `board` (the demo's key, `BTC`), oldest first, as

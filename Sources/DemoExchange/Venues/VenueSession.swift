@@ -88,7 +88,9 @@ struct VenueSession: Sendable {
             feed.startIfNeeded()
         }
         let tick = tick
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        // Each part says whether its end is the connection's end: the writer's and the reader's
+        // are; the timer's (after asking to close) is not, so the close frame still goes out.
+        try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await ConnectionWriter.drain(
                     outgoing, to: outbound, channel: channel, stats: stats,
@@ -97,6 +99,7 @@ struct VenueSession: Sendable {
                         return connection.render(update)
                     },
                     notice: { connection.shutdownNotice(now: Wallclock.millis()) })
+                return true
             }
             group.addTask {
                 defer { hub.remove(id) }
@@ -110,6 +113,7 @@ struct VenueSession: Sendable {
                     }
                     if let close = reply.close { Self.perform(close, on: id, hub: hub) }
                 }
+                return true
             }
             group.addTask {
                 while !Task.isCancelled {
@@ -119,11 +123,12 @@ struct VenueSession: Sendable {
                         Self.perform(action, on: id, hub: hub)
                         if case .close = action { closing = true }
                     }
-                    if closing { return }
+                    if closing { return false }
                 }
+                return false
             }
             // The connection ends when the reader or the writer does; the timer then stops.
-            _ = try await group.next()
+            while let ended = try await group.next(), !ended {}
             group.cancelAll()
         }
     }
