@@ -46,7 +46,9 @@ extension FuzzTarget {
             name: "tick-line", seedFiles: [.lines("Samples/ticks.jsonl")],
             builtInSeeds: [
                 #"{"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}"#,
-                #"{"time":"2023-11-14T22:13:20.123+01:00","symbol":"E\u0301TH","price":"x","change24h":null,"extra":[{"a":[1,2,{}]}]}"#
+                #"{"time":"2023-11-14T22:13:20.123+01:00","symbol":"E\u0301TH","price":"x","change24h":null,"extra":[{"a":[1,2,{}]}]}"#,
+                #"{"time": 1700000000000, "source": "binance", "symbol": "BTC/USDT", "price": 43000.5, "change24h": -1.2, "volume24h": 1.9e9}"#,
+                #"{"time":1,"source":"kraken-2","symbol":"ETH/USD","price":1,"volume24h":-1e999}"#
             ]
         ) { bytes in
             switch TickLineParser.parse(bytes) {
