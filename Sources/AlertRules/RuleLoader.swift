@@ -18,6 +18,15 @@ public enum RuleLoader {
         _ files: [RuleSource], sinkTypes: [SinkTypeCheck], cachedRules: [Rule]? = nil,
         rulesEnds: [Int?] = []
     ) -> Result<RuleSet, RuleFileErrors> {
+        load(files, sinkTypes: sinkTypes, cachedRules: cachedRules, rulesEnds: rulesEnds, plainRules: true)
+    }
+
+    /// `load`; with `plainRules` false, every rule is read as a syntax tree and checked in full,
+    /// never by `FileChecker.plainRule` (which must give the same results).
+    static func load(
+        _ files: [RuleSource], sinkTypes: [SinkTypeCheck], cachedRules: [Rule]?, rulesEnds: [Int?],
+        plainRules: Bool
+    ) -> Result<RuleSet, RuleFileErrors> {
         var checkers: [FileChecker] = []
         var rules: [Rule] = []
         var sinks: [SinkDefinition] = []
@@ -31,7 +40,11 @@ public enum RuleLoader {
             let document =
                 cachedRules != nil
                 ? JSONReader.read(file.bytes, skipping: "rules", to: i < rulesEnds.count ? rulesEnds[i] : nil)
-                : JSONReader.read(file.bytes, streaming: "rules") { node, before in
+                : JSONReader.read(
+                    file.bytes, streaming: "rules",
+                    take: plainRules
+                        ? { offset, before in checker.plainRule(in: file.bytes, at: offset, before: before) } : nil
+                ) { node, before in
                     checker.streamedRule(node, before: before)
                 }
             ends.append(document.streamedEnd)

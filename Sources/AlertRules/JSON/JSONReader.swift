@@ -29,15 +29,26 @@ struct JSONReader {
     /// keeping it: a file of 100 000 rules is never one syntax tree. In the document that
     /// member's value is an empty array. Elements may have been handed over before a syntax
     /// error later in the file stops reading.
+    ///
+    /// `take`, when given, is offered each element first, with its offset: it may read the
+    /// element by its own means and return the offset just past it, or return nil to have it
+    /// read here and handed to `element`. Whatever it takes must be valid JSON.
     static func read(
-        _ bytes: [UInt8], streaming key: String,
+        _ bytes: [UInt8], streaming key: String, take: ((Int, [JSONMember]) -> Int?)? = nil,
         element: (JSONNode, [JSONMember]) -> Void
     ) -> Document {
         withoutActuallyEscaping(element) { element in
             bytes.withUnsafeBufferPointer { buffer in
-                var reader = JSONReader(buffer)
-                reader.stream = Stream(key: key, element: element)
-                return reader.readDocumentCatching()
+                guard let take else {
+                    var reader = JSONReader(buffer)
+                    reader.stream = Stream(key: key, element: element)
+                    return reader.readDocumentCatching()
+                }
+                return withoutActuallyEscaping(take) { take in
+                    var reader = JSONReader(buffer)
+                    reader.stream = Stream(key: key, take: take, element: element)
+                    return reader.readDocumentCatching()
+                }
             }
         }
     }
@@ -68,6 +79,7 @@ struct JSONReader {
     /// See `read(_:streaming:element:)`.
     struct Stream {
         var key: String
+        var take: ((Int, [JSONMember]) -> Int?)? = nil
         var element: (JSONNode, [JSONMember]) -> Void
         var skip = false
         var knownEnd: Int?
@@ -222,8 +234,12 @@ struct JSONReader {
             return JSONNode(position: start, value: .array([]))
         }
         while true {
-            let element = try readValue()
-            stream?.element(element, before)
+            if let end = stream?.take?(index, before) {
+                index = end
+            } else {
+                let element = try readValue()
+                stream?.element(element, before)
+            }
             if try readSeparator(closing: UInt8(ascii: "]"), "expected ',' or ']' after array element") {
                 return JSONNode(position: start, value: .array([]))
             }
