@@ -22,6 +22,8 @@ public enum RuleLoader {
         var rules: [Rule] = []
         var sinks: [SinkDefinition] = []
         var portfolios: [Portfolio] = []
+        var sources: [SourceDefinition] = []
+        var series: [SeriesDefinition] = []
         var ends: [Int?] = []
         for (i, file) in files.enumerated() {
             var checker = FileChecker(file: file.path, bytes: file.bytes, sinkTypes: sinkTypes)
@@ -40,6 +42,8 @@ public enum RuleLoader {
                 if rules.isEmpty { rules = contents.rules } else { rules += contents.rules }
                 sinks += contents.sinks
                 portfolios += contents.portfolios
+                sources += contents.sources
+                series += contents.series
             } else {
                 // A syntax error stops reading; what was checked before it is not reported.
                 checker = FileChecker(file: file.path, bytes: file.bytes, sinkTypes: sinkTypes)
@@ -56,6 +60,9 @@ public enum RuleLoader {
         for sink in withholdingSecrets(sinks) { byName[sink.name] = sink }
         var ruleSet = RuleSet(rules: cachedRules ?? rules, sinks: byName, rulesEnds: ends, portfolios: portfolios)
         ruleSet.expirations = checkers.flatMap(\.expirationPlaces)
+        ruleSet.sources = sources
+        ruleSet.series = series
+        ruleSet.ignoreHysteresisOnSpreads()
         return .success(ruleSet)
     }
 

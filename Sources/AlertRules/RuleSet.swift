@@ -99,6 +99,16 @@ extension RuleSet {
         }
     }
 
+    /// A rule on a `spread` series takes no hysteresis (its own is an error); a file's default
+    /// one is meant for the rules it fits, and does not apply to it (Docs/rules.md#series).
+    mutating func ignoreHysteresisOnSpreads() {
+        let spreads = Set(series.filter { $0.kind == .spread }.map(\.name))
+        guard !spreads.isEmpty else { return }
+        for index in rules.indices {
+            if case .series(let name) = rules[index].scope, spreads.contains(name) { rules[index].hysteresis = 0 }
+        }
+    }
+
     /// The sinks that enabled rules notify, in first-use order, then their fallbacks: the ones
     /// a process opens.
     public var usedSinks: [String] {

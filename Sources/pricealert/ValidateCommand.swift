@@ -24,12 +24,17 @@ struct ValidateCommand: AsyncParsableCommand {
     func run() async throws {
         let ruleSet = try Inputs.rules(files)
         StandardError.write(lines: ruleSet.expiryWarnings(now: Wallclock.millis()).map(\.description))
-        StandardOutput.shared.writeLine(
-            "ok: \(count(files.count, "file")), \(count(ruleSet.rules.count, "rule")), \(count(ruleSet.sinks.count, "sink"))"
-        )
+        var counts = [
+            count(files.count, "file"), count(ruleSet.rules.count, "rule"), count(ruleSet.sinks.count, "sink")
+        ]
+        // Version 3 definitions are counted when the files have any, so a summary of version 1
+        // and 2 files reads as it always has.
+        if !ruleSet.sources.isEmpty { counts.append(count(ruleSet.sources.count, "source")) }
+        if !ruleSet.series.isEmpty { counts.append(count(ruleSet.series.count, "series", plural: "series")) }
+        StandardOutput.shared.writeLine("ok: " + counts.joined(separator: ", "))
     }
 
-    private func count(_ n: Int, _ noun: String) -> String {
-        "\(n) \(noun)\(n == 1 ? "" : "s")"
+    private func count(_ n: Int, _ noun: String, plural: String? = nil) -> String {
+        "\(n) \(n == 1 ? noun : plural ?? noun + "s")"
     }
 }

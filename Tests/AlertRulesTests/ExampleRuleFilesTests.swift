@@ -26,7 +26,8 @@ import Testing
             names.isSuperset(of: [
                 "starter.json", "thresholds.json", "moves-24h.json", "market-wide.json",
                 "demo.json", "sinks.json", "v2-combined.json", "v2-moves.json",
-                "v2-portfolio.json", "v2-long-windows.json"
+                "v2-portfolio.json", "v2-long-windows.json", "v3-exchanges.json", "v3-consensus.json",
+                "v3-spread-ratio.json"
             ]))
     }
 
@@ -69,9 +70,51 @@ import Testing
         #expect(!set.portfolios.isEmpty)
     }
 
+    /// The version 3 example that defines the sources the others use: they are given with it,
+    /// as a user would (`validate Rules/v3-exchanges.json Rules/v3-consensus.json`).
+    static let sourcesFile = rulesFolder + "/v3-exchanges.json"
+
+    /// The version 3 examples together show every key version 3 adds, and every kind of series.
+    @Test func versionThreeExamplesShowEveryNewKey() throws {
+        let paths = Self.paths.filter { $0.split(separator: "/").last?.hasPrefix("v3-") == true }
+        let set = try RuleLoader.loadFiles(paths: paths).get()
+        #expect(set.rules.allSatisfy { $0.fileVersion == 3 })
+        #expect(Set(set.sources.map(\.type)) == ["binance", "coinbase", "kraken", "bybit", "okx"])
+        #expect(Set(set.series.map(\.kind)) == Set(SeriesDefinition.Kind.allCases))
+        #expect(set.series.contains { $0.quorum > 1 && !$0.kind.isPair } && set.series.contains { $0.maxAge != 60_000 })
+        var shown: Set<String> = []
+        func visit(_ condition: Condition) {
+            switch condition {
+            case .all(let members), .any(let members): members.forEach(visit)
+            case .volume(.above): shown.insert("volume above")
+            case .volume(.below): shown.insert("volume below")
+            default: break
+            }
+        }
+        for rule in set.rules {
+            visit(rule.condition)
+            switch rule.scope {
+            case .series: shown.insert("series")
+            case .match(let filter) where filter.sources != nil: shown.insert("match.source")
+            case .symbols(let symbols):
+                shown.insert(symbols.contains { $0.contains(":") } ? "qualified" : "unqualified")
+            default: break
+            }
+        }
+        if set.portfolios.contains(where: { $0.holdings.contains { $0.symbol.contains(":") } }) {
+            shown.insert("qualified holding")
+        }
+        #expect(
+            shown == [
+                "volume above", "volume below", "series", "match.source", "qualified", "unqualified",
+                "qualified holding"
+            ])
+    }
+
     @Test(arguments: paths)
     func exampleFileIsValid(path: String) throws {
-        let result = RuleLoader.loadFiles(paths: [path])
+        let usesSources = path.split(separator: "/").last?.hasPrefix("v3-") == true && path != Self.sourcesFile
+        let result = RuleLoader.loadFiles(paths: usesSources ? [Self.sourcesFile, path] : [path])
         #expect(result.failureValue == nil)
         #expect(try !result.get().rules.isEmpty)
     }

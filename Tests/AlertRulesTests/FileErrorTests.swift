@@ -9,14 +9,14 @@ import Testing
             diagnostics([("r.json", "\n  {\"rules\": []}")]) == ["r.json:2:3: error: missing required key 'version'"])
     }
 
-    @Test func versionMustBeTheNumberOneOrTwo() {
+    @Test func versionMustBeTheNumberOneTwoOrThree() {
         #expect(
             diagnostics([("r.json", #"{"version": 1.5, "rules": []}"#)]) == [
-                "r.json:1:13: error: 'version' must be 1 or 2, found 1.5"
+                "r.json:1:13: error: 'version' must be 1, 2 or 3, found 1.5"
             ])
         #expect(
             diagnostics([("r.json", #"{"version": "1", "rules": []}"#)])
-                == ["r.json:1:13: error: 'version' must be the number 1 or 2, found string"])
+                == ["r.json:1:13: error: 'version' must be the number 1, 2 or 3, found string"])
         #expect(diagnostics([("r.json", #"{"version": 1.0, "rules": []}"#)]) == [])
     }
 

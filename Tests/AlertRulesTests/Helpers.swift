@@ -49,3 +49,27 @@ func ruleDiagnosticsV2(_ rule: String, portfolios: String = defaultPortfolios) -
 func onlyRuleV2(_ rule: String, portfolios: String = defaultPortfolios) -> Rule? {
     ruleSet([("r.json", ruleFileV2(rule, portfolios: portfolios))])?.rules.first
 }
+
+/// The sources `ruleFileV3` defines unless told otherwise.
+let defaultSources =
+    #"{"binance": {"type": "binance"}, "kraken": {"type": "kraken", "endpoint": "http://127.0.0.1:9001"}}"#
+
+/// The series `ruleFileV3` defines unless told otherwise.
+let defaultSeries =
+    #"{"btc-usd": {"median": ["binance:BTC/USDT", "kraken:btc/usd", "btc"], "maxAge": "30s", "quorum": 2}, "btc-gap": {"spread": ["kraken:BTC/USD", "binance:BTC/USDT"]}}"#
+
+/// A `"version": 3` file whose one rule sits on line 5 from column 1: `sources` on line 2,
+/// `series` on line 3.
+func ruleFileV3(_ rule: String, sources: String = defaultSources, series: String = defaultSeries) -> String {
+    "{\"version\": 3,\n\"sources\": \(sources),\n\"series\": \(series),\n\"rules\": [\n\(rule)\n]}"
+}
+
+/// Diagnostics of `r.json` built by `ruleFileV3`.
+func ruleDiagnosticsV3(_ rule: String, sources: String = defaultSources, series: String = defaultSeries) -> [String] {
+    diagnostics([("r.json", ruleFileV3(rule, sources: sources, series: series))])
+}
+
+/// The rule set of a valid file built by `ruleFileV3`.
+func ruleSetV3(_ rule: String, sources: String = defaultSources, series: String = defaultSeries) -> RuleSet? {
+    ruleSet([("r.json", ruleFileV3(rule, sources: sources, series: series))])
+}

@@ -524,13 +524,13 @@ import Testing
             ])
     }
 
-    @Test func versionMustBeOneOrTwo() {
+    @Test func versionMustBeOneTwoOrThree() {
         #expect(
-            diagnostics([("r.json", #"{"version": 3, "rules": []}"#)]) == [
-                "r.json:1:13: error: 'version' must be 1 or 2, found 3"
+            diagnostics([("r.json", #"{"version": 4, "rules": []}"#)]) == [
+                "r.json:1:13: error: 'version' must be 1, 2 or 3, found 4"
             ])
         #expect(
             diagnostics([("r.json", #"{"version": "2", "rules": []}"#)])
-                == ["r.json:1:13: error: 'version' must be the number 1 or 2, found string"])
+                == ["r.json:1:13: error: 'version' must be the number 1, 2 or 3, found string"])
     }
 }

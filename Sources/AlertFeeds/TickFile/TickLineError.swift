@@ -23,6 +23,7 @@ public struct TickLineError: Error, Sendable, Equatable, CustomStringConvertible
     static func missing(_ key: String) -> TickLineError { TickLineError("missing \"\(key)\"") }
     static let badTime = TickLineError("\"time\" must be epoch milliseconds or an RFC 3339 string")
     static let badSymbol = TickLineError("\"symbol\" must be a string")
+    static let badSource = TickLineError("\"source\" must be a source name: 1 to 32 of a-z, 0-9 and '-'")
     static let badChange = TickLineError("\"change24h\" must be a number or null")
     static func duplicate(_ key: String) -> TickLineError { TickLineError("duplicate key \"\(key)\"") }
 }

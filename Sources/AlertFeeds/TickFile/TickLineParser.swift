@@ -2,7 +2,8 @@ import AlertModel
 import JSONTokens
 
 /// Parses one JSON Lines tick (Docs/rules.md#ticks):
-/// `{"time": 1700000000000, "symbol": "BTC", "price": 43000.5, "change24h": -1.25}`.
+/// `{"time": 1700000000000, "source": "binance", "symbol": "BTC", "price": 43000.5, "change24h": -1.25,
+/// "volume24h": 1.9e9}`.
 ///
 /// A byte scanner, not a JSON decoder: it is the replay hot path. The contract:
 /// - the line is one JSON object, with whitespace wherever JSON allows it; keys in any order;
@@ -12,6 +13,9 @@ import JSONTokens
 /// - `price`: required; a number, or any other JSON value, which yields `price = .nan` so the
 ///   engine drops the tick as `invalid-price` (the line *is* a tick, with a bad price);
 /// - `change24h`: optional; a number or `null` (nil);
+/// - `source` (rules v3 §1): optional; a string matching `[a-z0-9-]{1,32}` (`SourceDefinition.isName`);
+/// - `volume24h` (rules v3 §1): optional; a finite number ≥ 0, any other value is left out
+///   of the tick (nil) and the tick kept;
 /// - nothing but whitespace after the object.
 /// Anything else is a `TickLineError` (the tick is `malformed`).
 public enum TickLineParser {
@@ -42,6 +46,9 @@ extension JSONTokenizer {
         var price: Double?
         var change24h: Double?
         var seenChange = false
+        var source: String?
+        var volume24h: Double?
+        var seenVolume = false
 
         skipWhitespace()
         try expect(0x7B, "{")
@@ -71,6 +78,17 @@ extension JSONTokenizer {
                     guard !seenChange else { throw .duplicate("change24h") }
                     seenChange = true
                     change24h = try changeValue()
+                case .source:
+                    guard source == nil else { throw .duplicate("source") }
+                    guard peek == 0x22 else { throw .badSource }
+                    let (range, escaped) = try scanString()
+                    let name = string(range, escaped: escaped)
+                    guard SourceDefinition.isName(name) else { throw .badSource }
+                    source = name
+                case .volume24h:
+                    guard !seenVolume else { throw .duplicate("volume24h") }
+                    seenVolume = true
+                    volume24h = try volumeValue()
                 case .other:
                     try skipValue()
                 }
@@ -90,11 +108,12 @@ extension JSONTokenizer {
         guard let time else { throw .missing("time") }
         guard let symbol else { throw .missing("symbol") }
         guard let price else { throw .missing("price") }
-        return Tick(time: time, symbol: symbol, price: price, change24h: change24h)
+        return Tick(
+            time: time, symbol: symbol, price: price, change24h: change24h, source: source, volume24h: volume24h)
     }
 
     enum TickKey {
-        case time, symbol, price, change24h, other
+        case time, symbol, price, change24h, source, volume24h, other
     }
 
     /// Scans a key and says which tick field it names. Keys written with escapes
@@ -112,8 +131,8 @@ extension JSONTokenizer {
         switch range.count {
         case 4: return matches(range, "time") ? .time : .other
         case 5: return matches(range, "price") ? .price : .other
-        case 6: return matches(range, "symbol") ? .symbol : .other
-        case 9: return matches(range, "change24h") ? .change24h : .other
+        case 6: return matches(range, "symbol") ? .symbol : matches(range, "source") ? .source : .other
+        case 9: return matches(range, "change24h") ? .change24h : matches(range, "volume24h") ? .volume24h : .other
         default: return .other
         }
     }
@@ -143,6 +162,18 @@ extension JSONTokenizer {
         default:
             try skipValue()
             return .nan
+        }
+    }
+
+    /// A finite number ≥ 0; any other value (valid JSON) is skipped and yields nil.
+    private mutating func volumeValue() throws(TickLineError) -> Double? {
+        switch peek {
+        case 0x2D, 0x30...0x39:
+            let volume = double(try scanNumber())
+            return volume.isFinite && volume >= 0 ? volume : nil
+        default:
+            try skipValue()
+            return nil
         }
     }
 

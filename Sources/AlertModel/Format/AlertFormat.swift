@@ -391,10 +391,14 @@ extension StringProtocol {
 /// A tick as one JSON line of a tick file (Docs/rules.md#ticks), the form `record` writes and
 /// `replay` reads.
 public enum TickFormat {
+    /// The tick as one tick-file line (Docs/rules.md#ticks), which `TickLineParser` reads back
+    /// as the same tick: `source` and `volume24h` (rules v3 §1) only when the tick has them.
     public static func json(_ tick: Tick) -> String {
-        var out =
-            "{\"time\":\(tick.time),\"symbol\":\(JSONString.quote(tick.symbol)),\"price\":\(JSONNumber.format(tick.price))"
+        var out = "{\"time\":\(tick.time),"
+        if let source = tick.source { out += "\"source\":\(JSONString.quote(source))," }
+        out += "\"symbol\":\(JSONString.quote(tick.symbol)),\"price\":\(JSONNumber.format(tick.price))"
         if let change = tick.change24h, change.isFinite { out += ",\"change24h\":\(JSONNumber.format(change))" }
+        if let volume = tick.volume24h, volume.isFinite { out += ",\"volume24h\":\(JSONNumber.format(volume))" }
         return out + "}"
     }
 }

@@ -10,6 +10,20 @@ public struct SourceDefinition: Sendable, Equatable {
     /// The REST base URL (http or https) when the file gives one; nil for the type's default.
     public var endpoint: String?
 
+    /// Every `type` a rule file may give (rules v3 §2), in the spec's order.
+    public static let types = [
+        "binance", "coinbase", "kraken", "bybit", "okx", "btse", "poloniex", "poloniex-legacy", "coingecko",
+        "coinranking"
+    ]
+
+    /// `[a-z0-9-]{1,32}`: a source name, in rule files and in tick lines.
+    public static func isName(_ text: String) -> Bool {
+        text.utf8.count <= 32 && !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D
+            }
+    }
+
     public init(name: String, type: String, endpoint: String? = nil) {
         self.name = name
         self.type = type

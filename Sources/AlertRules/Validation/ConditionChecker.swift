@@ -1,11 +1,12 @@
 import AlertModel
 
 /// `when`: exactly one condition; version 1 knows `price` and `change`, version 2 adds
-/// `fromHigh`, `fromLow`, `pnl`, `move`, `listed` and the combinations `all`/`any`
-/// (Docs/rules.md#conditions, #version-2).
+/// `fromHigh`, `fromLow`, `pnl`, `move`, `listed` and the combinations `all`/`any`, version 3
+/// `volume` (Docs/rules.md#conditions, #version-2, #volume).
 extension FileChecker {
     static let conditionKeysV1 = ["price", "change"]
-    static let conditionKeys = conditionKeysV1 + ["fromHigh", "fromLow", "move", "pnl", "all", "any", "listed"]
+    static let conditionKeys =
+        conditionKeysV1 + ["fromHigh", "fromLow", "move", "pnl", "all", "any", "listed", "volume"]
     static let priceOperators = ["above", "below", "crossesAbove", "crossesBelow", "inside", "outside"]
     static let changeKeys = ["window", "above", "below"]
     static let pnlKeys = ["above", "below"]
@@ -26,7 +27,7 @@ extension FileChecker {
     /// The scope key a rule is written with, as far as conditions care (`pnl` needs a
     /// portfolio, `listed` a `match`); `unknown` when it has none or several.
     enum ScopeKind: Equatable {
-        case symbols, match, portfolio(String), unknown
+        case symbols, match, portfolio(String), series, unknown
     }
 
     mutating func condition(_ when: JSONNode, _ place: ConditionPlace) -> Condition? {
@@ -36,9 +37,12 @@ extension FileChecker {
         guard let chosen = given.first else {
             if suggested.isEmpty {
                 let known =
-                    version == 1
-                    ? "'price' or 'change'"
-                    : "'price', 'change', 'fromHigh', 'fromLow', 'move', 'pnl', 'all', 'any' or 'listed'"
+                    switch version {
+                    case 1: "'price' or 'change'"
+                    case 2: "'price', 'change', 'fromHigh', 'fromLow', 'move', 'pnl', 'all', 'any' or 'listed'"
+                    default:
+                        "'price', 'change', 'fromHigh', 'fromLow', 'move', 'pnl', 'all', 'any', 'listed' or 'volume'"
+                    }
                 error("\(place.name) needs exactly one condition: \(known)", at: when.position)
             }
             return nil
@@ -60,6 +64,9 @@ extension FileChecker {
             return percentCondition(member.value, "'change'", windowed: true).map {
                 Condition.change(window: $0.0, $0.1)
             }
+        case "volume":
+            guard allowsVersion3(member) else { return nil }
+            return volume(member.value)
         default: break
         }
         guard allowsVersion2(member) else { return nil }
@@ -140,7 +147,7 @@ extension FileChecker {
             pnlReferences.append(NamedPlace(name: name, position: member.keyPosition))
         case .unknown:
             break
-        case .symbols, .match:
+        case .symbols, .match, .series:
             error(
                 #"'pnl' needs a portfolio rule ("portfolio": NAME): it compares a portfolio's value with its cost"#,
                 at: member.keyPosition)
@@ -163,6 +170,30 @@ extension FileChecker {
             }
         }
         return clean ? .listed : nil
+    }
+
+    /// `{"above"|"below": V}`, V a finite number ≥ 0, on the tick's 24-hour volume.
+    private mutating func volume(_ node: JSONNode) -> Condition? {
+        guard let members = object(node, "'volume'") else { return nil }
+        let suggested = checkKeys(members, allowed: Self.pnlKeys, noun: "operator")
+        let given = members.filter { Self.pnlKeys.contains($0.key) }
+        if given.isEmpty, suggested.isDisjoint(with: Self.pnlKeys) {
+            error("'volume' needs one of 'above' or 'below'", at: node.position)
+        }
+        for extra in given.dropFirst() {
+            error("'volume' takes only one of 'above' or 'below'", at: extra.keyPosition)
+        }
+        let values = given.map { member -> Double? in
+            guard let value = number(member.value, "'\(member.key)'"), case .number(let text) = member.value.value
+            else { return nil }
+            guard value >= 0 else {
+                error("'\(member.key)' must be 0 or more, found \(UserText.escaped(text))", at: member.value.position)
+                return nil
+            }
+            return value
+        }
+        guard given.count == 1, let value = values[0] else { return nil }
+        return .volume(given[0].key == "above" ? .above(value) : .below(value))
     }
 
     private mutating func priceCondition(_ node: JSONNode) -> PriceCondition? {
@@ -259,7 +290,7 @@ extension FileChecker {
             error("'window' must be at least 1 minute, found \(UserText.double(text))", at: node.position)
             return nil
         }
-        if version == 2, millis > 86_400_000 {
+        if version >= 2, millis > 86_400_000 {
             guard millis % 3_600_000 == 0 else {
                 error(
                     "'window' over 24h must be a whole number of hours, found \(UserText.double(text))",

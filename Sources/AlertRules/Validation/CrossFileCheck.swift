@@ -2,15 +2,19 @@ import AlertModel
 import AlertPolicy
 import JSONTokens
 
-/// The checks that need every file: one namespace for rule ids, sink names and portfolio
-/// names, `notify` naming a sink that exists in any file, and `portfolio` naming a portfolio
-/// of any file (Docs/rules.md#file-structure, #portfolios, #errors).
+/// The checks that need every file: one namespace for rule ids, sink names, portfolio names
+/// and series names, `notify` naming a sink that exists in any file, `portfolio` naming a
+/// portfolio of any file, source names unique across files, qualified entries and
+/// `match.source` naming a source of any file, and `series` naming a series of any file
+/// (Docs/rules.md#file-structure, #portfolios, #version-3, #errors).
 enum CrossFileCheck {
     static func run(_ checkers: inout [FileChecker]) {
         checkNamespace(&checkers)
         checkSinkReferences(&checkers)
         checkFallbacks(&checkers)
         checkPortfolioReferences(&checkers)
+        checkSources(&checkers)
+        checkSeriesReferences(&checkers)
     }
 
     /// The first definition (by file order, then place in the file) owns a name; every later
@@ -21,7 +25,7 @@ enum CrossFileCheck {
         // are found in a second pass, so no place is kept per name.
         var names = Set<String>(
             minimumCapacity: checkers.reduce(0) {
-                $0 + $1.ruleIDs.count + $1.sinkNames.count + $1.portfolioNames.count
+                $0 + $1.ruleIDs.count + $1.sinkNames.count + $1.portfolioNames.count + $1.seriesNames.count
             })
         var duplicates: [(file: Int, name: NamedPlace)] = []
         for index in checkers.indices {
@@ -58,12 +62,12 @@ enum CrossFileCheck {
         checkPortfolioSymbols(&checkers)
     }
 
-    /// Hands over the rule ids, sink names and portfolio names of one file in the order they
+    /// Hands over the rule ids, sink names, portfolio names and series names of one file in the order they
     /// are written. Rule ids, the most, are recorded in that order already: they are merged
     /// with the others, not copied and sorted with them.
     private static func forEachName(of checker: FileChecker, _ body: (NamedPlace) -> Void) {
         let byPlace = { (a: NamedPlace, b: NamedPlace) in a.position < b.position }
-        let others = (checker.sinkNames + checker.portfolioNames).sorted(by: byPlace)
+        let others = (checker.sinkNames + checker.portfolioNames + checker.seriesNames).sorted(by: byPlace)
         let inOrder = zip(checker.ruleIDs, checker.ruleIDs.dropFirst()).allSatisfy { byPlace($0, $1) }
         let ids = inOrder ? checker.ruleIDs : checker.ruleIDs.sorted(by: byPlace)
         var next = 0
@@ -77,22 +81,25 @@ enum CrossFileCheck {
         for other in others[next...] { body(other) }
     }
 
-    /// Two portfolio names that differ only in case would share one `@NAME` symbol.
+    /// Two portfolio or series names that differ only in case would share one `@NAME` symbol.
     private static func checkPortfolioSymbols(_ checkers: inout [FileChecker]) {
-        var owners: [String: (name: String, file: Int, position: SourceOffset)] = [:]
+        var owners: [String: (noun: String, name: String, file: Int, position: SourceOffset)] = [:]
         for index in checkers.indices {
-            for name in checkers[index].portfolioNames {
+            let named =
+                checkers[index].portfolioNames.map { ("portfolio", $0) }
+                + checkers[index].seriesNames.map { ("series", $0) }
+            for (noun, name) in named.sorted(by: { $0.1.position < $1.1.position }) {
                 let symbol = "@" + Symbol.normalize(name.name)
                 guard let owner = owners[symbol] else {
-                    owners[symbol] = (name.name, index, name.position)
+                    owners[symbol] = (noun, name.name, index, name.position)
                     continue
                 }
                 // Equal names are already duplicate ids.
                 guard owner.name != name.name else { continue }
                 let first = "\(checkers[owner.file].file):\(checkers[owner.file].lines.position(of: owner.position))"
                 checkers[index].error(
-                    "portfolio \(UserText.single(name.name)) has the same symbol \(UserText.single(symbol)) "
-                        + "as portfolio \(UserText.single(owner.name)) (first defined at \(first))",
+                    "\(noun) \(UserText.single(name.name)) has the same symbol \(UserText.single(symbol)) "
+                        + "as \(owner.noun) \(UserText.single(owner.name)) (first defined at \(first))",
                     at: name.position)
             }
         }
@@ -158,6 +165,68 @@ enum CrossFileCheck {
                 checkers[index].error(
                     "'pnl' needs portfolio \(UserText.single(reference.name)) to have a 'cost'",
                     at: reference.position)
+            }
+        }
+    }
+
+    /// A source name is defined once across all files; every qualified entry and
+    /// `match.source` names a source of any file.
+    private static func checkSources(_ checkers: inout [FileChecker]) {
+        var owners: [String: (file: Int, position: SourceOffset)] = [:]
+        for index in checkers.indices {
+            for name in checkers[index].sourceNames {
+                guard let owner = owners[name.name] else {
+                    owners[name.name] = (index, name.position)
+                    continue
+                }
+                // Twice in one file is the reader's duplicate key.
+                guard owner.file != index else { continue }
+                let first = "\(checkers[owner.file].file):\(checkers[owner.file].lines.position(of: owner.position))"
+                checkers[index].error(
+                    "duplicate source \(UserText.single(name.name)) (first defined at \(first))", at: name.position)
+            }
+        }
+        let candidates = checkers.flatMap { $0.sourceNames.map(\.name) }
+        for index in checkers.indices {
+            for reference in checkers[index].sourceReferences where owners[reference.name] == nil {
+                let hint = Suggestion.hint(for: reference.name, among: candidates)
+                let known = candidates.isEmpty ? " (no file defines 'sources')" : hint
+                let place = reference.entry.map { " in \(UserText.double($0))" } ?? " in 'match'"
+                checkers[index].error(
+                    "unknown source \(UserText.single(reference.name))\(place)\(known)", at: reference.position)
+            }
+        }
+    }
+
+    /// `series: NAME` names a series of any file; a rule on a `spread` series uses only
+    /// `price` leaves and no `hysteresis` (a spread may be 0 or negative, where a hysteresis
+    /// band in percent of the threshold has no meaning).
+    private static func checkSeriesReferences(_ checkers: inout [FileChecker]) {
+        var kinds: [String: SeriesDefinition.Kind] = [:]
+        for checker in checkers { kinds.merge(checker.seriesKinds) { first, _ in first } }
+        let candidates = checkers.flatMap { $0.seriesNames.map(\.name) }
+        let known = Set(candidates)
+        for index in checkers.indices {
+            for reference in checkers[index].seriesReferences {
+                guard known.contains(reference.name) else {
+                    let hint = Suggestion.hint(for: reference.name, among: candidates)
+                    let none = candidates.isEmpty ? " (no file defines 'series')" : hint
+                    checkers[index].error(
+                        "unknown series \(UserText.single(reference.name))\(none)", at: reference.position)
+                    continue
+                }
+                guard kinds[reference.name] == .spread else { continue }
+                let series = UserText.single(reference.name)
+                for leaf in reference.otherLeaves {
+                    checkers[index].error(
+                        "'\(leaf.name)' is not allowed on spread series \(series): a rule on a spread uses only 'price'",
+                        at: leaf.position)
+                }
+                if let hysteresis = reference.hysteresis {
+                    checkers[index].error(
+                        "'hysteresis' is not allowed on spread series \(series): a spread may be 0 or negative",
+                        at: hysteresis)
+                }
             }
         }
     }

@@ -23,9 +23,9 @@ struct FileChecker {
     var singleSymbols: [String: [String]] = [:]
     /// The rules checked while the file was being read, if its `rules` were streamed.
     var streamed: StreamedRules?
-    /// The file's `version`: 1 or 2 (2 while it is missing or invalid, so that one wrong
-    /// `version` is one error, not one per version 2 key).
-    var version: UInt8 = 2
+    /// The file's `version`: 1, 2 or 3 (3 while it is missing or invalid, so that one wrong
+    /// `version` is one error, not one per version 2 or 3 key).
+    var version: UInt8 = 3
     /// Portfolio names with their places (they share the namespace), and whether each one,
     /// valid or not, is written with a `cost`.
     var portfolioNames: [NamedPlace] = []
@@ -36,6 +36,17 @@ struct FileChecker {
     var pnlReferences: [NamedPlace] = []
     /// `expires` of the valid rules, for `validate`'s warning about rules already expired.
     var expirations: [Expiration] = []
+    /// Version 3: every source name defined, valid or not, with its place (unique across
+    /// files), and the source names that qualified entries and `match.source` use, checked
+    /// once every file's sources are known.
+    var sourceNames: [NamedPlace] = []
+    var sourceReferences: [SourceReference] = []
+    /// Version 3: series names with their places (they share the namespace of rule ids), the
+    /// kind of each valid one, and the `series: NAME` scopes, checked once every file's series
+    /// are known.
+    var seriesNames: [NamedPlace] = []
+    var seriesKinds: [String: SeriesDefinition.Kind] = [:]
+    var seriesReferences: [SeriesReference] = []
 
     struct Problem {
         var position: SourceOffset
@@ -59,6 +70,14 @@ struct FileChecker {
     mutating func allowsVersion2(_ member: JSONMember, name: String? = nil) -> Bool {
         guard version == 1 else { return true }
         error("\(name ?? UserText.single(member.key)) needs \"version\": 2", at: member.keyPosition)
+        return false
+    }
+
+    /// Whether a version 3 key may be used here; in a version 1 or 2 file it is an error at
+    /// the key naming the version it needs (`'series' needs "version": 3`).
+    mutating func allowsVersion3(_ member: JSONMember, name: String? = nil) -> Bool {
+        guard version < 3 else { return true }
+        error("\(name ?? UserText.single(member.key)) needs \"version\": 3", at: member.keyPosition)
         return false
     }
 
@@ -126,6 +145,23 @@ struct Expiration {
     var rule: String
     var millis: Int64
     var position: SourceOffset
+}
+
+/// A source name that a qualified entry (`source:SYMBOL`) or `match.source` uses, and where.
+struct SourceReference {
+    var name: String
+    var position: SourceOffset
+    /// The qualified entry as written; nil for a name in `match.source`.
+    var entry: String?
+}
+
+/// A rule's `series: NAME` scope, with what a `spread` series does not allow in it: the keys
+/// of its leaves other than `price` (inside `all`/`any` too) and its own `hysteresis`.
+struct SeriesReference {
+    var name: String
+    var position: SourceOffset
+    var otherLeaves: [NamedPlace]
+    var hysteresis: SourceOffset?
 }
 
 /// A name and where it is written.

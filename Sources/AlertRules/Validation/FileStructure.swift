@@ -1,15 +1,17 @@
 import AlertModel
 
-/// The top level of a rule file: `version`, `rules`, `sinks`, `defaults`, and in version 2
-/// `portfolios` (Docs/rules.md#file-structure).
+/// The top level of a rule file: `version`, `rules`, `sinks`, `defaults`, in version 2
+/// `portfolios`, and in version 3 `sources` and `series` (Docs/rules.md#file-structure).
 extension FileChecker {
-    static let topLevelKeys = ["version", "rules", "sinks", "defaults", "portfolios"]
+    static let topLevelKeys = ["version", "rules", "sinks", "defaults", "portfolios", "sources", "series"]
 
     /// What one file holds once checked.
     struct Contents {
         var rules: [Rule] = []
         var sinks: [SinkDefinition] = []
         var portfolios: [Portfolio] = []
+        var sources: [SourceDefinition] = []
+        var series: [SeriesDefinition] = []
     }
 
     /// The file's valid rules, sinks and portfolios; what is invalid is reported and left out.
@@ -18,10 +20,12 @@ extension FileChecker {
         guard let members = object(root, "a rule file") else { return Contents() }
         let suggested = checkKeys(members, allowed: Self.topLevelKeys)
         if let version = requireKey("version", in: root, members, suggested: suggested) {
-            self.version = checkVersion(version.value) ?? 2
+            self.version = checkVersion(version.value) ?? 3
         }
         var contents = Contents()
+        if let member = members["sources"], allowsVersion3(member) { contents.sources = sources(member.value) }
         if let member = members["portfolios"], allowsVersion2(member) { contents.portfolios = portfolios(member.value) }
+        if let member = members["series"], allowsVersion3(member) { contents.series = series(member.value) }
         contents.sinks = members["sinks"].map { self.sinks($0.value) } ?? []
         let defaultsNode = members["defaults"]?.value
         let fileDefaults: RuleDefaults
@@ -62,7 +66,11 @@ extension FileChecker {
         if streamed == nil {
             // The version as written, unchecked (`ruleFile` checks it, and checks the rules
             // again if they were read as another version).
-            if case .number(let text)? = before["version"]?.value.value, Double(text) == 1 { version = 1 }
+            if case .number(let text)? = before["version"]?.value.value, let written = Double(text),
+                let known = UInt8(exactly: written), (1...3).contains(known)
+            {
+                version = known
+            }
             // Marked before `defaults` is checked: if the rules are checked again, so is it.
             let start = marks
             let defaultsNode = before["defaults"]?.value
@@ -77,7 +85,8 @@ extension FileChecker {
     var marks: RecordMarks {
         RecordMarks(
             problems: problems.count, ids: ruleIDs.count, references: sinkReferences.count,
-            portfolios: portfolioReferences.count, pnl: pnlReferences.count, expirations: expirations.count)
+            portfolios: portfolioReferences.count, pnl: pnlReferences.count, expirations: expirations.count,
+            sources: sourceReferences.count, series: seriesReferences.count)
     }
 
     /// Takes back what checking the streamed rules reported and recorded.
@@ -93,19 +102,22 @@ extension FileChecker {
         portfolioReferences.removeSubrange(from.portfolios..<to.portfolios)
         pnlReferences.removeSubrange(from.pnl..<to.pnl)
         expirations.removeSubrange(from.expirations..<to.expirations)
+        sourceReferences.removeSubrange(from.sources..<to.sources)
+        seriesReferences.removeSubrange(from.series..<to.series)
     }
 
-    /// 1 or 2 (`1.0` and `2.0` too), or nil after reporting anything else.
+    /// 1, 2 or 3 (`1.0`, `2.0` and `3.0` too), or nil after reporting anything else.
     private mutating func checkVersion(_ node: JSONNode) -> UInt8? {
         guard case .number(let text) = node.value else {
-            error("'version' must be the number 1 or 2, found \(node.value.typeName)", at: node.position)
+            error("'version' must be the number 1, 2 or 3, found \(node.value.typeName)", at: node.position)
             return nil
         }
         switch Double(text) {
         case 1: return 1
         case 2: return 2
+        case 3: return 3
         default:
-            error("'version' must be 1 or 2, found \(UserText.escaped(text))", at: node.position)
+            error("'version' must be 1, 2 or 3, found \(UserText.escaped(text))", at: node.position)
             return nil
         }
     }
@@ -119,6 +131,8 @@ struct RecordMarks {
     var portfolios: Int
     var pnl: Int
     var expirations: Int
+    var sources: Int
+    var series: Int
 }
 
 /// The rules of a file checked while it was read (`FileChecker.streamedRule`), with what

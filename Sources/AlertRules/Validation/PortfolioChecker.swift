@@ -42,7 +42,7 @@ extension FileChecker {
         return Portfolio(name: name, holdings: holdings, cost: cost)
     }
 
-    /// Symbol → amount, non-empty, symbols upper-cased, in file order.
+    /// Symbol or key → amount, non-empty, symbols upper-cased, in file order.
     private mutating func holdings(_ node: JSONNode) -> [Portfolio.Holding]? {
         guard let members = object(node, "'holdings'") else { return nil }
         guard !members.isEmpty else {
@@ -53,7 +53,9 @@ extension FileChecker {
         var firstPlace: [String: SourceOffset] = [:]
         let clean = isClean { checker in
             for member in members {
-                let symbol = Symbol.normalize(member.key)
+                // A qualified holding (version 3) names the key `source:SYMBOL`.
+                let key = member.key.hasPrefix("@") ? nil : checker.key(member.key, at: member.keyPosition)
+                let symbol = key ?? Symbol.normalize(member.key)
                 if symbol.isEmpty {
                     checker.error("a holding's symbol must not be empty", at: member.keyPosition)
                 } else if symbol.hasPrefix("@") {

@@ -3,7 +3,7 @@ import AlertModel
 /// One rule object (Docs/rules.md#rules, #version-2).
 extension FileChecker {
     static let ruleKeys = [
-        "id", "symbol", "symbols", "match", "portfolio", "when", "notify", "repeat", "cooldown",
+        "id", "symbol", "symbols", "match", "portfolio", "series", "when", "notify", "repeat", "cooldown",
         "hysteresis", "message", "enabled", "for", "expires", "resolve", "priority"
     ]
 
@@ -23,6 +23,13 @@ extension FileChecker {
                 checker.ruleID($0.value)
             }
             let scope = checker.scope(of: node, members, suggested: suggested)
+            if case .series(let name)? = scope, let member = members["series"] {
+                checker.seriesReferences.append(
+                    SeriesReference(
+                        name: name, position: member.value.position,
+                        otherLeaves: Self.leavesOtherThanPrice(members["when"]?.value),
+                        hysteresis: members["hysteresis"]?.value.position))
+            }
             let place = ConditionPlace(scope: Self.scopeKind(members))
             let condition = checker.requireKey("when", in: node, members, suggested: suggested)
                 .flatMap { checker.condition($0.value, place) }
@@ -94,6 +101,23 @@ extension FileChecker {
         }
         ruleIDs.append(NamedPlace(name: id, position: node.position))
         return id
+    }
+
+    /// The keys of the condition leaves in `when` other than `price`, looking inside `all`/`any`:
+    /// what a rule on a `spread` series may not use.
+    static func leavesOtherThanPrice(_ when: JSONNode?) -> [NamedPlace] {
+        guard case .object(let members)? = when?.value else { return [] }
+        return members.flatMap { member -> [NamedPlace] in
+            switch member.key {
+            case "price": return []
+            case "all", "any":
+                guard case .array(let elements) = member.value.value else { return [] }
+                return elements.flatMap { leavesOtherThanPrice($0) }
+            case let key where conditionKeys.contains(key):
+                return [NamedPlace(name: key, position: member.keyPosition)]
+            default: return []
+            }
+        }
     }
 
     /// Hysteresis has no meaning for a range: leaving it is its re-arm condition (Docs/rules.md).
