@@ -6,7 +6,7 @@ import Testing
 /// The evaluator's inbox in lanes: a feed that floods fills its own lane and waits there,
 /// while another feed's input goes in at once and is read behind what was already waiting.
 @Suite struct InboxLaneTests {
-    @Test func aFullLaneHoldsUpOnlyItsOwnSender() async throws {
+    @Test(.timeLimit(.minutes(1))) func aFullLaneHoldsUpOnlyItsOwnSender() async throws {
         let inbox = Inbox<String>(capacity: 2)
         await inbox.send("a1", lane: 1)
         await inbox.send("a2", lane: 1)
