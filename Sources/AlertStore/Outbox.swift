@@ -188,8 +188,8 @@ public final class Outbox: DeliveryOutbox {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO alerts (id, refs, rule, symbol, time, price, condition, threshold_low, threshold_high,
-                  threshold_null, value, message, notify, kind, reminder)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  threshold_null, value, message, notify, kind, reminder, source)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET refs = refs + excluded.refs
                 """)
         for alert in alerts {
@@ -198,7 +198,7 @@ public final class Outbox: DeliveryOutbox {
                 alert.id, references, alert.rule, alert.symbol, alert.time, alert.price,
                 alert.condition, low, high, alert.threshold == .none, alert.value,
                 alert.message, alert.notify.joined(separator: "\n"),
-                alert.kind.rawValue, alert.reminder
+                alert.kind.rawValue, alert.reminder, alert.source
             ])
         }
     }
@@ -360,11 +360,15 @@ public final class Outbox: DeliveryOutbox {
         let isNull: Bool = row["threshold_null"]
         let threshold: Threshold = if isNull { .none } else if let high { .range(low, high) } else { .value(low) }
         let kind: String = row["kind"]
-        return Alert(
+        var alert = Alert(
             rule: row["rule"], symbol: row["symbol"], time: row["time"], price: row["price"],
             condition: row["condition"], threshold: threshold,
             value: row["value"], message: row["message"],
             notify: notify.isEmpty ? [] : notify.split(separator: "\n").map(String.init),
             kind: AlertKind(rawValue: kind) ?? .alert, reminder: row["reminder"])
+        // A file of schema 9 or older opened read only has no `source` column: no source, as
+        // every event it holds.
+        if row.hasColumn("source") { alert.source = row["source"] }
+        return alert
     }
 }

@@ -74,8 +74,9 @@ public final class PolicyStateStore: Sendable {
                     let insert = try db.cachedStatement(
                         sql: """
                             INSERT OR REPLACE INTO policy_pending (seq, sink, alert_id, rule, symbol, time, price, condition,
-                              threshold_low, threshold_high, threshold_null, value, message, notify, kind, reminder, quiet)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                              threshold_low, threshold_high, threshold_null, value, message, notify, kind, reminder, quiet,
+                              source)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                             """)
                     for row in added {
                         let alert = row.alert
@@ -84,7 +85,7 @@ public final class PolicyStateStore: Sendable {
                             row.seq, row.sink, alert.id, alert.rule, alert.symbol, alert.time,
                             alert.price, alert.condition, low, high, alert.threshold == .none ? 1 : 0, alert.value,
                             alert.message, alert.notify.joined(separator: "\n"),
-                            alert.kind.rawValue, alert.reminder, row.quiet
+                            alert.kind.rawValue, alert.reminder, row.quiet, alert.source
                         ])
                     }
                     return { _ = self.failing.withLock { $0.tokens.remove(token) } }

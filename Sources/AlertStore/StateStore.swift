@@ -17,7 +17,7 @@ import Darwin
 /// (0 bytes) or damaged file is an error naming it, never a fresh start.
 public final class StateStore: Sendable {
     /// The schema version this binary writes (`PRAGMA user_version`).
-    public static let schemaVersion = 9
+    public static let schemaVersion = 10
 
     public let folder: StateFolder
     public let outbox: Outbox
@@ -254,6 +254,16 @@ public final class StateStore: Sendable {
         migrator.registerMigration("v7-deliveries", migrate: migrateToDeliveries)
         migrator.registerMigration("v8-policy-pending", migrate: PolicyStateStore.migrate)
         migrator.registerMigration("v9-policy-pending-stage", migrate: PolicyStateStore.migrateStage)
+        migrator.registerMigration("v10-event-sources") { db in
+            // The source of an event of a tick with one (rules v3 §6), so a redelivered or held
+            // event keeps its `source` and its id. Rows written before have none, as their events.
+            try db.execute(
+                sql: """
+                    ALTER TABLE alerts ADD COLUMN source TEXT;
+                    ALTER TABLE policy_pending ADD COLUMN source TEXT;
+                    PRAGMA user_version = 10;
+                    """)
+        }
         return migrator
     }
 }

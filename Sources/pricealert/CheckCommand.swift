@@ -52,8 +52,11 @@ struct CheckCommand: AsyncParsableCommand {
     )
     var history: String?
 
-    @Option(help: "A BTSE initial/market payload for 'match' rules (default: the source's list, else the saved one).")
-    var markets: String?
+    @Option(
+        help:
+            "A BTSE initial/market payload for 'match' rules (default: the source's list, else the saved one); NAME=FILE: the market list of the rule files' source NAME in its exchange's REST format, with --ticks (repeatable)."
+    )
+    var markets: [String] = []
 
     @Option(help: "How often a source's market list is fetched again; in between the saved one is used (e.g. 1h).")
     var marketsEvery: DurationArgument = Self.defaultMarketsEvery
@@ -107,7 +110,10 @@ struct CheckCommand: AsyncParsableCommand {
         if let missedKey {
             RuleCache(folder: store.folder).store(ruleSet.rules, rulesEnds: ruleSet.rulesEnds, for: missedKey)
         }
-        var evaluator = Evaluator(ruleSet: ruleSet, markets: nil)
+        let marketFiles = try Inputs.marketOptions(markets, ruleSet: ruleSet)
+        var evaluator = Evaluator(
+            ruleSet: ruleSet, markets: nil,
+            sourceMarkets: try Inputs.sourceMarkets(marketFiles.bySource, ruleSet: ruleSet))
         let silences: SilenceSet
         let restored: CheckRun.Restored
         var historyRead = 0
@@ -120,7 +126,9 @@ struct CheckCommand: AsyncParsableCommand {
             restored = try await CheckRun.restore(
                 &evaluator, from: store, source: live, maxTickSkew: skew.maxTickSkew.duration.milliseconds
             ) { saved, evaluator in
-                try await loadInput(saved: saved, into: &evaluator, sources: ruleSet.sources, unavailable: &unavailable)
+                try await loadInput(
+                    saved: saved, markets: marketFiles.plain, into: &evaluator, sources: ruleSet.sources,
+                    marketsGiven: Set(marketFiles.bySource.keys), unavailable: &unavailable)
             }
             historyRead = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
             delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
@@ -173,12 +181,14 @@ struct CheckCommand: AsyncParsableCommand {
     /// The ticks to evaluate and the market list to use (nil: none): the tick file's, or the
     /// `--source` snapshot's, then one snapshot of each of `sources` (the rule files'), whose
     /// ticks carry the source's name (rules v3 §1). `lines`: each tick's line in the tick file;
-    /// `malformed`: lines that were not ticks, reported and counted by `evaluator`. A rule-file
-    /// source that cannot be reached is named on standard error and added to `unavailable`;
-    /// the other sources' ticks are still evaluated.
+    /// `malformed`: lines that were not ticks, reported and counted by `evaluator`. Each
+    /// rule-file source's market list goes to `evaluator` as that source's, unless
+    /// `marketsGiven` names it (`--markets NAME=FILE`). A rule-file source that cannot be
+    /// reached is named on standard error and added to `unavailable`; the other sources' ticks
+    /// are still evaluated.
     private func loadInput(
-        saved: MarketsSave?, into evaluator: inout Evaluator, sources: [SourceDefinition],
-        unavailable: inout [String]
+        saved: MarketsSave?, markets: String?, into evaluator: inout Evaluator, sources: [SourceDefinition],
+        marketsGiven: Set<String>, unavailable: inout [String]
     ) async throws -> CheckRun.Input {
         let now = Wallclock.millis()
         var list: MarketsSave? = saved
@@ -187,7 +197,7 @@ struct CheckCommand: AsyncParsableCommand {
         }
         if ticks != nil {
             let file = try readTicks(into: &evaluator)
-            if evaluator.needsMarketList, list == nil { Evaluator.noteNoMarketList() }
+            if evaluator.needsMarketList, list == nil, !evaluator.hasSourceMarkets { Evaluator.noteNoMarketList() }
             return CheckRun.Input(ticks: file.ticks, lines: file.lines, malformed: file.malformed, markets: list)
         }
         var input = CheckRun.Input(ticks: [], lines: nil, malformed: 0, markets: list)
@@ -207,8 +217,14 @@ struct CheckCommand: AsyncParsableCommand {
         for definition in sources {
             do {
                 let feed = try SourceRegistry.make(definition.type, endpoint: definition.endpoint)
+                // Its market list (for `match` rules on its ticks) is fetched with the snapshot,
+                // unless `--markets NAME=FILE` gave it.
+                let fetchList = evaluator.needsMarketList && !marketsGiven.contains(definition.name)
                 let taken = try await CheckRun.snapshot(
-                    from: feed, http: NIOHTTPClient.shared, markets: nil, refreshEvery: nil, now: now)
+                    from: feed, http: NIOHTTPClient.shared, markets: nil, refreshEvery: fetchList ? 0 : nil, now: now)
+                if let list = taken.markets {
+                    evaluator.updateMarkets(MarketList(list.markets), source: definition.name)
+                }
                 for var tick in taken.ticks {
                     tick.source = definition.name
                     input.ticks.append(tick)

@@ -43,8 +43,11 @@ struct ReplayCommand: AsyncParsableCommand {
     )
     var history: String?
 
-    @Option(help: "A BTSE initial/market payload, for 'match' rules.")
-    var markets: String?
+    @Option(
+        help:
+            "A BTSE initial/market payload, for 'match' rules on ticks without a source; NAME=FILE: the market list of the rule files' source NAME in its exchange's REST format (repeatable)."
+    )
+    var markets: [String] = []
 
     @Option(help: "How alerts are listed: text (one readable line each) or json (one object per line).")
     var format: AlertOutputFormat = .text
@@ -71,9 +74,12 @@ struct ReplayCommand: AsyncParsableCommand {
         var ahead = ticks == "-" && history == "-" ? nil : TickReadAhead(path: ticks)
         defer { ahead?.stop() }
         let ruleSet = try rules.load()
-        let marketList = try markets.map(Inputs.markets)
-        var evaluator = Evaluator(ruleSet: ruleSet, markets: marketList)
-        if evaluator.hasMatchRules, marketList == nil {
+        let marketFiles = try Inputs.marketOptions(markets, ruleSet: ruleSet)
+        let marketList = try marketFiles.plain.map(Inputs.markets)
+        var evaluator = Evaluator(
+            ruleSet: ruleSet, markets: marketList,
+            sourceMarkets: try Inputs.sourceMarkets(marketFiles.bySource, ruleSet: ruleSet))
+        if evaluator.hasMatchRules, marketList == nil, marketFiles.bySource.isEmpty {
             Evaluator.noteNoMarketList()
         }
         let dispatcher: AlertDelivery? =

@@ -125,6 +125,29 @@ import Testing
         #expect(text == "[1, 2.5]")
     }
 
+    /// Rules v3 §6: an event of a tick with a source carries `"source"` and the source in its id;
+    /// an event without one is byte for byte what it was.
+    @Test func anEventWithASourceCarriesItAndOneWithoutIsUnchanged() {
+        var event = Alert(
+            rule: "r", symbol: "BTC/USDT", time: 1_700_000_000_000, price: 43000.5,
+            condition: "volume above 1000000", threshold: .value(1e6), value: 1.9e9, message: "m", notify: [])
+        #expect(
+            AlertFormat.json(event)
+                == #"{"id":"r:BTC/USDT:1700000000000","kind":"alert","rule":"r","symbol":"BTC/USDT","time":"2023-11-14T22:13:20.000Z","price":43000.5,"condition":"volume above 1000000","threshold":1000000,"value":1900000000,"message":"m"}"#
+        )
+        event.source = "binance"
+        event.occurrence = 2
+        #expect(
+            AlertFormat.json(event)
+                == #"{"id":"r:binance:BTC/USDT:1700000000000:2","kind":"alert","rule":"r","source":"binance","symbol":"BTC/USDT","time":"2023-11-14T22:13:20.000Z","price":43000.5,"condition":"volume above 1000000","threshold":1000000,"value":1900000000,"message":"m"}"#
+        )
+        #expect(event.id == "r:binance:BTC/USDT:1700000000000:2")
+        #expect(
+            TickFormat.json(Tick(time: 1, symbol: "B", price: 2, source: "ex", volume24h: 3))
+                == #"{"time":1,"source":"ex","symbol":"B","price":2,"volume24h":3}"#)
+        #expect(TickFormat.json(Tick(time: 1, symbol: "B", price: 2)) == #"{"time":1,"symbol":"B","price":2}"#)
+    }
+
     /// Doubles from every corner: integers (up to and past 1e15), tiny and huge magnitudes,
     /// subnormals, negatives, -0, and the non-finite ones JSON writes as null.
     static func randomDouble(_ rng: inout SeededRandom) -> Double {

@@ -36,6 +36,7 @@ import Testing
             case .portfolio(let name): #expect(rule.scope == .portfolio(name))
             case .symbols(let symbols): #expect(rule.scope == .symbols(symbols))
             case .match: Issue.record("the generator writes no match rules")
+            case .series: Issue.record("the generator writes no series rules")
             }
         }
         #expect(try loaded.get().portfolios.map(\.name) == reference.portfolios.map(\.name))
@@ -57,6 +58,7 @@ import Testing
         case .pnl(let s, let c): return .pnl(side(s, c))
         case .movePercent(let p): return .move(.percent(p))
         case .moveStep(let s): return .move(.step(s))
+        case .volume(let s, let v): return .volume(s == .above ? .above(v) : .below(v))
         case .all(let members): return .all(members.map(condition))
         case .any(let members): return .any(members.map(condition))
         }

@@ -348,4 +348,17 @@ import Testing
                 #"{"id": "a", "series": "s", "when": {"price": {"above": 1}}}"#, series: #"{"s": {"min": ["A"]}}"#)
                 == ["r.json:3:25: error: 'min' needs 2 to 16 members, found 1"])
     }
+
+    /// Rules are checked as they are read, and again when `defaults` comes after them: what
+    /// the first check recorded about sources and series is taken back, so each error is
+    /// reported once.
+    @Test func rulesCheckedAgainReportEachReferenceOnce() {
+        let file =
+            #"{"version": 3, "rules": [{"id": "a", "series": "nope", "when": {"price": {"above": 1}}}, {"id": "b", "symbol": "zz:BTC", "when": {"price": {"above": 1}}}], "defaults": {"cooldown": "1m"}}"#
+        #expect(
+            diagnostics([("r.json", file)]) == [
+                "r.json:1:48: error: unknown series 'nope' (no file defines 'series')",
+                #"r.json:1:112: error: unknown source 'zz' in "zz:BTC" (no file defines 'sources')"#
+            ])
+    }
 }

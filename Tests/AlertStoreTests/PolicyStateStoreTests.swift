@@ -54,10 +54,10 @@ import Testing
         #expect(try reader.policyState.list().map(\.quiet) == [true, false])
     }
 
-    @Test func aNewDatabaseIsAtSchema9WithThePolicyTable() async throws {
+    @Test func aNewDatabaseIsAtTheCurrentSchemaWithThePolicyTable() async throws {
         let store = try StateStore.open(temporaryFolder())
         defer { store.close() }
-        #expect(StateStore.schemaVersion == 9)
+        #expect(StateStore.schemaVersion == 10)
         #expect(try await store.policyState.load().isEmpty)
     }
 }

@@ -95,4 +95,30 @@ struct RuleCacheTests {
         #expect(second.status == 0, "\(second.stderr)")
         #expect(cache.entry(for: key)?.rules == parsed.rules)
     }
+
+    /// A version 3 file goes through the cache whole too: qualified symbols, `match.source`, the
+    /// series scope (a spread's rule without the file's default hysteresis) and `volume`.
+    @Test func versionThreeRulesAreCachedWhole() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let text = """
+            {"version": 3, "sources": {"bn": {"type": "binance"}, "cb": {"type": "coinbase"}},
+             "series": {"gap": {"spread": ["cb:AAA/USD", "bn:AAA/USDT"]}}, "defaults": {"hysteresis": 3},
+             "rules": [{"id": "s", "symbols": ["bn:aaa/usdt", "AAA"], "when": {"volume": {"above": 1e6}}},
+                       {"id": "m", "match": {"quote": "USDT", "source": ["bn"]}, "when": {"price": {"above": 1}}},
+                       {"id": "g", "series": "gap", "when": {"price": {"above": 0.5}}}]}
+            """
+        try text.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
+        let parsed = try RuleLoader.load([RuleSource(path: "rules.json", bytes: Array(text.utf8))]).get()
+        #expect(parsed.rules.map(\.hysteresis) == [3, 3, 0])
+        #expect(parsed.rules.allSatisfy { $0.fileVersion == 3 })
+        let first = try await check(dir, time: 1_000, price: 100)
+        #expect(first.status == 0, "\(first.stderr)")
+        let cache = RuleCache(folder: StateFolder(path: dir.appendingPathComponent("st").path))
+        let key = try #require(RuleCache.key(files: [Array(text.utf8)], executable: PriceAlertBinary.url.path))
+        #expect(cache.entry(for: key)?.rules == parsed.rules)
+        let second = try await check(dir, time: 2_000, price: 100)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(cache.entry(for: key)?.rules == parsed.rules)
+    }
 }

@@ -45,14 +45,23 @@ public final class Engine {
     var eventNumbers = EventNumbers()
 
     /// `rules` in evaluation order (files in the order given, rules in file order);
-    /// `portfolios` in the order the files define them.
-    public init(rules: [Rule], markets: MarketList? = nil, portfolios: [Portfolio] = []) {
-        core = EngineCore(rules: rules, markets: markets, portfolios: portfolios)
+    /// `portfolios` and `series` in the order the files define them; `markets` the market list of
+    /// ticks without a source, `sourceMarkets` each rule-file source's (rules v3 §3).
+    public init(
+        rules: [Rule], markets: MarketList? = nil, portfolios: [Portfolio] = [], series: [SeriesDefinition] = [],
+        sourceMarkets: [String: MarketList] = [:]
+    ) {
+        core = EngineCore(
+            rules: rules, markets: markets, portfolios: portfolios, series: series, sourceMarkets: sourceMarkets)
     }
 
+    /// The market list of each rule-file source that has one.
+    public var sourceMarkets: [String: MarketList] { core.sourceMarkets }
+
     /// Evaluates one tick and appends the events it gives to `alerts`, in the order of
-    /// Docs/rules.md#event-order: the symbol's rules in rule order, then each portfolio holding
-    /// the symbol. Returns why the tick was dropped, or nil when it was accepted.
+    /// Docs/rules.md#event-order: the rules of the tick's key in rule order, then each portfolio
+    /// holding the key, then each series having it as a member. Returns why the tick was
+    /// dropped, or nil when it was accepted.
     @discardableResult
     public func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
         let start = alerts.count
@@ -69,8 +78,7 @@ public final class Engine {
     public func seed(_ tick: Tick) -> DropReason? {
         guard tick.price.isFinite, tick.price > 0 else { return core.drop(.invalidPrice) }
         if let fault = tick.symbolFault { return core.drop(fault) }
-        let symbol = Symbol.normalize(tick.symbol)
-        core.seed(symbol, time: tick.time, price: tick.price)
+        core.seed(tick.key, source: tick.source, time: tick.time, price: tick.price)
         return nil
     }
 
@@ -86,9 +94,11 @@ public final class Engine {
         return rules.lazy.filter(\.enabled).map { reach($0.condition) }.max() ?? 0
     }
 
-    /// Swaps in a reloaded market list; see `EngineCore.replaceMarkets`.
-    public func replaceMarkets(_ markets: MarketList?) {
-        core.replaceMarkets(markets)
+    /// Swaps in a reloaded market list: of the ticks without a source when `source` is nil, else
+    /// of the rule-file source `source` (rules v3 §3); only the keys of that source are matched
+    /// again. See `EngineCore.replaceMarkets`.
+    public func replaceMarkets(_ markets: MarketList?, source: String? = nil) {
+        core.replaceMarkets(markets, source: source)
     }
 
     /// Counts a tick that never reached the engine (a line or frame that could not be read).
@@ -107,10 +117,13 @@ struct EngineCore {
     var stats = Engine.Stats()
     private(set) var markets: MarketList?
 
-    /// Indexed rule indices by upper-cased symbol, for `symbol`/`symbols` rules.
-    private let rulesBySymbol: [String: [Int32]]
+    /// The market list of each source a rule file defines (rules v3 §3), for its ticks' keys.
+    private(set) var sourceMarkets: [String: MarketList] = [:]
+
+    /// The enabled indexed rules by scope.
+    private let indexed: ScopeIndex
     /// Indices of enabled indexed `match` rules.
-    let matchRules: [Int32]
+    var matchRules: [Int32] { indexed.match }
     /// The rules evaluated pair by pair (`Rule.isIndexed` false) and the portfolios.
     let pairRules: PairRuleIndex
     /// The longest change window of an indexed rule in whole minutes (0: no minute history is kept).
@@ -146,48 +159,42 @@ struct EngineCore {
     /// Synthetic ticks dropped for being earlier than their portfolio's previous one.
     var droppedSynthetic = 0
 
-    init(rules: [Rule], markets: MarketList?, portfolios: [Portfolio] = []) {
+    init(
+        rules: [Rule], markets: MarketList?, portfolios: [Portfolio] = [], series: [SeriesDefinition] = [],
+        sourceMarkets: [String: MarketList] = [:]
+    ) {
         self.rules = rules
         self.markets = markets
-        var bySymbol: [String: [Int32]] = [:]
-        var match: [Int32] = []
+        self.sourceMarkets = sourceMarkets
         var windows: Set<Int64> = []
         for i in rules.indices where rules[i].enabled && rules[i].isIndexed {
-            switch rules[i].scope {
-            case .symbols(let list) where list.count == 1:
-                bySymbol[Symbol.normalize(list[0]), default: []].append(Int32(i))
-            case .symbols(let list):
-                var seen = Set<String>()
-                for symbol in list {
-                    let normalized = Symbol.normalize(symbol)
-                    if seen.insert(normalized).inserted { bySymbol[normalized, default: []].append(Int32(i)) }
-                }
-            case .match:
-                match.append(Int32(i))
-            case .portfolio, .series:
-                continue
-            }
             if case .change(let window, _) = rules[i].condition { windows.insert(window / 60_000) }
         }
-        rulesBySymbol = bySymbol
-        matchRules = match
+        indexed = ScopeIndex(rules: rules, includes: \.isIndexed)
         keepMinutes = windows.max() ?? 0
         windowMinutes = windows
-        pairRules = PairRuleIndex(rules: rules, portfolios: portfolios)
+        pairRules = PairRuleIndex(rules: rules, portfolios: portfolios, series: series)
         pairKeepMinutes = max(keepMinutes, pairRules.keepMinutes)
+    }
+
+    /// The market list the keys of `source` are matched in (v1 §4's for keys without one).
+    func marketList(for source: String?) -> MarketList? {
+        guard let source else { return markets }
+        return sourceMarkets[source]
     }
 
     mutating func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
         guard tick.price.isFinite, tick.price > 0 else { return drop(.invalidPrice) }
         if let fault = tick.symbolFault { return drop(fault) }
         let symbol = Symbol.normalize(tick.symbol)
-        // Only a portfolio makes `@` ticks (Docs/rules.md#portfolios).
-        if pairRules.hasPortfolios, symbol.hasPrefix("@") { return drop(.portfolioSymbol) }
-        guard let s = stateIndex(symbol) else {
+        // Only a portfolio or a series makes `@` ticks (Docs/rules.md#portfolios).
+        if pairRules.hasSynthetic, symbol.hasPrefix("@") { return drop(.portfolioSymbol) }
+        let key = tick.source.map { $0 + ":" + symbol } ?? symbol
+        guard let s = stateIndex(key, source: tick.source) else {
             // No rule applies: keeping state for it would let a feed grow the engine (and the
             // saved state) without bound, one symbol at a time. If a market-list reload makes a
             // rule apply later, the symbol starts then, as if first seen (Docs/rules.md).
-            if unwatchedSymbols.count < Self.unwatchedLimit { unwatchedSymbols.insert(symbol) }
+            if unwatchedSymbols.count < Self.unwatchedLimit { unwatchedSymbols.insert(key) }
             stats.accepted += 1
             stats.unwatched += 1
             return nil
@@ -199,15 +206,17 @@ struct EngineCore {
             // The key's rules in rule order: the indexed ones' events merged with the others'.
             let prev = symbols[s].lastPrice
             recordBuckets(s, time: tick.time, price: tick.price)
-            evaluateIndexed(s, tick, symbol, into: &alerts)
+            evaluateIndexed(s, tick, into: &alerts)
             evaluatePairs(
-                s, time: tick.time, price: tick.price, change24h: tick.change24h, prev: prev, portfolio: nil,
-                indexed: alerts.count > start ? fired[...] : [], start: start, into: &alerts)
+                s, time: tick.time, price: tick.price, change24h: tick.change24h, volume24h: tick.volume24h,
+                prev: prev, portfolio: nil, indexed: alerts.count > start ? fired[...] : [], start: start,
+                into: &alerts)
             symbols[s].lastTime = tick.time
             symbols[s].lastPrice = tick.price
-            if pairRules.isHeld(symbol) { evaluatePortfolios(holding: symbol, time: tick.time, into: &alerts) }
+            if pairRules.isHeld(key) { evaluatePortfolios(holding: key, time: tick.time, into: &alerts) }
+            if pairRules.isMember(key) { evaluateSeries(member: key, time: tick.time, into: &alerts) }
         } else {
-            evaluateIndexed(s, tick, symbol, into: &alerts)
+            evaluateIndexed(s, tick, into: &alerts)
         }
         stats.alerts += alerts.count - start
         return nil
@@ -216,7 +225,7 @@ struct EngineCore {
     /// The indexed rules of key `s` on a valid tick in time order: their events in rule order,
     /// and what every accepted tick leaves behind (`record`).
     @inline(__always)
-    private mutating func evaluateIndexed(_ s: Int, _ tick: Tick, _ symbol: String, into alerts: inout [Alert]) {
+    private mutating func evaluateIndexed(_ s: Int, _ tick: Tick, into alerts: inout [Alert]) {
         let t = tick.time
         let p = tick.price
         let minute = floorDivMod(t, 60_000).0
@@ -260,6 +269,8 @@ struct EngineCore {
         symbols[s].quiet = quietWindow(s, time: t, minute: minute)
         guard !fired.isEmpty else { return }
         if fired.count > 1 { fired.sort() }
+        let source = symbols[s].source
+        let symbol = Key.eventSymbol(symbols[s].symbol, source: source)
         for r in fired {
             let rule = Int(r)
             let value: Double
@@ -268,25 +279,26 @@ struct EngineCore {
             } else {
                 value = p
             }
-            alerts.append(makeAlert(rule: rule, symbol: symbol, time: t, price: p, value: value))
+            alerts.append(makeAlert(rule: rule, symbol: symbol, source: source, time: t, price: p, value: value))
         }
     }
 
-    /// The index of `symbol`'s state, made on its first tick; nil when nothing applies to it.
+    /// The index of `key`'s state (its ticks have `source`), made on its first tick; nil when
+    /// nothing applies to it.
     @inline(__always)
-    mutating func stateIndex(_ symbol: String) -> Int? {
-        if let known = symbolIndex[symbol] { return known }
-        guard !unwatchedSymbols.contains(symbol), let state = makeState(symbol) else { return nil }
+    mutating func stateIndex(_ key: String, source: String?) -> Int? {
+        if let known = symbolIndex[key] { return known }
+        guard !unwatchedSymbols.contains(key), let state = makeState(key, source: source) else { return nil }
         symbols.append(state)
-        symbolIndex[symbol] = symbols.count - 1
+        symbolIndex[key] = symbols.count - 1
         return symbols.count - 1
     }
 
     /// A seeded history tick (Docs/rules.md#seeded-history): the key's history and coverage,
     /// nothing else. A tick older than the newest minute kept fills a minute that has no price
     /// yet (`Buckets.record`), so the bases the groups keep are looked up again.
-    mutating func seed(_ symbol: String, time t: Int64, price p: Double) {
-        guard let s = stateIndex(symbol) else { return }
+    mutating func seed(_ key: String, source: String?, time t: Int64, price p: Double) {
+        guard let s = stateIndex(key, source: source) else { return }
         symbols[s].firstTime = min(symbols[s].firstTime ?? t, t)
         symbols[s].changed = true
         symbols[s].quiet = QuietWindow()
@@ -389,13 +401,17 @@ struct EngineCore {
 
     /// The condition's text is made for each alert rather than kept per rule (100 000 rules
     /// would hold ~3 MB of them); threshold and template are cheap to take each time.
-    private func makeAlert(rule: Int, symbol: String, time: Int64, price: Double, value: Double) -> Alert {
+    private func makeAlert(
+        rule: Int, symbol: String, source: String?, time: Int64, price: Double, value: Double
+    ) -> Alert {
         let condition = rules[rule].condition
-        return Alert(
+        var alert = Alert(
             rule: rules[rule].id, symbol: symbol, time: time, price: price, condition: condition.summary,
             threshold: condition.threshold, value: value,
             template: rules[rule].message ?? MessageTemplate.defaultTemplate(for: condition),
             notify: rules[rule].notify)
+        alert.source = source
+        return alert
     }
 
     mutating func drop(_ reason: DropReason) -> DropReason {
@@ -408,18 +424,19 @@ struct EngineCore {
     /// now apply start armed, or where they left off if they applied before. A changed
     /// symbol looks at all its pairs on its next tick, which decides exactly what continuing
     /// would have decided.
-    mutating func replaceMarkets(_ list: MarketList?) {
-        markets = list
+    mutating func replaceMarkets(_ list: MarketList?, source: String? = nil) {
+        if let source { sourceMarkets[source] = list } else { markets = list }
         unwatchedSymbols = []
         if pairRules.hasMatchRules {
-            for s in symbols.indices where !symbols[s].symbol.hasPrefix("@") {
-                symbols[s].pairRules = pairRules.applicable(to: symbols[s].symbol, markets: markets, of: rules)
+            for s in symbols.indices where symbols[s].source == source && !symbols[s].isSynthetic {
+                symbols[s].pairRules = pairRules.applicable(
+                    key: symbols[s].symbol, source: source, symbol: symbols[s].tickSymbol, markets: list, of: rules)
             }
         }
         guard !matchRules.isEmpty else { return }
         var garbage = 0
-        for s in symbols.indices {
-            let applicable = applicableRules(symbols[s].symbol)
+        for s in symbols.indices where symbols[s].source == source && !symbols[s].isSynthetic {
+            let applicable = applicableRules(s)
             let old = symbols[s].groups
             if old.flatMap({ groups[$0].pairs.map(\.rule) }).sorted() == applicable { continue }
             // Pairs that stop applying are kept aside: if their rule applies again later, it
@@ -452,23 +469,30 @@ struct EngineCore {
         groups = kept
     }
 
-    /// Indices of the enabled rules that apply to `symbol`, in rule order (Docs/rules.md#scope).
-    private func applicableRules(_ symbol: String) -> [Int32] {
-        let applicable = rulesBySymbol[symbol] ?? []
-        guard !matchRules.isEmpty, let markets else { return applicable }
-        return markets.adding(matchRules, of: rules, to: applicable, for: symbol)
+    /// Indices of the enabled indexed rules that apply to key `s`, in rule order (Docs/rules.md#scope).
+    private func applicableRules(_ s: Int) -> [Int32] {
+        let state = symbols[s]
+        return indexed.applicable(
+            key: state.symbol, source: state.source, symbol: state.tickSymbol, markets: marketList(for: state.source),
+            of: rules)
     }
 
     /// Builds a new key's state: the groups of the indexed rules that apply to it and the list
     /// of the others, taking over its saved state when `restore` was given one. Nil when no rule
     /// or portfolio applies and no saved pair waits for one: the engine keeps nothing for such a key.
-    private mutating func makeState(_ symbol: String) -> KeyState? {
-        var snapshot = restoring.removeValue(forKey: symbol)
-        let applicable = symbol.hasPrefix("@") ? [] : applicableRules(symbol)
-        let others = pairRules.applicable(to: symbol, markets: markets, of: rules)
+    private mutating func makeState(_ key: String, source: String?) -> KeyState? {
+        var snapshot = restoring.removeValue(forKey: key)
+        let symbol = Key.eventSymbol(key, source: source)
+        let synthetic = source == nil && key.hasPrefix("@")
+        let markets = marketList(for: source)
+        let applicable =
+            synthetic
+            ? [] : indexed.applicable(key: key, source: source, symbol: symbol, markets: markets, of: rules)
+        let others = pairRules.applicable(key: key, source: source, symbol: symbol, markets: markets, of: rules)
         var restoredPairs: [Int32: PairState] = [:]
         if let snapshot { restoredPairs = savedPairStates(snapshot) }
-        let watchedByPairs = !others.isEmpty || pairRules.isHeld(symbol) || !restoredPairs.isEmpty
+        let watchedByPairs =
+            !others.isEmpty || pairRules.isHeld(key) || pairRules.isMember(key) || !restoredPairs.isEmpty
         if applicable.isEmpty, !watchedByPairs, snapshot?.pairs.isEmpty ?? true { return nil }
         // With pair-by-pair `match` rules every key keeps its buckets from its first tick: a
         // market-list reload that makes such a rule apply finds them covering what the key's
@@ -479,7 +503,8 @@ struct EngineCore {
         let fresh = buildGroups(applicable, restoring: saved)
         let range = groups.count..<(groups.count + fresh.count)
         groups += fresh
-        var state = KeyState(symbol: symbol, groups: range, keepsHistory: fresh.contains { $0.coordinate != .price })
+        var state = KeyState(symbol: key, groups: range, keepsHistory: fresh.contains { $0.coordinate != .price })
+        state.source = source
         state.pairRules = others
         state.evaluatesPairs = evaluatesPairs
         if evaluatesPairs {
@@ -584,10 +609,14 @@ struct QuietWindow: Sendable {
     }
 }
 
-/// Everything the engine keeps for one key (an upper-cased symbol, or a portfolio's `@NAME`):
-/// its time order, `prev`, its history, highs and lows, and the state of each of its pairs.
+/// Everything the engine keeps for one key (an upper-cased symbol, `source:SYMBOL`, or a
+/// portfolio's or series' `@NAME`): its time order, `prev`, its history, highs and lows, and
+/// the state of each of its pairs.
 struct KeyState: Sendable {
+    /// The key.
     let symbol: String
+    /// The source of the key's ticks (rules v3 §1); nil for keys without one and `@` keys.
+    var source: String?
     /// Indices into the engine's `groups`: the pairs of indexed rules.
     var groups: Range<Int>
     /// The earliest tick, live or seeded (window coverage).
@@ -623,6 +652,11 @@ struct KeyState: Sendable {
         self.groups = groups
         self.keepsHistory = keepsHistory
     }
+
+    /// The upper-cased symbol of the key's ticks (the key less its `source:`).
+    var tickSymbol: String { Key.eventSymbol(symbol, source: source) }
+    /// A portfolio's or a series' `@NAME`.
+    var isSynthetic: Bool { source == nil && symbol.hasPrefix("@") }
 }
 
 extension Rule {
@@ -640,21 +674,5 @@ extension Rule {
         case .change(let window, _): return fileVersion == 1 || window <= 86_400_000
         case .fromHigh, .fromLow, .pnl, .move, .all, .any, .listed, .volume: return false
         }
-    }
-}
-
-extension MarketList {
-    /// `applicable` (rule indices, ascending) with those of `matchRules` whose filter holds for
-    /// one of `symbol`'s market entries added, in rule order (Docs/rules.md#scope).
-    func adding(_ matchRules: [Int32], of rules: [Rule], to applicable: [Int32], for symbol: String) -> [Int32] {
-        let joined = entries(for: symbol)
-        guard !joined.isEmpty else { return applicable }
-        var result = applicable
-        for r in matchRules {
-            guard case .match(let filter) = rules[Int(r)].scope else { continue }
-            if joined.contains(where: filter.matches) { result.append(r) }
-        }
-        result.sort()
-        return result
     }
 }

@@ -8,18 +8,18 @@ extension Engine {
     public func restore(_ snapshots: some Sequence<SymbolSnapshot>) {
         core.restore(snapshots)
         for snapshot in snapshots {
-            if let events = snapshot.events { eventNumbers.restore(Symbol.normalize(snapshot.symbol), events) }
+            if let events = snapshot.events { eventNumbers.restore(Key.of(snapshot.symbol), events) }
         }
     }
 
-    /// The minutes whose saved price evaluating `ticks` can look up, by upper-cased symbol: the
+    /// The minutes whose saved price evaluating `ticks` can look up, by key: the
     /// start of each change window for the ticks' minutes (Docs/rules.md#change-windows). For a
     /// restore that reads only that much history (`EngineStateStore.load(lookingUp:)`, as `check`
     /// does).
     public func historyLookups(for ticks: some Sequence<Tick>) -> [String: [ClosedRange<Int64>]] {
         var minutes: [String: ClosedRange<Int64>] = [:]
         for tick in ticks {
-            let symbol = Symbol.normalize(tick.symbol)
+            let symbol = tick.key
             let minute = floorDivMod(tick.time, 60_000).0
             minutes[symbol] =
                 minutes[symbol].map { min($0.lowerBound, minute)...max($0.upperBound, minute) } ?? minute...minute
@@ -28,8 +28,9 @@ extension Engine {
         var lookups = minutes.mapValues { span in
             windows.map { (span.lowerBound &- $0)...(span.upperBound &- $0) }
         }
-        // A portfolio's value reads the last price of every holding, and its own saved state.
-        if core.pairRules.hasPortfolios {
+        // A portfolio's or series' value reads the last price of every holding or member, and
+        // its own saved state.
+        if core.pairRules.hasSynthetic {
             for symbol in minutes.keys {
                 for other in core.pairRules.related(to: symbol) where lookups[other] == nil { lookups[other] = [] }
             }
@@ -75,7 +76,7 @@ extension Engine {
 extension EngineCore {
     mutating func restore(_ snapshots: some Sequence<SymbolSnapshot>) {
         for snapshot in snapshots {
-            let symbol = Symbol.normalize(snapshot.symbol)
+            let symbol = Key.of(snapshot.symbol)
             if restoring[symbol] == nil, symbolIndex[symbol] == nil {
                 restoring[symbol] = snapshot
             }

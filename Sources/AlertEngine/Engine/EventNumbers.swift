@@ -4,7 +4,7 @@ import AlertModel
 /// of the pair in the same millisecond gets `:2`, `:3`, … on its id (Docs/rules.md#the-alert-event).
 ///
 /// The ticks of a symbol come in time order (an earlier one is dropped), so an event can share
-/// its base id only with events of the same millisecond: per event symbol, only the counts of
+/// its base id only with events of the same millisecond: per key, only the counts of
 /// its latest event time are kept. They are saved with the symbol's state (`SymbolSnapshot.events`),
 /// so a restart or the next `check` numbers on where the last one stopped.
 struct EventNumbers {
@@ -15,7 +15,9 @@ struct EventNumbers {
         for i in start..<alerts.count {
             let time = alerts[i].time
             let key = alerts[i].kind == .resolved ? alerts[i].rule + EventCounts.resolvedSuffix : alerts[i].rule
-            alerts[i].occurrence = bySymbol[alerts[i].symbol, default: EventCounts(time: time)].count(key, at: time)
+            // Per key (rules v3 §1): the same symbol of two sources is two keys.
+            let owner = alerts[i].source.map { $0 + ":" + alerts[i].symbol } ?? alerts[i].symbol
+            alerts[i].occurrence = bySymbol[owner, default: EventCounts(time: time)].count(key, at: time)
         }
     }
 

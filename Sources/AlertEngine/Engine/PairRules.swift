@@ -6,15 +6,17 @@ import AlertModel
 /// by pair exactly as Docs/rules.md words it, with the portfolios' synthetic ticks. Part of the
 /// one engine: the key table, restore, fingerprints and snapshots are `EngineCore`'s.
 struct PairRuleIndex: Sendable {
-    /// Enabled pair-by-pair rules by upper-cased symbol, for `symbol`/`symbols` rules.
-    private let bySymbol: [String: [Int32]]
-    /// Enabled pair-by-pair `match` rules.
-    private let matchRules: [Int32]
-    /// Enabled rules by portfolio symbol (`@NAME`).
-    private let byPortfolio: [String: [Int32]]
-    /// Portfolio indices by the upper-cased symbols they hold, in the order the files define them.
+    /// Enabled pair-by-pair rules with `symbol`/`symbols` and `match` scopes.
+    private let scoped: ScopeIndex
+    /// Enabled rules by portfolio or series symbol (`@NAME`; the two share one namespace).
+    private let bySynthetic: [String: [Int32]]
+    /// Portfolio indices by the keys they hold, in the order the files define them.
     let holders: [String: [Int]]
     let portfolios: [Portfolio]
+    /// Series indices by the keys that are their members, in the order the files define them.
+    let seriesOf: [String: [Int]]
+    /// Each series with its members as keys.
+    let series: [SeriesDefinition]
     /// Minutes and hours of history the longest window of each bucket size needs (0: none).
     let keepMinutes: Int64
     let keepHours: Int64
@@ -22,27 +24,20 @@ struct PairRuleIndex: Sendable {
     /// pair by pair keep them.
     let readsExtremes: Bool
 
-    init(rules: [Rule], portfolios: [Portfolio]) {
-        var bySymbol: [String: [Int32]] = [:]
-        var match: [Int32] = []
-        var byPortfolio: [String: [Int32]] = [:]
+    init(rules: [Rule], portfolios: [Portfolio], series: [SeriesDefinition] = []) {
+        var bySynthetic: [String: [Int32]] = [:]
         var minutes: Int64 = 0, hours: Int64 = 0
         var extremes = false
-        for i in rules.indices where rules[i].enabled && !rules[i].isIndexed {
-            if case .listed = rules[i].condition { continue }
+        func pairwise(_ rule: Rule) -> Bool {
+            if case .listed = rule.condition { return false }
+            return !rule.isIndexed
+        }
+        for i in rules.indices where rules[i].enabled && pairwise(rules[i]) {
             switch rules[i].scope {
-            case .symbols(let list):
-                var seen = Set<String>()
-                for symbol in list where seen.insert(Symbol.normalize(symbol)).inserted {
-                    bySymbol[Symbol.normalize(symbol), default: []].append(Int32(i))
-                }
-            case .match:
-                match.append(Int32(i))
-            case .portfolio(let name):
-                byPortfolio["@" + Symbol.normalize(name), default: []].append(Int32(i))
-            case .series:
-                // Series ticks (rules v3 §4) are not made yet: no tick reaches these rules.
-                continue
+            case .symbols, .match:
+                break
+            case .portfolio(let name), .series(let name):
+                bySynthetic["@" + Symbol.normalize(name), default: []].append(Int32(i))
             }
             extremes = extremes || Self.readsExtremes(rules[i].condition)
             for window in Self.windows(rules[i].condition) {
@@ -55,15 +50,25 @@ struct PairRuleIndex: Sendable {
         }
         var holders: [String: [Int]] = [:]
         for (k, portfolio) in portfolios.enumerated() {
-            for holding in portfolio.holdings where holders[Symbol.normalize(holding.symbol)]?.last != k {
-                holders[Symbol.normalize(holding.symbol), default: []].append(k)
+            for holding in portfolio.holdings where holders[Key.of(holding.symbol)]?.last != k {
+                holders[Key.of(holding.symbol), default: []].append(k)
             }
         }
+        var seriesOf: [String: [Int]] = [:]
+        var keyed: [SeriesDefinition] = []
+        for (k, var definition) in series.enumerated() {
+            definition.members = definition.members.map(Key.of)
+            for member in definition.members where seriesOf[member]?.last != k {
+                seriesOf[member, default: []].append(k)
+            }
+            keyed.append(definition)
+        }
+        self.scoped = ScopeIndex(rules: rules, includes: pairwise)
         self.portfolios = portfolios
-        self.bySymbol = bySymbol
-        self.matchRules = match
-        self.byPortfolio = byPortfolio
+        self.bySynthetic = bySynthetic
         self.holders = holders
+        self.seriesOf = seriesOf
+        self.series = keyed
         self.keepMinutes = minutes
         self.keepHours = hours
         self.readsExtremes = extremes
@@ -95,26 +100,31 @@ struct PairRuleIndex: Sendable {
         }
     }
 
+    /// Some portfolio or series makes `@` ticks.
+    var hasSynthetic: Bool { !portfolios.isEmpty || !series.isEmpty }
     var hasPortfolios: Bool { !portfolios.isEmpty }
-    var hasMatchRules: Bool { !matchRules.isEmpty }
+    var hasMatchRules: Bool { !scoped.match.isEmpty }
 
     @inline(__always)
-    func isHeld(_ symbol: String) -> Bool { !holders.isEmpty && holders[symbol] != nil }
+    func isHeld(_ key: String) -> Bool { !holders.isEmpty && holders[key] != nil }
 
-    /// The other keys a tick of `symbol` reads: the holdings and the portfolio symbol of
-    /// every portfolio holding it.
-    func related(to symbol: String) -> [String] {
-        (holders[symbol] ?? []).flatMap { k in
-            portfolios[k].holdings.map { Symbol.normalize($0.symbol) } + [portfolios[k].symbol]
+    @inline(__always)
+    func isMember(_ key: String) -> Bool { !seriesOf.isEmpty && seriesOf[key] != nil }
+
+    /// The other keys a tick of `key` reads: the holdings and the portfolio symbol of every
+    /// portfolio holding it, the members and the series symbol of every series it is in.
+    func related(to key: String) -> [String] {
+        (holders[key] ?? []).flatMap { k in
+            portfolios[k].holdings.map { Key.of($0.symbol) } + [portfolios[k].symbol]
         }
+            + (seriesOf[key] ?? []).flatMap { k in series[k].members + [series[k].symbol] }
     }
 
-    /// Indices of the enabled pair-by-pair rules that apply to `key`, in rule order.
-    func applicable(to key: String, markets: MarketList?, of rules: [Rule]) -> [Int32] {
-        if key.hasPrefix("@") { return byPortfolio[key] ?? [] }
-        let applicable = bySymbol[key] ?? []
-        guard !matchRules.isEmpty, let markets else { return applicable }
-        return markets.adding(matchRules, of: rules, to: applicable, for: key)
+    /// Indices of the enabled pair-by-pair rules that apply to `key`, in rule order; `markets`
+    /// is the market list of the key's source.
+    func applicable(key: String, source: String?, symbol: String, markets: MarketList?, of rules: [Rule]) -> [Int32] {
+        if source == nil, key.hasPrefix("@") { return bySynthetic[key] ?? [] }
+        return scoped.applicable(key: key, source: source, symbol: symbol, markets: markets, of: rules)
     }
 }
 
@@ -164,12 +174,13 @@ extension EngineCore {
     /// rule order with the events the indexed rules gave (`indexed`: their rule indices,
     /// ascending, one per event appended from `start` on) (Docs/rules.md#event-order).
     mutating func evaluatePairs(
-        _ s: Int, time t: Int64, price p: Double, change24h: Double?, prev: Double?,
+        _ s: Int, time t: Int64, price p: Double, change24h: Double?, volume24h: Double?, prev: Double?,
         portfolio: Portfolio?, indexed: ArraySlice<Int32>, start: Int, into alerts: inout [Alert]
     ) {
         guard !symbols[s].pairRules.isEmpty else { return }
         var own: [(Int32, Alert)] = []
-        evaluate(s, time: t, price: p, change24h: change24h, prev: prev, portfolio: portfolio, into: &own)
+        let tick = TickFigures(t: t, p: p, prev: prev, change24h: change24h, volume24h: volume24h)
+        evaluate(s, tick, portfolio: portfolio, into: &own)
         guard !own.isEmpty else { return }
         if indexed.isEmpty {
             alerts += own.map(\.1)
@@ -187,35 +198,88 @@ extension EngineCore {
         }
     }
 
-    /// Every portfolio holding `symbol`, in the order the files define them: its value from the
+    /// Every portfolio holding `key`, in the order the files define them: its value from the
     /// holdings' `prev` (a holding not ticked yet in this run has its saved one) as a synthetic
     /// tick of its `@NAME` key (Docs/rules.md#portfolios).
-    mutating func evaluatePortfolios(holding symbol: String, time t: Int64, into alerts: inout [Alert]) {
-        for k in pairRules.holders[symbol] ?? [] {
+    mutating func evaluatePortfolios(holding key: String, time t: Int64, into alerts: inout [Alert]) {
+        for k in pairRules.holders[key] ?? [] {
             let portfolio = pairRules.portfolios[k]
             var value = 0.0
             var defined = true
             for holding in portfolio.holdings {
-                let held = Symbol.normalize(holding.symbol)
-                guard let p = symbolIndex[held].flatMap({ symbols[$0].lastPrice }) ?? restoring[held]?.lastPrice else {
+                guard let p = last(of: Key.of(holding.symbol))?.price else {
                     defined = false
                     break
                 }
                 value += holding.amount * p
             }
-            guard defined, let ps = stateIndex(portfolio.symbol) else { continue }
-            if let last = symbols[ps].lastTime, t < last {
+            guard defined else { continue }
+            evaluateSynthetic(portfolio.symbol, time: t, value: value, portfolio: portfolio, into: &alerts)
+        }
+    }
+
+    /// Every series having `key` as a member, in the order the files define them: its value over
+    /// the fresh members' last valid prices (a member not ticked yet in this run has its saved
+    /// one) as a synthetic tick of its `@NAME` key, when enough members are fresh (rules v3 §4).
+    mutating func evaluateSeries(member key: String, time t: Int64, into alerts: inout [Alert]) {
+        for k in pairRules.seriesOf[key] ?? [] {
+            let series = pairRules.series[k]
+            let (oldest, overflow) = t.subtractingReportingOverflow(series.maxAge)
+            var prices: [Double] = []
+            var missing = false
+            for member in series.members {
+                if let seen = last(of: member), member == key || overflow || seen.time >= oldest {
+                    prices.append(seen.price)
+                } else {
+                    missing = true
+                }
+            }
+            if series.kind.isPair ? missing : (prices.count < series.quorum) { continue }
+            let value = series.kind.value(of: prices)
+            guard series.kind == .spread ? value.isFinite : value.isFinite && value > 0 else {
                 droppedSynthetic += 1
                 continue
             }
-            let prev = symbols[ps].lastPrice
-            recordBuckets(ps, time: t, price: value)
-            evaluatePairs(
-                ps, time: t, price: value, change24h: nil, prev: prev, portfolio: portfolio, indexed: [],
-                start: alerts.count, into: &alerts)
-            symbols[ps].lastTime = t
-            symbols[ps].lastPrice = value
+            evaluateSynthetic(series.symbol, time: t, value: value, portfolio: nil, into: &alerts)
         }
+    }
+
+    /// The time and price of `key`'s last valid tick: in this run, or saved by an earlier one.
+    private func last(of key: String) -> (time: Int64, price: Double)? {
+        if let s = symbolIndex[key] {
+            guard let time = symbols[s].lastTime, let price = symbols[s].lastPrice else { return nil }
+            return (time, price)
+        }
+        guard let saved = restoring[key], let time = saved.lastTime, let price = saved.lastPrice else { return nil }
+        return (time, price)
+    }
+
+    /// A portfolio's or series' synthetic tick `(t, symbol, value)`: its own `prev`, history and
+    /// pairs; dropped when earlier than the previous one (Docs/rules.md#portfolios).
+    private mutating func evaluateSynthetic(
+        _ symbol: String, time t: Int64, value: Double, portfolio: Portfolio?, into alerts: inout [Alert]
+    ) {
+        guard let ps = stateIndex(symbol, source: nil) else { return }
+        if let last = symbols[ps].lastTime, t < last {
+            droppedSynthetic += 1
+            return
+        }
+        let prev = symbols[ps].lastPrice
+        recordBuckets(ps, time: t, price: value)
+        evaluatePairs(
+            ps, time: t, price: value, change24h: nil, volume24h: nil, prev: prev, portfolio: portfolio, indexed: [],
+            start: alerts.count, into: &alerts)
+        symbols[ps].lastTime = t
+        symbols[ps].lastPrice = value
+    }
+
+    /// What a tick gives the conditions: its time, price, `prev` and the source's figures.
+    struct TickFigures {
+        var t: Int64
+        var p: Double
+        var prev: Double?
+        var change24h: Double?
+        var volume24h: Double?
     }
 
     /// What one condition says on one tick (Docs/rules.md#conditions): fire `f`, re-arm `r`,
@@ -229,10 +293,10 @@ extension EngineCore {
     /// The key's pair-by-pair rules on one tick, in rule order; the tick is in the buckets
     /// already (a window's high and low include it); `prev` is the previous live price.
     private mutating func evaluate(
-        _ s: Int, time t: Int64, price p: Double, change24h: Double?, prev: Double?,
-        portfolio: Portfolio?, into events: inout [(Int32, Alert)]
+        _ s: Int, _ tick: TickFigures, portfolio: Portfolio?, into events: inout [(Int32, Alert)]
     ) {
-        let symbol = symbols[s].symbol
+        let t = tick.t, p = tick.p
+        let names = EventNames(symbol: symbols[s].tickSymbol, source: symbols[s].source)
         for r in symbols[s].pairRules {
             let rule = rules[Int(r)]
             let extras = rule.extras
@@ -248,20 +312,18 @@ extension EngineCore {
                 if cooled,
                     let (value, threshold) = move.fires(price: p, reference: reference, hysteresis: rule.hysteresis)
                 {
-                    events.append((r, alert(rule, symbol, t, p, value: value, threshold: .value(threshold))))
+                    events.append((r, alert(rule, names, t, p, value: value, threshold: .value(threshold))))
                     pair.reference = move.reference(at: p)
                     pair.lastFired = t
                 }
             default:
-                let v = Self.verdict(
-                    rule.condition, rule, symbols[s], t: t, p: p, prev: prev, change24h: change24h, portfolio: portfolio
-                )
+                let v = Self.verdict(rule.condition, rule, symbols[s], tick, portfolio: portfolio)
                 var sustained = true
                 if let sustain = extras?.sustain {
                     pair.since = pair.armed && v.f ? (pair.since ?? t) : nil
                     sustained = pair.since.map { t - $0 >= sustain } ?? false
                 }
-                step(&pair, rule, r, symbol, t, p, v, fire: cooled && sustained, into: &events)
+                step(&pair, rule, r, names, t, p, v, fire: cooled && sustained, into: &events)
             }
             symbols[s].pairs[r] = pair
         }
@@ -269,11 +331,11 @@ extension EngineCore {
 
     /// Firing (step 1), reminding (step 1½) and re-arming (step 2) of Docs/rules.md#firing-and-re-arming.
     private func step(
-        _ pair: inout PairState, _ rule: Rule, _ r: Int32, _ symbol: String, _ t: Int64, _ p: Double,
+        _ pair: inout PairState, _ rule: Rule, _ r: Int32, _ names: EventNames, _ t: Int64, _ p: Double,
         _ v: Verdict, fire allowed: Bool, into events: inout [(Int32, Alert)]
     ) {
         if pair.armed, v.f, allowed {
-            events.append((r, alert(rule, symbol, t, p, value: v.value, threshold: v.threshold)))
+            events.append((r, alert(rule, names, t, p, value: v.value, threshold: v.threshold)))
             pair.lastFired = t
             pair.armed = false
             pair.since = nil
@@ -286,34 +348,42 @@ extension EngineCore {
                 (
                     r,
                     alert(
-                        rule, symbol, t, p, value: v.value, threshold: v.threshold,
+                        rule, names, t, p, value: v.value, threshold: v.threshold,
                         kind: .reminder, reminder: pair.reminders)
                 ))
             pair.lastFired = t
         } else if !pair.armed, rule.repeatMode != .once, v.r {
             pair.armed = true
             if rule.extras?.resolve == true {
-                events.append((r, alert(rule, symbol, t, p, value: v.value, threshold: v.threshold, kind: .resolved)))
+                events.append((r, alert(rule, names, t, p, value: v.value, threshold: v.threshold, kind: .resolved)))
             }
         }
     }
 
+    /// The symbol and source an event of a key carries (rules v3 §6).
+    struct EventNames {
+        var symbol: String
+        var source: String?
+    }
+
     private func alert(
-        _ rule: Rule, _ symbol: String, _ t: Int64, _ p: Double, value: Double, threshold: Threshold,
+        _ rule: Rule, _ names: EventNames, _ t: Int64, _ p: Double, value: Double, threshold: Threshold,
         kind: AlertKind = .alert, reminder: Int? = nil
     ) -> Alert {
-        Alert(
-            rule: rule.id, symbol: symbol, time: t, price: p, condition: rule.condition.summary,
+        var alert = Alert(
+            rule: rule.id, symbol: names.symbol, time: t, price: p, condition: rule.condition.summary,
             threshold: threshold, value: value,
             template: rule.message ?? MessageTemplate.defaultTemplate(for: rule.condition),
             notify: rule.notify, kind: kind, reminder: reminder)
+        alert.source = names.source
+        return alert
     }
 
     private static func verdict(
-        _ condition: Condition, _ rule: Rule, _ s: KeyState, t: Int64, p: Double, prev: Double?,
-        change24h: Double?, portfolio: Portfolio?
+        _ condition: Condition, _ rule: Rule, _ s: KeyState, _ tick: TickFigures, portfolio: Portfolio?
     ) -> Verdict {
         let h = rule.hysteresis
+        let t = tick.t, p = tick.p, prev = tick.prev, change24h = tick.change24h
         func level(_ x: Double, above: Bool, crossing: Bool) -> Verdict {
             var v = Verdict(value: p, threshold: .value(x))
             if above {
@@ -357,20 +427,23 @@ extension EngineCore {
         case .pnl(let side):
             return percent(portfolio?.cost.map { (p - $0) / $0 * 100 }, side)
         case .all(let members):
-            let vs = members.map {
-                Self.verdict($0, rule, s, t: t, p: p, prev: prev, change24h: change24h, portfolio: portfolio)
-            }
+            let vs = members.map { Self.verdict($0, rule, s, tick, portfolio: portfolio) }
             return Verdict(f: vs.allSatisfy(\.f), r: vs.contains(where: \.r), k: vs.allSatisfy(\.k), value: p)
         case .any(let members):
-            let vs = members.map {
-                Self.verdict($0, rule, s, t: t, p: p, prev: prev, change24h: change24h, portfolio: portfolio)
-            }
+            let vs = members.map { Self.verdict($0, rule, s, tick, portfolio: portfolio) }
             return Verdict(f: vs.contains(where: \.f), r: vs.allSatisfy(\.r), k: vs.contains(where: \.k), value: p)
         case .move, .listed:
             return Verdict()
-        case .volume(.above(let v)), .volume(.below(let v)):
-            // The engine does not carry `volume24h` yet: unknown, as on a tick without one.
-            return Verdict(threshold: .value(v))
+        case .volume(.above(let limit)):
+            // Unknown on a tick without `volume24h` (every synthetic tick) (rules v3 §5); a figure
+            // that is not finite and ≥ 0 is none, as the tick reader takes it.
+            guard let vol = tick.volume24h, vol.isFinite, vol >= 0 else { return Verdict(threshold: .value(limit)) }
+            return Verdict(
+                f: vol > limit, r: vol <= limit * (1 - h / 100), k: vol > limit, value: vol, threshold: .value(limit))
+        case .volume(.below(let limit)):
+            guard let vol = tick.volume24h, vol.isFinite, vol >= 0 else { return Verdict(threshold: .value(limit)) }
+            return Verdict(
+                f: vol < limit, r: vol >= limit * (1 + h / 100), k: vol < limit, value: vol, threshold: .value(limit))
         }
     }
 }
@@ -413,4 +486,22 @@ struct PairState: Sendable, Equatable {
     var reminders = 0
     /// `move`: the reference price (`percent`) or level `K` (`step`); nil before the pair's first tick.
     var reference: Double?
+}
+
+extension SeriesDefinition.Kind {
+    /// The series' value over the fresh members' last valid prices, in member order (rules v3
+    /// §4); `spread` and `ratio` take `[A, B]`.
+    func value(of prices: [Double]) -> Double {
+        switch self {
+        case .median:
+            let sorted = prices.sorted()
+            let middle = sorted.count / 2
+            return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+        case .mean: return prices.reduce(0, +) / Double(prices.count)
+        case .min: return prices.min()!
+        case .max: return prices.max()!
+        case .spread: return (prices[0] - prices[1]) / prices[1] * 100
+        case .ratio: return prices[0] / prices[1]
+        }
+    }
 }

@@ -1,8 +1,9 @@
 /// The two renderings of an alert: the alert event's JSON object (one line,
 /// Docs/rules.md#the-alert-event) and a readable text line.
 public enum AlertFormat {
-    /// `{"id":…,"kind":…[,"reminder":n],"rule":…,"symbol":…,"time":…,"price":…,"condition":…,"threshold":…,"value":…,"message":…}`
-    /// with keys in the order Docs/rules.md#the-alert-event shows, no trailing newline.
+    /// `{"id":…,"kind":…[,"reminder":n],"rule":…[,"source":…],"symbol":…,"time":…,"price":…,"condition":…,"threshold":…,"value":…,"message":…}`
+    /// with keys in the order Docs/rules.md#the-alert-event shows, no trailing newline; `source`
+    /// only for an event of a tick with a source (rules v3 §6), so other events are as before.
     public static func json(_ alert: Alert) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(256)
@@ -17,8 +18,9 @@ public enum AlertFormat {
     public static func appendJSON(_ alert: Alert, to out: inout [UInt8]) {
         let rule = alert.rule.utf8.count, symbol = alert.symbol.utf8.count, condition = alert.condition.utf8.count
         // The keys, the punctuation, the kind, the numbers and the time take at most 344 bytes;
-        // the rule and the symbol appear twice, each byte escaped in at most 6.
+        // the rule, the source and the symbol appear twice, each byte escaped in at most 6.
         var maxLength = 384 + 12 * rule + 12 * symbol + 6 * condition
+        if let source = alert.source { maxLength += 16 + 12 * source.utf8.count }
         switch alert.messageSource {
         case .text(let text): maxLength += 6 * text.utf8.count
         case .template(let template):
@@ -29,6 +31,10 @@ public enum AlertFormat {
             // `Alert.id`'s parts: ':', digits and `resolved` need no escape.
             out.escaped(alert.rule)
             out.byte(UInt8(ascii: ":"))
+            if let source = alert.source {
+                out.escaped(source)
+                out.byte(UInt8(ascii: ":"))
+            }
             out.escaped(alert.symbol)
             out.byte(UInt8(ascii: ":"))
             out.decimal(alert.time)
@@ -48,6 +54,10 @@ public enum AlertFormat {
             }
             out.literal(#","rule":""#)
             out.escaped(alert.rule)
+            if let source = alert.source {
+                out.literal(#"","source":""#)
+                out.escaped(source)
+            }
             out.literal(#"","symbol":""#)
             out.escaped(alert.symbol)
             out.literal(#"","time":""#)

@@ -17,14 +17,25 @@ public struct Evaluator {
     private var listings: NewListings
     /// Saved state for the engine that the first market list makes.
     private var restoring: [SymbolSnapshot] = []
+    /// Market lists of rule-file sources given before the engine exists.
+    private var pendingSourceMarkets: [String: MarketList] = [:]
     /// Inputs that never reached the engine (lines or frames that were not ticks).
     private var unreadable = 0
 
-    /// An evaluator whose engine is made now, with `markets` for `match` rules (replay, check).
-    public init(ruleSet: RuleSet, markets: MarketList?) {
+    /// An evaluator whose engine is made now, with `markets` for `match` rules on ticks without a
+    /// source and `sourceMarkets` for those of each rule-file source (replay, check).
+    public init(ruleSet: RuleSet, markets: MarketList?, sourceMarkets: [String: MarketList] = [:]) {
         self.ruleSet = ruleSet
-        engine = Engine(rules: ruleSet.rules, markets: markets, portfolios: ruleSet.portfolios)
+        engine = Self.engine(ruleSet, markets: markets, sourceMarkets: sourceMarkets)
         listings = NewListings(rules: ruleSet.rules)
+    }
+
+    /// The one way an engine is made from rules: their portfolios and series with them.
+    private static func engine(_ ruleSet: RuleSet, markets: MarketList?, sourceMarkets: [String: MarketList]) -> Engine
+    {
+        Engine(
+            rules: ruleSet.rules, markets: markets, portfolios: ruleSet.portfolios, series: ruleSet.series,
+            sourceMarkets: sourceMarkets)
     }
 
     /// An evaluator whose engine is made by the first market list (run).
@@ -45,6 +56,9 @@ public struct Evaluator {
 
     /// The market list in use (nil: none yet, or none given).
     public var markets: MarketList? { engine?.markets }
+
+    /// Some rule-file source has a market list (rules v3 §3).
+    public var hasSourceMarkets: Bool { !(engine?.sourceMarkets.isEmpty ?? pendingSourceMarkets.isEmpty) }
 
     /// Accepted and dropped ticks and events so far; drops include inputs that were not ticks.
     public var stats: Engine.Stats {
@@ -74,7 +88,7 @@ public struct Evaluator {
         guard let old = engine else { return ForgottenTimes.apply(after: limit, to: &restoring) }
         var snapshots = old.snapshotAll()
         guard let forgotten = ForgottenTimes.apply(after: limit, to: &snapshots) else { return nil }
-        let engine = Engine(rules: ruleSet.rules, markets: old.markets, portfolios: ruleSet.portfolios)
+        let engine = Self.engine(ruleSet, markets: old.markets, sourceMarkets: old.sourceMarkets)
         engine.carryStats(from: old)
         engine.restore(snapshots)
         self.engine = engine
@@ -101,7 +115,8 @@ public struct Evaluator {
         case replaced
     }
 
-    /// A market list: `listed` rules learn which markets are new, `match` rules what they apply to.
+    /// The market list of the ticks without a source: `listed` rules learn which markets are
+    /// new, `match` rules what they apply to.
     @discardableResult
     public mutating func updateMarkets(_ list: MarketList) -> MarketsUpdate {
         listings.update(list)
@@ -119,7 +134,8 @@ public struct Evaluator {
     }
 
     private mutating func makeEngine(markets list: MarketList?) -> MarketsUpdate {
-        let engine = Engine(rules: ruleSet.rules, markets: list, portfolios: ruleSet.portfolios)
+        let engine = Self.engine(ruleSet, markets: list, sourceMarkets: pendingSourceMarkets)
+        pendingSourceMarkets = [:]
         let restored = restoring.count
         if !restoring.isEmpty {
             engine.restore(restoring)
@@ -127,6 +143,16 @@ public struct Evaluator {
         }
         self.engine = engine
         return .madeEngine(restored: restored)
+    }
+
+    /// The market list of rule-file source `source` (rules v3 §3): `match` rules on its ticks'
+    /// keys. Kept for the engine until the first list without a source makes it.
+    public mutating func updateMarkets(_ list: MarketList, source: String) {
+        if let engine {
+            engine.replaceMarkets(list, source: source)
+        } else {
+            pendingSourceMarkets[source] = list
+        }
     }
 
     /// Evaluates `tick` and appends its events to `alerts`: the rules' (Docs/rules.md#event-order),
@@ -168,7 +194,7 @@ public struct Evaluator {
     /// new rules start fresh; new listings keep their known and pending markets.
     public mutating func reload(_ rules: RuleSet) {
         if let old = engine {
-            let engine = Engine(rules: rules.rules, markets: old.markets, portfolios: rules.portfolios)
+            let engine = Self.engine(rules, markets: old.markets, sourceMarkets: old.sourceMarkets)
             engine.restore(old.snapshotAll())
             engine.continueCounting(from: old.stats)
             self.engine = engine

@@ -280,9 +280,8 @@ struct LiveEvaluation {
     /// the list of ticks without a source, as in v1 and v2. The first list of any feed makes
     /// the engine. `listed` rules follow the `--source` list.
     private mutating func updateMarkets(_ list: MarketList, from origin: FeedOrigin) -> Evaluator.MarketsUpdate {
-        guard origin.tag != nil else { return evaluator.updateMarkets(list) }
-        // The engine keeps one market list today; its per-source lists (rules v3 §3) are handed
-        // over here once it has them.
+        guard let tag = origin.tag else { return evaluator.updateMarkets(list) }
+        evaluator.updateMarkets(list, source: tag)
         return evaluator.makeEngineUnlessReady()
     }
 

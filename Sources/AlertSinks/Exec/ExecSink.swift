@@ -55,7 +55,8 @@ public struct ExecSink: Sink {
         withheldVariables = Set(spec.withheldVariables).union(APIKeyVariables.all).union(Self.serviceManagerVariables)
     }
 
-    /// The `PRICEALERT_*` variables for `alert`. The texts (id, rule, symbol, condition,
+    /// The `PRICEALERT_*` variables for `alert` (`PRICEALERT_SOURCE` only for an event of a tick
+    /// with a source, rules v3 §6). The texts (id, rule, symbol, condition,
     /// message) hold no control character: each is escaped as `UserText.escapeControls` does
     /// (`\n`, `\u0000`), so a NUL cannot cut a value short nor a newline forge a line in what
     /// the program prints. Only the message keeps its newlines and tabs, which its rule's author
@@ -70,7 +71,7 @@ public struct ExecSink: Sink {
             ("PRICEALERT_THRESHOLD", AlertFormat.thresholdJSON(alert.threshold)),
             ("PRICEALERT_CONDITION", text(alert.condition)),
             ("PRICEALERT_MESSAGE", UserText.escapingControls(alert.message, keepingLines: true))
-        ]
+        ] + (alert.source.map { [("PRICEALERT_SOURCE", text($0))] } ?? [])
     }
 
     public func send(_ alert: Alert) async -> SinkResult {

@@ -4,7 +4,8 @@ import Crypto
 
 /// The two Alertmanager shapes (Docs/sinks.md#the-presets-exactly).
 ///
-/// Every event is one alert with the labels `alertname` (the rule), `condition` and `symbol` —
+/// Every event is one alert with the labels `alertname` (the rule), `condition`, `source` (for
+/// an event of a tick with a source, rules v3 §6) and `symbol` —
 /// the same for an alert, its reminders and its resolved event, so Alertmanager sees one alert
 /// that fires, is refreshed and ends — and the annotations `summary` (the message as a person
 /// reads it, `AlertFormat.said`), `kind`, `reminder` (reminders only), `price`, `threshold`
@@ -64,7 +65,8 @@ enum AlertmanagerPayload {
 
     /// Label names sorted, as Alertmanager sorts them.
     static func labels(_ alert: Alert) -> [(String, String)] {
-        [("alertname", alert.rule), ("condition", alert.condition), ("symbol", alert.symbol)]
+        [("alertname", alert.rule), ("condition", alert.condition)] + (alert.source.map { [("source", $0)] } ?? [])
+            + [("symbol", alert.symbol)]
     }
 
     static func annotations(_ alert: Alert) -> [(String, String)] {
@@ -79,7 +81,9 @@ enum AlertmanagerPayload {
 
     /// 16 hex digits from the labels: the same for an alert, its reminders and its resolved event.
     private static func fingerprint(_ alert: Alert) -> String {
-        let digest = SHA256.hash(data: Array("\(alert.rule)\u{ff}\(alert.symbol)\u{ff}\(alert.condition)".utf8))
+        // The source goes in only when there is one, so events without one keep their fingerprints.
+        let symbol = alert.source.map { "\($0):\(alert.symbol)" } ?? alert.symbol
+        let digest = SHA256.hash(data: Array("\(alert.rule)\u{ff}\(symbol)\u{ff}\(alert.condition)".utf8))
         return digest.prefix(8).map { byte in
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex

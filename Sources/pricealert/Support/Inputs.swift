@@ -35,6 +35,62 @@ enum Inputs {
         }
     }
 
+    /// `--markets` values: `FILE`, the market list of ticks without a source (a BTSE
+    /// `initial/market` payload), at most once; `NAME=FILE`, the market list of the rule-file
+    /// source `NAME` in its exchange's own REST format (rules v3 §3). A `NAME=` that names no
+    /// source of the rule files is an error (exit 64) listing the sources there are.
+    static func marketOptions(
+        _ values: [String], ruleSet: RuleSet
+    ) throws -> (plain: String?, bySource: [String: String]) {
+        var plain: String?
+        var bySource: [String: String] = [:]
+        let defined = Set(ruleSet.sources.map(\.name))
+        for value in values {
+            if let equals = value.firstIndex(of: "="),
+                value[..<equals].allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }),
+                !value[..<equals].isEmpty
+            {
+                let name = String(value[..<equals])
+                guard defined.contains(name) else {
+                    let known =
+                        defined.isEmpty
+                        ? "the rule files define none" : "defined: \(defined.sorted().joined(separator: ", "))"
+                    StandardError.write(
+                        "pricealert: error: --markets \(value): no source '\(name)' in the rule files (\(known))")
+                    throw ExitCodes.usage
+                }
+                guard bySource.updateValue(String(value[value.index(after: equals)...]), forKey: name) == nil else {
+                    StandardError.write("pricealert: error: --markets \(name)=… is given twice")
+                    throw ExitCodes.usage
+                }
+            } else {
+                guard plain == nil else {
+                    StandardError.write(
+                        "pricealert: error: --markets FILE (the list of ticks without a source) is given twice")
+                    throw ExitCodes.usage
+                }
+                plain = value
+            }
+        }
+        return (plain, bySource)
+    }
+
+    /// The market lists of `NAME=FILE` (see `marketOptions`), each read in the format of its
+    /// source's type; exits 66 when a file is unreadable, 65 when it is not such a list, naming it.
+    static func sourceMarkets(_ files: [String: String], ruleSet: RuleSet) throws -> [String: MarketList] {
+        var lists: [String: MarketList] = [:]
+        for (name, path) in files.sorted(by: { $0.key < $1.key }) {
+            let type = ruleSet.sources.first { $0.name == name }?.type ?? name
+            do {
+                lists[name] = MarketList(try MarketListFile.load(path: path, type: type))
+            } catch {
+                StandardError.write("pricealert: error: --markets \(name): \(error)")
+                throw error.action == nil ? ExitCodes.dataError : ExitCodes.noInput
+            }
+        }
+        return lists
+    }
+
     /// Loads a BTSE `initial/market` payload; exits 66 when unreadable, 65 when not a market list.
     static func markets(_ path: String) throws -> MarketList {
         do {

@@ -19,5 +19,6 @@ extension RefEvent {
             kind, alert.rule, alert.symbol, alert.time, price: alert.price, value: alert.value,
             threshold: threshold, reminder: alert.reminder)
         occurrence = alert.occurrence
+        source = alert.source
     }
 }

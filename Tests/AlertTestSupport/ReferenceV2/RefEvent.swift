@@ -13,6 +13,8 @@ public struct RefEvent: Equatable, CustomStringConvertible, Sendable {
     public var threshold: Threshold
     /// The reminder's number since the pair last fired normally; nil for other kinds.
     public var reminder: Int?
+    /// The source of the tick (rules v3 §6); nil without one, and for portfolios and series.
+    public var source: String?
 
     public init(
         _ kind: Kind, _ rule: String, _ symbol: String, _ time: Int64, price: Double, value: Double,
@@ -31,8 +33,11 @@ public struct RefEvent: Equatable, CustomStringConvertible, Sendable {
     /// Which event of its pair with this `baseID` it is (1: the first).
     public var occurrence = 1
 
-    /// `rule:SYMBOL:epochMs`, with `:resolved` after it for a resolved event.
-    public var baseID: String { "\(rule):\(symbol):\(time)" + (kind == .resolved ? ":resolved" : "") }
+    /// `rule:SYMBOL:epochMs` (`rule:SOURCE:SYMBOL:epochMs` with a source), with `:resolved`
+    /// after it for a resolved event.
+    public var baseID: String {
+        "\(rule):" + (source.map { "\($0):" } ?? "") + "\(symbol):\(time)" + (kind == .resolved ? ":resolved" : "")
+    }
 
     /// `baseID`, with `:n` after it for the n-th event (n ≥ 2) of the pair with that base id.
     public var id: String { occurrence > 1 ? "\(baseID):\(occurrence)" : baseID }

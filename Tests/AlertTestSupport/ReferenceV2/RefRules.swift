@@ -3,7 +3,10 @@ import AlertModel
 /// The reference's own rule model, read from the JSON files users write. It shares nothing
 /// with AlertModel's `Rule`, so a misreading in the real validation cannot hide in both.
 public struct RefRule {
-    public enum Scope { case symbols([String]), match([(String, RefJSON)]), portfolio(String) }
+    /// `symbols` holds the entries as written; `match` the filter's members, `source` among them.
+    public enum Scope {
+        case symbols([String]), match([(String, RefJSON)]), portfolio(String), series(String)
+    }
     public enum Repeat: Equatable { case rearm, once, every(Int64) }
     public enum Side { case above, below }
 
@@ -17,6 +20,7 @@ public struct RefRule {
         case movePercent(Double)
         case moveStep(Double)
         case all([Condition]), any([Condition])
+        case volume(Side, Double)
     }
 
     public var id: String
@@ -33,6 +37,35 @@ public struct RefRule {
     public var version: Int
 }
 
+/// Keys (rules v3 §1, §3): `SYMBOL` for ticks without a source, `source:SYMBOL` for a source's.
+public enum RefKey {
+    /// The key a tick keeps its state under.
+    public static func of(_ tick: Tick) -> String {
+        tick.source.map { "\($0):\(tick.symbol.uppercased())" } ?? tick.symbol.uppercased()
+    }
+
+    /// The key an entry of a version 3 file names: `source:SYMBOL` when it holds a `:` (the source
+    /// as written, the symbol upper-cased), else the upper-cased symbol. In versions 1 and 2 a
+    /// `:` is part of the symbol.
+    public static func of(entry: String, version: Int) -> String {
+        guard version >= 3, let colon = entry.firstIndex(of: ":") else { return entry.uppercased() }
+        return entry[..<colon] + ":" + entry[entry.index(after: colon)...].uppercased()
+    }
+}
+
+/// A series (rules v3 §4).
+public struct RefSeries {
+    public enum Kind: String { case median, mean, min, max, spread, ratio }
+    public var name: String
+    public var kind: Kind
+    /// Keys, in file order.
+    public var members: [String]
+    public var maxAge: Int64
+    public var quorum: Int
+    /// `@NAME`, upper-cased.
+    public var symbol: String { "@" + name.uppercased() }
+}
+
 public struct RefPortfolio {
     public var name: String
     /// Upper-cased symbol → amount, in file order.
@@ -46,6 +79,9 @@ public struct RefPortfolio {
 public struct RefRuleSet {
     public var rules: [RefRule] = []
     public var portfolios: [RefPortfolio] = []
+    public var series: [RefSeries] = []
+    /// The names of the sources the files define.
+    public var sources: [String] = []
 
     public init(files: [String]) throws {
         for text in files { try read(text) }
@@ -53,13 +89,26 @@ public struct RefRuleSet {
 
     private mutating func read(_ text: String) throws {
         let json = try RefJSON.parse(text)
-        guard let version = json["version"]?.number.map(Int.init), version == 1 || version == 2 else {
-            throw RefReadError("version must be 1 or 2")
+        guard let version = json["version"]?.number.map(Int.init), (1...3).contains(version) else {
+            throw RefReadError("version must be 1, 2 or 3")
         }
         let defaults = json["defaults"]
         for (name, entry) in json["portfolios"]?.members ?? [] {
-            let holdings = (entry["holdings"]?.members ?? []).map { ($0.0.uppercased(), $0.1.number ?? 0) }
+            let holdings = (entry["holdings"]?.members ?? []).map {
+                (RefKey.of(entry: $0.0, version: version), $0.1.number ?? 0)
+            }
             portfolios.append(RefPortfolio(name: name, holdings: holdings, cost: entry["cost"]?.number))
+        }
+        sources += (json["sources"]?.members ?? []).map(\.0)
+        for (name, entry) in json["series"]?.members ?? [] {
+            guard let (kindName, list) = entry.members?.first(where: { RefSeries.Kind(rawValue: $0.0) != nil }),
+                let kind = RefSeries.Kind(rawValue: kindName)
+            else { throw RefReadError("series \(name): no kind") }
+            let members = (list.array ?? []).compactMap(\.string).map { RefKey.of(entry: $0, version: version) }
+            let maxAge = try entry["maxAge"]?.string.map(Self.duration) ?? 60_000
+            // `spread` and `ratio` need both members fresh.
+            let quorum = kind == .spread || kind == .ratio ? 2 : entry["quorum"]?.number.map(Int.init) ?? 1
+            series.append(RefSeries(name: name, kind: kind, members: members, maxAge: maxAge, quorum: quorum))
         }
         for entry in json["rules"]?.array ?? [] {
             rules.append(try rule(entry, defaults: defaults, version: version))
@@ -72,13 +121,15 @@ public struct RefRuleSet {
         }
         let scope: RefRule.Scope
         if let s = json["symbol"]?.string {
-            scope = .symbols([s.uppercased()])
+            scope = .symbols([s])
         } else if let list = json["symbols"]?.array {
-            scope = .symbols(list.compactMap { $0.string?.uppercased() })
+            scope = .symbols(list.compactMap(\.string))
         } else if let filter = json["match"]?.members {
             scope = .match(filter)
         } else if let name = json["portfolio"]?.string {
             scope = .portfolio(name)
+        } else if let name = json["series"]?.string {
+            scope = .series(name)
         } else {
             throw RefReadError("\(id): no scope")
         }
@@ -153,6 +204,9 @@ public struct RefRuleSet {
             if let p = body["percent"]?.number { return .movePercent(p) }
             if let s = body["step"]?.number { return .moveStep(s) }
             throw RefReadError("move: no percent or step")
+        case "volume":
+            let (s, v) = try side(body)
+            return .volume(s, v)
         case "all": return .all(try (body.array ?? []).map(condition))
         case "any": return .any(try (body.array ?? []).map(condition))
         default: throw RefReadError("unknown condition \(key)")

@@ -1,8 +1,8 @@
 public import AlertModel
 
-/// A deliberately naive reading of rules v1 and v2 (Docs/rules.md): every tick of every symbol
-/// is kept, sorted by time, and every value is recomputed from them on each tick. The engine
-/// must agree with it event for event.
+/// A deliberately naive reading of rules v1, v2 and v3 (Docs/rules.md, rules-v3.md): every tick
+/// of every key is kept, sorted by time, and every value is recomputed from them on each tick.
+/// The engine must agree with it event for event.
 ///
 /// Choices where the rules' text is silent are marked `Choice:` below.
 public final class ReferenceEngineV2 {
@@ -34,7 +34,11 @@ public final class ReferenceEngineV2 {
     struct Verdict { var f = false, r = false, k = false, value = Double.nan, threshold = RefEvent.Threshold.none }
 
     let set: RefRuleSet
+    /// The market list of ticks without a source (v1 §4).
     let markets: [Market]?
+    /// Each source's market list (rules v3 §3).
+    let sourceMarkets: [String: [Market]]
+    /// By key: `SYMBOL`, `source:SYMBOL`, or a portfolio's or series' `@NAME`.
     var series: [String: Series] = [:]
     var pairs: [String: Pair] = [:]
     /// Live ticks dropped as invalid (bad price, empty symbol, out of order, `@` symbol).
@@ -42,13 +46,14 @@ public final class ReferenceEngineV2 {
     /// Synthetic portfolio ticks dropped for being earlier than the portfolio's previous one.
     public private(set) var droppedSynthetic = 0
 
-    public init(_ set: RefRuleSet, markets: [Market]? = nil) {
+    public init(_ set: RefRuleSet, markets: [Market]? = nil, sourceMarkets: [String: [Market]] = [:]) {
         self.set = set
         self.markets = markets
+        self.sourceMarkets = sourceMarkets
     }
 
-    public convenience init(files: [String], markets: [Market]? = nil) throws {
-        self.init(try RefRuleSet(files: files), markets: markets)
+    public convenience init(files: [String], markets: [Market]? = nil, sourceMarkets: [String: [Market]] = [:]) throws {
+        self.init(try RefRuleSet(files: files), markets: markets, sourceMarkets: sourceMarkets)
     }
 
     /// A seeded history tick: it enters the symbol's history (buckets, highs and lows,
@@ -59,7 +64,7 @@ public final class ReferenceEngineV2 {
     /// live tick. `@NAME` symbols may be seeded like any other.
     public func seed(_ tick: Tick) {
         guard tick.price.isFinite, tick.price > 0, !tick.symbol.isEmpty else { return }
-        series[tick.symbol.uppercased(), default: Series()].insert(Stored(time: tick.time, price: tick.price))
+        series[RefKey.of(tick), default: Series()].insert(Stored(time: tick.time, price: tick.price))
     }
 
     /// A candle's seeded ticks, in the order the rules give: `(s, low)`, `(s, high)`,
@@ -71,8 +76,9 @@ public final class ReferenceEngineV2 {
         seed(Tick(time: end - 1, symbol: symbol, price: close))
     }
 
-    /// The events of one live tick, in order: the symbol's rules in rule order, then each
-    /// portfolio holding the symbol in file order, with its rules in rule order.
+    /// The events of one live tick, in order: the key's rules in rule order, then each
+    /// portfolio holding the key in file order, with its rules in rule order, then each series
+    /// having the key as a member in file order, with its rules in rule order.
     public func process(_ tick: Tick) -> [RefEvent] {
         var events = evaluateTick(tick)
         // Every id unique (rules-v3 §6): the n-th event of a pair with one base id gets `:n`.
@@ -87,23 +93,38 @@ public final class ReferenceEngineV2 {
     /// How many events had each base id so far (every one ever: the naive reading of the rule).
     var emitted: [String: Int] = [:]
 
+    /// Where a tick comes from: its key, its source and upper-cased symbol (what its events
+    /// carry), or the portfolio or series that made it.
+    struct Origin {
+        var key: String
+        var source: String?
+        var symbol: String
+        var portfolio: RefPortfolio?
+        var seriesName: String?
+    }
+
     private func evaluateTick(_ tick: Tick) -> [RefEvent] {
         let symbol = tick.symbol.uppercased()
+        let key = RefKey.of(tick)
         // Choice: a live tick whose symbol starts with `@` is dropped as invalid; only a
-        // portfolio makes `@` ticks.
+        // portfolio or a series makes `@` ticks.
         guard tick.price.isFinite, tick.price > 0, !symbol.isEmpty, !symbol.hasPrefix("@") else {
             dropped += 1
             return []
         }
-        if let last = series[symbol]?.lastTime, tick.time < last {
+        if let last = series[key]?.lastTime, tick.time < last {
             dropped += 1
             return []
         }
+        // Choice: a `volume24h` that is not a finite number ≥ 0 is no figure (as the tick
+        // reader ignores it).
+        let volume = tick.volume24h.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
         var events = evaluate(
-            symbol: symbol, time: tick.time, price: tick.price, change24h: tick.change24h, portfolio: nil)
+            Origin(key: key, source: tick.source, symbol: symbol), time: tick.time, price: tick.price,
+            change24h: tick.change24h, volume24h: volume)
         // Choice: the value uses live prices only (`prev`); seeded history does not make a
         // holding count as having ticked.
-        for portfolio in set.portfolios where portfolio.holdings.contains(where: { $0.0 == symbol }) {
+        for portfolio in set.portfolios where portfolio.holdings.contains(where: { $0.0 == key }) {
             var value = 0.0
             var defined = true
             for (held, amount) in portfolio.holdings {
@@ -111,27 +132,72 @@ public final class ReferenceEngineV2 {
                 value += amount * p
             }
             guard defined else { continue }
-            if let last = series[portfolio.symbol]?.lastTime, tick.time < last {
+            events += synthetic(
+                Origin(key: portfolio.symbol, symbol: portfolio.symbol, portfolio: portfolio), time: tick.time,
+                value: value)
+        }
+        for definition in set.series where definition.members.contains(key) {
+            // Fresh: the last valid (live) tick at or after t − maxAge; the ticking member is.
+            var fresh: [Double] = []
+            for member in definition.members {
+                guard let last = series[member]?.lastTime, let p = series[member]?.prev else { continue }
+                if member == key || last >= tick.time - definition.maxAge { fresh.append(p) }
+            }
+            let pair = definition.kind == .spread || definition.kind == .ratio
+            guard pair ? fresh.count == 2 : fresh.count >= definition.quorum else { continue }
+            let value: Double
+            switch definition.kind {
+            case .median:
+                let sorted = fresh.sorted()
+                let n = sorted.count
+                value = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2
+            case .mean: value = fresh.reduce(0, +) / Double(fresh.count)
+            case .min: value = fresh.min()!
+            case .max: value = fresh.max()!
+            case .spread: value = (fresh[0] - fresh[1]) / fresh[1] * 100
+            case .ratio: value = fresh[0] / fresh[1]
+            }
+            // A spread may be ≤ 0; every other value is a price (finite, > 0) (v1 §6).
+            guard definition.kind == .spread ? value.isFinite : value.isFinite && value > 0 else {
                 droppedSynthetic += 1
                 continue
             }
-            events += evaluate(
-                symbol: portfolio.symbol, time: tick.time, price: value, change24h: nil, portfolio: portfolio)
+            events += synthetic(
+                Origin(key: definition.symbol, symbol: definition.symbol, seriesName: definition.name),
+                time: tick.time, value: value)
         }
         return events
     }
 
+    /// A portfolio's or series' tick: dropped when earlier than its previous one.
+    private func synthetic(_ origin: Origin, time: Int64, value: Double) -> [RefEvent] {
+        if let last = series[origin.key]?.lastTime, time < last {
+            droppedSynthetic += 1
+            return []
+        }
+        return evaluate(origin, time: time, price: value, change24h: nil, volume24h: nil)
+    }
+
     private func evaluate(
-        symbol: String, time t: Int64, price p: Double, change24h: Double?,
-        portfolio: RefPortfolio?
+        _ origin: Origin, time t: Int64, price p: Double, change24h: Double?, volume24h: Double?
     ) -> [RefEvent] {
-        var s = series[symbol] ?? Series()
+        let symbol = origin.symbol
+        let portfolio = origin.portfolio
+        var s = series[origin.key] ?? Series()
         s.insert(Stored(time: t, price: p))
-        series[symbol] = s
+        series[origin.key] = s
         var events: [RefEvent] = []
-        for rule in set.rules where rule.enabled && applies(rule, symbol, portfolio) {
+        func event(
+            _ kind: RefEvent.Kind, _ rule: RefRule, value: Double, threshold: RefEvent.Threshold,
+            reminder: Int? = nil
+        ) -> RefEvent {
+            var e = RefEvent(kind, rule.id, symbol, t, price: p, value: value, threshold: threshold, reminder: reminder)
+            e.source = origin.source
+            return e
+        }
+        for rule in set.rules where rule.enabled && applies(rule, origin) {
             if let expires = rule.expires, t >= expires { continue }
-            let key = rule.id + "\u{1}" + symbol
+            let key = rule.id + "\u{1}" + origin.key
             var pair = pairs[key] ?? Pair()
             let cooled = pair.lastFired.map { t - $0 >= rule.cooldown } ?? true
             switch rule.condition {
@@ -140,10 +206,7 @@ public final class ReferenceEngineV2 {
                 let m = (p - ref) / ref * 100
                 if abs(m) >= percent, cooled {
                     // Choice: a percent move's threshold is ±P, signed like the move.
-                    events.append(
-                        RefEvent(
-                            .alert, rule.id, symbol, t, price: p, value: m,
-                            threshold: .number(m > 0 ? percent : -percent)))
+                    events.append(event(.alert, rule, value: m, threshold: .number(m > 0 ? percent : -percent)))
                     pair.reference = p
                     pair.lastFired = t
                 }
@@ -154,15 +217,14 @@ public final class ReferenceEngineV2 {
                 let down = p < level * step - g
                 if up || down, cooled {
                     let k = (p / step).rounded(.down)
-                    events.append(
-                        RefEvent(
-                            .alert, rule.id, symbol, t, price: p, value: p,
-                            threshold: .number(up ? k * step : (k + 1) * step)))
+                    events.append(event(.alert, rule, value: p, threshold: .number(up ? k * step : (k + 1) * step)))
                     pair.reference = k
                     pair.lastFired = t
                 }
             default:
-                let v = verdict(rule.condition, rule, s, t: t, p: p, change24h: change24h, portfolio: portfolio)
+                let v = verdict(
+                    rule.condition, rule, s, t: t, p: p, change24h: change24h, volume24h: volume24h,
+                    portfolio: portfolio)
                 if rule.sustain != nil {
                     if pair.armed && v.f { pair.since = pair.since ?? t } else { pair.since = nil }
                 }
@@ -171,8 +233,7 @@ public final class ReferenceEngineV2 {
                 // for `all`/`any`).
                 let sustained = rule.sustain.map { d in pair.since.map { t - $0 >= d } ?? false } ?? true
                 if pair.armed, v.f, sustained, cooled {
-                    events.append(
-                        RefEvent(.alert, rule.id, symbol, t, price: p, value: v.value, threshold: v.threshold))
+                    events.append(event(.alert, rule, value: v.value, threshold: v.threshold))
                     pair.lastFired = t
                     pair.armed = false
                     pair.since = nil
@@ -182,41 +243,55 @@ public final class ReferenceEngineV2 {
                 {
                     pair.reminders += 1
                     events.append(
-                        RefEvent(
-                            .reminder, rule.id, symbol, t, price: p, value: v.value,
-                            threshold: v.threshold, reminder: pair.reminders))
+                        event(.reminder, rule, value: v.value, threshold: v.threshold, reminder: pair.reminders))
                     pair.lastFired = t
                 } else if !pair.armed, rule.repeatMode != .once, v.r {
                     pair.armed = true
                     if rule.resolve {
-                        events.append(
-                            RefEvent(.resolved, rule.id, symbol, t, price: p, value: v.value, threshold: v.threshold))
+                        events.append(event(.resolved, rule, value: v.value, threshold: v.threshold))
                     }
                 }
             }
             pairs[key] = pair
         }
-        s = series[symbol]!
+        s = series[origin.key]!
         s.prev = p
         s.lastTime = t
-        series[symbol] = s
+        series[origin.key] = s
         return events
     }
 
-    private func applies(_ rule: RefRule, _ symbol: String, _ portfolio: RefPortfolio?) -> Bool {
+    /// Rules v3 §3. Choice: an unqualified entry or a `match` of a version 1 or 2 file applies
+    /// to the ticks of every source too, as one of a version 3 file does (those files know no
+    /// sources; their rules are about the symbol).
+    private func applies(_ rule: RefRule, _ origin: Origin) -> Bool {
+        let synthetic = origin.portfolio != nil || origin.seriesName != nil
         switch rule.scope {
-        case .portfolio(let name): return portfolio?.name == name
-        case .symbols(let list): return portfolio == nil && list.contains(symbol)
+        case .portfolio(let name): return origin.portfolio?.name == name
+        case .series(let name): return origin.seriesName == name
+        case .symbols(let list):
+            guard !synthetic else { return false }
+            return list.contains { entry in
+                let key = RefKey.of(entry: entry, version: rule.version)
+                // A qualified entry names a key of a source: exactly that key.
+                if rule.version >= 3, entry.contains(":") { return origin.source != nil && key == origin.key }
+                return key == origin.symbol
+            }
         case .match(let filter):
-            guard portfolio == nil, let markets else { return false }
-            return markets.contains { market in
-                market.symbol.uppercased() == symbol
+            guard !synthetic else { return false }
+            let list = origin.source.map { sourceMarkets[$0] } ?? markets
+            guard let list else { return false }
+            return list.contains { market in
+                market.symbol.uppercased() == origin.symbol
                     && filter.allSatisfy { key, want in
                         switch key {
                         case "future": return want.bool == market.future
                         case "active": return want.bool == market.active
                         case "quote": return want.string?.uppercased() == market.quote.uppercased()
                         case "base": return want.string?.uppercased() == market.base.uppercased()
+                        case "source":
+                            let names = want.string.map { [$0] } ?? (want.array ?? []).compactMap(\.string)
+                            return origin.source.map(names.contains) ?? false
                         default: return false
                         }
                     }
@@ -226,7 +301,7 @@ public final class ReferenceEngineV2 {
 
     private func verdict(
         _ condition: RefRule.Condition, _ rule: RefRule, _ s: Series, t: Int64, p: Double,
-        change24h: Double?, portfolio: RefPortfolio?
+        change24h: Double?, volume24h: Double?, portfolio: RefPortfolio?
     ) -> Verdict {
         let h = rule.hysteresis
         func level(_ x: Double, above: Bool, crossing: Bool) -> Verdict {
@@ -277,11 +352,23 @@ public final class ReferenceEngineV2 {
         case .all(let members), .any(let members):
             var isAll = false
             if case .all = condition { isAll = true }
-            let vs = members.map { verdict($0, rule, s, t: t, p: p, change24h: change24h, portfolio: portfolio) }
+            let vs = members.map {
+                verdict($0, rule, s, t: t, p: p, change24h: change24h, volume24h: volume24h, portfolio: portfolio)
+            }
             if isAll {
                 return Verdict(f: vs.allSatisfy(\.f), r: vs.contains(where: \.r), k: vs.allSatisfy(\.k), value: p)
             }
             return Verdict(f: vs.contains(where: \.f), r: vs.allSatisfy(\.r), k: vs.contains(where: \.k), value: p)
+        case .volume(let side, let limit):
+            // Unknown without `volume24h` (rules v3 §5); re-arming as for a price level.
+            guard let vol = volume24h else { return Verdict(threshold: .number(limit)) }
+            var v = Verdict(value: vol, threshold: .number(limit))
+            switch side {
+            case .above: v.f = vol > limit; v.r = vol <= limit * (1 - h / 100)
+            case .below: v.f = vol < limit; v.r = vol >= limit * (1 + h / 100)
+            }
+            v.k = v.f
+            return v
         case .movePercent, .moveStep:
             return Verdict()
         }
