@@ -170,6 +170,7 @@ struct MultiSourceDaemonTests {
         kill(daemon.pid, SIGHUP)
         _ = try await daemon.waitForStderrLine(containing: "source 'beta' removed from the rule files", timeout: 60)
         _ = try await daemon.waitForStderrLine(containing: "gamma: connected to ws://127.0.0.1", timeout: 60)
+        #expect(daemon.stderr.contains("gamma: 227 markets, 1 rules"))
         let health = try await poll("\(base)/healthz") { $0.status == 200 }
         #expect(health.body == "ok\nalpha: ok\ngamma: ok\n")
         // beta's server sees its connection end; alpha's never saw a second one.

@@ -204,8 +204,13 @@ struct LiveEvaluation {
         if case .ticks = event {} else { origin.monitor.feed(event) }
         switch event {
         case .markets(let markets):
-            if !feeds.contains(where: { $0 === origin }) { feeds.append(origin) }
+            let first = !feeds.contains { $0 === origin }
+            if first { feeds.append(origin) }
             switch updateMarkets(MarketList(markets), from: origin) {
+            case .replaced where first:
+                saveListings()
+                fillHistory()
+                logger.info("\(source): \(markets.count) markets, \(evaluator.ruleSet.rules.count) rules")
             case .replaced:
                 saveListings()
                 logger.info("\(source): market list reloaded: \(markets.count) markets")
@@ -275,7 +280,7 @@ struct LiveEvaluation {
         }
     }
 
-    /// THE per-source market hand-off (rules v3 §3), kept in this one place: a rule-file
+    /// The per-source market hand-off of `run` (rules v3 §3), in this one place: a rule-file
     /// source's list is that source's (`match` joins its ticks to it); the `--source` list is
     /// the list of ticks without a source, as in v1 and v2. The first list of any feed makes
     /// the engine. `listed` rules follow the `--source` list.
