@@ -225,7 +225,9 @@ struct LiveEvaluation {
                     logger.warning("\(source): the market list is empty: 'match' rules apply to nothing")
                 }
             }
-            if persists {
+            // The state folder keeps one market list, the one of ticks without a source (what
+            // `check --source` reuses); a rule-file source's list is fetched at each start.
+            if persists, origin.tag == nil {
                 output.yield(
                     .save([], markets: MarketsSave(markets: markets, source: source, fetchedAt: Wallclock.millis())))
             }
