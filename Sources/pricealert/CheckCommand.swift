@@ -19,7 +19,8 @@ struct CheckCommand: AsyncParsableCommand {
         abstract: "Evaluate one price snapshot against saved state, dispatch, save, exit (for cron).",
         discussion: """
             Prices come from --source (one REST snapshot: btse market_summary, poloniex, coingecko, \
-            coinranking) or from --ticks (a JSON Lines tick file). State (pair states, last prices, \
+            coinranking) and from one snapshot of each source the rule files define (version 3), \
+            or from --ticks (a JSON Lines tick file). State (pair states, last prices, \
             minute history, the market list) and the outbox live in the state folder, which one \
             pricealert at a time may use.
 
@@ -27,7 +28,8 @@ struct CheckCommand: AsyncParsableCommand {
             output is the list of alerts alone, one per line, and the rules' stdout sinks print nothing.
 
             Exit codes: 0 done, 1 alerts fired (only with --exit-code), 65 rule file errors, \
-            66 an input cannot be read, 69 the source cannot be reached, 73 a sink or the state \
+            66 an input cannot be read, 69 a source cannot be reached (the other sources' \
+            prices are still evaluated), 73 a sink or the state \
             folder cannot be set up, or an alert cannot be written to the outbox (the state is then \
             not saved), 74 deliveries failed or wait in the outbox for the next run, \
             75 the state folder is in use (another check or run is going on; this one did nothing).
@@ -75,7 +77,7 @@ struct CheckCommand: AsyncParsableCommand {
     @OptionGroup var skew: TickSkewOption
 
     func validate() throws {
-        guard (source == nil) != (ticks == nil) else { throw ValidationError("give either --source or --ticks") }
+        if source != nil, ticks != nil { throw ValidationError("give either --source or --ticks") }
         if endpoint != nil, source == nil { throw ValidationError("--endpoint is used with --source") }
         if let source { try SourceOptions.check(source: source, endpoint: endpoint) }
     }
@@ -97,6 +99,13 @@ struct CheckCommand: AsyncParsableCommand {
             if let opening, case .success(let store) = await opening.value { store.close() }
             throw error
         }
+        if source == nil, ticks == nil, ruleSet.sources.isEmpty {
+            if let opening, case .success(let store) = await opening.value { store.close() }
+            StandardError.write(
+                "pricealert: error: no prices to check: give --source or --ticks, or define sources in a version 3 rule file"
+            )
+            throw ExitCodes.usage
+        }
         let store = try StateOption.opened(await opening?.value ?? StateOption.open(state.path))
         if let missedKey {
             RuleCache(folder: store.folder).store(ruleSet.rules, rulesEnds: ruleSet.rulesEnds, for: missedKey)
@@ -108,12 +117,19 @@ struct CheckCommand: AsyncParsableCommand {
         let silences: SilenceSet
         let restored: CheckRun.Restored
         var historyRead = 0
+        var unavailable: [String] = []
         let delivery: AlertDelivery
         do {
             silences = try SilenceCommand.load(state.path)
+            // A snapshot of the rule files' sources is live like `--source`'s: timed by now's clock.
+            let live = source ?? (ticks == nil ? ruleSet.sources.first?.name : nil)
             restored = try await CheckRun.restore(
-                &evaluator, from: store, source: source, maxTickSkew: skew.maxTickSkew.duration.milliseconds
-            ) { saved, evaluator in try await loadInput(saved: saved, markets: marketFiles.plain, into: &evaluator) }
+                &evaluator, from: store, source: live, maxTickSkew: skew.maxTickSkew.duration.milliseconds
+            ) { saved, evaluator in
+                try await loadInput(
+                    saved: saved, markets: marketFiles.plain, into: &evaluator, sources: ruleSet.sources,
+                    marketsGiven: Set(marketFiles.bySource.keys), unavailable: &unavailable)
+            }
             historyRead = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
             delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         } catch let error as ExitCode {
@@ -132,7 +148,9 @@ struct CheckCommand: AsyncParsableCommand {
         check.printing = AlertListing.printingSinks(of: ruleSet)
         check.silences = silences
         // `validate()` checked the name: making the source cannot fail here.
-        if let source, let filled = restored.filled, let feed = try? SourceRegistry.make(source, endpoint: endpoint) {
+        if let source, ticks == nil, let filled = restored.filled,
+            let feed = try? SourceRegistry.make(source, endpoint: endpoint)
+        {
             check.backfill = (SourceCandles(source: feed, http: NIOHTTPClient.shared), filled)
         }
         let outcome: CheckRun.Outcome
@@ -141,7 +159,7 @@ struct CheckCommand: AsyncParsableCommand {
                 if let lines {
                     .line(file: ticks ?? "-", line: lines[i])
                 } else {
-                    .snapshot(source: source ?? "", symbol: tick.symbol)
+                    .snapshot(source: tick.source ?? source ?? "", symbol: tick.symbol)
                 }
             }
         } catch {
@@ -155,35 +173,71 @@ struct CheckCommand: AsyncParsableCommand {
         if failures > 0 {
             StandardError.write("check: \(failures) deliveries failed or wait in the outbox")
         }
+        if !unavailable.isEmpty { throw ExitCodes.unavailable }
         if failures > 0 { throw ExitCodes.deliveryFailed }
         if exitCode && outcome.alerts > 0 { throw ExitCode(1) }
     }
 
-    /// The ticks to evaluate and the market list to use (nil: none).
-    /// `lines`: each tick's line in the tick file; `malformed`: lines that were not ticks.
-    /// Lines of the tick file that are not ticks are reported and counted by `evaluator`.
+    /// The ticks to evaluate and the market list to use (nil: none): the tick file's, or the
+    /// `--source` snapshot's, then one snapshot of each of `sources` (the rule files'), whose
+    /// ticks carry the source's name (rules v3 §1). `lines`: each tick's line in the tick file;
+    /// `malformed`: lines that were not ticks, reported and counted by `evaluator`. Each
+    /// rule-file source's market list goes to `evaluator` as that source's, unless
+    /// `marketsGiven` names it (`--markets NAME=FILE`). A rule-file source that cannot be
+    /// reached is named on standard error and added to `unavailable`; the other sources' ticks
+    /// are still evaluated.
     private func loadInput(
-        saved: MarketsSave?, markets: String?, into evaluator: inout Evaluator
+        saved: MarketsSave?, markets: String?, into evaluator: inout Evaluator, sources: [SourceDefinition],
+        marketsGiven: Set<String>, unavailable: inout [String]
     ) async throws -> CheckRun.Input {
         let now = Wallclock.millis()
         var list: MarketsSave? = saved
         if let markets {
             list = MarketsSave(markets: try Inputs.markets(markets).markets, source: markets, fetchedAt: now)
         }
-        guard let source else {
+        if ticks != nil {
             let file = try readTicks(into: &evaluator)
             if evaluator.needsMarketList, list == nil, !evaluator.hasSourceMarkets { Evaluator.noteNoMarketList() }
             return CheckRun.Input(ticks: file.ticks, lines: file.lines, malformed: file.malformed, markets: list)
         }
+        var input = CheckRun.Input(ticks: [], lines: nil, malformed: 0, markets: list)
         do {
-            return try await CheckRun.snapshot(
-                from: try SourceRegistry.make(source, endpoint: endpoint), http: NIOHTTPClient.shared, markets: list,
-                refreshEvery: evaluator.needsMarketList && markets == nil ? marketsEvery.duration.milliseconds : nil,
-                now: now)
+            if let source {
+                input = try await CheckRun.snapshot(
+                    from: try SourceRegistry.make(source, endpoint: endpoint), http: NIOHTTPClient.shared,
+                    markets: list,
+                    refreshEvery: evaluator.needsMarketList && markets == nil
+                        ? marketsEvery.duration.milliseconds : nil,
+                    now: now)
+            }
         } catch let failure as SourceUnavailable {
             StandardError.write("pricealert: error: \(failure)")
             throw ExitCodes.unavailable
         }
+        for definition in sources {
+            do {
+                let feed = try SourceRegistry.make(definition.type, endpoint: definition.endpoint)
+                // Its market list (for `match` rules on its ticks) is fetched with the snapshot,
+                // unless `--markets NAME=FILE` gave it.
+                let fetchList = evaluator.needsMarketList && !marketsGiven.contains(definition.name)
+                let taken = try await CheckRun.snapshot(
+                    from: feed, http: NIOHTTPClient.shared, markets: nil, refreshEvery: fetchList ? 0 : nil, now: now)
+                if let list = taken.markets {
+                    evaluator.updateMarkets(MarketList(list.markets), source: definition.name)
+                }
+                for var tick in taken.ticks {
+                    tick.source = definition.name
+                    input.ticks.append(tick)
+                }
+            } catch let failure as SourceUnavailable {
+                StandardError.write("pricealert: error: \(definition.name): \(failure.error)")
+                unavailable.append(definition.name)
+            } catch {
+                StandardError.write("pricealert: error: \(definition.name): \(error)")
+                unavailable.append(definition.name)
+            }
+        }
+        return input
     }
 
     /// The tick file's ticks (`Evaluator.readTicks`); exits 66 naming it when it cannot be read.

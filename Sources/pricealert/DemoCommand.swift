@@ -65,11 +65,11 @@ struct DemoCommand: AsyncParsableCommand {
         StandardError.write("demo: exchange on http://127.0.0.1:\(port); \(ruleSet.rules.count) rules; Ctrl-C stops")
         let outcome: LivePipeline.Outcome
         do {
+            let runner = FeedRunner(
+                source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: NIOHTTPClient.shared,
+                options: skew.applied(to: tuning.options), logger: logger)
             outcome = try await LiveDaemon.run(
-                ruleSet: ruleSet,
-                runner: FeedRunner(
-                    source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: NIOHTTPClient.shared,
-                    options: skew.applied(to: tuning.options), logger: logger),
+                ruleSet: ruleSet, feeds: [LiveFeed(runner: runner)], feedOptions: runner.options,
                 delivery: delivery, options: daemon, duration: duration?.duration, logger: logger,
                 rulePaths: demoRules.paths, saved: saved)
         } catch {

@@ -1,24 +1,34 @@
 import AlertFeeds
 import AlertHTTP
+import AlertModel
 import AlertPipeline
+import AlertRules
 import AlertSinks
 import ArgumentParser
 import Logging
 import Platform
 
-/// `pricealert run`: the daemon. Loads the market list (and reloads it), follows live prices,
+/// `pricealert run`: the daemon. Follows `--source` and every source the rule files define
+/// (rules v3 §2), each with its market list (reloaded), live prices, reconnects and staleness,
 /// evaluates the rules and dispatches alerts, until SIGTERM or SIGINT.
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Follow live prices and dispatch alerts until stopped.",
         discussion:
-            "State (pair states, last prices, minute history, market list, outbox) is kept in the state folder and restored at start. SIGHUP re-reads the rule files (a file with errors keeps the running rules). When no price comes for --stale-after, the sinks get a stale-feed alert (@feed-stale), and @feed-recovered when prices return.\n\nExit codes: 0 stopped by a signal or --duration, 65 rule file errors, 66 unreadable rule file, 69 the --listen address cannot be bound, 73 a sink or the state folder cannot be set up, an alert could never be written to the outbox, or the state folder was deleted while in use, 74 alerts became dead letters (rows still pending wait in the outbox for the next start), 75 the state folder is in use by another pricealert."
+            "State (pair states, last prices, minute history, market list, outbox) is kept in the state folder and restored at start. Prices come from --source and from every source the rule files define under \"sources\" (version 3), each followed on its own connection. SIGHUP re-reads the rule files (a file with errors keeps the running rules) and starts the sources they add, stops the ones they remove, and keeps the others connected. When a feed gives no price for --stale-after, the sinks get a stale-feed alert (@feed-stale), and @feed-recovered when prices return.\n\nExit codes: 0 stopped by a signal or --duration, 64 no --source and no source in the rule files, or a rule-file source named like --source, 65 rule file errors, 66 unreadable rule file, 69 the --listen address cannot be bound, 73 a sink or the state folder cannot be set up, an alert could never be written to the outbox, or the state folder was deleted while in use, 74 alerts became dead letters (rows still pending wait in the outbox for the next start), 75 the state folder is in use by another pricealert."
     )
 
     @OptionGroup var rules: RulesOption
 
-    @OptionGroup var source: SourceOptions
+    @Option(
+        help:
+            "Where prices come from: \(SourceRegistry.names.joined(separator: ", ")); its ticks have no source. Optional when the rule files define sources."
+    )
+    var source: String?
+
+    @Option(help: "The source's REST base URL (its websocket URL follows: http→ws, https→wss), e.g. a local server.")
+    var endpoint: String?
     @OptionGroup var tuning: FeedTuning
     @OptionGroup var skew: TickSkewOption
 
@@ -31,6 +41,11 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "How often the engine's state is saved in the state folder (it is also saved at shutdown).")
     var saveEvery: DurationArgument = DurationArgument(.seconds(60))
 
+    func validate() throws {
+        if let source { try SourceOptions.check(source: source, endpoint: endpoint) }
+        if endpoint != nil, source == nil { throw ValidationError("--endpoint is used with --source") }
+    }
+
     func run() async throws {
         Logs.bootstrap()
         RuleReload.ignoreUntilListening()
@@ -41,12 +56,18 @@ struct RunCommand: AsyncParsableCommand {
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         let http = NIOHTTPClient.shared
         let logger = Logger(label: "pricealert")
+        let options = skew.applied(to: tuning.options)
+        let makeRunner: @Sendable (SourceDefinition) throws -> FeedRunner = { definition in
+            FeedRunner(
+                source: try SourceRegistry.make(definition.type, endpoint: definition.endpoint), http: http,
+                options: options, logger: logger)
+        }
         let outcome = try await LiveDaemon.run(
             ruleSet: ruleSet,
-            runner: FeedRunner(
-                source: try source.make(), http: http, options: skew.applied(to: tuning.options), logger: logger),
-            delivery: delivery, options: daemon, duration: duration?.duration, logger: logger,
-            rulePaths: rules.files, saved: saved, saveEvery: saveEvery.duration)
+            feeds: try feeds(of: ruleSet, make: makeRunner, http: http, options: options, logger: logger),
+            feedOptions: options, makeRunner: makeRunner, delivery: delivery, options: daemon,
+            duration: duration?.duration, logger: logger, rulePaths: rules.files, saved: saved,
+            saveEvery: saveEvery.duration)
         var summary =
             "run: \(outcome.stats.accepted) ticks, \(outcome.stats.droppedTotal) dropped, \(outcome.stats.alerts) alerts"
         if outcome.stats.unwatched > 0 {
@@ -55,5 +76,35 @@ struct RunCommand: AsyncParsableCommand {
         StandardError.write(summary)
         if outcome.unwritten || outcome.stateLost != nil { throw ExitCodes.stateUnusable }
         if outcome.deliveryFailures > 0 { throw ExitCodes.deliveryFailed }
+    }
+
+    /// `--source`'s feed, then one per source the rule files define, in file order.
+    private func feeds(
+        of ruleSet: RuleSet, make: (SourceDefinition) throws -> FeedRunner, http: any HTTPClient,
+        options: FeedOptions, logger: Logger
+    ) throws -> [LiveFeed] {
+        var feeds: [LiveFeed] = []
+        if let source {
+            if let clash = ruleSet.sources.first(where: { $0.name == source }) {
+                StandardError.write(
+                    "pricealert: error: the rule files define a source named \(UserText.single(clash.name)), the name --source gives its feed; rename the rule files' source"
+                )
+                throw ExitCodes.usage
+            }
+            let runner = FeedRunner(
+                source: try SourceRegistry.make(source, endpoint: endpoint), http: http, options: options,
+                logger: logger)
+            feeds.append(LiveFeed(runner: runner))
+        }
+        for definition in ruleSet.sources {
+            feeds.append(LiveFeed(name: definition.name, tag: definition.name, runner: try make(definition)))
+        }
+        guard !feeds.isEmpty else {
+            StandardError.write(
+                "pricealert: error: no prices to follow: give --source, or define sources in a version 3 rule file (Docs/rules.md)"
+            )
+            throw ExitCodes.usage
+        }
+        return feeds
     }
 }

@@ -27,7 +27,8 @@ struct LiveDaemonTests {
             route: .direct(Dispatcher(sinks: [:])),
             policy: try DeliveryPolicy(ruleSet: rules, silences: SilenceSet(), journal: nil))
         let pipeline = try await LivePipeline.daemon(
-            ruleSet: rules, runner: runner, delivery: delivery, logger: logger, listen: nil,
+            ruleSet: rules, feeds: [LiveFeed(runner: runner)], feedOptions: runner.options, makeRunner: nil,
+            delivery: delivery, logger: logger, listen: nil,
             drainTimeout: .seconds(3), duration: .seconds(5), rulePaths: ["rules.json"],
             saved: SavedState([]), saveEvery: .seconds(7))
         #expect(pipeline.drainTimeout == .seconds(3))

@@ -58,30 +58,30 @@ extension LiveCommandTests {
 
             // Prices flow: healthy, and the counters say what happened.
             let metrics = try await poll("\(base)/metrics", draining: socket) {
-                (Self.sample($0.body, "pricealert_ticks_total") ?? 0) > 0
+                (Self.sample($0.body, #"pricealert_ticks_total{source="btse"}"#) ?? 0) > 0
                     // Every 5th frame is malformed.
                     && (Self.sample($0.body, #"pricealert_dropped_total{reason="malformed"}"#) ?? 0) > 0
             }
             #expect(try await get("\(base)/healthz") == Response(status: 200, body: "ok\n"))
-            #expect(Self.sample(metrics.body, "pricealert_feed_connected") == 1)
-            #expect(Self.sample(metrics.body, "pricealert_feed_stale") == 0)
+            #expect(Self.sample(metrics.body, #"pricealert_feed_connected{source="btse"}"#) == 1)
+            #expect(Self.sample(metrics.body, #"pricealert_feed_stale{source="btse"}"#) == 0)
             #expect((Self.sample(metrics.body, #"pricealert_alerts_total{rule="btc-listed"}"#) ?? 0) >= 1)
             #expect(
                 (Self.sample(metrics.body, #"pricealert_deliveries_total{sink="out",outcome="delivered"}"#) ?? 0) >= 1)
             #expect(Self.sample(metrics.body, "pricealert_outbox_depth") == 0)
-            #expect(Self.sample(metrics.body, "pricealert_feed_reconnects_total") == 0)
-            #expect(Self.sample(metrics.body, "pricealert_seconds_since_last_tick") != nil)
+            #expect(Self.sample(metrics.body, #"pricealert_feed_reconnects_total{source="btse"}"#) == 0)
+            #expect(Self.sample(metrics.body, #"pricealert_seconds_since_last_tick{source="btse"}"#) != nil)
             #expect(metrics.body.contains("# TYPE pricealert_alerts_total counter"))
 
             // The exchange goes silent: /healthz fails with the reason, the watchdog stops.
             exchange.setFaults(ExchangeFaults(silenceAfter: .zero, silenceFor: .seconds(3600)))
             let silent = try await poll("\(base)/metrics", draining: socket) {
-                Self.sample($0.body, "pricealert_feed_stale") == 1
+                Self.sample($0.body, #"pricealert_feed_stale{source="btse"}"#) == 1
             }
             let stale = try await get("\(base)/healthz")
             #expect(stale.status == 503)
             #expect(stale.body.hasPrefix("stale: no prices for "))
-            #expect((Self.sample(silent.body, "pricealert_seconds_since_last_tick") ?? 0) >= 5)
+            #expect((Self.sample(silent.body, #"pricealert_seconds_since_last_tick{source="btse"}"#) ?? 0) >= 5)
             #expect((Self.sample(silent.body, #"pricealert_alerts_total{rule="@feed-stale"}"#) ?? 0) == 1)
             let pingsBefore = socket.receive().count { $0 == "WATCHDOG=1" }
             for _ in 0..<10 { // over six watchdog periods

@@ -89,3 +89,46 @@ struct FeedStatusTests {
                     reason: "state folder st was deleted or moved while in use: st/pricealert.lock was deleted"))
     }
 }
+
+/// Several feeds (the `--source` feed and the rule files' sources): `/healthz` is healthy only
+/// while every feed is, and names each; the watchdog is fed while any feed is fresh.
+extension FeedStatusTests {
+    @Test func eachFeedHasItsOwnHealthAndTheWholeNeedsThemAll() {
+        let status = FeedStatus(now: start)
+        status.addFeed("alpha", staleAfter: .seconds(10), now: start)
+        status.addFeed("beta", staleAfter: .seconds(10), now: start)
+        #expect(status.connected(feed: "alpha", now: at(1)))
+        #expect(!status.connected(feed: "beta", now: at(1))) // startup completed with the first
+        status.pricesArrived(feed: "alpha", now: at(2))
+        status.pricesArrived(feed: "beta", now: at(2))
+        #expect(status.health(now: at(3)) == .healthy)
+
+        status.disconnected(reason: "connection refused", feed: "beta")
+        #expect(
+            status.health(now: at(4))
+                == .unhealthy(reason: "1 of 2 sources unhealthy: beta: disconnected: connection refused"))
+        #expect(
+            status.sources(now: at(4)).map(\.verdict) == [
+                .healthy, .unhealthy(reason: "disconnected: connection refused")
+            ])
+        #expect(status.sources(now: at(4)).map(\.name) == ["alpha", "beta"])
+
+        // beta silent past its limit, alpha fresh: not wedged, the watchdog goes on.
+        status.pricesArrived(feed: "alpha", now: at(13))
+        #expect(status.freshness(now: at(14)) == .healthy)
+        #expect(status.secondsSinceLastPrices(feed: "beta", now: at(14)) == 12)
+        // Both silent: the watchdog is withheld, with each reason.
+        #expect(
+            status.freshness(now: at(24))
+                == .unhealthy(
+                    reason:
+                        "2 of 2 sources unhealthy: alpha: stale: no prices for 11 s; beta: stale: no prices for 22 s (disconnected: connection refused)"
+                ))
+
+        // A removed feed no longer counts.
+        status.removeFeed("beta")
+        status.pricesArrived(feed: "alpha", now: at(25))
+        #expect(status.health(now: at(26)) == .healthy)
+        #expect(status.feedNames == ["alpha"])
+    }
+}

@@ -124,6 +124,16 @@ public struct Evaluator {
             engine.replaceMarkets(list)
             return .replaced
         }
+        return makeEngine(markets: list)
+    }
+
+    /// Makes the engine, when there is none yet, without a list of ticks without a source: a
+    /// rule-file source's market list came first (`run` with rule-file sources).
+    public mutating func makeEngineUnlessReady() -> MarketsUpdate {
+        engine == nil ? makeEngine(markets: nil) : .replaced
+    }
+
+    private mutating func makeEngine(markets list: MarketList?) -> MarketsUpdate {
         let engine = Self.engine(ruleSet, markets: list, sourceMarkets: pendingSourceMarkets)
         pendingSourceMarkets = [:]
         let restored = restoring.count

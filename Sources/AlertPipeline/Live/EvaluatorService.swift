@@ -9,9 +9,9 @@ import Platform
 import ServiceLifecycle
 import Synchronization
 
-/// The evaluator as a service: takes the feed's events, reloaded rules and the history the
-/// `BackfillService` fetched from its inbox, in order, and hands alerts, saves and listings to
-/// delivery, in order. It asks the backfill service for history and never waits for it. It never waits for a
+/// The evaluator as a service: takes the feeds' events, reloaded rules and the history the
+/// feeds' `BackfillService`s fetched from its inbox, in order, and hands alerts, saves and
+/// listings to delivery, in order. It asks each feed's backfill for history and never waits for it. It never waits for a
 /// sink, only for `AlertGate` when a burst leaves too many alerts on their way out, and for
 /// each part of a save to be written before it copies the next (`saveChanges`). With a
 /// state folder it hands on a save of the changed state every `saveEvery`, with each market
@@ -21,7 +21,7 @@ import Synchronization
 /// delivery's input.
 final class EvaluatorService: Service {
     let ruleSet: RuleSet
-    let runner: FeedRunner
+    let options: FeedOptions
     let logger: Logger
     let monitor: PipelineMonitor
     let inbox: Inbox<EvaluatorInput>
@@ -31,18 +31,18 @@ final class EvaluatorService: Service {
     /// Where saves go: nil without a state folder (nothing is saved, listings are not restored).
     let store: StateStore?
     let saveEvery: Duration
-    /// Where the history the rules need is asked for (nil: no backfill).
-    let backfill: LiveBackfill?
+    /// The ledger of the history filled before (nil without a state folder).
+    let ledger: BackfillLedger?
     /// The counts of the run, once the service has returned.
     private let result = Mutex<Engine.Stats>(Engine.Stats())
 
     init(
-        ruleSet: RuleSet, runner: FeedRunner, logger: Logger, monitor: PipelineMonitor,
+        ruleSet: RuleSet, options: FeedOptions, logger: Logger, monitor: PipelineMonitor,
         inbox: Inbox<EvaluatorInput>, output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate,
-        saved: SavedState, store: StateStore?, saveEvery: Duration, backfill: LiveBackfill?
+        saved: SavedState, store: StateStore?, saveEvery: Duration, ledger: BackfillLedger?
     ) {
         self.ruleSet = ruleSet
-        self.runner = runner
+        self.options = options
         self.logger = logger
         self.monitor = monitor
         self.inbox = inbox
@@ -51,17 +51,16 @@ final class EvaluatorService: Service {
         self.saved = saved
         self.store = store
         self.saveEvery = saveEvery
-        self.backfill = backfill
+        self.ledger = ledger
     }
 
     var stats: Engine.Stats { result.withLock { $0 } }
 
     func run() async {
         var evaluation = LiveEvaluation(
-            ruleSet: ruleSet, source: runner.source.name, staleAfter: runner.options.staleAfter,
-            logger: logger, monitor: monitor, output: output, gate: gate)
-        evaluation.maxTickSkew = runner.options.maxTickSkew.milliseconds
-        evaluation.backfill = backfill
+            ruleSet: ruleSet, logger: logger, monitor: monitor, output: output, gate: gate)
+        evaluation.maxTickSkew = options.maxTickSkew.milliseconds
+        evaluation.ledger = ledger
         if let store {
             evaluation.persist(restoring: saved.take(), every: saveEvery)
             evaluation.restoreListings(from: ListingStore(folder: store.folder))
@@ -70,13 +69,14 @@ final class EvaluatorService: Service {
         }
         for await input in inbox {
             switch input {
-            case .feed(let event): await evaluation.handle(event)
+            case .feed(let event, let origin): await evaluation.handle(event, from: origin)
+            case .feedEnded(let origin): evaluation.ended(origin)
             case .reload(let rules): await evaluation.reload(rules)
             case .filled(let need, let candles, let entry): evaluation.filled(need, candles: candles, entry: entry)
             case .fillFinished: await evaluation.saveChanges()
             }
         }
-        backfill?.requests.finish()
+        evaluation.finishBackfills()
         // The inbox ends when the feed has stopped; the final save waits for this service's
         // turn, so nothing it would hand on comes after it.
         try? await gracefulShutdown()
@@ -86,19 +86,9 @@ final class EvaluatorService: Service {
     }
 }
 
-/// `run`'s backfill (Docs/candles.md): where the evaluator asks for history (`BackfillService`),
-/// and the ledger of the symbols filled before (nil without a state folder: every start fills
-/// again).
-struct LiveBackfill: Sendable {
-    let requests: AsyncStream<BackfillService.Request>.Continuation
-    let ledger: BackfillLedger?
-}
-
 /// The evaluator service's state: the `Evaluator` (its engine made when the first market list
 /// arrives) and what feed events mean for users.
 struct LiveEvaluation {
-    let source: String
-    let staleAfter: Duration
     let logger: Logger
     let monitor: PipelineMonitor
     let output: AsyncStream<DeliveryInput>.Continuation
@@ -113,8 +103,11 @@ struct LiveEvaluation {
     /// The monotonic clock `saveEvery` is measured on: setting the time of day neither stops
     /// saves nor bunches them.
     var intervals = ElapsedMillis()
-    /// Where the history of the rules' symbols is filled from, before their first tick.
-    var backfill: LiveBackfill?
+    /// The ledger of the history filled before (nil without a state folder: every start fills again).
+    var ledger: BackfillLedger?
+    /// The feeds that gave a market list and have not ended, in the order of their first list:
+    /// each fills the history of its own keys (`fillHistory`).
+    private var feeds: [FeedOrigin] = []
     /// The reach filled per symbol by this run: the ledger records a fill only after the save
     /// holding it, and without a state folder there is no ledger.
     private var filledByThisRun: [String: Int64] = [:]
@@ -131,11 +124,9 @@ struct LiveEvaluation {
     static let refusalsLogged = 100
 
     init(
-        ruleSet: RuleSet, source: String, staleAfter: Duration, logger: Logger, monitor: PipelineMonitor,
-        output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate
+        ruleSet: RuleSet, logger: Logger, monitor: PipelineMonitor, output: AsyncStream<DeliveryInput>.Continuation,
+        gate: AlertGate
     ) {
-        self.source = source
-        self.staleAfter = staleAfter
         self.logger = logger
         self.monitor = monitor
         self.output = output
@@ -208,26 +199,35 @@ struct LiveEvaluation {
 
     var stats: Engine.Stats { evaluator.stats }
 
-    mutating func handle(_ event: FeedEvent) async {
-        if case .ticks = event {} else { monitor.feed(event) }
+    mutating func handle(_ event: FeedEvent, from origin: FeedOrigin) async {
+        let source = origin.name
+        if case .ticks = event {} else { origin.monitor.feed(event) }
         switch event {
         case .markets(let markets):
-            switch evaluator.updateMarkets(MarketList(markets)) {
+            let first = !feeds.contains { $0 === origin }
+            if first { feeds.append(origin) }
+            switch updateMarkets(MarketList(markets), from: origin) {
+            case .replaced where first:
+                saveListings()
+                fillHistory()
+                logger.info("\(source): \(markets.count) markets, \(evaluator.ruleSet.rules.count) rules")
             case .replaced:
                 saveListings()
                 logger.info("\(source): market list reloaded: \(markets.count) markets")
                 // Markets that `match` rules newly reach get their history filled, beside the feed.
-                if let backfill { fillHistory(from: backfill) }
+                fillHistory()
             case .madeEngine(let restored):
                 saveListings()
                 if restored > 0 { logger.info("\(source): restored the saved state of \(restored) symbols") }
-                if let backfill { fillHistory(from: backfill) }
+                fillHistory()
                 logger.info("\(source): \(markets.count) markets, \(evaluator.ruleSet.rules.count) rules")
                 if evaluator.hasMatchRules, markets.isEmpty {
                     logger.warning("\(source): the market list is empty: 'match' rules apply to nothing")
                 }
             }
-            if persists {
+            // The state folder keeps one market list, the one of ticks without a source (what
+            // `check --source` reuses); a rule-file source's list is fetched at each start.
+            if persists, origin.tag == nil {
                 output.yield(
                     .save([], markets: MarketsSave(markets: markets, source: source, fetchedAt: Wallclock.millis())))
             }
@@ -239,7 +239,9 @@ struct LiveEvaluation {
             let now = Wallclock.millis()
             watchClock(now: now)
             let limit = now &+ maxTickSkew
-            for tick in ticks {
+            for var tick in ticks {
+                // A rule-file source's ticks carry its name (rules v3 §1); `--source`'s none.
+                tick.source = origin.tag
                 if let drop = evaluator.process(tick, at: place, into: &alerts, notAfter: limit) {
                     monitor.dropped(drop.reason)
                     if drop.reason == .aheadOfClock {
@@ -256,7 +258,7 @@ struct LiveEvaluation {
                 alerts.removeAll(keepingCapacity: true)
                 if gate.isFull { await gate.waitForRoom() }
             }
-            monitor.prices(accepted: accepted, allRefused: refused > 0 && refused == ticks.count)
+            origin.monitor.prices(accepted: accepted, allRefused: refused > 0 && refused == ticks.count)
             saveListings()
             if persists, intervals() - lastSave >= saveEvery { await saveChanges() }
         case .dropped(let reason):
@@ -269,33 +271,68 @@ struct LiveEvaluation {
             event.log(source: source, to: logger)
             emit(
                 FeedAlert.stale(
-                    source: source, silentFor: silence, staleAfter: staleAfter,
+                    source: source, tag: origin.tag, silentFor: silence, staleAfter: origin.staleAfter,
                     at: Wallclock.millis(), notify: feedAlertSinks))
         case .recovered(let silence):
             event.log(source: source, to: logger)
             emit(
                 FeedAlert.recovered(
-                    source: source, silentFor: silence, at: Wallclock.millis(),
+                    source: source, tag: origin.tag, silentFor: silence, at: Wallclock.millis(),
                     notify: feedAlertSinks))
         }
     }
 
-    /// Asks the backfill service for the history of the symbols the rules need (`match` rules:
-    /// under the market list in use) that neither the ledger, this run, nor a request still in
-    /// flight covers as far back. Returns at once: ticks go on being evaluated while it fills,
-    /// and each symbol's candles are seeded when they arrive (`filled`).
-    private mutating func fillHistory(from backfill: LiveBackfill) {
+    /// The per-source market hand-off of `run` (rules v3 §3), in this one place: a rule-file
+    /// source's list is that source's (`match` joins its ticks to it); the `--source` list is
+    /// the list of ticks without a source, as in v1 and v2. The first list of any feed makes
+    /// the engine. `listed` rules follow the `--source` list.
+    private mutating func updateMarkets(_ list: MarketList, from origin: FeedOrigin) -> Evaluator.MarketsUpdate {
+        guard let tag = origin.tag else { return evaluator.updateMarkets(list) }
+        evaluator.updateMarkets(list, source: tag)
+        return evaluator.makeEngineUnlessReady()
+    }
+
+    /// A feed whose source was removed: its history is no longer asked of it.
+    mutating func ended(_ origin: FeedOrigin) {
+        origin.backfill?.finish()
+        feeds.removeAll { $0 === origin }
+    }
+
+    /// No more history is asked of any feed (the inbox has ended).
+    mutating func finishBackfills() {
+        for feed in feeds { feed.backfill?.finish() }
+    }
+
+    /// Asks each feed's backfill for the history of its keys that the rules need (`match`
+    /// rules: under the market list in use) that neither the ledger, this run, nor a request
+    /// still in flight covers as far back: a rule-file source for the keys `NAME:SYMBOL`, the
+    /// `--source` feed for the keys without a source. Returns at once: ticks go on being
+    /// evaluated while it fills, and each symbol's candles are seeded when they arrive (`filled`).
+    private mutating func fillHistory() {
         // Before the first market list there is no engine to seed: that list asks for it all.
         guard evaluator.isReady else { return }
         let reaches = evaluator.historyReaches
         guard !reaches.isEmpty else { return }
+        for feed in feeds {
+            guard let requests = feed.backfill else { continue }
+            let mine = reaches.filter { key, _ in
+                feed.keyPrefix.map { key.hasPrefix($0) } ?? !key.contains(":")
+            }
+            if !mine.isEmpty { fillHistory(of: mine, from: feed, into: requests) }
+        }
+    }
+
+    private mutating func fillHistory(
+        of reaches: [String: Backfill.Reach], from feed: FeedOrigin,
+        into requests: AsyncStream<BackfillService.Request>.Continuation
+    ) {
         var filled = filledByThisRun.merging(asked) { max($0, $1) }
-        if let ledger = backfill.ledger {
+        if let ledger {
             do {
-                filled.merge(try ledger.reaches(source: source)) { max($0, $1) }
+                filled.merge(try ledger.reaches(source: feed.name)) { max($0, $1) }
             } catch {
                 logger.warning(
-                    "\(source): the ledger of filled history cannot be read: \(error); filling every symbol again")
+                    "\(feed.name): the ledger of filled history cannot be read: \(error); filling every symbol again")
             }
         }
         let now = Wallclock.millis()
@@ -305,7 +342,7 @@ struct LiveEvaluation {
         let todo = HistoryBackfill.todo(needs, filled: filled)
         guard !todo.isEmpty else { return }
         for need in todo { asked[need.symbol] = max(asked[need.symbol] ?? 0, need.reach) }
-        backfill.requests.yield(BackfillService.Request(todo: todo, now: now))
+        requests.yield(BackfillService.Request(todo: todo, now: now))
     }
 
     /// One symbol's fill from the backfill service: its candles go into the engine now (history,
@@ -369,7 +406,7 @@ struct LiveEvaluation {
         await saveChanges()
         output.yield(.rules(rules))
         evaluator.reload(rules)
-        if let backfill { fillHistory(from: backfill) }
+        fillHistory()
         logger.info("rules reloaded: \(rules.rules.count) rules")
     }
 

@@ -3,11 +3,15 @@
 // the evaluator when the feed is stopped.
 import Synchronization
 
-/// The evaluator's inbox: many senders (the feed's tasks, the rule reload), one reader, at most
-/// `capacity` inputs waiting. A sender finding it full waits until the reader takes one, so the
-/// feed reads no frame while the evaluator is `capacity` behind: the exchange's frames wait in
-/// the socket, and a feed kept waiting past its stale limit reconnects. Nothing sent before
-/// `finish` is lost: the reader gets every input, in the order they were taken in.
+/// The evaluator's inbox: many senders (each feed's tasks, the rule reload, the fills), one
+/// reader, in lanes: each sender sends on its own lane, and at most `capacity` inputs of one
+/// lane wait at once. A sender finding its lane full waits until the reader takes one of that
+/// lane's inputs, so a feed reads no frame while the evaluator is `capacity` of its events
+/// behind: the exchange's frames wait in the socket, and a feed kept waiting past its stale
+/// limit reconnects. A feed that floods fills only its own lane: another feed's event waits
+/// behind at most `capacity` of the flood's, never for room. Nothing sent before `finish` is
+/// lost: the reader gets every input, in the order they were taken in. The lock is held only
+/// to move one input; no sender holds it while it waits.
 ///
 /// A send ignores its task's cancellation (the reader drains the inbox until `finish`); a
 /// reader whose task is cancelled ends the inbox, and waiting senders return.
@@ -16,36 +20,40 @@ final class Inbox<Element: Sendable>: AsyncSequence, Sendable {
     struct Counts: Sendable, Equatable {
         var sent = 0
         var received = 0
-        /// The most inputs that were waiting at once (never more than `capacity`).
+        /// The most inputs that were waiting at once (never more than `capacity` per lane).
         var peak = 0
     }
 
     private struct State {
-        var waiting: [Element] = []
+        var waiting: [(lane: Int, element: Element)] = []
         var head = 0
-        /// Senders that found the inbox full, with what they bring, in order.
-        var blocked: [(Element, CheckedContinuation<Void, Never>)] = []
+        /// Inputs waiting per lane.
+        var inLane: [Int: Int] = [:]
+        /// Senders that found their lane full, with what they bring, in order, per lane.
+        var blocked: [Int: [(Element, CheckedContinuation<Void, Never>)]] = [:]
         var reader: CheckedContinuation<Element?, Never>?
         var finished = false
         var counts = Counts()
 
         var count: Int { waiting.count - head }
 
-        mutating func admit(_ element: Element) {
-            waiting.append(element)
+        mutating func admit(_ element: Element, lane: Int) {
+            waiting.append((lane, element))
+            inLane[lane, default: 0] += 1
             counts.sent += 1
             counts.peak = Swift.max(counts.peak, count)
         }
 
-        mutating func take() -> Element? {
+        mutating func take() -> (lane: Int, element: Element)? {
             guard head < waiting.count else { return nil }
-            let element = waiting[head]
+            let taken = waiting[head]
             head += 1
             if head == waiting.count {
                 waiting.removeAll(keepingCapacity: true)
                 head = 0
             }
-            return element
+            inLane[taken.lane, default: 1] -= 1
+            return taken
         }
     }
 
@@ -59,9 +67,9 @@ final class Inbox<Element: Sendable>: AsyncSequence, Sendable {
 
     var counts: Counts { state.withLock { $0.counts } }
 
-    /// Hands `element` to the reader, waiting while `capacity` inputs are waiting. After
-    /// `finish`, the element is dropped.
-    func send(_ element: Element) async {
+    /// Hands `element` to the reader, waiting while `capacity` inputs of `lane` are waiting.
+    /// After `finish`, the element is dropped.
+    func send(_ element: Element, lane: Int = 0) async {
         let sent: Bool = state.withLock { state in
             guard !state.finished else { return true }
             if let reader = state.reader {
@@ -71,20 +79,20 @@ final class Inbox<Element: Sendable>: AsyncSequence, Sendable {
                 reader.resume(returning: element)
                 return true
             }
-            guard state.count < capacity else { return false }
-            state.admit(element)
+            guard state.inLane[lane, default: 0] < capacity else { return false }
+            state.admit(element, lane: lane)
             return true
         }
         if sent { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now: Bool = state.withLock { state in
                 if state.finished { return true }
-                if state.count < capacity {
+                if state.inLane[lane, default: 0] < capacity {
                     // Room was made between the two locks.
-                    state.admit(element)
+                    state.admit(element, lane: lane)
                     return true
                 }
-                state.blocked.append((element, continuation))
+                state.blocked[lane, default: []].append((element, continuation))
                 return false
             }
             if now { continuation.resume() }
@@ -117,21 +125,22 @@ final class Inbox<Element: Sendable>: AsyncSequence, Sendable {
         } onCancel: {
             let (reader, blocked) = state.withLock { state in
                 state.finished = true
-                defer { (state.reader, state.blocked) = (nil, []) }
-                return (state.reader, state.blocked)
+                defer { (state.reader, state.blocked) = (nil, [:]) }
+                return (state.reader, state.blocked.values.flatMap { $0 })
             }
             reader?.resume(returning: nil)
             for (_, sender) in blocked { sender.resume() }
         }
     }
 
-    /// Takes the first waiting input, letting the first blocked sender's input in behind.
+    /// Takes the first waiting input, letting the first blocked sender of its lane in behind.
     private func takeNext(_ state: inout State) -> Element? {
-        guard let element = state.take() else { return nil }
+        guard let (lane, element) = state.take() else { return nil }
         state.counts.received += 1
-        if !state.blocked.isEmpty {
-            let (next, sender) = state.blocked.removeFirst()
-            state.admit(next)
+        if var senders = state.blocked[lane], !senders.isEmpty {
+            let (next, sender) = senders.removeFirst()
+            state.blocked[lane] = senders.isEmpty ? nil : senders
+            state.admit(next, lane: lane)
             sender.resume()
         }
         return element

@@ -31,17 +31,21 @@ extension LivePipeline {
     /// (its server started here, so that an address in use ends the run before the feed
     /// starts), the silences file watched when there is a state folder, and a stop after
     /// `duration` when given.
+    /// `feeds`: the `--source` feed, then the rule files' sources; `makeRunner` makes the
+    /// feed of a source a reload adds (nil: none is added).
     public static func daemon(
-        ruleSet: RuleSet, runner: FeedRunner, delivery: AlertDelivery, logger: Logger,
+        ruleSet: RuleSet, feeds: [LiveFeed], feedOptions: FeedOptions,
+        makeRunner: (@Sendable (SourceDefinition) throws -> FeedRunner)?, delivery: AlertDelivery, logger: Logger,
         listen: ListenAddress?, drainTimeout: Duration, duration: Duration?,
         rulePaths: [String], saved: SavedState, saveEvery: Duration
     ) async throws(ListenUnavailable) -> LivePipeline {
         let registry = listen.map { _ in PrometheusMetrics.bootstrap() }
         let monitor = PipelineMonitor(
-            source: runner.source.name, rules: ruleSet.rules.map(\.id),
-            staleAfter: runner.staleLimit, notifier: .fromProcessEnvironment(), logger: logger)
+            rules: ruleSet.rules.map(\.id), notifier: .fromProcessEnvironment(), logger: logger)
         var pipeline = LivePipeline(
-            ruleSet: ruleSet, runner: runner, delivery: delivery, logger: logger, monitor: monitor)
+            ruleSet: ruleSet, feeds: feeds, feedOptions: feedOptions, delivery: delivery, logger: logger,
+            monitor: monitor)
+        pipeline.makeRunner = makeRunner
         if let listen, let registry {
             let status = StatusServer(
                 host: listen.host, port: listen.port, registry: registry, status: monitor.status,

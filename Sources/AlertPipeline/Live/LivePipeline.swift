@@ -9,28 +9,39 @@ import UnixSignals
 
 /// `run` and `demo`: every long-lived part is a `Service` in one `ServiceGroup`, in data order:
 ///
-///     FeedService ──inbox──▶ EvaluatorService ──hand-over (AlertGate)──▶ DeliveryService ──▶ sinks, outbox
-///         RuleReloadService (SIGHUP) ──┤    │ (history to fill)       StatusServer (/metrics, /healthz), WatchdogService
-///         BackfillService (candles) ◀──┴────┘
+///     FeedService (one per feed) ──inbox lane──▶ EvaluatorService ──hand-over (AlertGate)──▶ DeliveryService ──▶ sinks, outbox
+///      └ its BackfillService (candles) ◀── history to fill ──┘ │   StatusServer (/metrics, /healthz), WatchdogService
+///         RuleReloadService (SIGHUP: rules, and sources added or removed) ──┘
 ///
-/// Data flows one way, through two bounds: the evaluator's `Inbox` holds at most
-/// `feedEventsInFlight` feed events (the feed then waits, and frames wait in the socket), and
-/// `AlertGate` makes the evaluator wait when a burst leaves `alertsInFlight` alerts on their way
-/// to the outbox. Waiting rather than dropping: a dropped frame is a lost price, and a feed kept
-/// waiting past its stale limit reconnects like any silent feed.
+/// The feeds are the `--source` feed and one per source the rule files define (rules v3 §2),
+/// each with its own connection, reconnects, staleness, market list and backfill. Data flows
+/// one way, through two bounds: each feed's lane of the evaluator's `Inbox` holds at most
+/// `feedEventsInFlight` of its events (that feed then waits, and its frames wait in its
+/// socket; no other feed waits for it), and `AlertGate` makes the evaluator wait when a burst
+/// leaves `alertsInFlight` alerts on their way to the outbox. Waiting rather than dropping: a
+/// dropped frame is a lost price, and a feed kept waiting past its stale limit reconnects like
+/// any silent feed.
 ///
-/// SIGTERM, SIGINT, `stop` (`--duration`) or a feed that ends shut the group down in pipeline
-/// order (the group stops services in the reverse of their order in it): the backfill's
-/// candle request in flight is cancelled, the feed stops (`STOPPING=1`), the evaluator
-/// evaluates what the feed gave and hands on the final save, delivery writes every alert to its
-/// sink or the outbox, saves, and gives the outbox `drainTimeout`, and the status server stops
-/// last. Each service returns only at its turn (the group treats an earlier return as a
-/// failure), except the two whose return shuts the group down: the feed when it ends, and
-/// `StateFolderWatch` when the state folder is deleted under the run. `monitor` sees every feed event, tick count
-/// and alert (metrics, `/healthz`, systemd notifications); it never talks back.
+/// SIGTERM, SIGINT, `stop` (`--duration`) or the last feed ending by itself shut the group down
+/// in pipeline order (the group stops services in the reverse of their order in it; feeds a
+/// reload added come last, so they stop first): each feed's candle request in flight is
+/// cancelled and the feed stops (`STOPPING=1`), the inbox ends once every feed has stopped,
+/// the evaluator evaluates what the feeds gave and hands on the final save, delivery writes
+/// every alert to its sink or the outbox, saves, and gives the outbox `drainTimeout`, and the
+/// status server stops last. Each service returns only at its turn (the group treats an
+/// earlier return as a failure), except a feed (which ends by itself, or when a reload removes
+/// its source) and `StateFolderWatch`, whose return shuts the group down when the state folder
+/// is deleted under the run. `monitor` sees every feed event, tick count and alert (metrics,
+/// `/healthz`, systemd notifications); it never talks back.
 public struct LivePipeline: Sendable {
     public var ruleSet: RuleSet
-    public var runner: FeedRunner
+    /// The feeds at start: the `--source` feed, then the rule files' sources in file order.
+    public var feeds: [LiveFeed]
+    /// How a rule-file source is followed (`run`: `SourceRegistry` by its type, at its
+    /// endpoint); nil: the rule files' sources are not followed (a reload adds none).
+    public var makeRunner: (@Sendable (SourceDefinition) throws -> FeedRunner)?
+    /// The options the evaluator takes from the feeds (`--max-tick-skew`).
+    public var feedOptions: FeedOptions
     public var delivery: AlertDelivery
     public var logger: Logger
     public var monitor: PipelineMonitor
@@ -81,10 +92,21 @@ public struct LivePipeline: Sendable {
         public var inboxPeak = 0
     }
 
+    /// The one feed `runner`, as `--source` (its ticks without a source).
     public init(ruleSet: RuleSet, runner: FeedRunner, delivery: AlertDelivery, logger: Logger, monitor: PipelineMonitor)
     {
+        self.init(
+            ruleSet: ruleSet, feeds: [LiveFeed(runner: runner)], feedOptions: runner.options, delivery: delivery,
+            logger: logger, monitor: monitor)
+    }
+
+    public init(
+        ruleSet: RuleSet, feeds: [LiveFeed], feedOptions: FeedOptions, delivery: AlertDelivery, logger: Logger,
+        monitor: PipelineMonitor
+    ) {
         self.ruleSet = ruleSet
-        self.runner = runner
+        self.feeds = feeds
+        self.feedOptions = feedOptions
         self.delivery = delivery
         self.logger = logger
         self.monitor = monitor
@@ -98,19 +120,19 @@ public struct LivePipeline: Sendable {
         let stopping =
             "stopping: delivering the alerts in hand (up to \(DurationText.format(drainTimeout.milliseconds)) for the outbox)"
 
-        let feed = FeedService(runner: runner, monitor: monitor, stopping: stopping, inbox: inbox)
+        let roster = FeedRoster(
+            inbox: inbox, monitor: monitor, logger: logger, stopping: stopping, makeRunner: makeRunner,
+            backfills: true)
+        let feedServices = feeds.map { feed in
+            roster.make(feed, definition: ruleSet.sources.first { feed.tag != nil && $0.name == feed.tag })
+        }
         let reload = RuleReloadService(
             paths: rulePaths, running: ruleSet, logger: logger, inbox: inbox,
-            requests: reloadRequests)
-        let (fillRequests, fillRequestsInput) = AsyncStream.makeStream(of: BackfillService.Request.self)
-        let backfill = BackfillService(
-            supply: SourceCandles(source: runner.source, http: runner.http), logger: logger,
-            requests: fillRequests, inbox: inbox)
+            requests: reloadRequests, sources: makeRunner == nil ? nil : roster)
         let evaluator = EvaluatorService(
-            ruleSet: ruleSet, runner: runner, logger: logger, monitor: monitor, inbox: inbox,
+            ruleSet: ruleSet, options: feedOptions, logger: logger, monitor: monitor, inbox: inbox,
             output: handOverInput, gate: gate, saved: saved, store: delivery.store,
-            saveEvery: saveEvery,
-            backfill: LiveBackfill(requests: fillRequestsInput, ledger: delivery.store?.backfill))
+            saveEvery: saveEvery, ledger: delivery.store?.backfill)
         let deliveryService = DeliveryService(
             delivery: delivery, input: handOver, clock: handOverInput, gate: gate,
             drainTimeout: drainTimeout, logger: logger)
@@ -122,9 +144,9 @@ public struct LivePipeline: Sendable {
         services.append(.init(service: evaluator))
         services.append(.init(service: reload))
         services.append(.init(service: WatchdogService(monitor: monitor)))
-        services.append(.init(service: feed, successTerminationBehavior: .gracefullyShutdownGroup))
-        // Shut down first: a candle request in flight must not hold up the feed's stop.
-        services.append(.init(service: backfill))
+        // Its turn comes once every feed has stopped: the evaluator's input ends there.
+        services.append(.init(service: InboxCloser(inbox: inbox)))
+        for feed in feedServices { services.append(.init(service: feed, successTerminationBehavior: .ignore)) }
         let watch = delivery.store.map {
             StateFolderWatch(store: $0, every: stateCheckEvery, logger: logger, monitor: monitor)
         }
@@ -132,6 +154,7 @@ public struct LivePipeline: Sendable {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
+        roster.use(group)
         let timer = stop.map { stop in
             Task {
                 await stop()
@@ -145,5 +168,20 @@ public struct LivePipeline: Sendable {
             stats: evaluator.stats, deliveryFailures: deliveryService.failures,
             unwritten: delivery.unwritten != nil, stateLost: watch?.lost, inboxSent: counts.sent,
             inboxReceived: counts.received, inboxPeak: counts.peak)
+    }
+}
+
+/// Ends the evaluator's inbox at its turn in the shutdown, which comes after every feed's: the
+/// evaluator then sees every event the feeds gave, and nothing after.
+final class InboxCloser: Service {
+    let inbox: Inbox<EvaluatorInput>
+
+    init(inbox: Inbox<EvaluatorInput>) {
+        self.inbox = inbox
+    }
+
+    func run() async {
+        try? await gracefulShutdown()
+        inbox.finish()
     }
 }

@@ -4,10 +4,13 @@ import AlertModel
 import AlertRules
 import AlertStore
 
-/// What the evaluator reacts to, in order: the feed's events, reloaded rules and the history
-/// the backfill service fetched.
+/// What the evaluator reacts to, in order: the feeds' events, reloaded rules and the history
+/// the backfill services fetched.
 enum EvaluatorInput: Sendable {
-    case feed(FeedEvent)
+    /// An event of the feed `origin`.
+    case feed(FeedEvent, from: FeedOrigin)
+    /// The feed `origin` stopped for good (its source was removed from the rule files).
+    case feedEnded(FeedOrigin)
     case reload(RuleSet)
     /// One symbol's fill (`BackfillService`): its candles to seed (oldest first; none when the
     /// source has none) and its ledger entry (nil: the fetch failed, asked again later).
@@ -30,4 +33,34 @@ enum DeliveryInput: Sendable {
     case rules(RuleSet)
     /// The wall clock, about once a second (the delivery service's own ticker, not the evaluator).
     case wallClock(Int64)
+}
+
+/// Which feed an event comes from, and what the evaluator needs of it: its ticks' `source`,
+/// its stale limit (for `@feed-stale`), its monitor and where its history is asked for.
+final class FeedOrigin: Sendable {
+    /// The feed's name: the `--source` name, or the rule-file source's name. `/healthz`,
+    /// `/metrics`, the log, the backfill ledger and the saved market list use it.
+    let name: String
+    /// What its ticks and events carry as `source` (rules v3 §1): the rule-file source's name,
+    /// nil for `--source`.
+    let tag: String?
+    let staleAfter: Duration
+    let monitor: FeedMonitor
+    /// Where its history is asked for (nil: no backfill).
+    let backfill: AsyncStream<BackfillService.Request>.Continuation?
+
+    init(
+        name: String, tag: String?, staleAfter: Duration, monitor: FeedMonitor,
+        backfill: AsyncStream<BackfillService.Request>.Continuation?
+    ) {
+        self.name = name
+        self.tag = tag
+        self.staleAfter = staleAfter
+        self.monitor = monitor
+        self.backfill = backfill
+    }
+
+    /// The engine keys (rules v3 §1) of this feed's ticks start with this: `NAME:` for a
+    /// rule-file source; nil for `--source`, whose keys have no `:`.
+    var keyPrefix: String? { tag.map { $0 + ":" } }
 }

@@ -12,7 +12,8 @@ import Glibc
 /// SIGHUP: re-read the rule files. A file with errors, or rules that need a sink the running
 /// process did not open (sinks are opened at start), leave the running rules in place and log
 /// every problem with its place; otherwise the new rules go to the evaluator's inbox, behind
-/// the feed events before them, to be swapped in.
+/// the feed events before them, to be swapped in, and then the sources the files define are
+/// followed: added ones start, removed or changed ones stop, the others keep their connection.
 final class RuleReloadService: Service {
     let paths: [String]
     let running: RuleSet
@@ -20,11 +21,14 @@ final class RuleReloadService: Service {
     let inbox: Inbox<EvaluatorInput>
     /// What asks for a reload instead of SIGHUP (nil: SIGHUP).
     let requests: (any AsyncSequence<Void, Never> & Sendable)?
+    /// The feeds of the rule files' sources (nil: those are not followed).
+    let sources: FeedRoster?
 
     init(
         paths: [String], running: RuleSet, logger: Logger, inbox: Inbox<EvaluatorInput>,
-        requests: (any AsyncSequence<Void, Never> & Sendable)?
+        requests: (any AsyncSequence<Void, Never> & Sendable)?, sources: FeedRoster?
     ) {
+        self.sources = sources
         self.paths = paths
         self.running = running
         self.logger = logger
@@ -33,11 +37,14 @@ final class RuleReloadService: Service {
     }
 
     func run() async {
-        let (paths, running, logger, inbox, requests) = (
-            self.paths, self.running, self.logger, self.inbox, self.requests
+        let (paths, running, logger, inbox, requests, sources) = (
+            self.paths, self.running, self.logger, self.inbox, self.requests, self.sources
         )
         await cancelWhenGracefulShutdown {
-            let apply: @Sendable (RuleSet) async -> Void = { await inbox.send(.reload($0)) }
+            let apply: @Sendable (RuleSet) async -> Void = {
+                await inbox.send(.reload($0))
+                await sources?.apply($0.sources)
+            }
             if let requests {
                 await RuleReload.listen(
                     paths: paths, running: running, logger: logger, requests: requests, apply: apply)

@@ -27,7 +27,7 @@ public enum MetricsCatalog {
     public static let feedAlertsDamped = PolicyMetrics.feedAlertsDampedName
 
     public static let all: [Entry] = [
-        Entry(name: ticks, type: "counter", labels: [], help: "Ticks accepted by the engine."),
+        Entry(name: ticks, type: "counter", labels: ["source"], help: "Ticks accepted by the engine."),
         Entry(
             name: dropped, type: "counter", labels: ["reason"],
             help:
@@ -40,15 +40,15 @@ public enum MetricsCatalog {
             name: deliveries, type: "counter", labels: ["sink", "outcome"],
             help: "Delivery attempts by sink name and outcome: delivered, retried, dead, failed."),
         Entry(name: outboxDepth, type: "gauge", labels: [], help: "Deliveries waiting in the durable outbox."),
-        Entry(name: feedConnected, type: "gauge", labels: [], help: "1 while the feed is connected, else 0."),
+        Entry(name: feedConnected, type: "gauge", labels: ["source"], help: "1 while the feed is connected, else 0."),
         Entry(
-            name: feedStale, type: "gauge", labels: [],
+            name: feedStale, type: "gauge", labels: ["source"],
             help: "1 while the feed is declared stale (no prices for --stale-after), else 0."),
         Entry(
-            name: secondsSinceLastTick, type: "gauge", labels: [],
+            name: secondsSinceLastTick, type: "gauge", labels: ["source"],
             help: "Seconds since the last prices arrived (since start while none have)."),
         Entry(
-            name: reconnects, type: "counter", labels: [],
+            name: reconnects, type: "counter", labels: ["source"],
             help: "Feed connections that ended or failed, each followed by a reconnect."),
         Entry(
             name: eventsSilenced, type: "counter", labels: [],

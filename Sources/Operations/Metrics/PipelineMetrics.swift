@@ -5,13 +5,8 @@ import CoreMetrics
 /// increments. Through swift-metrics: with no backend bootstrapped they do nothing.
 public struct PipelineMetrics: Sendable {
     public let factory: any MetricsFactory
-    public let ticks: Counter
     public let dropped: [DropReason: Counter]
-    public let reconnects: Counter
     public let outboxDepth: Gauge
-    public let feedConnected: Gauge
-    public let feedStale: Gauge
-    public let secondsSinceLastTick: Gauge
 
     /// `rules`: the rule ids, whose alert counters start at 0 (a series that appears only with
     /// its first alert makes `rate()` and absence alerts awkward) — up to `presetLimit` rules;
@@ -19,19 +14,14 @@ public struct PipelineMetrics: Sendable {
     /// rule's first alert.
     public init(rules: [String], factory: any MetricsFactory = MetricsSystem.factory) {
         self.factory = factory
-        ticks = Counter(label: MetricsCatalog.ticks, factory: factory)
         var dropped: [DropReason: Counter] = [:]
         for reason in DropReason.allCases {
             dropped[reason] = Counter(
                 label: MetricsCatalog.dropped, dimensions: [("reason", reason.rawValue)], factory: factory)
         }
         self.dropped = dropped
-        reconnects = Counter(label: MetricsCatalog.reconnects, factory: factory)
         outboxDepth = Gauge(label: MetricsCatalog.outboxDepth, factory: factory)
-        feedConnected = Gauge(label: MetricsCatalog.feedConnected, factory: factory)
-        feedStale = Gauge(label: MetricsCatalog.feedStale, factory: factory)
-        secondsSinceLastTick = Gauge(label: MetricsCatalog.secondsSinceLastTick, factory: factory)
-        for gauge in [outboxDepth, feedConnected, feedStale] { gauge.record(0) }
+        outboxDepth.record(0)
         // Listed from the start at 0, like the per-rule alert counters.
         _ = Counter(label: MetricsCatalog.eventsSilenced, factory: factory)
         _ = Counter(label: MetricsCatalog.eventsHeldTotal, factory: factory)
@@ -51,5 +41,25 @@ public struct PipelineMetrics: Sendable {
 
     private func alertCounter(_ rule: String) -> Counter {
         Counter(label: MetricsCatalog.alerts, dimensions: [("rule", rule)], factory: factory)
+    }
+}
+
+/// One feed's counters and gauges, labelled `source` with the feed's name (the `--source` name,
+/// or a rule-file source's): each feed's connection, staleness and ticks are seen on their own.
+public struct FeedMetrics: Sendable {
+    public let ticks: Counter
+    public let reconnects: Counter
+    public let connected: Gauge
+    public let stale: Gauge
+    public let secondsSinceLastTick: Gauge
+
+    public init(source: String, factory: any MetricsFactory) {
+        let label = [("source", source)]
+        ticks = Counter(label: MetricsCatalog.ticks, dimensions: label, factory: factory)
+        reconnects = Counter(label: MetricsCatalog.reconnects, dimensions: label, factory: factory)
+        connected = Gauge(label: MetricsCatalog.feedConnected, dimensions: label, factory: factory)
+        stale = Gauge(label: MetricsCatalog.feedStale, dimensions: label, factory: factory)
+        secondsSinceLastTick = Gauge(label: MetricsCatalog.secondsSinceLastTick, dimensions: label, factory: factory)
+        for gauge in [connected, stale] { gauge.record(0) }
     }
 }

@@ -7,8 +7,9 @@ import Prometheus
 import ServiceLifecycle
 import Synchronization
 
-/// `--listen HOST:PORT`: `/metrics` (Prometheus text format) and `/healthz` (200 `ok` while the
-/// feed is healthy, 503 and the reason otherwise) over plain HTTP. It binds exactly what it is
+/// `--listen HOST:PORT`: `/metrics` (Prometheus text format) and `/healthz` (200 `ok` while
+/// every feed is healthy, 503 and the reason otherwise; with several feeds, a line per feed
+/// after it) over plain HTTP. It binds exactly what it is
 /// given; it has no authentication, so give it a loopback address (Docs/observability.md): it
 /// logs a warning when the bound address is not one.
 ///
@@ -144,11 +145,21 @@ public final class StatusServer: Sendable {
                 case .healthy: (.ok, "ok")
                 case .unhealthy(let reason): (.serviceUnavailable, reason)
                 }
+            // With several feeds, one line per feed follows: `NAME: ok` or `NAME: why`.
+            let sources = status.sources()
+            let lines = sources.count < 2 ? [] : sources.map { "\($0.name): \(Self.text($0.verdict))" }
             return Response(
                 status: code, headers: [.contentType: "text/plain; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: text + "\n")))
+                body: ResponseBody(byteBuffer: ByteBuffer(string: ([text] + lines).joined(separator: "\n") + "\n")))
         }
         return router
+    }
+
+    private static func text(_ verdict: FeedStatus.Verdict) -> String {
+        switch verdict {
+        case .healthy: "ok"
+        case .unhealthy(let reason): reason
+        }
     }
 }
 

@@ -1,0 +1,127 @@
+import AlertFeeds
+import AlertModel
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The running feeds of one `run`, by name: makes each feed's service (its inbox lane, its
+/// monitor, its backfill), and on a reload starts the sources the rule files added and stops
+/// the ones they removed (or changed: the new definition starts afresh); a source that did not
+/// change keeps its connection. Once every feed has ended by itself (a fatal error), the group
+/// shuts down, as it does for `--source` alone.
+final class FeedRoster: Sendable {
+    /// How a rule-file source's runner is made (`SourceRegistry` by type, with its endpoint).
+    typealias MakeRunner = @Sendable (SourceDefinition) throws -> FeedRunner
+
+    private struct State {
+        var running: [(definition: SourceDefinition?, service: FeedService)] = []
+        var nextLane = 1
+        var group: ServiceGroup?
+    }
+
+    let inbox: Inbox<EvaluatorInput>
+    let monitor: PipelineMonitor
+    let logger: Logger
+    let stopping: String
+    let makeRunner: MakeRunner?
+    /// With a backfill ledger: where each feed's fills are recorded (nil: none).
+    let backfills: Bool
+    private let state = Mutex(State())
+
+    init(
+        inbox: Inbox<EvaluatorInput>, monitor: PipelineMonitor, logger: Logger, stopping: String,
+        makeRunner: MakeRunner?, backfills: Bool
+    ) {
+        self.inbox = inbox
+        self.monitor = monitor
+        self.logger = logger
+        self.stopping = stopping
+        self.makeRunner = makeRunner
+        self.backfills = backfills
+    }
+
+    /// The group that feeds added by a reload join.
+    func use(_ group: ServiceGroup) {
+        state.withLock { $0.group = group }
+    }
+
+    /// A service for `feed` (`definition`: the rule-file source it follows; nil for `--source`),
+    /// counted among the running feeds.
+    func make(_ feed: LiveFeed, definition: SourceDefinition?) -> FeedService {
+        let lane = state.withLock { state in
+            defer { state.nextLane += 1 }
+            return state.nextLane
+        }
+        let feedMonitor = monitor.addFeed(feed.name, staleAfter: feed.runner.staleLimit)
+        var requests: AsyncStream<BackfillService.Request>.Continuation?
+        var backfill: BackfillService?
+        if backfills {
+            let (stream, input) = AsyncStream.makeStream(of: BackfillService.Request.self)
+            let candles = SourceCandles(source: feed.runner.source, http: feed.runner.http)
+            let supply: any CandleSupply =
+                feed.tag.map { KeyedCandles(name: $0, prefix: $0 + ":", inner: candles) } ?? candles
+            backfill = BackfillService(supply: supply, logger: logger, requests: stream, inbox: inbox, lane: lane)
+            requests = input
+        }
+        let origin = FeedOrigin(
+            name: feed.name, tag: feed.tag, staleAfter: feed.runner.options.staleAfter, monitor: feedMonitor,
+            backfill: requests)
+        let service = FeedService(
+            feed: feed, origin: origin, monitor: monitor, stopping: stopping, inbox: inbox, lane: lane,
+            backfill: backfill
+        ) { [weak self] service in await self?.ended(service) }
+        state.withLock { $0.running.append((definition, service)) }
+        return service
+    }
+
+    /// The feed `definition` names, made with `makeRunner`; nil (logged) when it cannot be made.
+    func make(_ definition: SourceDefinition) -> FeedService? {
+        guard let makeRunner else { return nil }
+        do {
+            let runner = try makeRunner(definition)
+            return make(LiveFeed(name: definition.name, tag: definition.name, runner: runner), definition: definition)
+        } catch {
+            logger.error("source '\(definition.name)': \(error)")
+            return nil
+        }
+    }
+
+    /// Starts the rule-file sources `sources` adds and stops those it no longer has, or has
+    /// changed (type or endpoint); the others keep running untouched. Returns once each
+    /// stopped feed has stopped.
+    func apply(_ sources: [SourceDefinition]) async {
+        let (stale, group) = state.withLock { state -> ([FeedService], ServiceGroup?) in
+            let stale = state.running.filter { entry in
+                guard let definition = entry.definition else { return false }
+                return !sources.contains(definition)
+            }
+            return (stale.map(\.service), state.group)
+        }
+        for service in stale {
+            await service.stop()
+            forget(service)
+            monitor.removeFeed(service.feed.name)
+            logger.notice("source '\(service.feed.name)' removed from the rule files: its feed stopped")
+        }
+        let known = state.withLock { Set($0.running.compactMap(\.definition?.name)) }
+        for definition in sources where !known.contains(definition.name) {
+            guard let group, let service = make(definition) else { continue }
+            await group.addServiceUnlessShutdown(
+                ServiceGroupConfiguration.ServiceConfiguration(service: service, successTerminationBehavior: .ignore))
+            logger.notice("source '\(definition.name)' added by the rule files: its feed started")
+        }
+    }
+
+    private func forget(_ service: FeedService) {
+        state.withLock { $0.running.removeAll { $0.service === service } }
+    }
+
+    /// A feed ended by itself: once none is left, the group shuts down.
+    private func ended(_ service: FeedService) async {
+        forget(service)
+        let (left, group) = state.withLock { ($0.running.count, $0.group) }
+        guard left == 0 else { return }
+        monitor.shutdownBegan(status: stopping)
+        await group?.triggerGracefulShutdown()
+    }
+}
