@@ -63,7 +63,16 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
         self.database = path.isEmpty ? self.user : (path.removingPercentEncoding ?? path)
         self.sslMode = .prefer
         self.sslRootCert = nil
-        for item in components.queryItems ?? [] {
+        try readParameters(components.queryItems ?? [], invalid)
+        // The TLS library checks a certificate against a name it also sends as SNI, which an
+        // IP address cannot be.
+        if sslMode == .verifyFull, host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) {
+            throw invalid("sslmode verify-full needs the host's name, as its certificate gives it, not an IP address")
+        }
+    }
+
+    private mutating func readParameters(_ items: [URLQueryItem], _ invalid: (String) -> Invalid) throws(Invalid) {
+        for item in items {
             let value = item.value ?? ""
             switch item.name {
             case "sslmode":

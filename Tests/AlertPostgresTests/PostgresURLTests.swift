@@ -30,6 +30,7 @@ import Testing
             ("postgres://alice:hunter2@host/db?sslmode=allow", "sslmode allow is not one of"),
             ("postgres://alice:hunter2@host/db?sslmod=require", "unknown parameter sslmod"),
             ("postgres://:hunter2@host/db", "no user"),
+            ("postgres://alice:hunter2@10.0.0.7/db?sslmode=verify-full", "verify-full needs the host's name"),
             ("mysql://alice:hunter2@host/db", "not a postgres://")
         ] {
             #expect {
