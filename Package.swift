@@ -26,7 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1")
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2")
     ],
     targets: [
         // ── Below everything ───────────────────────────────────────────────────────────────
@@ -98,6 +99,17 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log")
             ]),
+        //    The same stores in PostgreSQL (Docs/postgres.md): the outbox (`DeliveryOutbox`, rows
+        //    claimed with `FOR UPDATE SKIP LOCKED` and a lease), silences and the backfill ledger,
+        //    under versioned migrations; TLS by `sslmode`.
+        .target(
+            name: "AlertPostgres",
+            dependencies: [
+                "AlertModel", "AlertOutbox", "AlertStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log")
+            ]),
         // 6. Where alerts go: one Sink protocol, a folder per kind (stdout, file, webhook, exec),
         //    each kind's rule-file check and builder registered in `SinkRegistry.all`, and the
         //    direct dispatcher.
@@ -164,7 +176,7 @@ let package = Package(
             dependencies: [
                 "AlertModel", "AlertEngine", "AlertPolicy", "AlertRules", "AlertFeeds", "AlertPipeline", "AlertOutbox",
                 "AlertSinks",
-                "AlertHTTP", "AlertStore", "DemoExchange", "Operations", "Platform", "AlertReport",
+                "AlertHTTP", "AlertStore", "AlertPostgres", "DemoExchange", "Operations", "Platform", "AlertReport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log")
@@ -296,6 +308,12 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift")
             ]),
         .testTarget(
+            name: "AlertPostgresTests",
+            dependencies: [
+                "AlertPostgres", "AlertStore", "AlertModel", "AlertOutbox", "AlertTestSupport",
+                .product(name: "Logging", package: "swift-log")
+            ]),
+        .testTarget(
             name: "OperationsTests",
             dependencies: [
                 "Operations", "AlertModel", "AlertFeeds", "AlertHTTP", "AlertPipeline", "AlertTestSupport",
@@ -308,7 +326,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "pricealert", "AlertTestSupport", "AlertModel", "AlertPolicy", "AlertRules", "AlertSinks", "AlertFeeds",
-                "AlertHTTP", "AlertStore", "AlertPipeline", "DemoExchange",
+                "AlertHTTP", "AlertStore", "AlertPipeline", "DemoExchange", "AlertPostgres",
                 "SeededRandom",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift")

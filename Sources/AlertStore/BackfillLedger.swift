@@ -60,6 +60,17 @@ public final class BackfillLedger: Sendable {
         }
     }
 
+    /// Every entry, by source then symbol (for `pricealert store copy`).
+    public func all() throws -> [Entry] {
+        try database.write { db in
+            try Self.create(db)
+            return try Row.fetchAll(
+                db,
+                sql: "SELECT source, symbol, reach, fetched_at, candles FROM backfill_ledger ORDER BY source, symbol"
+            ).map { row in Entry(source: row[0], symbol: row[1], reach: row[2], fetchedAt: row[3], candles: row[4]) }
+        }
+    }
+
     private static func create(_ db: Database) throws {
         try db.execute(
             sql: """

@@ -150,6 +150,20 @@ public struct SilenceRecord: Sendable, Equatable {
     /// When `silence expire` ended it; nil when it runs its course.
     public var expiredAt: Int64?
 
+    public init(
+        id: String, rule: String, symbol: String, from: Int64, until: Int64, comment: String, createdAt: Int64,
+        expiredAt: Int64?
+    ) {
+        self.id = id
+        self.rule = rule
+        self.symbol = symbol
+        self.from = from
+        self.until = until
+        self.comment = comment
+        self.createdAt = createdAt
+        self.expiredAt = expiredAt
+    }
+
     /// `active`, `pending` (starts later) or `expired` at `now`.
     public func state(at now: Int64) -> String {
         if until <= now { return "expired" }
@@ -158,7 +172,7 @@ public struct SilenceRecord: Sendable, Equatable {
 
     /// Twelve random hex digits: short enough to type, unlikely to repeat among a folder's
     /// silences (the store checks anyway).
-    static func newID() -> String {
+    public static func newID() -> String {
         let value = UInt64.random(in: 0..<(1 << 48))
         let hex = String(value, radix: 16)
         return String(repeating: "0", count: 12 - hex.count) + hex

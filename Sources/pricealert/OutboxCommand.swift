@@ -21,6 +21,13 @@ struct OutboxCommand: AsyncParsableCommand {
         return ExitCodes.stateUnusable
     }
 
+    /// Says what a flush did; exit 74 when something is still pending or died.
+    static func flushed(_ outcome: OutboxFlush.Outcome) throws {
+        let (delivered, dead, pending) = (outcome.delivered, outcome.dead, outcome.pending)
+        StandardError.write("outbox: \(delivered) delivered, \(dead) dead-lettered, \(pending) still pending")
+        if dead > 0 || pending > 0 { throw ExitCodes.deliveryFailed }
+    }
+
     struct List: AsyncParsableCommand {
         // Named here, not derived from the type's name: that takes reflection at every start.
         static let configuration = CommandConfiguration(
@@ -32,11 +39,15 @@ struct OutboxCommand: AsyncParsableCommand {
         )
 
         @OptionGroup var state: StateOption
+        @OptionGroup var postgres: StoreOption
 
         @Option(help: "text (an aligned line each) or json (one object per line).")
         var format: AlertOutputFormat = .text
 
         func run() async throws {
+            if let url = try postgres.url(besides: state) {
+                return try await StoreCommand.listOutbox(url, json: format == .json)
+            }
             let store: StateStore
             switch StateOption.open(state.path) {
             case .success(let opened):
@@ -79,6 +90,7 @@ struct OutboxCommand: AsyncParsableCommand {
 
         @OptionGroup var rules: RulesOption
         @OptionGroup var state: StateOption
+        @OptionGroup var postgres: StoreOption
 
         @Option(help: "How long to keep trying before leaving the rest in the outbox.")
         var timeout: DurationArgument = DurationArgument(.seconds(30))
@@ -86,6 +98,9 @@ struct OutboxCommand: AsyncParsableCommand {
         func run() async throws {
             Logs.bootstrap()
             let ruleSet = try rules.load()
+            if let url = try postgres.url(besides: state) {
+                return try await StoreCommand.flushOutbox(url, ruleSet: ruleSet, timeout: timeout.duration)
+            }
             let store = try state.open()
             defer { store.close() }
             let outcome: OutboxFlush.Outcome
@@ -98,9 +113,7 @@ struct OutboxCommand: AsyncParsableCommand {
                 StandardError.write("pricealert: error: \(error)")
                 throw ExitCodes.cannotCreate
             }
-            let (delivered, dead, pending) = (outcome.delivered, outcome.dead, outcome.pending)
-            StandardError.write("outbox: \(delivered) delivered, \(dead) dead-lettered, \(pending) still pending")
-            if dead > 0 || pending > 0 { throw ExitCodes.deliveryFailed }
+            try OutboxCommand.flushed(outcome)
         }
     }
 
@@ -110,6 +123,7 @@ struct OutboxCommand: AsyncParsableCommand {
             abstract: "Delete dead letters (--dead), or dead letters and every pending delivery (--all).")
 
         @OptionGroup var state: StateOption
+        @OptionGroup var postgres: StoreOption
 
         @Flag(help: "Delete the dead letters.")
         var dead = false
@@ -122,6 +136,9 @@ struct OutboxCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
+            if let url = try postgres.url(besides: state) {
+                return try await StoreCommand.purgeOutbox(url, dead: dead, all: all)
+            }
             let store = try state.open()
             defer { store.close() }
             do {

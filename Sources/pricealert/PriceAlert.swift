@@ -10,7 +10,8 @@ struct PriceAlert: AsyncParsableCommand {
         subcommands: [
             ValidateCommand.self, ReplayCommand.self, CheckCommand.self, RunCommand.self, DemoCommand.self,
             MarketsCommand.self,
-            RecordCommand.self, ExchangeCommand.self, SinksCommand.self, OutboxCommand.self, SilenceCommand.self
+            RecordCommand.self, ExchangeCommand.self, SinksCommand.self, OutboxCommand.self, SilenceCommand.self,
+            StoreCommand.self
         ]
     )
 

@@ -78,6 +78,7 @@ struct SilenceCommand: AsyncParsableCommand {
         @Option(help: "Why, for whoever lists it later.")
         var comment = ""
         @OptionGroup var state: StateOption
+        @OptionGroup var postgres: StoreOption
 
         func run() async throws {
             let now = Wallclock.millis()
@@ -113,23 +114,34 @@ struct SilenceCommand: AsyncParsableCommand {
                 throw SilenceCommand.usage(
                     "the silence ends (\(Timestamp.format(end))) before it starts (\(Timestamp.format(start)))")
             }
+            if let url = try postgres.url(besides: state) {
+                let record = try await StoreCommand.addSilence(
+                    url, rule: rule.pattern, symbol: symbol.pattern, from: start, until: end, comment: comment, now: now
+                )
+                return SilenceCommand.added(record, now: now)
+            }
             let store = try SilenceCommand.open(state)
             defer { store.close() }
             do {
                 let record = try store.add(
                     rule: rule.pattern, symbol: symbol.pattern, from: start, until: end,
                     comment: comment, now: now)
-                StandardOutput.shared.writeLine(record.id)
-                // Silences match by event time, so one that is over still silences a replay of
-                // its time (`replay --dispatch` of last week); it says so, as nothing live can match.
-                if end <= now {
-                    StandardError.write(
-                        "pricealert: note: silence \(record.id) ended in the past (\(Timestamp.format(end))): it matches only events before then, as in a replay --dispatch of that time, and no live alert"
-                    )
-                }
+                SilenceCommand.added(record, now: now)
             } catch {
                 throw SilenceCommand.failed(store, error)
             }
+        }
+    }
+
+    /// Prints the new silence's id, and a note when it is over already.
+    static func added(_ record: SilenceRecord, now: Int64) {
+        StandardOutput.shared.writeLine(record.id)
+        // Silences match by event time, so one that is over still silences a replay of its time
+        // (`replay --dispatch` of last week); it says so, as nothing live can match.
+        if record.until <= now {
+            StandardError.write(
+                "pricealert: note: silence \(record.id) ended in the past (\(Timestamp.format(record.until))): it matches only events before then, as in a replay --dispatch of that time, and no live alert"
+            )
         }
     }
 
@@ -139,17 +151,22 @@ struct SilenceCommand: AsyncParsableCommand {
             abstract: "List silences: active, pending (starting later) and expired.")
 
         @OptionGroup var state: StateOption
+        @OptionGroup var postgres: StoreOption
         @Option(help: "text (a line each) or json (one object per line).")
         var format: AlertOutputFormat = .text
 
         func run() async throws {
-            let store = try SilenceCommand.open(state)
-            defer { store.close() }
             let records: [SilenceRecord]
-            do {
-                records = try store.all()
-            } catch {
-                throw SilenceCommand.failed(store, error)
+            if let url = try postgres.url(besides: state) {
+                records = try await StoreCommand.silences(url)
+            } else {
+                let store = try SilenceCommand.open(state)
+                defer { store.close() }
+                do {
+                    records = try store.all()
+                } catch {
+                    throw SilenceCommand.failed(store, error)
+                }
             }
             let lines = SilenceListing.lines(records, json: format == .json, now: Wallclock.millis())
             if !lines.isEmpty { StandardOutput.shared.writeLine(lines.joined(separator: "\n")) }
@@ -164,8 +181,12 @@ struct SilenceCommand: AsyncParsableCommand {
         @Argument(help: "The id `silence add` printed.")
         var id: String
         @OptionGroup var state: StateOption
+        @OptionGroup var postgres: StoreOption
 
         func run() async throws {
+            if let url = try postgres.url(besides: state) {
+                return try await StoreCommand.expireSilence(url, id: id, now: Wallclock.millis())
+            }
             let store = try SilenceCommand.open(state)
             defer { store.close() }
             let record: SilenceRecord?

@@ -26,10 +26,17 @@ public enum OutboxFlush {
     public static func run(
         ruleSet: RuleSet, store: StateStore, timeout: Duration, now: Int64
     ) async throws(Failure) -> Outcome {
+        try await run(ruleSet: ruleSet, outbox: store.outbox, timeout: timeout, now: now)
+    }
+
+    /// The same for any outbox (a PostgreSQL store's too).
+    public static func run(
+        ruleSet: RuleSet, outbox: any FlushableOutbox, timeout: Duration, now: Int64
+    ) async throws(Failure) -> Outcome {
         let waiting: [String]
         do {
-            waiting = Array(Set(try store.outbox.pending().map(\.sink))).sorted()
-            try store.outbox.makeAllDue(now: now)
+            waiting = try await outbox.pendingSinks()
+            try await outbox.makeAllDue(now: now)
         } catch {
             throw .outbox(error)
         }
@@ -46,7 +53,7 @@ public enum OutboxFlush {
         }
         let dispatcher = ReliableDispatcher(
             sinks: sinks, durable: ruleSet.durableSinks(among: sinks.keys),
-            outbox: store.outbox,
+            outbox: outbox,
             configuration: .init(definitions: ruleSet.sinks.values))
         do {
             try await dispatcher.start()

@@ -1,0 +1,113 @@
+import AlertModel
+import AlertStore
+import Logging
+import PostgresNIO
+
+/// `pricealert store copy`: what a state folder holds, written into the store in one
+/// transaction. Copying again adds nothing twice: a pending row is known by (delivery id, sink),
+/// a dead letter by (delivery id, sink, when it died), a silence by its id, a ledger entry by
+/// (source, symbol); what the store has already is kept as it is.
+extension PostgresStore {
+    /// What a state folder holds that the store takes.
+    public struct Folder: Sendable {
+        public var pending: [OutboxEntry]
+        public var dead: [OutboxEntry]
+        public var silences: [SilenceRecord]
+        public var backfill: [BackfillLedger.Entry]
+
+        public init(
+            pending: [OutboxEntry], dead: [OutboxEntry], silences: [SilenceRecord], backfill: [BackfillLedger.Entry]
+        ) {
+            self.pending = pending
+            self.dead = dead
+            self.silences = silences
+            self.backfill = backfill
+        }
+    }
+
+    /// Of each kind, how many rows were written and how many the store had already.
+    public struct Copied: Sendable, Equatable {
+        public var pending = (written: 0, present: 0)
+        public var dead = (written: 0, present: 0)
+        public var silences = (written: 0, present: 0)
+        public var backfill = (written: 0, present: 0)
+
+        public static func == (a: Copied, b: Copied) -> Bool {
+            [a.pending, a.dead, a.silences, a.backfill].elementsEqual(
+                [b.pending, b.dead, b.silences, b.backfill], by: { $0 == $1 })
+        }
+    }
+
+    /// Writes `folder` into the store in one transaction (all or nothing).
+    public func copy(_ folder: Folder) async throws(PostgresStoreError) -> Copied {
+        try await describing("cannot copy the state folder") {
+            try await self.queue.transaction { connection in
+                try await Self.copy(folder, connection, self.queue.logger)
+            }
+        }
+    }
+
+    private static func copy(
+        _ folder: Folder, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws
+        -> Copied
+    {
+        var copied = Copied()
+        for row in folder.pending {
+            let written = try await PostgresOutbox.insert(
+                row.delivery, sinks: [row.sink], urgent: row.urgent, now: row.createdAt, connection, logger)
+            guard let id = written.first?.id else {
+                copied.pending.present += 1
+                continue
+            }
+            try await connection.query(
+                """
+                UPDATE outbox SET attempts = \(Int64(row.attempts)), next_attempt_at = \(row.nextAttemptAt),
+                  last_error = \(row.lastError)
+                WHERE id = \(id)
+                """, logger: logger)
+            copied.pending.written += 1
+        }
+        for row in folder.dead {
+            let exists = try await connection.query(
+                """
+                SELECT 1 FROM dead_letters WHERE delivery_id = \(row.deliveryID) AND sink = \(row.sink)
+                  AND died_at = \(row.nextAttemptAt)
+                """, logger: logger)
+            var present = false
+            for try await _ in exists.decode(Int.self) { present = true }
+            if present {
+                copied.dead.present += 1
+                continue
+            }
+            try await PostgresOutbox.insertDead(
+                row.delivery, sink: row.sink, reason: row.deadReason ?? "", now: row.nextAttemptAt, connection, logger,
+                copied: row)
+            copied.dead.written += 1
+        }
+        for silence in folder.silences {
+            let rows = try await connection.query(
+                """
+                INSERT INTO silences (id, rule, symbol, starts_at, ends_at, comment, created_at, expired_at)
+                VALUES (\(silence.id), \(silence.rule), \(silence.symbol), \(silence.from), \(silence.until),
+                  \(silence.comment), \(silence.createdAt), \(silence.expiredAt))
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """, logger: logger)
+            var written = false
+            for try await _ in rows.decode(String.self) { written = true }
+            if written { copied.silences.written += 1 } else { copied.silences.present += 1 }
+        }
+        for entry in folder.backfill {
+            let rows = try await connection.query(
+                """
+                INSERT INTO backfill_ledger (source, symbol, reach, fetched_at, candles)
+                VALUES (\(entry.source), \(entry.symbol), \(entry.reach), \(entry.fetchedAt), \(Int64(entry.candles)))
+                ON CONFLICT (source, symbol) DO NOTHING RETURNING symbol
+                """, logger: logger)
+            var written = false
+            for try await _ in rows.decode(String.self) { written = true }
+            if written { copied.backfill.written += 1 } else { copied.backfill.present += 1 }
+        }
+        return copied
+    }
+}

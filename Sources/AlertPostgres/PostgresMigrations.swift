@@ -1,0 +1,108 @@
+import Logging
+import PostgresNIO
+
+/// The schema, as numbered steps. `pricealert_schema` holds one row per step applied. Each step
+/// runs in one transaction with its row, under a transaction-scoped advisory lock, so two
+/// pricealerts starting at once apply it once, and a step that fails leaves nothing behind.
+/// A database whose highest step is above what this binary knows is refused: an older binary
+/// must not write into a newer schema.
+///
+/// Steps are only ever appended; a released one is never edited. Every table that a later
+/// leader would fence (Docs/postgres.md#fencing) is written in transactions that the store
+/// opens, so a fencing check can be added to each without changing the tables.
+enum PostgresMigrations {
+    struct Step: Sendable {
+        var description: String
+        var sql: [String]
+    }
+
+    /// The advisory lock key the steps run under (`pricealert` in ASCII).
+    static let lockKey: Int64 = 0x7072_6963_6561_6c72
+
+    /// The tables `store status` counts, in that order.
+    static let tables = ["outbox", "dead_letters", "alerts", "silences", "backfill_ledger"]
+
+    static let all: [Step] = [
+        Step(
+            description: "outbox, dead letters and alerts; silences; backfill ledger",
+            sql: [
+                """
+                CREATE TABLE alerts (
+                  id TEXT PRIMARY KEY, refs BIGINT NOT NULL, rule TEXT NOT NULL, symbol TEXT NOT NULL,
+                  time BIGINT NOT NULL, price DOUBLE PRECISION NOT NULL, condition TEXT NOT NULL,
+                  threshold_low DOUBLE PRECISION NOT NULL, threshold_high DOUBLE PRECISION,
+                  threshold_null BOOLEAN NOT NULL, value DOUBLE PRECISION NOT NULL, message TEXT NOT NULL,
+                  notify TEXT NOT NULL, kind TEXT NOT NULL, reminder BIGINT, source TEXT)
+                """,
+                """
+                CREATE TABLE outbox (
+                  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, sink TEXT NOT NULL, delivery_id TEXT NOT NULL,
+                  alerts TEXT NOT NULL, digest BOOLEAN NOT NULL, held BOOLEAN NOT NULL, urgent BOOLEAN NOT NULL,
+                  created_at BIGINT NOT NULL, attempts BIGINT NOT NULL DEFAULT 0, next_attempt_at BIGINT NOT NULL,
+                  last_error TEXT, locked_by TEXT, locked_until BIGINT,
+                  UNIQUE (delivery_id, sink))
+                """,
+                "CREATE INDEX outbox_due ON outbox (sink, next_attempt_at, id)",
+                """
+                CREATE TABLE dead_letters (
+                  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, sink TEXT NOT NULL, delivery_id TEXT NOT NULL,
+                  alerts TEXT NOT NULL, digest BOOLEAN NOT NULL, held BOOLEAN NOT NULL, urgent BOOLEAN NOT NULL,
+                  created_at BIGINT NOT NULL, attempts BIGINT NOT NULL, last_error TEXT, reason TEXT NOT NULL,
+                  died_at BIGINT NOT NULL)
+                """,
+                """
+                CREATE TABLE silences (
+                  id TEXT PRIMARY KEY, rule TEXT NOT NULL, symbol TEXT NOT NULL, starts_at BIGINT NOT NULL,
+                  ends_at BIGINT NOT NULL, comment TEXT NOT NULL, created_at BIGINT NOT NULL, expired_at BIGINT)
+                """,
+                """
+                CREATE TABLE backfill_ledger (
+                  source TEXT NOT NULL, symbol TEXT NOT NULL, reach BIGINT NOT NULL, fetched_at BIGINT NOT NULL,
+                  candles BIGINT NOT NULL, PRIMARY KEY (source, symbol))
+                """
+            ])
+    ]
+
+    /// Applies the steps `connection`'s database lacks, each in its own transaction; throws
+    /// `PostgresStoreError` with `newerSchema` set when the database is ahead of `all`.
+    static func apply(on connection: PostgresConnection, logger: Logger, steps: [Step] = all) async throws {
+        try await connection.query(
+            """
+            CREATE TABLE IF NOT EXISTS pricealert_schema (
+              version BIGINT PRIMARY KEY, description TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+            """, logger: logger)
+        while true {
+            let applied = try await connection.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+                let version = try await currentVersion(connection, logger: logger)
+                if version > steps.count { throw NewerSchema(version: version, known: steps.count) }
+                guard version < steps.count else { return false }
+                let step = steps[version]
+                for statement in step.sql {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO pricealert_schema (version, description) VALUES (\(Int64(version + 1)), \(step.description))",
+                    logger: logger)
+                return true
+            }
+            if !applied { return }
+        }
+    }
+
+    /// The highest step applied (0: none).
+    static func currentVersion(_ connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let rows = try await connection.query("SELECT COALESCE(MAX(version), 0) FROM pricealert_schema", logger: logger)
+        var version = 0
+        for try await value in rows.decode(Int.self) { version = value }
+        return version
+    }
+
+    struct NewerSchema: Error, CustomStringConvertible {
+        var version: Int
+        var known: Int
+        var description: String {
+            "the database holds schema \(version), newer than this pricealert knows (\(known)); use the pricealert that wrote it, or a newer one"
+        }
+    }
+}

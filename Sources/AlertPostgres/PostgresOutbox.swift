@@ -1,0 +1,451 @@
+import AlertModel
+import AlertOutbox
+import AlertStore
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// The durable outbox in PostgreSQL, with the rows of `AlertStore.Outbox`: a row per (delivery,
+/// sink) written before delivery starts, deleted only after success, or moved to `dead_letters`
+/// with the reason; each alert's fields stored once in `alerts` with the number of rows that
+/// name it. Sink secrets are never stored. Times are epoch ms, from the caller's clock.
+///
+/// Several processes can deliver from one outbox: `claim` takes due rows with
+/// `FOR UPDATE SKIP LOCKED` and a lease, so two never take the same row while the lease runs,
+/// and a row whose sender died is taken again, with the same id, once its lease has run out.
+///
+/// The `DeliveryOutbox` methods return at once; their writes are jobs on the store's one queue,
+/// in the order handed over, one transaction each. A write that fails is reported and kept, and
+/// tried again before every later write and at `commit`, while the process runs.
+public final class PostgresOutbox: FlushableOutbox {
+    let queue: PostgresQueue
+    private let unwritten = Mutex<[Write]>([])
+
+    init(_ queue: PostgresQueue) {
+        self.queue = queue
+    }
+
+    /// A write kept until it is made: `apply` runs in a transaction and returns what to call
+    /// once it is committed.
+    struct Write: Sendable {
+        var apply: @Sendable (PostgresConnection, Logger) async throws -> @Sendable () -> Void
+        var failed: @Sendable (any Error) -> Void
+    }
+
+    // MARK: DeliveryOutbox
+
+    public func enqueue(
+        _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
+        committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void
+    ) {
+        submit(
+            Write(
+                apply: { connection, logger in
+                    let rows = try await Self.insert(
+                        delivery, sinks: sinks, urgent: urgent, now: now, connection, logger)
+                    return { committed(.success(rows)) }
+                }, failed: { committed(.failure($0)) }))
+    }
+
+    public func record(
+        _ ids: [Int64], _ outcome: OutboxOutcome,
+        committed: @escaping @Sendable ([OutboxEntry]) -> Void,
+        failed: @escaping @Sendable (any Error) -> Void
+    ) {
+        submit(
+            Write(
+                apply: { connection, logger in
+                    let moved = try await Self.apply(outcome, to: ids, connection, logger)
+                    return { committed(moved) }
+                }, failed: failed))
+    }
+
+    public func deadLetter(
+        _ delivery: Delivery, sink: String, reason: String, now: Int64,
+        failed: @escaping @Sendable (any Error) -> Void
+    ) {
+        submit(
+            Write(
+                apply: { connection, logger in
+                    try await Self.insertDead(delivery, sink: sink, reason: reason, now: now, connection, logger)
+                    return {}
+                }, failed: failed))
+    }
+
+    public func commit() async {
+        _ = try? await queue.perform { [self] connection in await retryUnwritten(connection) }
+    }
+
+    public func loadPending() async throws -> [OutboxEntry] {
+        try await pending()
+    }
+
+    public func countPending() async throws -> Int {
+        try await depth()
+    }
+
+    public func reason(_ error: any Error) -> String {
+        PostgresStoreError.reason(error, password: queue.url.password)
+    }
+
+    /// Hands `write` to the queue at once, so writes keep the order they were handed over in.
+    private func submit(_ write: Write) {
+        let logger = self.queue.logger
+        let accepted = queue.submit { [self] connection in
+            await retryUnwritten(connection)
+            await run(write, connection, logger)
+        }
+        if !accepted { write.failed(OutboxClosed()) }
+    }
+
+    /// Makes `write` in one transaction; on failure reports it and keeps it for the next try.
+    private func run(_ write: Write, _ connection: PostgresConnection, _ logger: Logger) async {
+        do {
+            try await connection.query("BEGIN", logger: logger)
+            let done = try await write.apply(connection, logger)
+            try await connection.query("COMMIT", logger: logger)
+            done()
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            unwritten.withLock { $0.append(write) }
+            write.failed(error)
+        }
+    }
+
+    /// Tries the writes that failed before, in their order; stops at the first that fails again.
+    private func retryUnwritten(_ connection: PostgresConnection) async {
+        let logger = self.queue.logger
+        while let next = unwritten.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+            do {
+                try await connection.query("BEGIN", logger: logger)
+                let done = try await next.apply(connection, logger)
+                try await connection.query("COMMIT", logger: logger)
+                done()
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                unwritten.withLock { $0.insert(next, at: 0) }
+                return
+            }
+        }
+    }
+
+    // MARK: Claims and leases
+
+    /// Takes up to `limit` rows of `sink` that are due at `now` and not leased by anyone, most
+    /// urgent first then oldest, and leases them to `owner` until `now + lease` (ms). Rows
+    /// another transaction is claiming at the same moment are skipped, not waited for.
+    public func claim(sink: String, owner: String, now: Int64, lease: Int64, limit: Int) async throws -> [OutboxEntry] {
+        return try await queue.transaction { connection in
+            let logger = self.queue.logger
+            let rows = try await connection.query(
+                """
+                UPDATE outbox SET locked_by = \(owner), locked_until = \(now + lease)
+                WHERE id IN (
+                  SELECT id FROM outbox
+                  WHERE sink = \(sink) AND next_attempt_at <= \(now) AND (locked_until IS NULL OR locked_until <= \(now))
+                  ORDER BY urgent DESC, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                RETURNING id
+                """, logger: logger)
+            var ids: [Int64] = []
+            for try await id in rows.decode(Int64.self) { ids.append(id) }
+            guard !ids.isEmpty else { return [] }
+            return try await Self.entries(connection, logger, table: "outbox", ids: ids)
+                .sorted { ($0.urgent ? 0 : 1, $0.id) < ($1.urgent ? 0 : 1, $1.id) }
+        }
+    }
+
+    // MARK: One transaction each, for commands and tests
+
+    /// Writes one row per sink for `delivery`; a (delivery id, sink) already pending is left as
+    /// it is and not returned, so enqueueing twice never delivers twice.
+    @discardableResult
+    public func enqueue(
+        _ delivery: Delivery, sinks: [String], urgent: Bool = false, now: Int64
+    ) async throws
+        -> [OutboxEntry]
+    {
+        return try await queue.transaction { connection in
+            try await Self.insert(delivery, sinks: sinks, urgent: urgent, now: now, connection, self.queue.logger)
+        }
+    }
+
+    /// Writes one attempt's outcome for the rows `ids`; returns the rows a fallback got.
+    @discardableResult
+    public func record(_ ids: [Int64], _ outcome: OutboxOutcome) async throws -> [OutboxEntry] {
+        return try await queue.transaction { connection in
+            try await Self.apply(outcome, to: ids, connection, self.queue.logger)
+        }
+    }
+
+    /// Makes every pending row due at `now` and ends its lease (for `outbox flush`).
+    public func makeAllDue(now: Int64) async throws {
+        try await queue.perform { connection in
+            _ = try await connection.query(
+                "UPDATE outbox SET next_attempt_at = \(now), locked_by = NULL, locked_until = NULL",
+                logger: self.queue.logger)
+        }
+    }
+
+    public func pendingSinks() async throws -> [String] {
+        try await queue.perform { connection in
+            let rows = try await connection.query(
+                "SELECT DISTINCT sink FROM outbox ORDER BY sink", logger: self.queue.logger)
+            var sinks: [String] = []
+            for try await sink in rows.decode(String.self) { sinks.append(sink) }
+            return sinks
+        }
+    }
+
+    /// Every pending row, in insertion order.
+    public func pending() async throws -> [OutboxEntry] {
+        return try await queue.perform { connection in
+            try await Self.entries(connection, self.queue.logger, table: "outbox", ids: nil)
+        }
+    }
+
+    /// Every dead letter, oldest first.
+    public func dead() async throws -> [OutboxEntry] {
+        return try await queue.perform { connection in
+            try await Self.entries(connection, self.queue.logger, table: "dead_letters", ids: nil)
+        }
+    }
+
+    /// Pending rows (optionally of one sink).
+    public func depth(sink: String? = nil) async throws -> Int {
+        return try await queue.perform { connection in
+            let rows = try await connection.query(
+                "SELECT COUNT(*) FROM outbox WHERE \(sink)::TEXT IS NULL OR sink = \(sink)", logger: self.queue.logger)
+            var count = 0
+            for try await value in rows.decode(Int.self) { count = value }
+            return count
+        }
+    }
+
+    /// Deletes dead letters (`dead`), or dead letters and pending rows (`all`); returns how many
+    /// rows went.
+    @discardableResult
+    public func purge(dead: Bool, all: Bool) async throws -> Int {
+        return try await queue.transaction { connection in
+            var count = 0
+            if dead || all { count += try await Self.delete(connection, self.queue.logger, table: "dead_letters") }
+            if all { count += try await Self.delete(connection, self.queue.logger, table: "outbox") }
+            return count
+        }
+    }
+
+    // MARK: The statements
+
+    static func insert(
+        _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [OutboxEntry] {
+        let (id, alerts, isDigest) = (delivery.id, alertList(delivery), isDigest(delivery))
+        var rows: [OutboxEntry] = []
+        for sink in sinks {
+            let inserted = try await connection.query(
+                """
+                INSERT INTO outbox (sink, delivery_id, alerts, digest, held, urgent, created_at, attempts, next_attempt_at)
+                VALUES (\(sink), \(id), \(alerts), \(isDigest), \(delivery.held), \(urgent), \(now), 0, \(now))
+                ON CONFLICT (delivery_id, sink) DO NOTHING RETURNING id
+                """, logger: logger)
+            for try await rowID in inserted.decode(Int64.self) {
+                rows.append(
+                    OutboxEntry(
+                        id: rowID, sink: sink, delivery: delivery, urgent: urgent, createdAt: now, nextAttemptAt: now))
+            }
+        }
+        if !rows.isEmpty { try await store(delivery.events, references: rows.count, connection, logger) }
+        return rows
+    }
+
+    /// Stores each alert once, counting `references` more rows that name it.
+    private static func store(
+        _ alerts: [Alert], references: Int, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws {
+        for alert in alerts {
+            let (low, high) = columns(alert.threshold)
+            let isNull = alert.threshold == .none
+            let notify = alert.notify.joined(separator: "\n")
+            try await connection.query(
+                """
+                INSERT INTO alerts (id, refs, rule, symbol, time, price, condition, threshold_low, threshold_high,
+                  threshold_null, value, message, notify, kind, reminder, source)
+                VALUES (\(alert.id), \(Int64(references)), \(alert.rule), \(alert.symbol), \(alert.time), \(alert.price),
+                  \(alert.condition), \(low), \(high), \(isNull), \(alert.value), \(alert.message), \(notify),
+                  \(alert.kind.rawValue), \(alert.reminder.map(Int64.init)), \(alert.source))
+                ON CONFLICT (id) DO UPDATE SET refs = alerts.refs + excluded.refs
+                """, logger: logger)
+        }
+    }
+
+    /// Counts one row fewer naming each of `ids`; an alert no row names any more is deleted.
+    private static func release(_ ids: [String], _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !ids.isEmpty else { return }
+        for id in ids {
+            try await connection.query("UPDATE alerts SET refs = refs - 1 WHERE id = \(id)", logger: logger)
+        }
+        try await connection.query("DELETE FROM alerts WHERE id = ANY(\(ids)) AND refs <= 0", logger: logger)
+    }
+
+    private static func apply(
+        _ outcome: OutboxOutcome, to ids: [Int64], _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [OutboxEntry] {
+        switch outcome {
+        case .delivered:
+            for id in ids {
+                let rows = try await connection.query(
+                    "DELETE FROM outbox WHERE id = \(id) RETURNING alerts", logger: logger)
+                for try await list in rows.decode(String.self) { try await release(split(list), connection, logger) }
+            }
+            return []
+        case .retry(let at, let reason):
+            try await connection.query(
+                """
+                UPDATE outbox SET attempts = attempts + 1, next_attempt_at = \(at), last_error = \(reason),
+                  locked_by = NULL, locked_until = NULL
+                WHERE id = ANY(\(ids))
+                """, logger: logger)
+            return []
+        case .dead(let reason, let lastError, let at, let fallback):
+            var moved: [OutboxEntry] = []
+            for id in ids {
+                guard let row = try await entries(connection, logger, table: "outbox", ids: [id]).first else {
+                    continue
+                }
+                try await connection.query(
+                    """
+                    INSERT INTO dead_letters (sink, delivery_id, alerts, digest, held, urgent, created_at, attempts,
+                      last_error, reason, died_at)
+                    SELECT sink, delivery_id, alerts, digest, held, urgent, created_at, attempts + 1, \(lastError),
+                      \(reason), \(at)
+                    FROM outbox WHERE id = \(id)
+                    """, logger: logger)
+                try await connection.query("DELETE FROM outbox WHERE id = \(id)", logger: logger)
+                // The alerts stay: the dead letter names them. A fallback row names them once more.
+                if let fallback {
+                    moved += try await insert(
+                        row.delivery, sinks: [fallback], urgent: row.urgent, now: at, connection, logger)
+                }
+            }
+            return moved
+        }
+    }
+
+    /// A dead letter for `delivery` on `sink` that never had a row there (`attempts` 1, dying
+    /// at `now`), or, from `store copy`, one as a state folder kept it (`copied`).
+    static func insertDead(
+        _ delivery: Delivery, sink: String, reason: String, now: Int64,
+        _ connection: PostgresConnection, _ logger: Logger, copied: OutboxEntry? = nil
+    ) async throws {
+        let (urgent, createdAt) = (copied?.urgent ?? false, copied?.createdAt ?? now)
+        let (attempts, lastError) = (Int64(copied?.attempts ?? 1), copied.map(\.lastError) ?? reason)
+        try await connection.query(
+            """
+            INSERT INTO dead_letters (sink, delivery_id, alerts, digest, held, urgent, created_at, attempts,
+              last_error, reason, died_at)
+            VALUES (\(sink), \(delivery.id), \(alertList(delivery)), \(isDigest(delivery)), \(delivery.held), \(urgent),
+              \(createdAt), \(attempts), \(lastError), \(reason), \(now))
+            """, logger: logger)
+        try await store(delivery.events, references: 1, connection, logger)
+    }
+
+    private static func delete(_ connection: PostgresConnection, _ logger: Logger, table: String) async throws -> Int {
+        let rows = try await connection.query("DELETE FROM \(unescaped: table) RETURNING alerts", logger: logger)
+        var lists: [String] = []
+        for try await list in rows.decode(String.self) { lists.append(list) }
+        for list in lists { try await release(split(list), connection, logger) }
+        return lists.count
+    }
+
+    private static func alertList(_ delivery: Delivery) -> String {
+        delivery.events.map(\.id).joined(separator: "\n")
+    }
+
+    private static func isDigest(_ delivery: Delivery) -> Bool {
+        if case .digest = delivery { return true }
+        return false
+    }
+
+    private static func split(_ list: String) -> [String] {
+        list.split(separator: "\n").map(String.init)
+    }
+
+    private static func columns(_ threshold: Threshold) -> (Double, Double?) {
+        switch threshold {
+        case .value(let x): return (x, nil)
+        case .range(let low, let high): return (low, high)
+        case .none: return (0, nil) // with threshold_null
+        }
+    }
+
+    /// The rows of `table` (`outbox` or `dead_letters`) in id order (only `ids` when given),
+    /// with their alerts read from `alerts`.
+    private static func entries(
+        _ connection: PostgresConnection, _ logger: Logger, table: String, ids: [Int64]?
+    ) async throws -> [OutboxEntry] {
+        let dead = table == "dead_letters"
+        let time = dead ? "died_at" : "next_attempt_at"
+        let reason = dead ? "reason" : "NULL::TEXT"
+        let rows = try await connection.query(
+            """
+            SELECT id, sink, delivery_id, alerts, digest, held, urgent, created_at, attempts, \(unescaped: time),
+              last_error, \(unescaped: reason)
+            FROM \(unescaped: table) WHERE \(ids)::BIGINT[] IS NULL OR id = ANY(\(ids)) ORDER BY id
+            """, logger: logger)
+        typealias Columns = (Int64, String, String, String, Bool, Bool, Bool, Int64, Int64, Int64, String?, String?)
+        var read: [Columns] = []
+        for try await row in rows.decode(Columns.self) { read.append(row) }
+        var alerts: [String: Alert] = [:]
+        let wanted = Array(Set(read.flatMap { split($0.3) }))
+        if !wanted.isEmpty {
+            let found = try await connection.query(
+                """
+                SELECT id, rule, symbol, time, price, condition, threshold_low, threshold_high, threshold_null, value,
+                  message, notify, kind, reminder, source
+                FROM alerts WHERE id = ANY(\(wanted))
+                """, logger: logger)
+            for try await row in found.decode(
+                (
+                    String, String, String, Int64, Double, String, Double, Double?, Bool, Double, String, String,
+                    String, Int64?, String?
+                ).self)
+            {
+                let threshold: Threshold =
+                    if row.8 { .none } else if let high = row.7 { .range(row.6, high) } else { .value(row.6) }
+                var alert = Alert(
+                    rule: row.1, symbol: row.2, time: row.3, price: row.4, condition: row.5, threshold: threshold,
+                    value: row.9, message: row.10,
+                    notify: row.11.isEmpty ? [] : row.11.split(separator: "\n").map(String.init),
+                    kind: AlertKind(rawValue: row.12) ?? .alert, reminder: row.13.map(Int.init))
+                alert.source = row.14
+                alert.adoptOccurrence(fromID: row.0)
+                alerts[row.0] = alert
+            }
+        }
+        return try read.map { row in
+            let events = split(row.3).compactMap { alerts[$0] }
+            guard !events.isEmpty else { throw MissingAlerts(table: table, row: row.0) }
+            let delivery: Delivery =
+                row.4
+                ? .digest(Digest(sink: digestSink(row.2, first: events[0].id) ?? row.1, events: events, held: row.5))
+                : .event(events[0])
+            return OutboxEntry(
+                id: row.0, sink: row.1, delivery: delivery, urgent: row.6, createdAt: row.7, attempts: Int(row.8),
+                nextAttemptAt: row.9, lastError: row.10, deadReason: row.11)
+        }
+    }
+
+    /// The sink a digest was made for, read from its id `digest:SINK:<first event id>`.
+    private static func digestSink(_ id: String, first: String) -> String? {
+        let prefix = "digest:", suffix = ":" + first
+        guard id.hasPrefix(prefix), id.hasSuffix(suffix), id.count > prefix.count + suffix.count else { return nil }
+        return String(id.dropFirst(prefix.count).dropLast(suffix.count))
+    }
+
+    /// A row names an alert that is not stored: the tables were changed by hand.
+    struct MissingAlerts: Error, CustomStringConvertible {
+        var table: String
+        var row: Int64
+        var description: String { "\(table) row \(row) names no stored alert" }
+    }
+}
