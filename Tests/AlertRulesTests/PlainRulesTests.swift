@@ -114,7 +114,7 @@ import Testing
             checker.streamed?.rules == [
                 Rule(
                     id: "a", scope: .symbols(["BTC"]), condition: .change(window: 3_600_000, .above(2.5)),
-                    cooldown: 60_000, fileVersion: 2)
+                    cooldown: 60_000, fileVersion: 3)
             ])
         #expect(checker.ruleIDs.map(\.name) == ["a"])
     }
