@@ -1,9 +1,11 @@
-/// The sources users can name with `--source`: one line each.
+import AlertModel
+
+/// The sources users can name with `--source` and as a rule file source's `type`: one line
+/// each in `make`.
 public enum SourceRegistry {
-    public static let names = [
-        "binance", "coinbase", "kraken", "bybit", "okx", "btse", "poloniex", "poloniex-legacy", "coingecko",
-        "coinranking"
-    ]
+    /// The one list of names, which rule files check `type` against too (`SourceDefinition`
+    /// lives in the model, below the feeds); `make` knows each (SourceRegistryTests).
+    public static let names = SourceDefinition.types
 
     /// The source called `name`, talking to `endpoint` (its REST base) or to its public default.
     public static func make(_ name: String, endpoint: String?) throws -> any PriceSource {
