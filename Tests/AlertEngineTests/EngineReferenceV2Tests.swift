@@ -11,7 +11,7 @@ import Testing
 /// files (every feature) beside random version 1 files, read by `RuleLoader` for the engine and
 /// by the reference's own reader for it, seeded history from candles, live streams with dropped
 /// ticks; the events must be the same, in the same order.
-@Suite("engine v2 agrees with the reference")
+@Suite("engine v2 agrees with the reference", .computation)
 struct EngineReferenceV2Tests {
     /// A `"version": 1` file of `count` random rules over the streams' symbols, with windows
     /// up to two days (minute buckets in a version 1 file).
@@ -118,7 +118,7 @@ extension String {
 /// Version 2 state saved and restored: evaluating a stream in pieces, each piece by a new engine
 /// that restores what the previous one saved (through the byte encoding the state folder
 /// stores), gives the events of one engine over the whole stream.
-@Suite("engine v2 state across runs")
+@Suite("engine v2 state across runs", .computation)
 struct EngineStateV2Tests {
     @Test(arguments: [3, 8, 13] as [UInt64])
     func piecesEqualOneRun(seed: UInt64) throws {

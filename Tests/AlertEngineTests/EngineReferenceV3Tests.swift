@@ -13,7 +13,7 @@ import Testing
 /// unqualified symbols, `match` with `source`, a sourced portfolio, volume leaves) with version 1
 /// and 2 files beside, read by `RuleLoader` for the engine and by the reference's own reader for
 /// it; the events must be the same, in the same order.
-@Suite("engine v3 agrees with the reference")
+@Suite("engine v3 agrees with the reference", .computation)
 struct EngineReferenceV3Tests {
     /// The files a seed gives: two version 3 files (the second with series and a portfolio of
     /// its own names), a version 2 file and a version 1 file, in a random order.
