@@ -66,11 +66,16 @@ enum PostgresMigrations {
     /// Applies the steps `connection`'s database lacks, each in its own transaction; throws
     /// `PostgresStoreError` with `newerSchema` set when the database is ahead of `all`.
     static func apply(on connection: PostgresConnection, logger: Logger, steps: [Step] = all) async throws {
-        try await connection.query(
-            """
-            CREATE TABLE IF NOT EXISTS pricealert_schema (
-              version BIGINT PRIMARY KEY, description TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
-            """, logger: logger)
+        // Under the lock too: two `CREATE TABLE IF NOT EXISTS` at once can both find no table
+        // and one then fails on the catalog's unique index (SQLSTATE 23505).
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS pricealert_schema (
+                  version BIGINT PRIMARY KEY, description TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                """, logger: logger)
+        }
         while true {
             let applied = try await connection.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
