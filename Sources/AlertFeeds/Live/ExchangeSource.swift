@@ -9,7 +9,8 @@ import Platform
 ///
 /// Symbols are `BASE/QUOTE` in the common asset codes (rules v3 §2). The market list is
 /// loaded before the live plan is made (`FeedRunner`), and every active market of it is
-/// subscribed, or only the markets of `symbols` when it is set (the symbols the rules need).
+/// subscribed, or only the markets of `symbols` when it is set (`run` sets it to the symbols
+/// the rules need: `FeedSymbols` in AlertPipeline).
 public struct ExchangeSource: PriceSource {
     public let profile: ExchangeProfile
     public let endpoint: String
@@ -236,5 +237,18 @@ extension ExchangeSource: CandleHistory {
             }
             return CandlePaging.clipped(byStart.values.sorted { $0.start < $1.start }, since: since, until: until)
         }
+    }
+}
+
+extension FeedRunner {
+    /// Whether `following` narrows this feed: its source subscribes market by market.
+    public var subscribesBySymbol: Bool { source is ExchangeSource }
+
+    /// The same feed following only `symbols` (upper-cased `BASE/QUOTE`) when its source is an
+    /// `ExchangeSource`; nil follows every active market. Other sources are unchanged.
+    public func following(_ symbols: Set<String>?) -> FeedRunner {
+        guard var exchange = source as? ExchangeSource else { return self }
+        exchange.symbols = symbols
+        return FeedRunner(source: exchange, http: http, options: options, logger: logger)
     }
 }

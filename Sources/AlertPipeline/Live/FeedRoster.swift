@@ -1,20 +1,22 @@
 import AlertFeeds
 import AlertModel
+import AlertRules
 import Logging
 import ServiceLifecycle
 import Synchronization
 
 /// The running feeds of one `run`, by name: makes each feed's service (its inbox lane, its
 /// monitor, its backfill), and on a reload starts the sources the rule files added and stops
-/// the ones they removed (or changed: the new definition starts afresh); a source that did not
-/// change keeps its connection. Once every feed has ended by itself (a fatal error), the group
+/// the ones they removed (or changed: the new definition starts afresh, and so does a source
+/// whose symbols the rules need changed, `FeedSymbols`); a source that did not change keeps
+/// its connection. Once every feed has ended by itself (a fatal error), the group
 /// shuts down, as it does for `--source` alone.
 final class FeedRoster: Sendable {
     /// How a rule-file source's runner is made (`SourceRegistry` by type, with its endpoint).
     typealias MakeRunner = @Sendable (SourceDefinition) throws -> FeedRunner
 
     private struct State {
-        var running: [(definition: SourceDefinition?, service: FeedService)] = []
+        var running: [(definition: SourceDefinition?, symbols: Set<String>?, service: FeedService)] = []
         var nextLane = 1
         var group: ServiceGroup?
     }
@@ -46,8 +48,11 @@ final class FeedRoster: Sendable {
     }
 
     /// A service for `feed` (`definition`: the rule-file source it follows; nil for `--source`),
-    /// counted among the running feeds.
-    func make(_ feed: LiveFeed, definition: SourceDefinition?) -> FeedService {
+    /// following the symbols `ruleSet` needs from it, counted among the running feeds.
+    func make(_ feed: LiveFeed, definition: SourceDefinition?, ruleSet: RuleSet) -> FeedService {
+        let symbols = FeedSymbols.needed(by: ruleSet, source: feed.tag)
+        var feed = feed
+        feed.runner = feed.runner.following(symbols)
         let lane = state.withLock { state in
             defer { state.nextLane += 1 }
             return state.nextLane
@@ -70,42 +75,54 @@ final class FeedRoster: Sendable {
             feed: feed, origin: origin, monitor: monitor, stopping: stopping, inbox: inbox, lane: lane,
             backfill: backfill
         ) { [weak self] service in await self?.ended(service) }
-        state.withLock { $0.running.append((definition, service)) }
+        state.withLock { $0.running.append((definition, symbols, service)) }
         return service
     }
 
     /// The feed `definition` names, made with `makeRunner`; nil (logged) when it cannot be made.
-    func make(_ definition: SourceDefinition) -> FeedService? {
+    func make(_ definition: SourceDefinition, ruleSet: RuleSet) -> FeedService? {
         guard let makeRunner else { return nil }
         do {
             let runner = try makeRunner(definition)
-            return make(LiveFeed(name: definition.name, tag: definition.name, runner: runner), definition: definition)
+            return make(
+                LiveFeed(name: definition.name, tag: definition.name, runner: runner), definition: definition,
+                ruleSet: ruleSet)
         } catch {
             logger.error("source '\(definition.name)': \(error)")
             return nil
         }
     }
 
-    /// Starts the rule-file sources `sources` adds and stops those it no longer has, or has
-    /// changed (type or endpoint); the others keep running untouched. Returns once each
-    /// stopped feed has stopped.
-    func apply(_ sources: [SourceDefinition]) async {
-        let (stale, group) = state.withLock { state -> ([FeedService], ServiceGroup?) in
-            let stale = state.running.filter { entry in
-                guard let definition = entry.definition else { return false }
-                return !sources.contains(definition)
+    /// Starts the rule-file sources `ruleSet` adds and stops those it no longer has, or has
+    /// changed (type or endpoint); a source whose needed symbols changed is stopped and started
+    /// afresh (a new subscribe); the others keep running untouched. The `--source` feed keeps
+    /// the symbols it started with. Returns once each stopped feed has stopped.
+    func apply(_ ruleSet: RuleSet) async {
+        let sources = ruleSet.sources
+        let (stale, group) = state.withLock { state -> ([(SourceDefinition, FeedService)], ServiceGroup?) in
+            let stale = state.running.compactMap { entry -> (SourceDefinition, FeedService)? in
+                guard let definition = entry.definition else { return nil }
+                let restarts =
+                    !sources.contains(definition)
+                    || (entry.service.feed.runner.subscribesBySymbol
+                        && entry.symbols != FeedSymbols.needed(by: ruleSet, source: definition.name))
+                return restarts ? (definition, entry.service) : nil
             }
-            return (stale.map(\.service), state.group)
+            return (stale, state.group)
         }
-        for service in stale {
+        for (definition, service) in stale {
             await service.stop()
             forget(service)
             monitor.removeFeed(service.feed.name)
-            logger.notice("source '\(service.feed.name)' removed from the rule files: its feed stopped")
+            if sources.contains(definition) {
+                logger.notice("source '\(service.feed.name)': the rules need other symbols: its feed resubscribes")
+            } else {
+                logger.notice("source '\(service.feed.name)' removed from the rule files: its feed stopped")
+            }
         }
         let known = state.withLock { Set($0.running.compactMap(\.definition?.name)) }
         for definition in sources where !known.contains(definition.name) {
-            guard let group, let service = make(definition) else { continue }
+            guard let group, let service = make(definition, ruleSet: ruleSet) else { continue }
             await group.addServiceUnlessShutdown(
                 ServiceGroupConfiguration.ServiceConfiguration(service: service, successTerminationBehavior: .ignore))
             logger.notice("source '\(definition.name)' added by the rule files: its feed started")

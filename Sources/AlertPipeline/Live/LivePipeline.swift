@@ -124,7 +124,8 @@ public struct LivePipeline: Sendable {
             inbox: inbox, monitor: monitor, logger: logger, stopping: stopping, makeRunner: makeRunner,
             backfills: true)
         let feedServices = feeds.map { feed in
-            roster.make(feed, definition: ruleSet.sources.first { feed.tag != nil && $0.name == feed.tag })
+            roster.make(
+                feed, definition: ruleSet.sources.first { feed.tag != nil && $0.name == feed.tag }, ruleSet: ruleSet)
         }
         let reload = RuleReloadService(
             paths: rulePaths, running: ruleSet, logger: logger, inbox: inbox,

@@ -43,7 +43,7 @@ final class RuleReloadService: Service {
         await cancelWhenGracefulShutdown {
             let apply: @Sendable (RuleSet) async -> Void = {
                 await inbox.send(.reload($0))
-                await sources?.apply($0.sources)
+                await sources?.apply($0)
             }
             if let requests {
                 await RuleReload.listen(
