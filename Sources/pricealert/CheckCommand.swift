@@ -114,6 +114,10 @@ struct CheckCommand: AsyncParsableCommand {
         var evaluator = Evaluator(
             ruleSet: ruleSet, markets: nil,
             sourceMarkets: try Inputs.sourceMarkets(marketFiles.bySource, ruleSet: ruleSet))
+        let prices = CheckPrices(
+            source: source, endpoint: endpoint, ticks: ticks, markets: marketFiles.plain,
+            marketsGiven: Set(marketFiles.bySource.keys), marketsEvery: marketsEvery.duration,
+            sources: ruleSet.sources)
         let silences: SilenceSet
         let restored: CheckRun.Restored
         var historyRead = 0
@@ -123,10 +127,6 @@ struct CheckCommand: AsyncParsableCommand {
             silences = try SilenceCommand.load(state.path)
             // A snapshot of the rule files' sources is live like `--source`'s: timed by now's clock.
             let live = source ?? (ticks == nil ? ruleSet.sources.first?.name : nil)
-            let prices = CheckPrices(
-                source: source, endpoint: endpoint, ticks: ticks, markets: marketFiles.plain,
-                marketsGiven: Set(marketFiles.bySource.keys), marketsEvery: marketsEvery.duration,
-                sources: ruleSet.sources)
             restored = try await CheckRun.restore(
                 &evaluator, from: store, source: live, maxTickSkew: skew.maxTickSkew.duration.milliseconds
             ) { saved, evaluator in
@@ -150,42 +150,23 @@ struct CheckCommand: AsyncParsableCommand {
             // The saved state or market list cannot be read: say where, evaluate nothing.
             throw StateOption.unusable(store, error)
         }
-        let snapshot = restored.input.ticks
-        let lines = restored.input.lines
         var check = CheckRun(
             evaluator: consume evaluator, store: store, delivery: delivery, drainTimeout: drainTimeout.duration,
             restored: restored)
         check.format = format
         check.printing = AlertListing.printingSinks(of: ruleSet)
         check.silences = silences
-        // `validate()` checked the name: making the source cannot fail here.
-        if let source, ticks == nil, let filled = restored.filled,
-            let feed = try? SourceRegistry.make(source, endpoint: endpoint)
-        {
-            check.backfill = (SourceCandles(source: feed, http: NIOHTTPClient.shared), filled)
-        }
-        let outcome: CheckRun.Outcome
+        let verdict: CheckVerdict
         do {
-            outcome = try await check.run(snapshot) { i, tick in
-                if let lines {
-                    .line(file: ticks ?? "-", line: lines[i])
-                } else {
-                    .snapshot(source: tick.source ?? source ?? "", symbol: tick.symbol)
-                }
-            }
+            verdict = try await check.evaluate(
+                restored, prices: prices, historyRead: historyRead, unavailable: unavailable)
         } catch {
             throw ExitCodes.stateUnusable
         }
-        let failures = outcome.failures
-        if check.evaluator.stats.droppedTotal > 0 {
-            let read = historyRead + snapshot.count + restored.input.malformed
-            StandardError.write("check: \(Summary.line(read: read, stats: check.evaluator.stats))")
+        switch verdict {
+        case .sourcesUnavailable: throw ExitCodes.unavailable
+        case .deliveriesFailed: throw ExitCodes.deliveryFailed
+        case .done(let alerts): if exitCode && alerts > 0 { throw ExitCode(1) }
         }
-        if failures > 0 {
-            StandardError.write("check: \(failures) deliveries failed or wait in the outbox")
-        }
-        if !unavailable.isEmpty { throw ExitCodes.unavailable }
-        if failures > 0 { throw ExitCodes.deliveryFailed }
-        if exitCode && outcome.alerts > 0 { throw ExitCode(1) }
     }
 }

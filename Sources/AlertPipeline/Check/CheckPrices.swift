@@ -113,3 +113,50 @@ extension CheckRun {
         return input
     }
 }
+
+/// How a `check` ended, for its exit code (Docs/cli.md).
+public enum CheckVerdict: Sendable, Equatable {
+    /// Everything evaluated and delivered; `alerts` fired.
+    case done(alerts: Int)
+    /// A rule-file source could not be reached (it was named on standard error): exit 69.
+    case sourcesUnavailable
+    /// Deliveries failed or wait in the outbox (said on standard error): exit 74.
+    case deliveriesFailed
+}
+
+extension CheckRun {
+    /// Evaluates `restored.input`, the prices `prices` named, and dispatches (`run`): a
+    /// `--source` snapshot backfills the history of its symbols that `restored.filled` says is
+    /// missing; each tick's place in a report is its line in the tick file, else its source and
+    /// symbol. Writes the summary line when something was dropped (`historyRead` history lines
+    /// counted as read) and the count of failed deliveries, on standard error.
+    public mutating func evaluate(
+        _ restored: Restored, prices: CheckPrices, historyRead: Int, unavailable: [String]
+    ) async throws(StateNotSaved) -> CheckVerdict {
+        let snapshot = restored.input.ticks
+        let lines = restored.input.lines
+        // The command line checked the source's name: making it cannot fail here.
+        if let source = prices.source, prices.ticks == nil, let filled = restored.filled,
+            let feed = try? SourceRegistry.make(source, endpoint: prices.endpoint)
+        {
+            backfill = (SourceCandles(source: feed, http: NIOHTTPClient.shared), filled)
+        }
+        let outcome = try await run(snapshot) { i, tick in
+            if let lines {
+                .line(file: prices.ticks ?? "-", line: lines[i])
+            } else {
+                .snapshot(source: tick.source ?? prices.source ?? "", symbol: tick.symbol)
+            }
+        }
+        if evaluator.stats.droppedTotal > 0 {
+            let read = historyRead + snapshot.count + restored.input.malformed
+            StandardError.write("check: \(Summary.line(read: read, stats: evaluator.stats))")
+        }
+        if outcome.failures > 0 {
+            StandardError.write("check: \(outcome.failures) deliveries failed or wait in the outbox")
+        }
+        if !unavailable.isEmpty { return .sourcesUnavailable }
+        if outcome.failures > 0 { return .deliveriesFailed }
+        return .done(alerts: outcome.alerts)
+    }
+}
