@@ -1,5 +1,4 @@
 import AlertFeeds
-import AlertHTTP
 import AlertModel
 import AlertPipeline
 import AlertPolicy
