@@ -1,5 +1,4 @@
 import AlertFeeds
-import AlertHTTP
 import AlertModel
 import AlertPipeline
 import AlertPolicy
@@ -114,6 +113,10 @@ struct CheckCommand: AsyncParsableCommand {
         var evaluator = Evaluator(
             ruleSet: ruleSet, markets: nil,
             sourceMarkets: try Inputs.sourceMarkets(marketFiles.bySource, ruleSet: ruleSet))
+        let prices = CheckPrices(
+            source: source, endpoint: endpoint, ticks: ticks, markets: marketFiles.plain,
+            marketsGiven: Set(marketFiles.bySource.keys), marketsEvery: marketsEvery.duration,
+            sources: ruleSet.sources)
         let silences: SilenceSet
         let restored: CheckRun.Restored
         var historyRead = 0
@@ -126,9 +129,16 @@ struct CheckCommand: AsyncParsableCommand {
             restored = try await CheckRun.restore(
                 &evaluator, from: store, source: live, maxTickSkew: skew.maxTickSkew.duration.milliseconds
             ) { saved, evaluator in
-                try await loadInput(
-                    saved: saved, markets: marketFiles.plain, into: &evaluator, sources: ruleSet.sources,
-                    marketsGiven: Set(marketFiles.bySource.keys), unavailable: &unavailable)
+                do {
+                    return try await CheckRun.input(prices, saved: saved, into: &evaluator, unavailable: &unavailable)
+                } catch let failure as CheckInputFailure {
+                    StandardError.write("pricealert: error: \(failure.message)")
+                    switch failure.kind {
+                    case .noInput: throw ExitCodes.noInput
+                    case .dataError: throw ExitCodes.dataError
+                    case .unavailable: throw ExitCodes.unavailable
+                    }
+                }
             }
             historyRead = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
             delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
@@ -139,111 +149,23 @@ struct CheckCommand: AsyncParsableCommand {
             // The saved state or market list cannot be read: say where, evaluate nothing.
             throw StateOption.unusable(store, error)
         }
-        let snapshot = restored.input.ticks
-        let lines = restored.input.lines
         var check = CheckRun(
             evaluator: consume evaluator, store: store, delivery: delivery, drainTimeout: drainTimeout.duration,
             restored: restored)
         check.format = format
         check.printing = AlertListing.printingSinks(of: ruleSet)
         check.silences = silences
-        // `validate()` checked the name: making the source cannot fail here.
-        if let source, ticks == nil, let filled = restored.filled,
-            let feed = try? SourceRegistry.make(source, endpoint: endpoint)
-        {
-            check.backfill = (SourceCandles(source: feed, http: NIOHTTPClient.shared), filled)
-        }
-        let outcome: CheckRun.Outcome
+        let verdict: CheckVerdict
         do {
-            outcome = try await check.run(snapshot) { i, tick in
-                if let lines {
-                    .line(file: ticks ?? "-", line: lines[i])
-                } else {
-                    .snapshot(source: tick.source ?? source ?? "", symbol: tick.symbol)
-                }
-            }
+            verdict = try await check.evaluate(
+                restored, prices: prices, historyRead: historyRead, unavailable: unavailable)
         } catch {
             throw ExitCodes.stateUnusable
         }
-        let failures = outcome.failures
-        if check.evaluator.stats.droppedTotal > 0 {
-            let read = historyRead + snapshot.count + restored.input.malformed
-            StandardError.write("check: \(Summary.line(read: read, stats: check.evaluator.stats))")
+        switch verdict {
+        case .sourcesUnavailable: throw ExitCodes.unavailable
+        case .deliveriesFailed: throw ExitCodes.deliveryFailed
+        case .done(let alerts): if exitCode && alerts > 0 { throw ExitCode(1) }
         }
-        if failures > 0 {
-            StandardError.write("check: \(failures) deliveries failed or wait in the outbox")
-        }
-        if !unavailable.isEmpty { throw ExitCodes.unavailable }
-        if failures > 0 { throw ExitCodes.deliveryFailed }
-        if exitCode && outcome.alerts > 0 { throw ExitCode(1) }
-    }
-
-    /// The ticks to evaluate and the market list to use (nil: none): the tick file's, or the
-    /// `--source` snapshot's, then one snapshot of each of `sources` (the rule files'), whose
-    /// ticks carry the source's name (rules v3 §1). `lines`: each tick's line in the tick file;
-    /// `malformed`: lines that were not ticks, reported and counted by `evaluator`. Each
-    /// rule-file source's market list goes to `evaluator` as that source's, unless
-    /// `marketsGiven` names it (`--markets NAME=FILE`). A rule-file source that cannot be
-    /// reached is named on standard error and added to `unavailable`; the other sources' ticks
-    /// are still evaluated.
-    private func loadInput(
-        saved: MarketsSave?, markets: String?, into evaluator: inout Evaluator, sources: [SourceDefinition],
-        marketsGiven: Set<String>, unavailable: inout [String]
-    ) async throws -> CheckRun.Input {
-        let now = Wallclock.millis()
-        var list: MarketsSave? = saved
-        if let markets {
-            list = MarketsSave(markets: try Inputs.markets(markets).markets, source: markets, fetchedAt: now)
-        }
-        if ticks != nil {
-            let file = try readTicks(into: &evaluator)
-            if evaluator.needsMarketList, list == nil, !evaluator.hasSourceMarkets { Evaluator.noteNoMarketList() }
-            return CheckRun.Input(ticks: file.ticks, lines: file.lines, malformed: file.malformed, markets: list)
-        }
-        var input = CheckRun.Input(ticks: [], lines: nil, malformed: 0, markets: list)
-        do {
-            if let source {
-                input = try await CheckRun.snapshot(
-                    from: try SourceRegistry.make(source, endpoint: endpoint), http: NIOHTTPClient.shared,
-                    markets: list,
-                    refreshEvery: evaluator.needsMarketList && markets == nil
-                        ? marketsEvery.duration.milliseconds : nil,
-                    now: now)
-            }
-        } catch let failure as SourceUnavailable {
-            StandardError.write("pricealert: error: \(failure)")
-            throw ExitCodes.unavailable
-        }
-        for definition in sources {
-            do {
-                let feed = try SourceRegistry.make(definition.type, endpoint: definition.endpoint)
-                // Its market list (for `match` rules on its ticks) is fetched with the snapshot,
-                // unless `--markets NAME=FILE` gave it.
-                let fetchList = evaluator.needsMarketList && !marketsGiven.contains(definition.name)
-                let taken = try await CheckRun.snapshot(
-                    from: feed, http: NIOHTTPClient.shared, markets: nil, refreshEvery: fetchList ? 0 : nil, now: now)
-                if let list = taken.markets {
-                    evaluator.updateMarkets(MarketList(list.markets), source: definition.name)
-                }
-                for var tick in taken.ticks {
-                    tick.source = definition.name
-                    input.ticks.append(tick)
-                }
-            } catch let failure as SourceUnavailable {
-                StandardError.write("pricealert: error: \(definition.name): \(failure.error)")
-                unavailable.append(definition.name)
-            } catch {
-                StandardError.write("pricealert: error: \(definition.name): \(error)")
-                unavailable.append(definition.name)
-            }
-        }
-        return input
-    }
-
-    /// The tick file's ticks (`Evaluator.readTicks`); exits 66 naming it when it cannot be read.
-    private func readTicks(into evaluator: inout Evaluator) throws -> (ticks: [Tick], lines: [Int], malformed: Int) {
-        let path = ticks ?? "-"
-        let reader = try Inputs.ticks(path)
-        return try evaluator.readTicks(from: reader, path: path)
     }
 }

@@ -1,0 +1,162 @@
+import AlertFeeds
+import AlertHTTP
+import AlertModel
+import AlertStore
+import Platform
+
+/// Where `check` takes its prices from, as its command line gave them: `--source` (with
+/// `--endpoint`) or `--ticks`, the plain `--markets FILE` and the sources `--markets NAME=FILE`
+/// named, `--markets-every`, and the rule files' sources (rules v3 §1).
+public struct CheckPrices: Sendable {
+    public var source: String?
+    public var endpoint: String?
+    /// The tick file (`-`: standard input); when set, no source is asked.
+    public var ticks: String?
+    /// The market list of ticks without a source (a BTSE `initial/market` payload).
+    public var markets: String?
+    /// The rule-file sources whose market list a `--markets NAME=FILE` gave.
+    public var marketsGiven: Set<String>
+    public var marketsEvery: Duration
+    public var sources: [SourceDefinition]
+
+    public init(
+        source: String?, endpoint: String?, ticks: String?, markets: String?, marketsGiven: Set<String>,
+        marketsEvery: Duration, sources: [SourceDefinition]
+    ) {
+        self.source = source
+        self.endpoint = endpoint
+        self.ticks = ticks
+        self.markets = markets
+        self.marketsGiven = marketsGiven
+        self.marketsEvery = marketsEvery
+        self.sources = sources
+    }
+}
+
+/// What keeps `check` from reading its prices: the command line says `message` on standard
+/// error and exits with the code of `kind` (66 no input, 65 not a market list, 69 unavailable).
+public struct CheckInputFailure: Error {
+    public enum Kind: Sendable { case noInput, dataError, unavailable }
+    public let kind: Kind
+    public let message: String
+}
+
+extension CheckRun {
+    /// The ticks to evaluate and the market list to use (nil: none): the tick file's, or the
+    /// `--source` snapshot's, then one snapshot of each of `prices.sources` (the rule files'),
+    /// whose ticks carry the source's name (rules v3 §1). `lines`: each tick's line in the tick
+    /// file; `malformed`: lines that were not ticks, reported and counted by `evaluator`. Each
+    /// rule-file source's market list goes to `evaluator` as that source's, unless
+    /// `prices.marketsGiven` names it. A rule-file source that cannot be reached is named on
+    /// standard error and added to `unavailable`; the other sources' ticks are still evaluated.
+    /// An unreadable tick or market file, or a `--source` that cannot be reached, throws
+    /// `CheckInputFailure`.
+    public static func input(
+        _ prices: CheckPrices, saved: MarketsSave?, into evaluator: inout Evaluator, unavailable: inout [String]
+    ) async throws -> Input {
+        let now = Wallclock.millis()
+        var list: MarketsSave? = saved
+        if let markets = prices.markets {
+            do {
+                list = MarketsSave(markets: try BTSEMarketList.load(path: markets), source: markets, fetchedAt: now)
+            } catch let error as BTSEMarketListError {
+                throw CheckInputFailure(kind: error.action == nil ? .dataError : .noInput, message: "\(error)")
+            }
+        }
+        if let path = prices.ticks {
+            let reader: TickFileReader
+            do {
+                reader = try TickFileReader(path: path)
+            } catch {
+                throw CheckInputFailure(kind: .noInput, message: "\(error)")
+            }
+            let file = try evaluator.readTicks(from: reader, path: path)
+            if evaluator.needsMarketList, list == nil, !evaluator.hasSourceMarkets { Evaluator.noteNoMarketList() }
+            return Input(ticks: file.ticks, lines: file.lines, malformed: file.malformed, markets: list)
+        }
+        var input = Input(ticks: [], lines: nil, malformed: 0, markets: list)
+        do {
+            if let source = prices.source {
+                input = try await snapshot(
+                    from: try SourceRegistry.make(source, endpoint: prices.endpoint), http: NIOHTTPClient.shared,
+                    markets: list,
+                    refreshEvery: evaluator.needsMarketList && prices.markets == nil
+                        ? prices.marketsEvery.milliseconds : nil,
+                    now: now)
+            }
+        } catch let failure as SourceUnavailable {
+            throw CheckInputFailure(kind: .unavailable, message: "\(failure)")
+        }
+        for definition in prices.sources {
+            do {
+                let feed = try SourceRegistry.make(definition.type, endpoint: definition.endpoint)
+                // Its market list (for `match` rules on its ticks) is fetched with the snapshot,
+                // unless `--markets NAME=FILE` gave it.
+                let fetchList = evaluator.needsMarketList && !prices.marketsGiven.contains(definition.name)
+                let taken = try await snapshot(
+                    from: feed, http: NIOHTTPClient.shared, markets: nil, refreshEvery: fetchList ? 0 : nil, now: now)
+                if let list = taken.markets {
+                    evaluator.updateMarkets(MarketList(list.markets), source: definition.name)
+                }
+                for var tick in taken.ticks {
+                    tick.source = definition.name
+                    input.ticks.append(tick)
+                }
+            } catch let failure as SourceUnavailable {
+                StandardError.write("pricealert: error: \(definition.name): \(failure.error)")
+                unavailable.append(definition.name)
+            } catch {
+                StandardError.write("pricealert: error: \(definition.name): \(error)")
+                unavailable.append(definition.name)
+            }
+        }
+        return input
+    }
+}
+
+/// How a `check` ended, for its exit code (Docs/cli.md).
+public enum CheckVerdict: Sendable, Equatable {
+    /// Everything evaluated and delivered; `alerts` fired.
+    case done(alerts: Int)
+    /// A rule-file source could not be reached (it was named on standard error): exit 69.
+    case sourcesUnavailable
+    /// Deliveries failed or wait in the outbox (said on standard error): exit 74.
+    case deliveriesFailed
+}
+
+extension CheckRun {
+    /// Evaluates `restored.input`, the prices `prices` named, and dispatches (`run`): a
+    /// `--source` snapshot backfills the history of its symbols that `restored.filled` says is
+    /// missing; each tick's place in a report is its line in the tick file, else its source and
+    /// symbol. Writes the summary line when something was dropped (`historyRead` history lines
+    /// counted as read) and the count of failed deliveries, on standard error.
+    public mutating func evaluate(
+        _ restored: Restored, prices: CheckPrices, historyRead: Int, unavailable: [String]
+    ) async throws(StateNotSaved) -> CheckVerdict {
+        let snapshot = restored.input.ticks
+        let lines = restored.input.lines
+        // The command line checked the source's name: making it cannot fail here.
+        if let source = prices.source, prices.ticks == nil, let filled = restored.filled,
+            let feed = try? SourceRegistry.make(source, endpoint: prices.endpoint)
+        {
+            backfill = (SourceCandles(source: feed, http: NIOHTTPClient.shared), filled)
+        }
+        let outcome = try await run(snapshot) { i, tick in
+            if let lines {
+                .line(file: prices.ticks ?? "-", line: lines[i])
+            } else {
+                .snapshot(source: tick.source ?? prices.source ?? "", symbol: tick.symbol)
+            }
+        }
+        if evaluator.stats.droppedTotal > 0 {
+            let read = historyRead + snapshot.count + restored.input.malformed
+            StandardError.write("check: \(Summary.line(read: read, stats: evaluator.stats))")
+        }
+        if outcome.failures > 0 {
+            StandardError.write("check: \(outcome.failures) deliveries failed or wait in the outbox")
+        }
+        if !unavailable.isEmpty { return .sourcesUnavailable }
+        if outcome.failures > 0 { return .deliveriesFailed }
+        return .done(alerts: outcome.alerts)
+    }
+}
