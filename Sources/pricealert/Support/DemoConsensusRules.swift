@@ -17,8 +17,8 @@ enum DemoConsensusRules {
             }
           },
           "rules": [
-            { "id": "demo-okx-btc-above-45000", "symbol": "demo-okx:BTC/USDT", "when": { "price": { "above": 45000 } } },
-            { "id": "demo-consensus-btc-above-45000", "series": "demo-btc-consensus", "when": { "price": { "above": 45000 } } }
+            { "id": "demo-okx-btc-above-46000", "symbol": "demo-okx:BTC/USDT", "when": { "price": { "above": 46000 } } },
+            { "id": "demo-consensus-btc-above-46000", "series": "demo-btc-consensus", "when": { "price": { "above": 46000 } } }
           ]
         }
         """#
