@@ -98,7 +98,7 @@ struct CheckRestoreTests {
         let builtIn =
             #"{"version": 1, "rules": [{"id": "built-in", "symbol": "BTC", "when": {"price": {"above": 1}}}]}"#
         let demoFile = folder + "/demo.json"
-        let none = RuleFiles.demo(given: [], demoFile: demoFile, builtIn: builtIn)
+        let none = RuleFiles.demo(given: [], demoFiles: [(demoFile, builtIn)])
         #expect(none.paths == [])
         #expect(try none.rules.get().rules.map(\.id) == ["built-in"])
 
@@ -106,7 +106,7 @@ struct CheckRestoreTests {
         let silent =
             #"{"version": 1, "rules": [{"id": "silent", "symbol": "BTC", "notify": [], "when": {"price": {"above": 1}}}]}"#
         try silent.write(toFile: given, atomically: true, encoding: .utf8)
-        let chosen = RuleFiles.demo(given: [given], demoFile: demoFile, builtIn: builtIn)
+        let chosen = RuleFiles.demo(given: [given], demoFiles: [(demoFile, builtIn)])
         #expect(chosen.paths == [given])
         let printing = try chosen.rules.get()
         #expect(printing.rules.map(\.id) == ["silent"])
@@ -116,11 +116,11 @@ struct CheckRestoreTests {
         let rules = try writeRules()
 
         try FileManager.default.copyItem(atPath: rules, toPath: demoFile)
-        let fromFile = RuleFiles.demo(given: [], demoFile: demoFile, builtIn: builtIn)
+        let fromFile = RuleFiles.demo(given: [], demoFiles: [(demoFile, builtIn)])
         #expect(fromFile.paths == [demoFile])
         #expect(try fromFile.rules.get().rules.map(\.id) == ["btc-high", "usd-spot"])
 
-        guard case .failure(.invalid) = RuleFiles.demo(given: [], demoFile: folder + "/none", builtIn: "{").rules else {
+        guard case .failure(.invalid) = RuleFiles.demo(given: [], demoFiles: [(folder + "/none", "{")]).rules else {
             Issue.record("broken built-in rules loaded")
             return
         }

@@ -111,7 +111,10 @@ extension LiveCommandTests {
             environment: ["NOTIFY_SOCKET": socket.address])
         let base = try await demo.statusBase()
         _ = try await socket.waitFor(line: "READY=1", timeout: 30)
-        #expect(try await poll("\(base)/healthz", draining: socket) { $0.status == 200 }.body == "ok\n")
+        // One line per feed: BTSE's and the three sources of Rules/demo-consensus.json.
+        let health = try await poll("\(base)/healthz", draining: socket) { $0.status == 200 }.body
+        #expect(
+            health.hasPrefix("ok\n") && health.contains("btse: ok\n") && health.contains("demo-okx: ok\n"), "\(health)")
         #expect(try await demo.stop(signal: SIGTERM) == 0)
         _ = try await socket.waitFor(line: "STOPPING=1", timeout: 60)
     }

@@ -156,6 +156,31 @@ struct LiveCommandTests {
         #expect(running.stderr.contains("demo: exchange on http://127.0.0.1:"))
     }
 
+    /// The demo's wick: OKX shows BTC 10 % high, so the rule on OKX's BTC fires while the rule on
+    /// the median of Binance, Bybit and OKX does not. A rule on the same series below the level
+    /// (this test's own, given beside `Rules/demo-consensus.json`) fires, so the series had a
+    /// value, with its quorum, when the consensus rule stayed silent. The level is above half the
+    /// wick's move: with two of three members fresh the median is their mean.
+    @Test func demoWickFiresTheOneExchangeRuleAndNeverTheConsensusRule() async throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let probe = dir.appendingPathComponent("probe.json").path
+        try #"""
+        {"version": 3, "rules": [
+          {"id": "probe-consensus-btc-below-46000", "series": "demo-btc-consensus", "when": {"price": {"below": 46000}}}
+        ]}
+        """#.write(toFile: probe, atomically: true, encoding: .utf8)
+        let consensus = PriceAlertBinary.repo.appendingPathComponent("Rules/demo-consensus.json").path
+        let running = try PriceAlertBinary.start(
+            ["demo", "--interval", "200ms", "--rules", consensus, probe], in: dir)
+        let wick = try await running.waitForStdoutLine(containing: "[demo-okx-btc-above-46000]", timeout: 120)
+        _ = try await running.waitForStdoutLine(containing: "[probe-consensus-btc-below-46000]", timeout: 120)
+        #expect(try await running.stop(signal: SIGTERM) == 0, "\(running.stderr)")
+        #expect(wick.contains("BTC/USDT price above 46000"), "\(wick)")
+        #expect(!running.stdout.contains("demo-consensus-btc-above-46000"), "\(running.stdout)")
+        #expect(running.stderr.contains("demo: okx shows BTC at 1.1 times its price (a wick)"))
+    }
+
     @Test func marketsListsSearchesAndSortsWithPrices() async throws {
         let result = try await withExchange { port in
             try await PriceAlertBinary.run([
@@ -223,10 +248,13 @@ struct LiveCommandTests {
         #expect(status == 0)
     }
 
-    @Test func theBuiltInDemoRulesAreRulesDemoJSON() async throws {
+    @Test(arguments: [
+        ("Sources/pricealert/Support/DemoRules.swift", "Rules/demo.json"),
+        ("Sources/pricealert/Support/DemoConsensusRules.swift", "Rules/demo-consensus.json")
+    ])
+    func theBuiltInDemoRulesAreTheirRulesFile(swiftFile: String, rulesFile: String) async throws {
         let source = try String(
-            contentsOf: PriceAlertBinary.repo.appendingPathComponent("Sources/pricealert/Support/DemoRules.swift"),
-            encoding: .utf8)
+            contentsOf: PriceAlertBinary.repo.appendingPathComponent(swiftFile), encoding: .utf8)
         let start = try #require(source.range(of: "#\"\"\"\n"))
         let end = try #require(source.range(of: "\"\"\"#", options: .backwards))
         // The literal's lines, less the indentation of its closing delimiter, as Swift reads them.
@@ -234,7 +262,7 @@ struct LiveCommandTests {
         let indentation = try #require(lines.last).count
         let embedded = lines.dropLast().map { $0.dropFirst(indentation) + "\n" }.joined()
         let file = try String(
-            contentsOf: PriceAlertBinary.repo.appendingPathComponent("Rules/demo.json"), encoding: .utf8)
+            contentsOf: PriceAlertBinary.repo.appendingPathComponent(rulesFile), encoding: .utf8)
         #expect(embedded == file)
     }
 }

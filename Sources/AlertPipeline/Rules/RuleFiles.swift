@@ -44,14 +44,16 @@ public enum RuleFiles {
     }
 
     /// The rules `demo` runs, and the files a SIGHUP re-reads: `given` when any, each alert then
-    /// printed on standard output too; else the file at `demoFile` when it exists; else the
-    /// built-in rules `builtIn` (no file to re-read).
+    /// printed on standard output too; else the `demoFiles` when every one of them exists (read
+    /// together); else their built-in copies (no file to re-read). All or none come from disk, so
+    /// a folder holding only some of them never mixes its copies with the built-in ones.
     public static func demo(
-        given: [String], demoFile: String, builtIn: String
+        given: [String], demoFiles: [(path: String, builtIn: String)]
     ) -> (rules: Result<RuleSet, RuleLoadFailure>, paths: [String]) {
         if !given.isEmpty { return (load(given).map(AlertListing.printingEveryAlert), given) }
-        if access(demoFile, F_OK) == 0 { return (load([demoFile]), [demoFile]) }
-        let source = RuleSource(path: "(built-in demo rules)", bytes: Array(builtIn.utf8))
-        return (RuleLoader.load([source]).mapError(RuleLoadFailure.invalid), [])
+        let paths = demoFiles.map(\.path)
+        if paths.allSatisfy({ access($0, F_OK) == 0 }) { return (load(paths), paths) }
+        let sources = demoFiles.map { RuleSource(path: "(built-in \($0.path))", bytes: Array($0.builtIn.utf8)) }
+        return (RuleLoader.load(sources).mapError(RuleLoadFailure.invalid), [])
     }
 }
