@@ -62,3 +62,20 @@ func bothEngines(_ rules: [Rule], _ ticks: [Tick], markets: MarketList? = nil) -
     }
     return (ours.map { "\($0.id) \($0.value)" }, theirs)
 }
+
+/// The events `engine` and `reference` give for `ticks`, one tick at a time, each in its own
+/// order: what the engine-against-reference tests compare.
+func events(
+    of engine: Engine, and reference: ReferenceEngineV2, over ticks: [Tick]
+) -> (ours: [RefEvent], theirs: [RefEvent]) {
+    var ours: [RefEvent] = []
+    var theirs: [RefEvent] = []
+    var alerts: [Alert] = []
+    for tick in ticks {
+        alerts.removeAll(keepingCapacity: true)
+        engine.process(tick, into: &alerts)
+        ours += alerts.map(RefEvent.init)
+        theirs += reference.process(tick)
+    }
+    return (ours, theirs)
+}

@@ -54,16 +54,7 @@ struct EngineReferenceV2Tests {
                 close: candle.close)
             for tick in candle.seededTicks(symbol: symbol) { #expect(engine.seed(tick) == nil) }
         }
-        var ours: [RefEvent] = []
-        var theirs: [RefEvent] = []
-        var alerts: [Alert] = []
-        for tick in ticks {
-            alerts.removeAll(keepingCapacity: true)
-            engine.process(tick, into: &alerts)
-            ours += alerts.map(RefEvent.init)
-            theirs += reference.process(tick)
-        }
-        return (ours, theirs)
+        return events(of: engine, and: reference, over: ticks)
     }
 
     static let start: Int64 = 1_700_000_000_000

@@ -38,16 +38,7 @@ struct EngineReferenceV3Tests {
         let engine = Engine(
             rules: loaded.rules, markets: MarketList(markets.none), portfolios: loaded.portfolios,
             series: loaded.series, sourceMarkets: markets.bySource.mapValues(MarketList.init))
-        var ours: [RefEvent] = []
-        var theirs: [RefEvent] = []
-        var alerts: [Alert] = []
-        for tick in ticks {
-            alerts.removeAll(keepingCapacity: true)
-            engine.process(tick, into: &alerts)
-            ours += alerts.map(RefEvent.init)
-            theirs += reference.process(tick)
-        }
-        return (ours, theirs)
+        return events(of: engine, and: reference, over: ticks)
     }
 
     static let start: Int64 = 1_700_000_000_000

@@ -38,14 +38,10 @@ struct EngineSeededAfterLiveTests {
         let engine = Engine(rules: loaded.rules, portfolios: loaded.portfolios)
         var ours: [RefEvent] = []
         var theirs: [RefEvent] = []
-        var alerts: [Alert] = []
         func process(_ ticks: [Tick]) {
-            for tick in ticks {
-                alerts.removeAll(keepingCapacity: true)
-                engine.process(tick, into: &alerts)
-                ours += alerts.map(RefEvent.init)
-                theirs += reference.process(tick)
-            }
+            let more = events(of: engine, and: reference, over: ticks)
+            ours += more.ours
+            theirs += more.theirs
         }
         process(Self.live(from: Self.start, to: Self.start + 12 * Self.hour))
         // A reload's backfill: 40 hour candles that end where the live ticks begin, whose lows
