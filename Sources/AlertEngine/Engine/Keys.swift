@@ -4,12 +4,6 @@ import AlertModel
 /// upper-cased symbol of a tick without a source, `source:SYMBOL` for a tick with one (the
 /// source as written, `[a-z0-9-]{1,32}`), `@NAME` for a portfolio's or a series' ticks.
 enum Key {
-    /// Whether `name` is a source name, `[a-z0-9-]{1,32}`.
-    static func isSourceName(_ name: Substring) -> Bool {
-        !name.isEmpty && name.utf8.count <= 32
-            && name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
-    }
-
     /// The key an entry names: `source:SYMBOL` when the part before its first `:` is a source
     /// name (kept as written, the symbol upper-cased), else the upper-cased entry. Saved keys
     /// read back unchanged: a key without a source is upper-cased, so a source-name prefix
@@ -20,9 +14,9 @@ enum Key {
 
     /// `entry`'s key and source when it is qualified (`source:SYMBOL`), else nil.
     static func qualified(_ entry: String) -> (key: String, source: String)? {
-        guard let colon = entry.firstIndex(of: ":"), isSourceName(entry[..<colon]) else { return nil }
+        guard let colon = entry.firstIndex(of: ":"), SourceDefinition.isName(entry[..<colon]) else { return nil }
         let source = String(entry[..<colon])
-        return (source + ":" + Symbol.normalize(String(entry[entry.index(after: colon)...])), source)
+        return (Tick.key(source: source, symbol: entry[entry.index(after: colon)...]), source)
     }
 
     /// The key of a `symbol`/`symbols` entry of a rule and whether it is qualified: only in a

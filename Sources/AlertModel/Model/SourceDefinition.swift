@@ -17,7 +17,7 @@ public struct SourceDefinition: Sendable, Equatable {
     ]
 
     /// `[a-z0-9-]{1,32}`: a source name, in rule files and in tick lines.
-    public static func isName(_ text: String) -> Bool {
+    public static func isName(_ text: some StringProtocol) -> Bool {
         text.utf8.count <= 32 && !text.isEmpty
             && text.utf8.allSatisfy { byte in
                 (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D

@@ -30,7 +30,13 @@ public struct Tick: Sendable, Equatable {
     /// source, `source:SYMBOL` with one.
     public var key: String {
         guard let source else { return Symbol.normalize(symbol) }
-        return source + ":" + Symbol.normalize(symbol)
+        return Self.key(source: source, symbol: symbol)
+    }
+
+    /// The key of `symbol`'s ticks from `source`: the source as written, `:`, the symbol
+    /// upper-cased. Rule entries name keys the same way (`source:SYMBOL`).
+    public static func key(source: some StringProtocol, symbol: some StringProtocol) -> String {
+        source + ":" + Symbol.normalize(String(symbol))
     }
 }
 

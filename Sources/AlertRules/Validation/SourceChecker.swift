@@ -85,6 +85,6 @@ extension FileChecker {
                 at: position)
             return nil
         }
-        return source + ":" + Symbol.normalize(symbol)
+        return Tick.key(source: source, symbol: symbol)
     }
 }
