@@ -6,7 +6,7 @@ import AlertStore
 
 /// Loading what the commands need, each problem a `CommandFailure` that names its place.
 public enum CommandInputs {
-    /// Loads rule files together (`RuleFiles.load`); every problem, with its place, exits 65 (66
+    /// Loads rule files together (`RuleFiles.load`); every problem, with its place, fails with exit 65 (66
     /// when a file cannot be read).
     public static func rules(_ paths: [String]) throws(CommandFailure) -> RuleSet {
         try rules(RuleFiles.load(paths))
@@ -70,7 +70,7 @@ public enum CommandInputs {
     }
 
     /// The market lists of `NAME=FILE` (see `marketOptions`), each read in the format of its
-    /// source's type; exits 66 when a file is unreadable, 65 when it is not such a list, naming it.
+    /// source's type; fails with exit 66 when a file is unreadable, 65 when it is not such a list, naming it.
     public static func sourceMarkets(
         _ files: [String: String], ruleSet: RuleSet
     ) throws(CommandFailure) -> [String: MarketList] {
@@ -86,7 +86,7 @@ public enum CommandInputs {
         return lists
     }
 
-    /// Loads a BTSE `initial/market` payload; exits 66 when unreadable, 65 when not a market list.
+    /// Loads a BTSE `initial/market` payload; fails with exit 66 when unreadable, 65 when not a market list.
     public static func markets(_ path: String) throws -> MarketList {
         do {
             return MarketList(try BTSEMarketList.load(path: path))
@@ -95,7 +95,7 @@ public enum CommandInputs {
         }
     }
 
-    /// Opens a tick file (`-`: standard input); exits 66 naming it when it cannot be read.
+    /// Opens a tick file (`-`: standard input); fails with exit 66 naming it when it cannot be read.
     public static func ticks(_ path: String) throws(CommandFailure) -> TickFileReader {
         do {
             return try TickFileReader(path: path)
@@ -104,7 +104,7 @@ public enum CommandInputs {
         }
     }
 
-    /// `--history FILE` seeded into `evaluator` (`Evaluator.seedHistory`); exits 66 naming it
+    /// `--history FILE` seeded into `evaluator` (`Evaluator.seedHistory`); fails with exit 66 naming it
     /// when it cannot be read, and rethrows a read error that ends it early. Returns the number
     /// of lines read.
     public static func seedHistory(_ path: String, into evaluator: inout Evaluator) throws -> Int {
@@ -113,7 +113,7 @@ public enum CommandInputs {
     }
 
     /// Opens the sinks that enabled rules notify (a sink nobody uses is never opened);
-    /// exits 73 naming the sink when one cannot be set up.
+    /// fails with exit 73 naming the sink when one cannot be set up.
     public static func sinks(for ruleSet: RuleSet) throws(CommandFailure) -> [String: any Sink] {
         do {
             return try SinkFactory.makeAll(ruleSet.usedSinks.compactMap { ruleSet.sinks[$0] })

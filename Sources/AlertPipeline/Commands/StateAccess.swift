@@ -63,7 +63,7 @@ public enum StateAccess {
 }
 
 /// The delivery a command's `--state` chooses (`AlertDelivery.usesOutbox`); what cannot be set
-/// up exits 65 (quiet hours' time zone) or 73.
+/// up fails with exit 65 (quiet hours' time zone) or 73.
 extension AlertDelivery {
     /// Through the outbox of the state folder at `statePath` (nil: the default one) when
     /// `usesOutbox` says so, else straight to the sinks; silences come from that folder.
