@@ -6,8 +6,8 @@ import AlertStore
 
 /// Loading what the commands need, each problem a `CommandFailure` that names its place.
 public enum CommandInputs {
-    /// Loads rule files together (`RuleFiles.load`); every problem, with its place, fails with exit 65 (66
-    /// when a file cannot be read).
+    /// Loads rule files together (`RuleFiles.load`); every problem, with its place, fails with
+    /// exit 65 (66 when a file cannot be read).
     public static func rules(_ paths: [String]) throws(CommandFailure) -> RuleSet {
         try rules(RuleFiles.load(paths))
     }
@@ -70,7 +70,8 @@ public enum CommandInputs {
     }
 
     /// The market lists of `NAME=FILE` (see `marketOptions`), each read in the format of its
-    /// source's type; fails with exit 66 when a file is unreadable, 65 when it is not such a list, naming it.
+    /// source's type; fails with exit 66 when a file is unreadable, 65 when it is not such a
+    /// list, naming it.
     public static func sourceMarkets(
         _ files: [String: String], ruleSet: RuleSet
     ) throws(CommandFailure) -> [String: MarketList] {
@@ -86,7 +87,8 @@ public enum CommandInputs {
         return lists
     }
 
-    /// Loads a BTSE `initial/market` payload; fails with exit 66 when unreadable, 65 when not a market list.
+    /// Loads a BTSE `initial/market` payload; fails with exit 66 when unreadable, 65 when not a
+    /// market list.
     public static func markets(_ path: String) throws -> MarketList {
         do {
             return MarketList(try BTSEMarketList.load(path: path))
