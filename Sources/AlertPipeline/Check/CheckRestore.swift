@@ -5,7 +5,7 @@ import Platform
 
 /// What `check` restores from the state folder before it evaluates, and in which order.
 extension CheckRun {
-    /// The prices a check evaluates, as the command line read them (a tick file or a source).
+    /// The prices a check evaluates, as `input` read them (a tick file or a source).
     public struct Input {
         public var ticks: [Tick]
         /// Each tick's line in the tick file (nil: a source's snapshot).
