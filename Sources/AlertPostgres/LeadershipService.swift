@@ -12,9 +12,12 @@ import Glibc
 ///
 /// Every `settings.tick` it records a heartbeat, renews the leases it holds and asks for the
 /// sources it does not lead. A lease it cannot renew (taken over, or the database out of reach)
-/// makes it a standby; it counts its own lease as ended `settings.ttl` after the start of the
-/// last renewal that succeeded, on its own clock, so it never thinks itself leader after the
-/// store's lease ended (the store counts from when the renewal ran, which is later). It reconnects on any error, `settings.tick` apart. On graceful
+/// makes it a standby. It counts its own lease as ended a whole `settings.ttl` after the start
+/// of the last renewal that succeeded, on its own clock; the store counts from when the renewal
+/// ran, which is later, so `role(of:)` never says leader after the store's lease ended (a
+/// published change may come up to a tick later; the fence refuses writes in between). A
+/// round that takes longer than a lease counts as a lost connection. It reconnects after any
+/// error, `settings.tick` apart. On graceful
 /// shutdown it releases its leases (a standby takes over at its next tick) and deletes its
 /// heartbeat.
 ///
@@ -84,9 +87,14 @@ public final class LeadershipService: Service, Sendable {
         (changes, published) = AsyncStream<Change>.makeStream()
     }
 
-    /// This instance's role for `source` now.
+    /// This instance's role for `source` now: leader only while a whole lease has not passed
+    /// since its last renewal started, even when the renewal after it has not returned yet.
     public func role(of source: String) -> Role {
-        state.withLock { $0[source].map { .leader(epoch: $0.lease.epoch) } ?? .standby }
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            guard let held = state[source], now - held.renewedAt < settings.ttl else { return .standby }
+            return .leader(epoch: held.lease.epoch)
+        }
     }
 
     public func run() async throws {
@@ -96,7 +104,14 @@ public final class LeadershipService: Service, Sendable {
             while !Task.isCancelled {
                 do {
                     if store == nil { store = try await self.open() }
-                    try await self.tick(store!.leadership)
+                    let leadership = store!.leadership
+                    try await Self.within(self.settings.ttl) { try await self.tick(leadership) }
+                } catch is TimedOut {
+                    // The connection stopped answering: its queue ends when the connection does.
+                    self.logger.warning(
+                        "leadership: the store did not answer within \(self.settings.ttl); reconnecting")
+                    if let abandoned = store { Task { await abandoned.close() } }
+                    store = nil
                 } catch {
                     self.logger.warning("leadership: cannot reach the store: \(error); retrying")
                     await store?.close()
@@ -151,6 +166,38 @@ public final class LeadershipService: Service, Sendable {
             logger.warning("leadership: lease of source \(source) not renewed in time; standby now")
         }
     }
+
+    /// `body`'s value, or `TimedOut` once `limit` has passed; `body` is then left to end on its
+    /// own (a statement on a connection that stopped answering ends when the connection does).
+    static func within<T: Sendable>(
+        _ limit: Duration, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let waiting = Waiting<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            waiting.continuation.withLock { $0 = continuation }
+            let timer = Task {
+                try await Task.sleep(for: limit)
+                waiting.resume(with: .failure(TimedOut()))
+            }
+            Task {
+                let result: Result<T, any Error>
+                do { result = .success(try await body()) } catch { result = .failure(error) }
+                timer.cancel()
+                waiting.resume(with: result)
+            }
+        }
+    }
+
+    /// A continuation resumed by whichever comes first.
+    private final class Waiting<T: Sendable>: Sendable {
+        let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
+
+        func resume(with result: Result<T, any Error>) {
+            continuation.withLock { $0.take() }?.resume(with: result)
+        }
+    }
+
+    struct TimedOut: Error {}
 
     private func publish(_ told: inout [String: Role]) {
         for source in sources {

@@ -109,6 +109,60 @@ import Testing
         }
     }
 
+    /// The server process that serves `store`'s connection.
+    static func backendPID(_ store: PostgresStore) async throws -> Int {
+        try await store.queue.perform { connection in
+            var pid = 0
+            for try await value in try await connection.query("SELECT pg_backend_pid()", logger: Self.logger)
+                .decode(Int.self)
+            { pid = value }
+            return pid
+        }
+    }
+
+    struct Unreachable: Error {}
+
+    @Test func aLeaderCutOffFromTheStoreStepsDownBeforeAStandbyTakesOver() async throws {
+        try await PostgresServer.with { server in
+            let url = try PostgresURL(server.url())
+            let reachable = Mutex(true)
+            let backends = Mutex<[Int]>([])
+            let settings = LeadershipService.Settings(ttl: .seconds(1), tick: .milliseconds(100))
+            let a = LeadershipService(
+                instance: .current(name: "a", sources: ["okx"]), sources: ["okx"], settings: settings,
+                logger: Self.logger
+            ) {
+                guard reachable.withLock({ $0 }) else { throw Unreachable() }
+                let store = try await PostgresStore.open(url)
+                let pid = try await Self.backendPID(store)
+                backends.withLock { $0.append(pid) }
+                return store
+            }
+            let aChanges = Seen.following(a.changes)
+            let runningA = Running(a)
+            #expect(try await aChanges.next() == .init(source: "okx", role: .leader(epoch: 1)))
+            let b = LeadershipService(
+                instance: .current(name: "b", sources: ["okx"]), sources: ["okx"], settings: settings,
+                logger: Self.logger
+            ) { try await PostgresStore.open(url) }
+            let bChanges = Seen.following(b.changes)
+            let runningB = Running(b)
+            #expect(try await bChanges.next() == .init(source: "okx", role: .standby))
+
+            // A's connection is cut and it cannot connect again.
+            reachable.withLock { $0 = false }
+            let pids = backends.withLock { $0 }.map(String.init).joined(separator: ",")
+            _ = try await server.query(
+                "SELECT pg_terminate_backend(pid, 30000) FROM pg_stat_activity WHERE pid IN (\(pids))")
+            // B takes over once A's lease has run out; by then A no longer says it leads.
+            #expect(try await bChanges.next() == .init(source: "okx", role: .leader(epoch: 2)))
+            #expect(a.role(of: "okx") == .standby)
+            #expect(try await aChanges.next() == .init(source: "okx", role: .standby))
+            await runningA.stop()
+            await runningB.stop()
+        }
+    }
+
     @Test func aSilenceAddedAnywhereReachesEveryWatcherByNotification() async throws {
         try await PostgresServer.with { server in
             let url = try PostgresURL(server.url())
@@ -135,13 +189,7 @@ import Testing
         try await PostgresServer.with { server in
             let url = try PostgresURL(server.url())
             let store = try await PostgresStore.open(url)
-            let storePID = try await store.queue.perform { connection in
-                var pid = 0
-                for try await value in try await connection.query("SELECT pg_backend_pid()", logger: Self.logger)
-                    .decode(Int.self)
-                { pid = value }
-                return pid
-            }
+            let storePID = try await Self.backendPID(store)
             let log = CapturingLogHandler()
             let settings = PostgresSilenceWatcher.Settings(retry: .milliseconds(200), recheck: .seconds(3600))
             let seen = Seen<[SilenceRecord]>()
