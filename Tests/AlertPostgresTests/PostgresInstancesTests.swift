@@ -64,7 +64,9 @@ import Testing
             func service(_ id: String) -> LeadershipService {
                 LeadershipService(
                     instance: .current(name: id, sources: ["binance", "kraken"]), sources: ["binance", "kraken"],
-                    settings: .init(ttl: .seconds(3), tick: .milliseconds(100)), logger: Self.logger
+                    // A lease far longer than the test: only a refused renewal or a release can
+                    // change a role here.
+                    settings: .init(ttl: .seconds(300), tick: .milliseconds(100)), logger: Self.logger
                 ) { try await PostgresStore.open(url) }
             }
             let a = service("a")
@@ -92,7 +94,7 @@ import Testing
             let store = try await PostgresStore.open(url)
             let now = try await store.leadership.now()
             let intruder = try #require(
-                try await store.leadership.acquire(source: "kraken", instance: "x", ttl: 60_000, now: now + 10_000))
+                try await store.leadership.acquire(source: "kraken", instance: "x", ttl: 60_000, now: now + 400_000))
             #expect(intruder.epoch == 2)
             #expect(try await aChanges.next() == .init(source: "kraken", role: .standby))
             #expect(a.role(of: "binance") == .leader(epoch: 1))
