@@ -105,7 +105,7 @@ let package = Package(
         .target(
             name: "AlertPostgres",
             dependencies: [
-                "AlertModel", "AlertOutbox", "AlertStore",
+                "AlertModel", "AlertPolicy", "AlertOutbox", "AlertStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -312,7 +312,7 @@ let package = Package(
         .testTarget(
             name: "AlertPostgresTests",
             dependencies: [
-                "AlertPostgres", "AlertStore", "AlertModel", "AlertOutbox", "AlertTestSupport",
+                "AlertPostgres", "AlertStore", "AlertModel", "AlertOutbox", "AlertPolicy", "AlertTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]),

@@ -63,8 +63,8 @@ enum PostgresMigrations {
             ]),
         Step(
             description:
-                "leadership per source with a fencing epoch; instances; the outbox's id ledger; silence notifications",
-            sql: PostgresLeadership.schema)
+                "leadership per source with a fencing epoch; instances; the outbox's id ledger; silence notifications; sink rates",
+            sql: PostgresLeadership.schema + PostgresSinkRates.schema)
     ]
 
     /// Applies the steps `connection`'s database lacks, each in its own transaction; throws
