@@ -179,10 +179,11 @@ public final class PostgresLeadership: Sendable {
         }
     }
 
-    /// Records that `instance` is alive at `now` and follows its `sources`.
-    public func heartbeat(_ instance: Instance, now: Int64? = nil) async throws {
-        try await queue.perform { connection in
-            _ = try await connection.query(
+    /// Records that `instance` is alive at `now` and follows its `sources`, and forgets every
+    /// instance not heard from for `forgetAfter` ms (one killed, which could not say goodbye).
+    public func heartbeat(_ instance: Instance, now: Int64? = nil, forgetAfter: Int64 = 86_400_000) async throws {
+        try await queue.transaction { connection in
+            let rows = try await connection.query(
                 """
                 WITH clock AS (SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock)) AS now)
                 INSERT INTO instances (id, host, pid, started_at, seen_at, sources)
@@ -190,7 +191,12 @@ public final class PostgresLeadership: Sendable {
                   \(instance.sources) FROM clock
                 ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
                   started_at = excluded.started_at, seen_at = excluded.seen_at, sources = excluded.sources
+                RETURNING seen_at
                 """, logger: self.queue.logger)
+            var seen: Int64 = 0
+            for try await value in rows.decode(Int64.self) { seen = value }
+            _ = try await connection.query(
+                "DELETE FROM instances WHERE seen_at < \(seen - forgetAfter)", logger: self.queue.logger)
         }
     }
 

@@ -170,6 +170,11 @@ import Glibc
             #expect(roles[1].lease?.until == 4_000 && roles[1].standbys == ["a", "b"])
             try await leadership.forget(instance: "a")
             #expect(try await leadership.instances().map(\.id) == ["b", "gone"])
+            // A heartbeat forgets those not heard from for long: "gone" was last seen at 100 ms.
+            try await leadership.heartbeat(
+                .init(id: "b", host: "host-b", pid: 7, startedAt: 1, sources: ["binance"]), now: 10_101,
+                forgetAfter: 10_000)
+            #expect(try await leadership.instances().map(\.id) == ["b"])
             await store.close()
         }
     }
