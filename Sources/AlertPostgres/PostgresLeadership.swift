@@ -142,10 +142,10 @@ public final class PostgresLeadership: Sendable {
     /// may not sit idle: should the writer stall (SIGSTOP) between two statements, the server
     /// ends its session after `idleLimit`, which frees the row well within a lease.
     public static func check(_ fence: PostgresFence, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        try await connection.query(
-            "SET LOCAL idle_in_transaction_session_timeout = \(unescaped: "'\(idleLimit)ms'")", logger: logger)
-        let rows = try await connection.query(
-            "SELECT epoch, holder FROM leadership WHERE source = \(fence.source) FOR SHARE", logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: fenceSQL[0]), logger: logger)
+        var lock = PostgresQuery(unsafeSQL: fenceSQL[1])
+        lock.binds.append(fence.source, context: .default)
+        let rows = try await connection.query(lock, logger: logger)
         var current: (Int64, String)?
         for try await row in rows.decode((Int64, String).self) { current = row }
         guard let current, current.0 == fence.epoch else {
@@ -156,6 +156,12 @@ public final class PostgresLeadership: Sendable {
     /// How long a fenced transaction may sit idle before the server ends it (ms): shorter
     /// than a lease, so a writer stalled in a transaction delays no takeover.
     public static let idleLimit = 2_000
+
+    /// The fence's two statements, in order; `$1` is the source.
+    static let fenceSQL = [
+        "SET LOCAL idle_in_transaction_session_timeout = '\(idleLimit)ms'",
+        "SELECT epoch, holder FROM leadership WHERE source = $1 FOR SHARE"
+    ]
 
     // MARK: Instances
 

@@ -187,12 +187,14 @@ import Glibc
             let store = try await PostgresStoreTests.open(server)
             let first = try #require(
                 try await store.leadership.acquire(source: "coinbase", instance: "a", ttl: Self.ttl, now: 0))
-            // psql runs the fence's statements, then stops itself (SIGSTOP) inside the
+            // psql runs the fence's own statements, then stops itself (SIGSTOP) inside the
             // transaction; once continued it writes and commits.
+            let fence = PostgresLeadership.fenceSQL
             let script = """
                 BEGIN;
-                SET LOCAL idle_in_transaction_session_timeout = '\(PostgresLeadership.idleLimit)ms';
-                SELECT epoch FROM leadership WHERE source = 'coinbase' FOR SHARE;
+                \(fence[0]);
+                PREPARE fence(TEXT) AS \(fence[1]);
+                EXECUTE fence('coinbase');
                 \\! echo stopping; kill -STOP $PPID
                 INSERT INTO backfill_ledger VALUES ('coinbase', 'BTC-USD', 1, 1, 1);
                 COMMIT;
@@ -209,8 +211,9 @@ import Glibc
             try await Self.waitUntilStopped(leader.pid)
             // The takeover waits for the row, and gets it once the server ends the stalled
             // session: after the idle limit, well within a lease.
-            let second = try await store.leadership.acquire(
-                source: "coinbase", instance: "b", ttl: Self.ttl, now: Self.ttl)
+            let second = try await LeadershipService.within(.seconds(120)) {
+                try await store.leadership.acquire(source: "coinbase", instance: "b", ttl: Self.ttl, now: Self.ttl)
+            }
             #expect(second?.epoch == first.epoch + 1)
             kill(leader.pid, SIGCONT)
             let result = try await leader.wait(timeout: 60)
