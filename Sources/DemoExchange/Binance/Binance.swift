@@ -15,8 +15,8 @@ enum Binance {
     static let defaultKlines = 500
 
     static func routes(_ context: VenueContext) -> [VenueRoute] {
-        let markets = VenueMarket.all(.binance)
-        let index = VenueMarket.index(.binance)
+        let markets = context.markets.all(.binance)
+        let index = context.markets.index(.binance)
         return [
             VenueRoute(path: "/api/v3/exchangeInfo") { query, _ in
                 guard let wanted = symbols(query, index) else { return invalidSymbol }
@@ -123,7 +123,7 @@ enum Binance {
     }
 
     static func socketRoutes(_ context: VenueContext) -> [VenueSocketRoute] {
-        let index = VenueMarket.index(.binance)
+        let index = context.markets.index(.binance)
         let make: @Sendable ([String], Bool) -> any VenueConnection = { streams, combined in
             BinanceConnection(index: index, combined: combined, streams: streams, context: context)
         }

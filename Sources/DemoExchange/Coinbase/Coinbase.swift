@@ -21,8 +21,8 @@ enum Coinbase {
     }
 
     static func routes(_ context: VenueContext) -> [VenueRoute] {
-        let markets = VenueMarket.all(.coinbase)
-        let index = VenueMarket.index(.coinbase)
+        let markets = context.markets.all(.coinbase)
+        let index = context.markets.index(.coinbase)
         return [
             VenueRoute(path: "/api/v3/brokerage/market/products") { query, _ in
                 var chosen = markets
@@ -101,7 +101,7 @@ enum Coinbase {
     }
 
     static func socketRoutes(_ context: VenueContext) -> [VenueSocketRoute] {
-        let index = VenueMarket.index(.coinbase)
+        let index = context.markets.index(.coinbase)
         return [
             VenueSocketRoute(path: "/") { _, _ in
                 CoinbaseConnection(index: index, context: context)
