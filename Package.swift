@@ -223,6 +223,7 @@ let package = Package(
             name: "live-benchmark",
             dependencies: [
                 "AlertModel", "AlertEngine", "AlertFeeds", "AlertHTTP", "SeededRandom",
+                "AlertPipeline", "AlertPolicy", "AlertRules", "AlertSinks", "DemoExchange", "Operations",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log")

@@ -106,6 +106,7 @@ public struct ExchangeSource: PriceSource {
         plan.subscribePace = profile.keepAlive.subscribePace
         plan.lifetime = profile.keepAlive.lifetime
         plan.dropsRepeats = true
+        plan.markets = followed.count
         return LivePlan(transport: .websocket(plan))
     }
 }

@@ -62,6 +62,9 @@ public struct WebSocketPlan: Sendable {
     /// Drop a tick that is not newer than the last delivered tick of its symbol (older, or the
     /// same time and price): what an overlapping or resubscribed connection repeats.
     public var dropsRepeats = false
+    /// How many markets the subscribe messages name over all the connections, when the plan
+    /// subscribes market by market: each connection's `connected` line says it.
+    public var markets: Int?
 
     public init(
         url: String, subscribe: [String], ping: String?, pingInterval: Duration,
