@@ -27,9 +27,9 @@ struct LiveConformanceTests {
              "defaults": {"notify": ["out"]},
              "series": {
                "btc-median": {"median": ["binance:BTC/USDT", "coinbase:BTC/USD", "kraken:BTC/USD", "bybit:BTC/USDT", "okx:BTC/USDT"],
-                              "maxAge": "2s", "quorum": 3},
+                              "maxAge": "1s", "quorum": 4},
                "eth-mean": {"mean": ["kraken:ETH/USD", "bybit:ETH/USDT"], "maxAge": "1s", "quorum": 2},
-               "btc-gap": {"spread": ["coinbase:BTC/USD", "binance:BTC/USDT"], "maxAge": "2s"},
+               "btc-gap": {"spread": ["coinbase:BTC/USD", "binance:BTC/USDT"], "maxAge": "1s"},
                "eth-btc": {"ratio": ["okx:ETH/USDT", "okx:BTC/USDT"], "maxAge": "5s"}
              },
              "rules": [
@@ -129,7 +129,7 @@ struct LiveConformanceTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let exchange = try PriceAlertBinary.start(
             [
-                "exchange", "--port", "0", "--seed", "7", "--interval", "200ms", "--drop-every", "3",
+                "exchange", "--port", "0", "--seed", "7", "--interval", "500ms", "--drop-every", "3",
                 "--drop-mode", dropMode
             ])
         let ready = try await exchange.waitForStderrLine(containing: "listening on http://127.0.0.1:", timeout: 60)
@@ -141,9 +141,9 @@ struct LiveConformanceTests {
             ["run", "--rules", "rules.json", "--stale-after", "10m"], in: dir,
             environment: ["PRICEALERT_LOG_LEVEL": "trace"])
         do {
-            // Each source lost three connections, and every kind of rule fired.
+            // Each source lost four connections, and every kind of rule fired.
             for venue in Self.venues {
-                try await daemon.occurrences(.stderr, of: " \(venue): ws://", atLeast: 3, timeout: 300)
+                try await daemon.occurrences(.stderr, of: " \(venue): ws://", atLeast: 4, timeout: 300)
             }
             for rule in ["median-step", "mean-step", "gap", "ratio-step", "bybit-btc-volume", "kraken-eth-volume"] {
                 _ = try await daemon.waitForStdoutLine(containing: #""rule":"\#(rule)""#, timeout: 300)
@@ -220,7 +220,7 @@ struct LiveConformanceTests {
         }
         #expect(missed.isEmpty, "steps missed within a connection: \(missed.sorted().prefix(10))")
         for venue in venues {
-            #expect((connection[venue] ?? 0) >= 3, "\(venue) lost \(connection[venue] ?? 0) connections")
+            #expect((connection[venue] ?? 0) >= 4, "\(venue) lost \(connection[venue] ?? 0) connections")
         }
     }
 }
