@@ -53,7 +53,8 @@ struct LiveConformanceTests {
 
     /// One tick line the daemon logged, or the end of a source's connection.
     enum Logged {
-        case tick(Tick)
+        /// The tick, and the tick line it was logged as.
+        case tick(Tick, Substring)
         case disconnected(String)
     }
 
@@ -64,7 +65,7 @@ struct LiveConformanceTests {
         try stderr.split(separator: "\n").compactMap { line -> Logged? in
             if let at = line.range(of: " tick {") {
                 let text = line[line.index(before: at.upperBound)...]
-                return .tick(try TickLineParser.parse(Array(text.utf8)).get())
+                return .tick(try TickLineParser.parse(Array(text.utf8)).get(), text)
             }
             for venue in venues where line.contains(" \(venue): ") && line.contains("; retrying in ") {
                 return .disconnected(venue)
@@ -162,7 +163,7 @@ struct LiveConformanceTests {
         }
 
         let logged = try Self.logged(stderr)
-        let ticks = logged.compactMap { if case .tick(let tick) = $0 { tick } else { nil } }
+        let ticks = logged.compactMap { if case .tick(let tick, _) = $0 { tick } else { nil } }
         let reference = try ReferenceEngineV2(files: [rules])
         let expected = ticks.flatMap { reference.process($0).map(Event.init) }
         let printed = try daemon.stdout.split(separator: "\n").map { try Event(json: $0) }
@@ -171,10 +172,16 @@ struct LiveConformanceTests {
         for rule in ["binance-btc", "coinbase-btc-step", "eth-usdt-anywhere", "median-held"] {
             #expect(expected.contains { $0.words.contains(" \(rule):") }, "\(rule) never fired")
         }
-        if let k = zip(printed, expected).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
-            Issue.record("event \(k): daemon \(printed[k]), reference \(expected[k])")
-        }
-        #expect(printed.count == expected.count, "daemon \(printed.count) events, reference \(expected.count)")
+        #expect(Self.difference(printed, expected) == nil, "daemon against reference")
+        // The logged tick lines as a tick file: `replay` gives the same events too.
+        let lines = logged.compactMap { if case .tick(_, let line) = $0 { line } else { nil } }
+        try (lines.joined(separator: "\n") + "\n").write(
+            to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
+        let replay = try await PriceAlertBinary.run(
+            ["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json"], in: dir)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let replayed = try replay.stdout.split(separator: "\n").map { try Event(json: $0) }
+        #expect(Self.difference(replayed, expected) == nil, "replay against reference")
         // The engine's count of accepted ticks is the logged ticks less those the reference drops.
         let summary = try #require(stderr.split(separator: "\n").last { $0.contains("run: ") })
         #expect(summary.contains("run: \(ticks.count - reference.dropped) ticks,"), "\(summary) of \(ticks.count)")
@@ -182,9 +189,19 @@ struct LiveConformanceTests {
         Self.expectNoTickTwiceOrMissed(logged)
     }
 
-    /// Per source and market: no exchange time evaluated twice (a resubscribed or overlapping
-    /// connection may repeat what the last one sent), and, within one connection, every price step of the
-    /// exchange between the connection's first and last tick of the market is there. The
+    /// Where two event lists first differ, or nil when they are the same.
+    static func difference(_ got: [Event], _ expected: [Event]) -> String? {
+        if let k = zip(got, expected).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+            return "event \(k): \(got[k]), expected \(expected[k])"
+        }
+        return got.count == expected.count ? nil : "\(got.count) events, expected \(expected.count)"
+    }
+
+    /// Per source and market: no tick (exchange time and price) evaluated twice (a resubscribed
+    /// connection may repeat what the last one sent; a snapshot on subscribing may share its
+    /// millisecond with a step at another price, which is no repeat), and, within one
+    /// connection, every price step of the exchange between the connection's first and last
+    /// tick of the market is there. The
     /// exchange stamps one step with one time on all five look-alikes, so the steps are the
     /// times the ticks of that base asset carry, on any source, but for the first tick of each
     /// connection (a snapshot on subscribing, as Kraken's, is stamped when it is sent).
@@ -198,10 +215,12 @@ struct LiveConformanceTests {
         for entry in logged {
             switch entry {
             case .disconnected(let source): connection[source, default: 0] += 1
-            case .tick(let tick):
+            case .tick(let tick, _):
                 let source = tick.source ?? "-"
                 let key = "\(source):\(tick.symbol)"
-                if !seen.insert("\(key)@\(tick.time)").inserted { repeats.append("\(key) at \(tick.time)") }
+                if !seen.insert("\(key)@\(tick.time)=\(tick.price)").inserted {
+                    repeats.append("\(key) at \(tick.time)")
+                }
                 let segment = "\(key)#\(connection[source, default: 0])"
                 if segments[segment] != nil {
                     steps[String(tick.symbol.prefix { $0 != "/" }), default: []].insert(tick.time)
