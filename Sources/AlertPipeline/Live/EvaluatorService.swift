@@ -239,9 +239,13 @@ struct LiveEvaluation {
             let now = Wallclock.millis()
             watchClock(now: now)
             let limit = now &+ maxTickSkew
+            let traced = logger.logLevel <= .trace
             for var tick in ticks {
                 // A rule-file source's ticks carry its name (rules v3 §1); `--source`'s none.
                 tick.source = origin.tag
+                // At trace, each tick as the engine gets it, in order, as a tick line that
+                // `replay --ticks` reads back (Docs/cli.md).
+                if traced { logger.trace("tick \(TickFormat.json(tick))") }
                 if let drop = evaluator.process(tick, at: place, into: &alerts, notAfter: limit) {
                     monitor.dropped(drop.reason)
                     if drop.reason == .aheadOfClock {
