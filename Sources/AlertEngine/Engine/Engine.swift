@@ -190,7 +190,7 @@ struct EngineCore {
         if pairRules.hasSynthetic, symbol.hasPrefix("@") { return drop(tick.symbolFault ?? .portfolioSymbol) }
         let key = tick.source.map { $0 + ":" + symbol } ?? symbol
         // A key the engine keeps passed the symbol check when its state was made (a key enters
-        // `symbolIndex` only through `stateIndex`, after the check, or as a portfolio's or
+        // `symbolIndex` only through `addState`, after the check, or as a portfolio's or
         // series' own `@` key, which the line above keeps from ticks), so only an unknown key is
         // scanned.
         let s: Int
@@ -198,7 +198,7 @@ struct EngineCore {
             s = known
         } else {
             if let fault = tick.symbolFault { return drop(fault) }
-            guard let made = stateIndex(key, source: tick.source) else {
+            guard let made = addState(key, source: tick.source) else {
                 // No rule applies: keeping state for it would let a feed grow the engine (and the
                 // saved state) without bound, one symbol at a time. If a market-list reload makes a
                 // rule apply later, the symbol starts then, as if first seen (Docs/rules.md).
@@ -298,6 +298,11 @@ struct EngineCore {
     @inline(__always)
     mutating func stateIndex(_ key: String, source: String?) -> Int? {
         if let known = symbolIndex[key] { return known }
+        return addState(key, source: source)
+    }
+
+    /// The state index of `key`, which has none yet: a new state, or nil when no rule applies.
+    private mutating func addState(_ key: String, source: String?) -> Int? {
         guard !unwatchedSymbols.contains(key), let state = makeState(key, source: source) else { return nil }
         symbols.append(state)
         symbolIndex[key] = symbols.count - 1
