@@ -209,4 +209,29 @@ struct SourceMarketListTests {
         #expect(running.stderr.components(separatedBy: "not on its market list").count - 1 == 1, "\(running.stderr)")
         #expect(!running.stderr.contains("'BTC/USDT' is not"))
     }
+
+    @Test(
+        "validate --markets NAME=FILE: a symbol the source's list lacks is a warning naming the source and the rule; the files stay valid (exit 0)"
+    )
+    func validateWarnsOfASymbolMissingFromAGivenList() async throws {
+        let dir = try Self.folder(
+            """
+            {"version": 3, "sources": {"bx": {"type": "binance"}},
+             "rules": [{"id": "btc", "symbol": "bx:BTC/USDT", "when": {"price": {"above": 1}}},
+                       {"id": "doge", "symbol": "bx:DOGE/EUR", "when": {"price": {"above": 1}}}]}
+            """)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(try FeedSymbolsDaemonTests.fixture("binance_exchangeInfo.json")).write(
+            to: dir.appendingPathComponent("exchangeInfo.json"))
+        let checked = try await PriceAlertBinary.run(
+            ["validate", "rules.json", "--markets", "bx=exchangeInfo.json"], in: dir)
+        #expect(checked.status == 0, "\(checked.stderr)")
+        #expect(
+            checked.stderr.contains(
+                "pricealert: warning: bx: 'DOGE/EUR' is not on its market list: rule 'doge' will get no prices of it from bx"
+            ), "\(checked.stderr)")
+        #expect(!checked.stderr.contains("BTC/USDT"))
+        let plain = try await PriceAlertBinary.run(["validate", "rules.json"], in: dir)
+        #expect(plain.status == 0 && plain.stderr.isEmpty, "without --markets nothing is looked up: \(plain.stderr)")
+    }
 }
