@@ -1,3 +1,4 @@
+import AlertHTTP
 import AlertTestSupport
 import DemoExchange
 import Foundation
@@ -197,11 +198,17 @@ struct SourceMarketListTests {
                        {"id": "doge-again", "symbol": "bx:doge/eur", "when": {"price": {"below": 1}}}]}
             """)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let running = try PriceAlertBinary.start(["run", "--rules", "rules.json"], in: dir)
+        let running = try PriceAlertBinary.start(
+            ["run", "--rules", "rules.json", "--listen", "127.0.0.1:0"], in: dir)
         defer { if running.process.isRunning { running.process.terminate() } }
         let warning = try await running.waitForStderrLine(containing: "not on its market list", timeout: 60)
         #expect(warning.contains("bx: 'DOGE/EUR' is not on its market list"), "\(warning)")
         #expect(warning.contains("rule 'doge', rule 'doge-again'"), "\(warning)")
+        let metrics = try await CurlHTTPClient.shared.send(
+            HTTPRequest(url: "\(try await running.statusBase())/metrics"))
+        #expect(
+            String(decoding: metrics.body, as: UTF8.self).contains(
+                #"pricealert_feed_unlisted_symbols{source="bx"} 1.0"#))
         let connection = try await binance.connection(1)
         _ = try await connection.waitForTexts(1)
         #expect(try await running.stop(signal: SIGTERM) == 0, "\(running.stderr)")

@@ -324,7 +324,7 @@ struct LiveEvaluation {
     /// Warns, once per feed and symbol under the running rules, of each symbol the rules name
     /// that the market list of the feed that would follow it lacks (`UnlistedSymbols`): it is
     /// never subscribed. Whether no list has an unqualified symbol is said once every feed has
-    /// given its list.
+    /// given its list. Each feed's count is its `pricealert_feed_unlisted_symbols` gauge.
     private mutating func reportUnlisted() {
         let ruleSet = evaluator.ruleSet
         let complete =
@@ -334,6 +334,9 @@ struct LiveEvaluation {
             in: ruleSet, feeds: lists.values.sorted { $0.name < $1.name }, complete: complete)
         for finding in findings where unlistedWarned.insert(finding).inserted {
             logger.warning("\(finding)")
+        }
+        for feed in feeds {
+            feed.monitor.metrics.unlistedSymbols.record(findings.count { $0.feed == feed.name })
         }
     }
 
