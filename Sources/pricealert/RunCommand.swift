@@ -4,6 +4,7 @@ import AlertModel
 import AlertPipeline
 import AlertRules
 import AlertSinks
+import AlertStore
 import ArgumentParser
 import Logging
 import Platform
@@ -64,7 +65,9 @@ struct RunCommand: AsyncParsableCommand {
         }
         let outcome = try await LiveDaemon.run(
             ruleSet: ruleSet,
-            feeds: try feeds(of: ruleSet, make: makeRunner, http: http, options: options, logger: logger),
+            feeds: try feeds(
+                of: ruleSet, make: makeRunner, http: http, options: options, logger: logger,
+                keptMarkets: try? store.engineState.loadMarkets()),
             feedOptions: options, makeRunner: makeRunner, delivery: delivery, options: daemon,
             duration: duration?.duration, logger: logger, rulePaths: rules.files, saved: saved,
             saveEvery: saveEvery.duration)
@@ -81,7 +84,7 @@ struct RunCommand: AsyncParsableCommand {
     /// `--source`'s feed, then one per source the rule files define, in file order.
     private func feeds(
         of ruleSet: RuleSet, make: (SourceDefinition) throws -> FeedRunner, http: any HTTPClient,
-        options: FeedOptions, logger: Logger
+        options: FeedOptions, logger: Logger, keptMarkets: MarketsSave?
     ) throws -> [LiveFeed] {
         var feeds: [LiveFeed] = []
         if let source {
@@ -91,9 +94,11 @@ struct RunCommand: AsyncParsableCommand {
                 )
                 throw ExitCodes.usage
             }
-            let runner = FeedRunner(
+            var runner = FeedRunner(
                 source: try SourceRegistry.make(source, endpoint: endpoint), http: http, options: options,
                 logger: logger)
+            // The list the state folder kept, followed when the exchange cannot give one at start.
+            if let kept = keptMarkets, kept.source == source { runner.saved = (kept.markets, kept.fetchedAt) }
             feeds.append(LiveFeed(runner: runner))
         }
         for definition in ruleSet.sources {

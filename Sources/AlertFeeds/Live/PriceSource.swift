@@ -13,11 +13,20 @@ public protocol PriceSource: Sendable {
     /// Loads the market list (REST). Sources without one return the markets their price
     /// listing implies.
     func loadMarkets(http: any HTTPClient) async throws -> [Market]
+    /// Takes `savedMarkets` (the list an earlier run kept) as the market list when the REST API
+    /// cannot give one at start; false when the live prices need what only a fresh list holds
+    /// (the feed then waits for one). The default keeps nothing and returns true: the source's
+    /// live prices do not depend on its list.
+    func adopt(savedMarkets: [Market]) -> Bool
     /// Current prices from REST, for `markets` and one-shot runs.
     func snapshot(http: any HTTPClient) async throws -> [Tick]
     /// How live prices arrive. Called after `loadMarkets`, whose results a plan may need
     /// (Poloniex legacy pair ids).
     func livePlan() -> LivePlan
+}
+
+extension PriceSource {
+    public func adopt(savedMarkets: [Market]) -> Bool { true }
 }
 
 /// How a source's live prices arrive.

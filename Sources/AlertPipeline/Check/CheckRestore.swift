@@ -51,10 +51,7 @@ extension CheckRun {
         let listings = evaluator.watchesListings ? ListingStore(folder: store.folder) : nil
         let saved = try store.engineState.loadMarkets()
         let read = try await input(saved, &evaluator)
-        if let listings {
-            let (known, pending) = try listings.load()
-            evaluator.restoreListings(known: known, pending: pending)
-        }
+        if let listings { evaluator.restoreListings(try listings.load(sources: evaluator.ruleSet.sources.map(\.name))) }
         if let list = read.markets { evaluator.updateMarkets(MarketList(list.markets)) }
         let liveLimit = source == nil ? nil : Wallclock.millis() + maxTickSkew
         if let forgotten = evaluator.restore(

@@ -91,6 +91,14 @@ final class DeliveryService: Service {
                 unrecorded = record(unrecorded + entries, unless: unsaved)
             case .listings(let listings):
                 await delivery.save(listings, logger: logger)
+            case .sourceMarkets(let list):
+                guard let store = delivery.store else { break }
+                do {
+                    try SourceMarketStore(folder: store.folder).save(list)
+                } catch {
+                    logger.warning(
+                        "cannot keep the market list of source '\(list.source)' in \(store.folder.path): \(error)")
+                }
             case .rules(let rules):
                 delivery.policy.use(rules)
             case .wallClock(let now):
