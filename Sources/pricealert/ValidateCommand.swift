@@ -34,13 +34,12 @@ struct ValidateCommand: AsyncParsableCommand {
         StandardError.write(lines: ruleSet.expiryWarnings(now: Wallclock.millis()).map(\.description))
         if !markets.isEmpty {
             // What `run` would warn of once the lists arrive (Docs/sources.md#symbols-no-market-list-has).
-            let files = try Inputs.marketOptions(markets, ruleSet: ruleSet)
-            var feeds = try Inputs.sourceMarkets(files.bySource, ruleSet: ruleSet).map {
-                UnlistedSymbols.Feed(name: $0.key, tag: $0.key, subscribes: true, list: $0.value)
-            }
+            let files = try ExitCodes.exiting { try CommandInputs.marketOptions(markets, ruleSet: ruleSet) }
+            let lists = try ExitCodes.exiting { try CommandInputs.sourceMarkets(files.bySource, ruleSet: ruleSet) }
+            var feeds = lists.map { UnlistedSymbols.Feed(name: $0.key, tag: $0.key, subscribes: true, list: $0.value) }
             if let plain = files.plain {
-                feeds.append(
-                    UnlistedSymbols.Feed(name: plain, tag: nil, subscribes: true, list: try Inputs.markets(plain)))
+                let list = try ExitCodes.exiting { try CommandInputs.markets(plain) }
+                feeds.append(UnlistedSymbols.Feed(name: plain, tag: nil, subscribes: true, list: list))
             }
             let complete = ruleSet.sources.allSatisfy { files.bySource[$0.name] != nil }
             let findings = UnlistedSymbols.find(
