@@ -105,7 +105,7 @@ let package = Package(
         .target(
             name: "AlertPostgres",
             dependencies: [
-                "AlertModel", "AlertOutbox", "AlertStore",
+                "AlertModel", "AlertEngine", "AlertOutbox", "AlertStore", "Platform",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log")

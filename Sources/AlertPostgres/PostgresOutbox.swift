@@ -73,7 +73,9 @@ public final class PostgresOutbox: FlushableOutbox {
     }
 
     public func commit() async {
-        _ = try? await queue.perform { [self] connection in await retryUnwritten(connection) }
+        _ = try? await queue.perform { [self] connection in
+            if let lost = await retryUnwritten(connection) { throw lost }
+        }
     }
 
     public func loadPending() async throws -> [OutboxEntry] {
@@ -89,43 +91,76 @@ public final class PostgresOutbox: FlushableOutbox {
     }
 
     /// Hands `write` to the queue at once, so writes keep the order they were handed over in.
-    private func submit(_ write: Write) {
-        let logger = self.queue.logger
+    /// A write that meets a dropped connection is run again on the next one when the queue
+    /// reconnects; one that fails otherwise is reported and kept for the next try.
+    func submit(_ write: Write) {
         let accepted = queue.submit { [self] connection in
-            await retryUnwritten(connection)
-            await run(write, connection, logger)
+            switch connection {
+            case .failure(let error):
+                unwritten.withLock { $0.append(write) }
+                write.failed(error)
+                return .done
+            case .success(let connection):
+                if let lost = await retryUnwritten(connection) { return .connectionLost(lost) }
+                return await run(write, connection)
+            }
         }
         if !accepted { write.failed(OutboxClosed()) }
     }
 
-    /// Makes `write` in one transaction; on failure reports it and keeps it for the next try.
-    private func run(_ write: Write, _ connection: PostgresConnection, _ logger: Logger) async {
+    /// Makes `write` in one transaction; on failure reports it and keeps it for the next try,
+    /// unless the connection dropped and the queue reconnects (then it runs again).
+    private func run(_ write: Write, _ connection: PostgresConnection) async -> PostgresQueue.Ran {
+        let logger = queue.logger
         do {
-            try await connection.query("BEGIN", logger: logger)
-            let done = try await write.apply(connection, logger)
-            try await connection.query("COMMIT", logger: logger)
+            let done = try await PostgresQueue.write(connection, logger) { try await write.apply($0, logger) }
             done()
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
+            if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) { return .connectionLost(error) }
             unwritten.withLock { $0.append(write) }
             write.failed(error)
         }
+        return .done
     }
 
     /// Tries the writes that failed before, in their order; stops at the first that fails again.
-    private func retryUnwritten(_ connection: PostgresConnection) async {
-        let logger = self.queue.logger
+    /// Returns the error when it was the connection that failed.
+    private func retryUnwritten(_ connection: PostgresConnection) async -> (any Error)? {
+        let logger = queue.logger
         while let next = unwritten.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
             do {
-                try await connection.query("BEGIN", logger: logger)
-                let done = try await next.apply(connection, logger)
-                try await connection.query("COMMIT", logger: logger)
+                let done = try await PostgresQueue.write(connection, logger) { try await next.apply($0, logger) }
                 done()
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
                 unwritten.withLock { $0.insert(next, at: 0) }
-                return
+                return PostgresQueue.isConnectionLoss(error, on: connection) ? error : nil
             }
+        }
+        return nil
+    }
+
+    /// Runs `body` in one transaction together with the writes that failed before (first, in
+    /// their order), so that what `body` writes (the engine's state) never commits without
+    /// them: outbox before state, in one commit. On failure they are kept for the next try.
+    func afterUnwritten<T>(
+        _ connection: PostgresConnection, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        let logger = queue.logger
+        let earlier = unwritten.withLock { list in
+            defer { list = [] }
+            return list
+        }
+        do {
+            let (done, value) = try await PostgresQueue.write(connection, logger) { connection in
+                var done: [@Sendable () -> Void] = []
+                for write in earlier { done.append(try await write.apply(connection, logger)) }
+                return (done, try await body(connection))
+            }
+            for call in done { call() }
+            return value
+        } catch {
+            unwritten.withLock { $0.insert(contentsOf: earlier, at: 0) }
+            throw error
         }
     }
 
@@ -370,7 +405,7 @@ public final class PostgresOutbox: FlushableOutbox {
         list.split(separator: "\n").map(String.init)
     }
 
-    private static func columns(_ threshold: Threshold) -> (Double, Double?) {
+    static func columns(_ threshold: Threshold) -> (Double, Double?) {
         switch threshold {
         case .value(let x): return (x, nil)
         case .range(let low, let high): return (low, high)
@@ -399,28 +434,14 @@ public final class PostgresOutbox: FlushableOutbox {
         let wanted = Array(Set(read.flatMap { split($0.3) }))
         if !wanted.isEmpty {
             let found = try await connection.query(
-                """
-                SELECT id, rule, symbol, time, price, condition, threshold_low, threshold_high, threshold_null, value,
-                  message, notify, kind, reminder, source
-                FROM alerts WHERE id = ANY(\(wanted))
-                """, logger: logger)
-            for try await row in found.decode(
-                (
-                    String, String, String, Int64, Double, String, Double, Double?, Bool, Double, String, String,
-                    String, Int64?, String?
-                ).self)
-            {
-                let threshold: Threshold =
-                    if row.8 { .none } else if let high = row.7 { .range(row.6, high) } else { .value(row.6) }
-                var alert = Alert(
-                    rule: row.1, symbol: row.2, time: row.3, price: row.4, condition: row.5, threshold: threshold,
-                    value: row.9, message: row.10,
-                    notify: row.11.isEmpty ? [] : row.11.split(separator: "\n").map(String.init),
-                    kind: AlertKind(rawValue: row.12) ?? .alert, reminder: row.13.map(Int.init))
-                alert.source = row.14
-                alert.adoptOccurrence(fromID: row.0)
-                alerts[row.0] = alert
-            }
+                PostgresQuery(
+                    unsafeSQL: "SELECT \(alertColumns(id: "id")) FROM alerts WHERE id = ANY($1)",
+                    binds: {
+                        var binds = PostgresBindings()
+                        binds.append(wanted)
+                        return binds
+                    }()), logger: logger)
+            for try await row in found.decode(AlertColumns.self) { alerts[row.0] = alert(row) }
         }
         return try read.map { row in
             let events = split(row.3).compactMap { alerts[$0] }
@@ -433,6 +454,32 @@ public final class PostgresOutbox: FlushableOutbox {
                 id: row.0, sink: row.1, delivery: delivery, urgent: row.6, createdAt: row.7, attempts: Int(row.8),
                 nextAttemptAt: row.9, lastError: row.10, deadReason: row.11)
         }
+    }
+
+    /// An alert's columns as `alertColumns` selects them.
+    typealias AlertColumns = (
+        String, String, String, Int64, Double, String, Double, Double?, Bool, Double, String, String, String, Int64?,
+        String?
+    )
+
+    /// The columns an alert is stored in (`alerts`, `policy_pending`), its id's column named `id`.
+    static func alertColumns(id: String) -> String {
+        "\(id), rule, symbol, time, price, condition, threshold_low, threshold_high, threshold_null, value, message, "
+            + "notify, kind, reminder, source"
+    }
+
+    /// The alert `alertColumns` stored, with its id.
+    static func alert(_ row: AlertColumns) -> Alert {
+        let threshold: Threshold =
+            if row.8 { .none } else if let high = row.7 { .range(row.6, high) } else { .value(row.6) }
+        var alert = Alert(
+            rule: row.1, symbol: row.2, time: row.3, price: row.4, condition: row.5, threshold: threshold,
+            value: row.9, message: row.10,
+            notify: row.11.isEmpty ? [] : row.11.split(separator: "\n").map(String.init),
+            kind: AlertKind(rawValue: row.12) ?? .alert, reminder: row.13.map(Int.init))
+        alert.source = row.14
+        alert.adoptOccurrence(fromID: row.0)
+        return alert
     }
 
     /// The sink a digest was made for, read from its id `digest:SINK:<first event id>`.

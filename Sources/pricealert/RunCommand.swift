@@ -33,6 +33,7 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var skew: TickSkewOption
 
     @OptionGroup var state: StateOption
+    @OptionGroup var postgres: StoreOption
     @OptionGroup var daemon: DaemonOptions
 
     @Option(help: "Stop after this long (e.g. 10m); without it, run until SIGTERM/SIGINT.")
@@ -51,8 +52,8 @@ struct RunCommand: AsyncParsableCommand {
         RuleReload.ignoreUntilListening()
         let ruleSet = try rules.load()
         let sinks = try Inputs.sinks(for: ruleSet)
-        let store = try state.open()
-        let saved = try state.loadSaved(store)
+        let store = try await postgres.openDurable(state, reconnects: true)
+        let saved = try await StoreOption.loadSaved(store)
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         let http = NIOHTTPClient.shared
         let logger = Logger(label: "pricealert")

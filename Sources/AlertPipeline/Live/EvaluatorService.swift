@@ -28,18 +28,19 @@ final class EvaluatorService: Service {
     let output: AsyncStream<DeliveryInput>.Continuation
     let gate: AlertGate
     let saved: SavedState
-    /// Where saves go: nil without a state folder (nothing is saved, listings are not restored).
-    let store: StateStore?
+    /// Where saves go: nil without a state folder or store (nothing is saved, listings are not
+    /// restored).
+    let store: (any DurableStore)?
     let saveEvery: Duration
-    /// The ledger of the history filled before (nil without a state folder).
-    let ledger: BackfillLedger?
+    /// The ledger of the history filled before (nil without a state folder or store).
+    let ledger: (any BackfillRecorder)?
     /// The counts of the run, once the service has returned.
     private let result = Mutex<Engine.Stats>(Engine.Stats())
 
     init(
         ruleSet: RuleSet, options: FeedOptions, logger: Logger, monitor: PipelineMonitor,
         inbox: Inbox<EvaluatorInput>, output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate,
-        saved: SavedState, store: StateStore?, saveEvery: Duration, ledger: BackfillLedger?
+        saved: SavedState, store: (any DurableStore)?, saveEvery: Duration, ledger: (any BackfillRecorder)?
     ) {
         self.ruleSet = ruleSet
         self.options = options
@@ -60,10 +61,19 @@ final class EvaluatorService: Service {
         var evaluation = LiveEvaluation(
             ruleSet: ruleSet, logger: logger, monitor: monitor, output: output, gate: gate)
         evaluation.maxTickSkew = options.maxTickSkew.milliseconds
-        evaluation.ledger = ledger
+        if let ledger {
+            do {
+                var reaches: [String: [String: Int64]] = [:]
+                for entry in try await ledger.all() { reaches[entry.source, default: [:]][entry.symbol] = entry.reach }
+                evaluation.ledger = reaches
+            } catch {
+                logger.warning("the ledger of filled history cannot be read: \(error); filling every symbol again")
+                evaluation.ledger = [:]
+            }
+        }
         if let store {
             evaluation.persist(restoring: saved.take(), every: saveEvery)
-            evaluation.restoreListings(from: ListingStore(folder: store.folder))
+            await evaluation.restoreListings(from: store)
         } else {
             evaluation.restore(saved.take())
         }
@@ -103,8 +113,10 @@ struct LiveEvaluation {
     /// The monotonic clock `saveEvery` is measured on: setting the time of day neither stops
     /// saves nor bunches them.
     var intervals = ElapsedMillis()
-    /// The ledger of the history filled before (nil without a state folder: every start fills again).
-    var ledger: BackfillLedger?
+    /// The ledger of the history filled before, per source and symbol, as read at the start
+    /// (nil without a state folder or store: every start fills again). Only this run adds to
+    /// it, and `filledByThisRun` has what it adds.
+    var ledger: [String: [String: Int64]]?
     /// The feeds that gave a market list and have not ended, in the order of their first list:
     /// each fills the history of its own keys (`fillHistory`).
     private var feeds: [FeedOrigin] = []
@@ -135,13 +147,15 @@ struct LiveEvaluation {
     }
 
     /// The known markets a previous run saved; unreadable, the next list counts as the first.
-    mutating func restoreListings(from store: ListingStore) {
+    mutating func restoreListings(from store: any DurableStore) async {
         guard evaluator.watchesListings else { return }
+        let listings = store.listings
         do {
-            let (known, pending) = try store.load()
+            let (known, pending) = try await listings.load()
             evaluator.restoreListings(known: known, pending: pending)
         } catch {
-            logger.warning("cannot read \(store.path): \(error); the next market list is taken as the first")
+            logger.warning(
+                "cannot read \(listings.place): \(store.describe(error)); the next market list is taken as the first")
         }
     }
 
@@ -327,14 +341,7 @@ struct LiveEvaluation {
         into requests: AsyncStream<BackfillService.Request>.Continuation
     ) {
         var filled = filledByThisRun.merging(asked) { max($0, $1) }
-        if let ledger {
-            do {
-                filled.merge(try ledger.reaches(source: feed.name)) { max($0, $1) }
-            } catch {
-                logger.warning(
-                    "\(feed.name): the ledger of filled history cannot be read: \(error); filling every symbol again")
-            }
-        }
+        if let reaches = ledger?[feed.name] { filled.merge(reaches) { max($0, $1) } }
         let now = Wallclock.millis()
         let needs = reaches.map {
             Backfill.Need(symbol: $0.key, reach: $0.value.reach, detail: $0.value.detail, until: now)

@@ -133,7 +133,7 @@ public struct LivePipeline: Sendable {
         let evaluator = EvaluatorService(
             ruleSet: ruleSet, options: feedOptions, logger: logger, monitor: monitor, inbox: inbox,
             output: handOverInput, gate: gate, saved: saved, store: delivery.store,
-            saveEvery: saveEvery, ledger: delivery.store?.backfill)
+            saveEvery: saveEvery, ledger: delivery.store?.ledger)
         let deliveryService = DeliveryService(
             delivery: delivery, input: handOver, clock: handOverInput, gate: gate,
             drainTimeout: drainTimeout, logger: logger)

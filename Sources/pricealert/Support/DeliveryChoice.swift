@@ -22,7 +22,8 @@ extension AlertDelivery {
     }
 
     /// Delivery through the outbox of `store` (`AlertDelivery.open`).
-    static func make(ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore) async throws -> AlertDelivery {
+    static func make(ruleSet: RuleSet, sinks: [String: any Sink], store: any DurableStore) async throws -> AlertDelivery
+    {
         do {
             return try await open(ruleSet: ruleSet, sinks: sinks, store: store)
         } catch {

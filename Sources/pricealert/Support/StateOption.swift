@@ -60,16 +60,6 @@ struct StateOption: ParsableArguments {
         }
     }
 
-    /// The engine state the previous run saved; exits 73 naming the folder when it cannot be read.
-    func loadSaved(_ store: StateStore) throws -> SavedState {
-        do {
-            let saved = SavedState(try store.engineState.load())
-            return saved
-        } catch {
-            throw Self.unusable(store, error)
-        }
-    }
-
     /// What was saved in `store` cannot be read: says where (the database file for SQLite's
     /// errors) and why, after `doing` when given, closes it, and returns the exit code (73) to
     /// throw.
