@@ -82,8 +82,8 @@ public final class PostgresEngineState: EngineStateKeeper {
         let known = stored.withLock { $0 }
         let logger = queue.logger
         let outbox = self.outbox
-        let extents = try await queue.perform { connection in
-            try await outbox.afterUnwritten(connection) { connection in
+        let extents = try await queue.perform { connection, attempt in
+            try await outbox.afterUnwritten(connection, attempt) { connection in
                 try await Self.write(snapshots, markets: markets, now: now, known: known, connection, logger)
             }
         }

@@ -27,9 +27,21 @@ public final class PostgresOutbox: FlushableOutbox {
 
     /// A write kept until it is made: `apply` runs in a transaction and returns what to call
     /// once it is committed.
+    /// Each write has an id, so a kept one is dropped only once it is committed.
     struct Write: Sendable {
+        var id = Write.ids.add(1, ordering: .relaxed).newValue
         var apply: @Sendable (PostgresConnection, Logger) async throws -> @Sendable () -> Void
         var failed: @Sendable (any Error) -> Void
+
+        init(
+            apply: @escaping @Sendable (PostgresConnection, Logger) async throws -> @Sendable () -> Void,
+            failed: @escaping @Sendable (any Error) -> Void
+        ) {
+            self.apply = apply
+            self.failed = failed
+        }
+
+        private static let ids = Atomic<UInt64>(0)
     }
 
     // MARK: DeliveryOutbox
@@ -38,11 +50,15 @@ public final class PostgresOutbox: FlushableOutbox {
         _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
         committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void
     ) {
+        // Made again after a connection closed under it, the insert may find its rows already
+        // committed: then it hands them over as if it had made them, so none is left undelivered.
+        let tried = Atomic(false)
         submit(
             Write(
                 apply: { connection, logger in
+                    let again = tried.exchange(true, ordering: .relaxed)
                     let rows = try await Self.insert(
-                        delivery, sinks: sinks, urgent: urgent, now: now, connection, logger)
+                        delivery, sinks: sinks, urgent: urgent, now: now, connection, logger, existing: again)
                     return { committed(.success(rows)) }
                 }, failed: { committed(.failure($0)) }))
     }
@@ -73,8 +89,8 @@ public final class PostgresOutbox: FlushableOutbox {
     }
 
     public func commit() async {
-        _ = try? await queue.perform { [self] connection in
-            if let lost = await retryUnwritten(connection) { throw lost }
+        _ = try? await queue.perform { [self] connection, attempt in
+            if let lost = await retryUnwritten(connection, attempt) { throw lost }
         }
     }
 
@@ -94,15 +110,17 @@ public final class PostgresOutbox: FlushableOutbox {
     /// A write that meets a dropped connection is run again on the next one when the queue
     /// reconnects; one that fails otherwise is reported and kept for the next try.
     func submit(_ write: Write) {
-        let accepted = queue.submit { [self] connection in
+        let accepted = queue.submit { [self] connection, attempt in
             switch connection {
             case .failure(let error):
-                unwritten.withLock { $0.append(write) }
-                write.failed(error)
+                attempt.effect {
+                    unwritten.withLock { $0.append(write) }
+                    write.failed(error)
+                }
                 return .done
             case .success(let connection):
-                if let lost = await retryUnwritten(connection) { return .connectionLost(lost) }
-                return await run(write, connection)
+                if let lost = await retryUnwritten(connection, attempt) { return .connectionLost(lost) }
+                return await run(write, connection, attempt)
             }
         }
         if !accepted { write.failed(OutboxClosed()) }
@@ -110,29 +128,34 @@ public final class PostgresOutbox: FlushableOutbox {
 
     /// Makes `write` in one transaction; on failure reports it and keeps it for the next try,
     /// unless the connection dropped and the queue reconnects (then it runs again).
-    private func run(_ write: Write, _ connection: PostgresConnection) async -> PostgresQueue.Ran {
+    private func run(_ write: Write, _ connection: PostgresConnection, _ attempt: Attempt) async -> PostgresQueue.Ran {
         let logger = queue.logger
         do {
             let done = try await PostgresQueue.write(connection, logger) { try await write.apply($0, logger) }
-            done()
+            attempt.effect { done() }
         } catch {
             if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) { return .connectionLost(error) }
-            unwritten.withLock { $0.append(write) }
-            write.failed(error)
+            attempt.effect {
+                unwritten.withLock { $0.append(write) }
+                write.failed(error)
+            }
         }
         return .done
     }
 
     /// Tries the writes that failed before, in their order; stops at the first that fails again.
     /// Returns the error when it was the connection that failed.
-    private func retryUnwritten(_ connection: PostgresConnection) async -> (any Error)? {
+    private func retryUnwritten(_ connection: PostgresConnection, _ attempt: Attempt) async -> (any Error)? {
         let logger = queue.logger
-        while let next = unwritten.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+        while let next = unwritten.withLock({ $0.first }) {
             do {
                 let done = try await PostgresQueue.write(connection, logger) { try await next.apply($0, logger) }
-                done()
+                let handed = attempt.effect {
+                    unwritten.withLock { $0.removeAll { $0.id == next.id } }
+                    done()
+                }
+                if !handed { return ConnectionClosed() }
             } catch {
-                unwritten.withLock { $0.insert(next, at: 0) }
                 return PostgresQueue.isConnectionLoss(error, on: connection) ? error : nil
             }
         }
@@ -143,25 +166,22 @@ public final class PostgresOutbox: FlushableOutbox {
     /// their order), so that what `body` writes (the engine's state) never commits without
     /// them: outbox before state, in one commit. On failure they are kept for the next try.
     func afterUnwritten<T>(
-        _ connection: PostgresConnection, _ body: (PostgresConnection) async throws -> T
+        _ connection: PostgresConnection, _ attempt: Attempt, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
         let logger = queue.logger
-        let earlier = unwritten.withLock { list in
-            defer { list = [] }
-            return list
+        let earlier = unwritten.withLock { $0 }
+        let (done, value) = try await PostgresQueue.write(connection, logger) { connection in
+            var done: [@Sendable () -> Void] = []
+            for write in earlier { done.append(try await write.apply(connection, logger)) }
+            return (done, try await body(connection))
         }
-        do {
-            let (done, value) = try await PostgresQueue.write(connection, logger) { connection in
-                var done: [@Sendable () -> Void] = []
-                for write in earlier { done.append(try await write.apply(connection, logger)) }
-                return (done, try await body(connection))
-            }
+        let handed = attempt.effect {
+            let made = Set(earlier.map(\.id))
+            unwritten.withLock { $0.removeAll { made.contains($0.id) } }
             for call in done { call() }
-            return value
-        } catch {
-            unwritten.withLock { $0.insert(contentsOf: earlier, at: 0) }
-            throw error
         }
+        if !handed { throw ConnectionClosed() }
+        return value
     }
 
     // MARK: Claims and leases
@@ -270,12 +290,15 @@ public final class PostgresOutbox: FlushableOutbox {
 
     // MARK: The statements
 
+    /// With `existing`, a (delivery, sink) row already pending is returned too (without
+    /// counting its alerts again): for a write made again after its connection closed.
     static func insert(
         _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
-        _ connection: PostgresConnection, _ logger: Logger
+        _ connection: PostgresConnection, _ logger: Logger, existing: Bool = false
     ) async throws -> [OutboxEntry] {
         let (id, alerts, isDigest) = (delivery.id, alertList(delivery), isDigest(delivery))
         var rows: [OutboxEntry] = []
+        var found: [OutboxEntry] = []
         for sink in sinks {
             let inserted = try await connection.query(
                 """
@@ -283,14 +306,24 @@ public final class PostgresOutbox: FlushableOutbox {
                 VALUES (\(sink), \(id), \(alerts), \(isDigest), \(delivery.held), \(urgent), \(now), 0, \(now))
                 ON CONFLICT (delivery_id, sink) DO NOTHING RETURNING id
                 """, logger: logger)
+            var made = false
             for try await rowID in inserted.decode(Int64.self) {
+                made = true
                 rows.append(
+                    OutboxEntry(
+                        id: rowID, sink: sink, delivery: delivery, urgent: urgent, createdAt: now, nextAttemptAt: now))
+            }
+            guard existing, !made else { continue }
+            let there = try await connection.query(
+                "SELECT id FROM outbox WHERE delivery_id = \(id) AND sink = \(sink)", logger: logger)
+            for try await rowID in there.decode(Int64.self) {
+                found.append(
                     OutboxEntry(
                         id: rowID, sink: sink, delivery: delivery, urgent: urgent, createdAt: now, nextAttemptAt: now))
             }
         }
         if !rows.isEmpty { try await store(delivery.events, references: rows.count, connection, logger) }
-        return rows
+        return rows + found
     }
 
     /// Stores each alert once, counting `references` more rows that name it.

@@ -17,8 +17,8 @@ final class PostgresQueue: Sendable {
     /// A job's run: its connection, or why there is none (the queue gave up: it is closing, or
     /// it does not reconnect); it says whether it met a dropped connection (then it is run again
     /// on the next connection).
-    typealias Job = @Sendable (Result<PostgresConnection, any Error>) async -> Ran
-    enum Ran { case done, connectionLost(any Error) }
+    typealias Job = @Sendable (Result<PostgresConnection, any Error>, Attempt) async -> Ran
+    enum Ran: Sendable { case done, connectionLost(any Error) }
 
     let url: PostgresURL
     let logger: Logger
@@ -30,6 +30,9 @@ final class PostgresQueue: Sendable {
     private let closingSince = Mutex<ContinuousClock.Instant?>(nil)
     /// Run on each new connection before any job: what the session must hold (the store's lock).
     private let prepare: @Sendable (PostgresConnection, _ again: Bool) async throws -> Void
+    /// The connection's number (one more for each new connection) and the attempt running on it,
+    /// for the watch that abandons the attempt when the connection closes.
+    private let running = Mutex<(generation: Int, attempt: Attempt?)>((0, nil))
 
     init(
         url: PostgresURL, connection: PostgresConnection, logger: Logger, reconnects: Bool,
@@ -45,6 +48,8 @@ final class PostgresQueue: Sendable {
         jobs = continuation
         let task = Task { [self] in
             var current: PostgresConnection? = connection
+            var generation = 0
+            watch(connection, generation)
             var lastError: (any Error)?
             // Once a reconnect gave up, the remaining jobs fail with its reason.
             var gaveUp = false
@@ -61,26 +66,63 @@ final class PostgresQueue: Sendable {
                     }
                     if current == nil, reconnects, !gaveUp {
                         do {
-                            current = try await connectAgain(after: lastError)
+                            let connection = try await connectAgain(after: lastError)
+                            generation += 1
+                            watch(connection, generation)
+                            current = connection
                         } catch {
                             lastError = error
                             gaveUp = true
                         }
                     }
                     guard let live = current else {
-                        _ = await job(.failure(lastError ?? PostgresStoreError.closed(url)))
+                        _ = await job(.failure(lastError ?? PostgresStoreError.closed(url)), Attempt())
                         break
                     }
-                    guard case .connectionLost(let error) = await job(.success(live)) else { break }
+                    guard case .connectionLost(let error) = await run(job, on: live, generation: generation) else {
+                        break
+                    }
                     lastError = error
                     try? await live.close()
                     current = nil
-                    if !reconnects { break }
+                    if !reconnects {
+                        _ = await job(.failure(error), Attempt())
+                        break
+                    }
                 }
             }
             try? await current?.close()
         }
         worker.withLock { $0 = task }
+    }
+
+    /// Marks `connection` as number `generation` and abandons the attempt running on it when it
+    /// closes.
+    private func watch(_ connection: PostgresConnection, _ generation: Int) {
+        running.withLock { $0 = (generation, nil) }
+        connection.closeFuture.whenComplete { [weak self] _ in
+            self?.running.withLock { $0.generation == generation ? $0.attempt : nil }?.abandon()
+        }
+    }
+
+    /// Runs `job` on `live` in a task of its own, and returns what it says, or `connectionLost`
+    /// as soon as the connection closes under it: a statement sent as the connection closes is
+    /// never answered (postgres-nio 1.33 fails the write without failing the statement), so a
+    /// job waiting on one is left behind, and whatever it would still hand over is suppressed
+    /// (`Attempt.effect`); the job is run again on the next connection.
+    private func run(_ job: @escaping Job, on live: PostgresConnection, generation: Int) async -> Ran {
+        let attempt = Attempt()
+        running.withLock { if $0.generation == generation { $0.attempt = attempt } }
+        let ran = await withCheckedContinuation { (continuation: CheckedContinuation<Ran, Never>) in
+            attempt.start(continuation)
+            if live.isClosed {
+                attempt.abandon()
+                return
+            }
+            Task { attempt.finish(await job(.success(live), attempt)) }
+        }
+        running.withLock { if $0.generation == generation { $0.attempt = nil } }
+        return ran
     }
 
     /// Whether `error`, met on `connection`, means the connection is gone rather than that the
@@ -152,18 +194,27 @@ final class PostgresQueue: Sendable {
 
     /// Runs `body` on the connection once every job handed over before has run.
     func perform<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await perform { connection, _ in try await body(connection) }
+    }
+
+    /// `perform`, with the attempt `body` runs in (to hand over what it made only while the
+    /// attempt stands: `Attempt.effect`).
+    func perform<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection, Attempt) async throws -> T
+    ) async throws -> T {
         let reconnects = self.reconnects
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let job: Job = { connection in
+            let job: Job = { connection, attempt in
                 switch connection {
                 case .failure(let error):
-                    continuation.resume(throwing: error)
+                    attempt.effect { continuation.resume(throwing: error) }
                 case .success(let connection):
                     do {
-                        continuation.resume(returning: try await body(connection))
+                        let value = try await body(connection, attempt)
+                        attempt.effect { continuation.resume(returning: value) }
                     } catch {
                         if reconnects, Self.isConnectionLoss(error, on: connection) { return .connectionLost(error) }
-                        continuation.resume(throwing: error)
+                        attempt.effect { continuation.resume(throwing: error) }
                     }
                 }
                 return .done
@@ -217,4 +268,58 @@ final class PostgresQueue: Sendable {
 /// The server closed the store's connection while it was idle (restarted, or the session ended).
 struct ConnectionClosed: Error, CustomStringConvertible {
     var description: String { "the server closed the connection" }
+}
+
+/// One run of a job on one connection. What the job hands over (a caller resumed, a callback
+/// called, a kept write dropped) goes through `effect`, which does nothing once the attempt was
+/// abandoned because its connection closed: the job is then run again on the next connection,
+/// and a run left behind can change nothing.
+final class Attempt: Sendable {
+    private struct State {
+        var abandoned = false
+        /// What the worker gets, once decided.
+        var outcome: PostgresQueue.Ran?
+        var worker: CheckedContinuation<PostgresQueue.Ran, Never>?
+    }
+    private let state = Mutex(State())
+
+    /// Runs `body` unless the attempt was abandoned; false when it was.
+    @discardableResult
+    func effect(_ body: () -> Void) -> Bool {
+        state.withLock { state in
+            guard !state.abandoned else { return false }
+            body()
+            return true
+        }
+    }
+
+    /// The worker waits for the outcome (at once when it is decided already).
+    func start(_ worker: CheckedContinuation<PostgresQueue.Ran, Never>) {
+        let decided = state.withLock { state -> PostgresQueue.Ran? in
+            if state.outcome == nil { state.worker = worker }
+            return state.outcome
+        }
+        if let decided { worker.resume(returning: decided) }
+    }
+
+    /// The job returned `ran`.
+    func finish(_ ran: PostgresQueue.Ran) {
+        decide(ran, abandoning: false)
+    }
+
+    /// The connection closed under the job.
+    func abandon() {
+        decide(.connectionLost(ConnectionClosed()), abandoning: true)
+    }
+
+    private func decide(_ ran: PostgresQueue.Ran, abandoning: Bool) {
+        let worker = state.withLock { state -> CheckedContinuation<PostgresQueue.Ran, Never>? in
+            guard state.outcome == nil else { return nil }
+            state.outcome = ran
+            if abandoning { state.abandoned = true }
+            defer { state.worker = nil }
+            return state.worker
+        }
+        worker?.resume(returning: ran)
+    }
 }
