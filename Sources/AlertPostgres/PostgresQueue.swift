@@ -256,10 +256,15 @@ final class PostgresQueue: Sendable {
         }
     }
 
+    /// From now on, a reconnect gives up once `closingGrace` has passed (the process is stopping).
+    func stopping() {
+        closingSince.withLock { $0 = $0 ?? .now }
+    }
+
     /// Runs what was handed over (giving up on an unreachable server after `closingGrace`),
     /// then closes the connection. Jobs handed over later fail with `closed`.
     func close() async {
-        closingSince.withLock { $0 = $0 ?? .now }
+        stopping()
         jobs.finish()
         await worker.withLock { $0 }?.value
     }

@@ -20,6 +20,10 @@ extension PostgresStore: DurableStore {
         return PostgresStoreError.reason(error, password: url.password)
     }
 
+    public func stopping() {
+        queue.stopping()
+    }
+
     public func lost() async -> String? {
         session.lost
     }

@@ -26,6 +26,9 @@ public protocol DurableStore: AnyObject, Sendable {
     /// `error` in a message after `place` (SQLite's errors name the database file; PostgreSQL's
     /// never carry the password).
     func describe(_ error: any Error) -> String
+    /// The process is stopping: a store that waits for its server while it is unreachable
+    /// waits a little longer only, then fails what is left (and `close` names it).
+    func stopping()
     /// Waits for the queued writes and closes the store; it must not be used afterwards.
     func close() async
     /// Why this process no longer holds the store it opened (a folder moved away, a lock lost),
@@ -103,6 +106,9 @@ extension ListingStore: ListingKeeper {
 }
 
 extension StateStore: DurableStore {
+    /// A state folder never waits for a server.
+    public func stopping() {}
+
     public var place: String { "state folder \(folder.path)" }
     public var deliveries: any FlushableOutbox { outbox }
     public var engine: any EngineStateKeeper { engineState }

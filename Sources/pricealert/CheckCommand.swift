@@ -83,6 +83,7 @@ struct CheckCommand: AsyncParsableCommand {
 
     func run() async throws {
         Logs.bootstrap()
+        try StoreOption.refuseStoreVariable(besides: state, command: "check")
         // A state folder that holds a database (every run after the first) opens (lock,
         // database, schema) while the rule files are read. A rule file's errors still come
         // first and alone; a folder opened for nothing is closed, and none is created for them.

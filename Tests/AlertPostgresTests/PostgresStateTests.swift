@@ -237,6 +237,26 @@ import Testing
         }
     }
 
+    /// A daemon stopping while the database is down waits `closingGrace` more, then fails what
+    /// it could not write (reported as such) instead of waiting for ever.
+    @Test func aStoreStoppingWhileTheDatabaseIsDownGivesUpAndSaysSo() async throws {
+        try await PostgresServer.with { server in
+            let store = try await Self.open(server, use: .init(reconnects: true, exclusive: true))
+            let results = Mutex<[String]>([])
+            try await server.restart {
+                store.outbox.enqueue(.event(PostgresStoreTests.alert("late")), sinks: ["hook"], urgent: false, now: 1) {
+                    result in
+                    results.withLock { $0.append((try? result.get()).map { "written \($0.count)" } ?? "failed") }
+                }
+                store.stopping()
+                await store.outbox.commit()
+                #expect(results.withLock { $0 } == ["failed"])
+            }
+            await store.close()
+            #expect(try await server.query("SELECT COUNT(*) FROM outbox") == "0\n")
+        }
+    }
+
     /// A command's store: a dropped connection fails what meets it, with the reason.
     @Test func aCommandsStoreFailsOnADroppedConnection() async throws {
         try await PostgresServer.with { server in

@@ -153,6 +153,7 @@ public struct AlertDelivery: Sendable {
     /// standard error; the command exits 73 for them.
     public func finish(timeout: Duration, countPending: Bool = true) async -> Int {
         guard case .reliable(let dispatcher, let store) = route else { return 0 }
+        store.stopping()
         await dispatcher.drain(timeout: timeout)
         let counts = await dispatcher.counts()
         let dead = dispatcher.durable.reduce(0) { $0 + (counts[$1]?.dead ?? 0) }
