@@ -101,14 +101,16 @@ let package = Package(
             ]),
         //    The same stores in PostgreSQL (Docs/postgres.md): the outbox (`DeliveryOutbox`, rows
         //    claimed with `FOR UPDATE SKIP LOCKED` and a lease), silences and the backfill ledger,
-        //    under versioned migrations; TLS by `sslmode`.
+        //    leadership per source with a fencing epoch, under versioned migrations; TLS by `sslmode`.
         .target(
             name: "AlertPostgres",
             dependencies: [
-                "AlertModel", "AlertEngine", "AlertOutbox", "AlertStore", "Platform",
+                "AlertModel", "AlertEngine", "AlertPolicy", "AlertOutbox", "AlertStore", "Platform",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log")
+                .product(name: "Logging", package: "swift-log"),
+                // The watchers several instances run beside the pipeline: leadership, silences.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]),
         // 6. Where alerts go: one Sink protocol, a folder per kind (stdout, file, webhook, exec),
         //    each kind's rule-file check and builder registered in `SinkRegistry.all`, and the
@@ -221,6 +223,7 @@ let package = Package(
             name: "live-benchmark",
             dependencies: [
                 "AlertModel", "AlertEngine", "AlertFeeds", "AlertHTTP", "SeededRandom",
+                "AlertPipeline", "AlertPolicy", "AlertRules", "AlertSinks", "DemoExchange", "Operations",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log")
@@ -310,8 +313,9 @@ let package = Package(
         .testTarget(
             name: "AlertPostgresTests",
             dependencies: [
-                "AlertPostgres", "AlertStore", "AlertModel", "AlertOutbox", "AlertTestSupport",
-                .product(name: "Logging", package: "swift-log")
+                "AlertPostgres", "AlertStore", "AlertModel", "AlertOutbox", "AlertPolicy", "AlertTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]),
         .testTarget(
             name: "OperationsTests",

@@ -4,6 +4,8 @@
 // with generated rules, whose alerts go over an AsyncStream to a sink task, as LivePipeline does.
 //   swift build -c release --product live-benchmark
 //   .build/release/live-benchmark [--frames 20000] [--rules 3000] [--rate 200] [--seconds 10]
+//   .build/release/live-benchmark --sources 5 [--markets 600] [--rules 30000] [--seconds 10]
+//     (the five exchanges at once through `run`'s pipeline: FiveSources.swift)
 // Benchmarks/run-live.sh builds and runs it. Two measurements, one line each:
 //   throughput: N frames of 150 entries sent as fast as the socket takes them → frames/s, ticks/s
 //   latency:    frames at a steady rate; instant before the server writes a frame → instant the
@@ -26,6 +28,11 @@ struct Options {
     var rate = 200
     var seconds = 10
     var seed: UInt64 = 1
+    /// 5: the five exchanges at once through `run`'s pipeline (FiveSources.swift); 1: BTSE.
+    var sources = 1
+    /// With `--sources 5`: markets per exchange, and the price steps rendered per source.
+    var markets = 600
+    var steps = 20
 
     init(_ args: [String]) {
         var i = 1
@@ -38,6 +45,9 @@ struct Options {
             case "--rate": rate = Int(value) ?? rate
             case "--seconds": seconds = Int(value) ?? seconds
             case "--seed": seed = UInt64(value) ?? seed
+            case "--sources": sources = Int(value) ?? sources
+            case "--markets": markets = Int(value) ?? markets
+            case "--steps": steps = Int(value) ?? steps
             default: fatalError("unknown option \(args[i])")
             }
             i += 2
@@ -46,6 +56,13 @@ struct Options {
 }
 
 let options = Options(CommandLine.arguments)
+if options.sources == 5 {
+    let explicitRules = CommandLine.arguments.contains("--rules")
+    try await FiveSources.run(
+        markets: options.markets, rules: explicitRules ? options.rules : 30_000, seconds: options.seconds,
+        steps: options.steps, seed: options.seed)
+    exit(0)
+}
 var rng = SeededRandom(seed: options.seed)
 let symbols = (0..<options.entries).map { "SYM\($0)" }
 let startPrice = symbols.map { _ in Double.random(in: 0.5...50_000, using: &rng) }

@@ -11,12 +11,21 @@ public struct RateLimit: Sendable, Equatable {
     public let spec: RateSpec
     /// The last `count` start times of attempts that are not in flight (ended ones count from
     /// their end), oldest first.
-    private var starts: [Int64] = []
+    public private(set) var starts: [Int64] = []
     /// The start times of attempts in flight.
-    private var inFlight: [Int64] = []
+    public private(set) var inFlight: [Int64] = []
 
     public init(_ spec: RateSpec) {
         self.spec = spec
+    }
+
+    /// The window as `starts` and `inFlight` gave it, kept elsewhere (a store that several
+    /// deliverers share).
+    public init(_ spec: RateSpec, starts: [Int64], inFlight: [Int64]) {
+        self.spec = spec
+        self.starts = starts.sorted()
+        self.inFlight = inFlight
+        trim()
     }
 
     /// The earliest time at or after `now` at which a delivery may start; `.max` while the

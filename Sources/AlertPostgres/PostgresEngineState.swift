@@ -63,6 +63,8 @@ public final class PostgresEngineState: EngineStateKeeper {
                     try blob.withUnsafeReadableBytes { try snapshots[i].appendHistory(decoding: $0) }
                 }
             }
+            // As in `EngineStateStore.load()`: a key with buckets keeps its minutes there.
+            for i in snapshots.indices { snapshots[i].mergeHistoryIntoBuckets() }
             return snapshots
         }
         stored.withLock { extents in
@@ -100,7 +102,9 @@ public final class PostgresEngineState: EngineStateKeeper {
     ) async throws -> [String: (first: Int64, last: Int64)?] {
         var extents: [String: (first: Int64, last: Int64)?] = [:]
         let hour = SymbolSnapshot.hour(ofMinute:)
-        for snapshot in snapshots {
+        for var snapshot in snapshots {
+            // Each minute is written once: a key with buckets writes no history chunks.
+            snapshot.mergeHistoryIntoBuckets()
             var bare = snapshot
             bare.minutes = []
             bare.prices = []
@@ -191,7 +195,9 @@ public final class PostgresEngineState: EngineStateKeeper {
 
 /// The markets `listed` rules know, in PostgreSQL (`ListingStore` keeps them in a file): one
 /// row per symbol, `pending` for one whose first tick has not come yet, replaced whole in one
-/// transaction.
+/// transaction. Only the list of ticks without a source is kept; a rule-file source's list is
+/// neither saved nor loaded, so after a restart its next market list counts as the first
+/// (Docs/postgres.md, "Not built yet").
 public final class PostgresListings: ListingKeeper {
     let queue: PostgresQueue
 
@@ -201,25 +207,28 @@ public final class PostgresListings: ListingKeeper {
 
     public var place: String { "store \(queue.url) (table listings)" }
 
-    public func load() async throws -> (known: Set<String>?, pending: Set<String>) {
+    /// The list of ticks without a source, when one was saved (`sources` are not kept here).
+    public func load(sources: [String] = []) async throws -> [SavedListings] {
         let logger = queue.logger
         return try await queue.perform { connection in
             let meta = try await connection.query("SELECT saved_at FROM listings_meta", logger: logger)
             var saved = false
             for try await _ in meta.decode(Int64.self) { saved = true }
-            guard saved else { return (nil, []) }
+            guard saved else { return [] }
             var known = Set<String>(), pending = Set<String>()
             let rows = try await connection.query("SELECT symbol, pending FROM listings", logger: logger)
             for try await (symbol, isPending) in rows.decode((String, Bool).self) {
                 known.insert(symbol)
                 if isPending { pending.insert(symbol) }
             }
-            return (known, pending)
+            return [SavedListings(source: nil, known: known, pending: pending)]
         }
     }
 
-    public func save(_ listings: NewListings) async throws {
-        guard let known = listings.known else { return }
+    /// Replaces the list of ticks without a source with its entry in `lists`, if any; the lists
+    /// of rule-file sources are not kept here.
+    public func save(_ lists: [NewListings]) async throws {
+        guard let listings = lists.first(where: { $0.source == nil }), let known = listings.known else { return }
         let logger = queue.logger
         let symbols = known.sorted()
         let pending = symbols.map { listings.pending.contains($0) }

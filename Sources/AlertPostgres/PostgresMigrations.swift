@@ -7,9 +7,9 @@ import PostgresNIO
 /// A database whose highest step is above what this binary knows is refused: an older binary
 /// must not write into a newer schema.
 ///
-/// Steps are only ever appended; a released one is never edited. Every table that a later
-/// leader would fence (Docs/postgres.md#fencing) is written in transactions that the store
-/// opens, so a fencing check can be added to each without changing the tables.
+/// Steps are only ever appended; a released one is never edited. Every table a leader writes
+/// is written in transactions that the store opens, so the fence
+/// (`PostgresLeadership.check`, Docs/postgres.md#the-fence) can open each of them.
 enum PostgresMigrations {
     struct Step: Sendable {
         var description: String
@@ -64,6 +64,10 @@ enum PostgresMigrations {
                   candles BIGINT NOT NULL, PRIMARY KEY (source, symbol))
                 """
             ]),
+        Step(
+            description:
+                "leadership per source with a fencing epoch; instances; the outbox's id ledger; silence notifications; sink rates",
+            sql: PostgresLeadership.schema + PostgresSinkRates.schema),
         Step(
             description: "engine state, market list, policy journal, known markets",
             sql: [

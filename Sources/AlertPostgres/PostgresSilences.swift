@@ -48,23 +48,29 @@ public final class PostgresSilences: Sendable {
     }
 
     private func select(_ condition: String, _ id: String?) async throws -> [SilenceRecord] {
-        return try await queue.perform { connection in
-            var query = PostgresQuery(
-                unsafeSQL: """
-                    SELECT id, rule, symbol, starts_at, ends_at, comment, created_at, expired_at FROM silences
-                    WHERE \(condition) ORDER BY starts_at, id
-                    """)
-            if let id { query.binds.append(id, context: .default) }
-            let rows = try await connection.query(query, logger: self.queue.logger)
-            var records: [SilenceRecord] = []
-            for try await row in rows.decode((String, String, String, Int64, Int64, String, Int64, Int64?).self) {
-                records.append(
-                    SilenceRecord(
-                        id: row.0, rule: row.1, symbol: row.2, from: row.3, until: row.4, comment: row.5,
-                        createdAt: row.6, expiredAt: row.7))
-            }
-            return records
+        let logger = queue.logger
+        return try await queue.perform { connection in try await Self.select(condition, id, connection, logger) }
+    }
+
+    /// The silences that meet `condition` (`$1` is `id`), on `connection`.
+    static func select(
+        _ condition: String, _ id: String?, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [SilenceRecord] {
+        var query = PostgresQuery(
+            unsafeSQL: """
+                SELECT id, rule, symbol, starts_at, ends_at, comment, created_at, expired_at FROM silences
+                WHERE \(condition) ORDER BY starts_at, id
+                """)
+        if let id { query.binds.append(id, context: .default) }
+        let rows = try await connection.query(query, logger: logger)
+        var records: [SilenceRecord] = []
+        for try await row in rows.decode((String, String, String, Int64, Int64, String, Int64, Int64?).self) {
+            records.append(
+                SilenceRecord(
+                    id: row.0, rule: row.1, symbol: row.2, from: row.3, until: row.4, comment: row.5,
+                    createdAt: row.6, expiredAt: row.7))
         }
+        return records
     }
 }
 

@@ -76,14 +76,16 @@ public protocol BackfillRecorder: Sendable {
     func all() async throws -> [BackfillLedger.Entry]
 }
 
-/// The markets `listed` rules know (`ListingStore`, a file in the state folder).
+/// The markets `listed` rules know, one set per market list (`ListingStore`, a file per list
+/// in the state folder).
 public protocol ListingKeeper: Sendable {
     /// Where they are kept, for a message.
     var place: String { get }
-    /// The saved known and pending symbols; `known` is nil when no list was saved.
-    func load() async throws -> (known: Set<String>?, pending: Set<String>)
-    /// Replaces what is kept with `listings`' known and pending symbols.
-    func save(_ listings: NewListings) async throws
+    /// The saved known and pending symbols of the list of ticks without a source and of each
+    /// `sources` list that was saved (a list never saved is left out).
+    func load(sources: [String]) async throws -> [SavedListings]
+    /// Replaces what is kept of each list in `lists` with its known and pending symbols.
+    func save(_ lists: [NewListings]) async throws
 }
 
 // The SQLite stores' synchronous methods are their witnesses.

@@ -5,9 +5,10 @@ import GRDB
 import Synchronization
 
 /// The engine's state between runs, beside the outbox in the same database: each
-/// symbol's `SymbolSnapshot` (pair states, `prev`; its minute history in `symbol_history`, one
-/// row per symbol and hour) and the last market list. A save is one transaction, so a crash
-/// leaves the previous save or the new one, never a mix.
+/// symbol's `SymbolSnapshot` (pair states, `prev`, buckets; its minute history, if it has one
+/// rather than buckets, in `symbol_history`, one row per symbol and hour) and the last market
+/// list. A save is one transaction, so a crash leaves the previous save or the new one, never a
+/// mix.
 public final class EngineStateStore: Sendable {
     private let database: DatabasePool
     /// Per symbol, the oldest and newest minute of its history on disk, as this process loaded
@@ -67,6 +68,9 @@ public final class EngineStateStore: Sendable {
             }
             var extents: [String: (first: Int64, last: Int64)] = [:]
             for (symbol, i) in positions {
+                // Chunks of a key with buckets (saved by format 4) go into its buckets: the next
+                // save writes its minutes once, and deletes the chunks.
+                snapshots[i].mergeHistoryIntoBuckets()
                 if let first = snapshots[i].minutes.first, let last = snapshots[i].minutes.last {
                     extents[symbol] = (first, last)
                 }
@@ -122,6 +126,8 @@ public final class EngineStateStore: Sendable {
                 readsOldest[index] = read.first.map { $0.contains(oldest) } ?? false
             }
             try Self.readHours(wanted, into: &snapshots, db: db)
+            // As in `load()`: the chunks of a key with buckets go into its buckets.
+            for i in snapshots.indices { snapshots[i].mergeHistoryIntoBuckets() }
             var extents: [String: (first: Int64, last: Int64)] = [:]
             for (index, readOldest) in readsOldest {
                 let snapshot = snapshots[index]
@@ -228,7 +234,9 @@ public final class EngineStateStore: Sendable {
             // sought directly (`hour < ? OR hour > ?` in one statement reads all of the symbol's).
             let trimBefore = try db.makeStatement(sql: "DELETE FROM symbol_history WHERE symbol = ? AND hour < ?")
             let trimAfter = try db.makeStatement(sql: "DELETE FROM symbol_history WHERE symbol = ? AND hour > ?")
-            for snapshot in snapshots {
+            for var snapshot in snapshots {
+                // Each minute is written once: a key with buckets writes no history chunks.
+                snapshot.mergeHistoryIntoBuckets()
                 var bare = snapshot
                 bare.minutes = []
                 bare.prices = []

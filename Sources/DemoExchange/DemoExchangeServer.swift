@@ -49,7 +49,10 @@ public final class DemoExchangeServer: Sendable {
         self.logger = logger ?? defaultLogger
         faults = FaultSettings(configuration.faults)
         let catalog = MarketCatalog.embedded
-        let symbols = catalog.spot.map(\.symbol)
+        let markets = VenueMarkets(perVenue: configuration.marketsPerVenue)
+        // The look-alikes' synthetic markets are walked after the catalog's, so the catalog's
+        // prices are the same with or without them.
+        let symbols = catalog.spot.map(\.symbol) + markets.synthetic
         let board: MarketBoard
         let generator: any PriceGenerator
         switch configuration.prices {
@@ -66,9 +69,10 @@ public final class DemoExchangeServer: Sendable {
         listing = NewMarket.Listing(after: configuration.newMarketAfter)
         feed = PriceFeed(
             generator: generator, board: board, hub: hub, stats: counters, faults: faults, listing: listing,
-            clock: configuration.clock)
+            clock: configuration.clock, lookalikeOnly: Set(markets.synthetic))
         venues = VenueContext(
-            feed: feed, keepAlive: configuration.keepAlive, faults: faults, prices: configuration.prices)
+            feed: feed, keepAlive: configuration.keepAlive, faults: faults, prices: configuration.prices,
+            markets: markets, walkSymbols: symbols)
     }
 
     /// Binds 127.0.0.1:`configuration.port` and returns the bound port (the chosen one when
@@ -84,7 +88,10 @@ public final class DemoExchangeServer: Sendable {
             throw DemoExchangeError.alreadyStarted
         }
         let portReport = PortReport()
-        let plain = HTTPServerBuilder.http1WebSocketUpgrade(webSocketRouter: makeWebSocketRouter())
+        // Client frames of up to 64 KiB, as messages (`VenueSession`): OKX's documented limit for
+        // one subscribe request, the largest of the five (the library's default is 16 KiB).
+        let plain = HTTPServerBuilder.http1WebSocketUpgrade(
+            webSocketRouter: makeWebSocketRouter(), configuration: .init(maxFrameSize: 1 << 16))
         let server: HTTPServerBuilder
         if let tls = configuration.tls {
             server = try .tls(plain, tlsConfiguration: Self.tlsConfiguration(tls))

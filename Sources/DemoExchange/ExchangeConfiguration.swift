@@ -21,13 +21,22 @@ public struct ExchangeConfiguration: Sendable {
     public var keepAlive: KeepAliveSettings
     /// Serve `https://` and `wss://` with this certificate and key instead of plain HTTP.
     public var tls: ExchangeTLS?
+    /// Each look-alike lists exactly this many spot markets (1 to `maxMarketsPerVenue`): the
+    /// demo's first, then synthetic ones priced like them (Docs/exchange.md#more-markets). Nil:
+    /// the demo's markets only. BTSE's routes keep the demo's markets either way.
+    public var marketsPerVenue: Int?
+    public static let maxMarketsPerVenue = 10_000
 
     public init(
         port: Int = 8765, prices: PriceMode = .randomWalk(seed: 1, interval: .seconds(1)),
         faults: ExchangeFaults = ExchangeFaults(), newMarketAfter: Int? = nil,
         clock: any Clock<Duration> = ContinuousClock(), keepAlive: KeepAliveSettings = KeepAliveSettings(),
-        tls: ExchangeTLS? = nil
+        tls: ExchangeTLS? = nil, marketsPerVenue: Int? = nil
     ) {
+        precondition(
+            marketsPerVenue.map { (1...Self.maxMarketsPerVenue).contains($0) } ?? true,
+            "marketsPerVenue must be between 1 and \(Self.maxMarketsPerVenue)")
+        self.marketsPerVenue = marketsPerVenue
         self.tls = tls
         self.port = port
         self.prices = prices

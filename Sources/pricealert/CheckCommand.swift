@@ -1,10 +1,6 @@
 import AlertFeeds
 import AlertModel
 import AlertPipeline
-import AlertPolicy
-import AlertRules
-import AlertSinks
-import AlertStore
 import ArgumentParser
 import Platform
 
@@ -84,89 +80,11 @@ struct CheckCommand: AsyncParsableCommand {
     func run() async throws {
         Logs.bootstrap()
         try StoreOption.refuseStoreVariable(besides: state, command: "check")
-        // A state folder that holds a database (every run after the first) opens (lock,
-        // database, schema) while the rule files are read. A rule file's errors still come
-        // first and alone; a folder opened for nothing is closed, and none is created for them.
-        let folder = StateFolder.named(state.path)
-        let opening = folder?.hasDatabase == true ? Task { [path = state.path] in StateOption.open(path) } : nil
-        let ruleSet: RuleSet
-        let missedKey: [UInt8]?
-        let sinks: [String: any Sink]
-        do {
-            (ruleSet, missedKey) = try Inputs.rules(rules.files, cache: folder.map(RuleCache.init))
-            sinks = try Inputs.sinks(for: ruleSet)
-        } catch {
-            if let opening, case .success(let store) = await opening.value { store.close() }
-            throw error
-        }
-        if source == nil, ticks == nil, ruleSet.sources.isEmpty {
-            if let opening, case .success(let store) = await opening.value { store.close() }
-            StandardError.write(
-                "pricealert: error: no prices to check: give --source or --ticks, or define sources in a version 3 rule file"
-            )
-            throw ExitCodes.usage
-        }
-        let store = try StateOption.opened(await opening?.value ?? StateOption.open(state.path))
-        if let missedKey {
-            RuleCache(folder: store.folder).store(ruleSet.rules, rulesEnds: ruleSet.rulesEnds, for: missedKey)
-        }
-        let marketFiles = try Inputs.marketOptions(markets, ruleSet: ruleSet)
-        var evaluator = Evaluator(
-            ruleSet: ruleSet, markets: nil,
-            sourceMarkets: try Inputs.sourceMarkets(marketFiles.bySource, ruleSet: ruleSet))
-        let prices = CheckPrices(
-            source: source, endpoint: endpoint, ticks: ticks, markets: marketFiles.plain,
-            marketsGiven: Set(marketFiles.bySource.keys), marketsEvery: marketsEvery.duration,
-            sources: ruleSet.sources)
-        let silences: SilenceSet
-        let restored: CheckRun.Restored
-        var historyRead = 0
-        var unavailable: [String] = []
-        let delivery: AlertDelivery
-        do {
-            silences = try SilenceCommand.load(state.path)
-            // A snapshot of the rule files' sources is live like `--source`'s: timed by now's clock.
-            let live = source ?? (ticks == nil ? ruleSet.sources.first?.name : nil)
-            restored = try await CheckRun.restore(
-                &evaluator, from: store, source: live, maxTickSkew: skew.maxTickSkew.duration.milliseconds
-            ) { saved, evaluator in
-                do {
-                    return try await CheckRun.input(prices, saved: saved, into: &evaluator, unavailable: &unavailable)
-                } catch let failure as CheckInputFailure {
-                    StandardError.write("pricealert: error: \(failure.message)")
-                    switch failure.kind {
-                    case .noInput: throw ExitCodes.noInput
-                    case .dataError: throw ExitCodes.dataError
-                    case .unavailable: throw ExitCodes.unavailable
-                    }
-                }
-            }
-            historyRead = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
-            delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
-        } catch let error as ExitCode {
-            store.close()
-            throw error
-        } catch {
-            // The saved state or market list cannot be read: say where, evaluate nothing.
-            throw StateOption.unusable(store, error)
-        }
-        var check = CheckRun(
-            evaluator: consume evaluator, store: store, delivery: delivery, drainTimeout: drainTimeout.duration,
-            restored: restored)
-        check.format = format
-        check.printing = AlertListing.printingSinks(of: ruleSet)
-        check.silences = silences
-        let verdict: CheckVerdict
-        do {
-            verdict = try await check.evaluate(
-                restored, prices: prices, historyRead: historyRead, unavailable: unavailable)
-        } catch {
-            throw ExitCodes.stateUnusable
-        }
-        switch verdict {
-        case .sourcesUnavailable: throw ExitCodes.unavailable
-        case .deliveriesFailed: throw ExitCodes.deliveryFailed
-        case .done(let alerts): if exitCode && alerts > 0 { throw ExitCode(1) }
-        }
+        let request = CheckRun.Request(
+            rules: rules.files, source: source, endpoint: endpoint, ticks: ticks, history: history, markets: markets,
+            marketsEvery: marketsEvery.duration, format: format, drainTimeout: drainTimeout.duration,
+            state: state.path, maxTickSkew: skew.maxTickSkew.duration)
+        let alerts = try await ExitCodes.exitingAsync { try await CheckRun.check(request) }
+        if exitCode && alerts > 0 { throw ExitCode(1) }
     }
 }

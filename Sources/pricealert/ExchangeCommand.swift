@@ -90,6 +90,12 @@ struct ExchangeCommand: AsyncParsableCommand {
     var wick: String?
 
     @Option(
+        help: ArgumentHelp(
+            "Each look-alike lists N spot markets: the demo's, then synthetic ones (e.g. 600 for 3 000 in all).",
+            valueName: "N"))
+    var markets: Int?
+
+    @Option(
         name: .customLong("tls-cert"), help: "Serve https:// and wss:// with this certificate (PEM; chain after it).")
     var tlsCert: String?
 
@@ -124,6 +130,9 @@ struct ExchangeCommand: AsyncParsableCommand {
         }
         if let binanceShutdownNotice, !(0...binanceLifetime).contains(binanceShutdownNotice) {
             throw ValidationError("--binance-shutdown-notice must be between 0 and --binance-lifetime")
+        }
+        if let markets, !(1...ExchangeConfiguration.maxMarketsPerVenue).contains(markets) {
+            throw ValidationError("--markets must be between 1 and \(ExchangeConfiguration.maxMarketsPerVenue)")
         }
         if let newMarketAfter, newMarketAfter < 0 { throw ValidationError("--new-market-after must be 0 or more") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
@@ -180,7 +189,7 @@ struct ExchangeCommand: AsyncParsableCommand {
         guard let replay else {
             return ExchangeConfiguration(
                 port: port, prices: .randomWalk(seed: seed, interval: interval.duration), faults: faults,
-                newMarketAfter: newMarketAfter, keepAlive: keepAlive, tls: tls)
+                newMarketAfter: newMarketAfter, keepAlive: keepAlive, tls: tls, marketsPerVenue: markets)
         }
         let loaded: (ticks: [Tick], skipped: Int)
         do {
@@ -194,7 +203,7 @@ struct ExchangeCommand: AsyncParsableCommand {
         }
         return ExchangeConfiguration(
             port: port, prices: .replay(ticks: loaded.ticks, speed: speed), faults: faults,
-            newMarketAfter: newMarketAfter, keepAlive: keepAlive, tls: tls)
+            newMarketAfter: newMarketAfter, keepAlive: keepAlive, tls: tls, marketsPerVenue: markets)
     }
 }
 

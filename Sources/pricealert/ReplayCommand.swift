@@ -1,9 +1,6 @@
-import AlertFeeds
 import AlertModel
 import AlertPipeline
-import AlertSinks
 import ArgumentParser
-import Platform
 
 /// `pricealert replay`: evaluates a recorded tick file (Docs/rules.md#ticks) and lists the alerts.
 struct ReplayCommand: AsyncParsableCommand {
@@ -69,55 +66,10 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         Logs.bootstrap()
-        // The ticks are read and parsed on a thread of their own from the start, so while the
-        // rules load; a history read from standard input comes first there, though.
-        var ahead = ticks == "-" && history == "-" ? nil : TickReadAhead(path: ticks)
-        defer { ahead?.stop() }
-        let ruleSet = try rules.load()
-        let marketFiles = try Inputs.marketOptions(markets, ruleSet: ruleSet)
-        let marketList = try marketFiles.plain.map(Inputs.markets)
-        var evaluator = Evaluator(
-            ruleSet: ruleSet, markets: marketList,
-            sourceMarkets: try Inputs.sourceMarkets(marketFiles.bySource, ruleSet: ruleSet))
-        if evaluator.hasMatchRules, marketList == nil, marketFiles.bySource.isEmpty {
-            Evaluator.noteNoMarketList()
-        }
-        let dispatcher: AlertDelivery? =
-            if dispatch {
-                try await AlertDelivery.make(ruleSet: ruleSet, sinks: try Inputs.sinks(for: ruleSet), state: state)
-            } else {
-                nil
-            }
-        let read = try history.map { try Inputs.seedHistory($0, into: &evaluator) } ?? 0
-        if ahead == nil { ahead = TickReadAhead(path: ticks) }
-        let reader = ahead!
-        do {
-            try reader.opened()
-        } catch {
-            StandardError.write("pricealert: error: \(error)")
-            throw ExitCodes.noInput
-        }
-        var reportOutput = try report.map {
-            try ReportOutput(path: $0, rules: ruleSet.rules, ruleFiles: rules.files, ticks: ticks)
-        }
-
-        let listing = AlertListing(
-            format: format, dispatcher: dispatcher, printing: AlertListing.printingSinks(of: ruleSet),
-            silences: try SilenceCommand.load(state.path))
-        var replay = ReplayRun(evaluator: consume evaluator, file: ticks, listing: listing, read: read)
-        var page = reportOutput?.report
-        let outcome = await replay.run(reader, report: &page)
-        if let page { reportOutput?.report = page }
-        if let readFailure = outcome.readFailure { throw readFailure }
-
-        StandardError.write("replay: \(Summary.line(read: outcome.read, stats: replay.evaluator.stats))")
-        if let policy = dispatcher?.policy.counts.summary { StandardError.write("replay: \(policy)") }
-        try reportOutput?.write()
-        if dispatcher?.unwritten != nil { throw ExitCodes.stateUnusable }
-        if outcome.failures > 0 {
-            StandardError.write("replay: \(outcome.failures) deliveries failed (see the errors above)")
-            throw ExitCodes.deliveryFailed
-        }
+        let request = ReplayRun.Request(
+            rules: rules.files, ticks: ticks, history: history, markets: markets, format: format, report: report,
+            dispatch: dispatch, state: state.path)
+        try await ExitCodes.exitingAsync { try await ReplayRun.replay(request) }
     }
 }
 

@@ -4,6 +4,7 @@ import AlertModel
 import AlertPipeline
 import AlertRules
 import AlertSinks
+import AlertStore
 import ArgumentParser
 import Logging
 import Platform
@@ -63,9 +64,11 @@ struct RunCommand: AsyncParsableCommand {
                 source: try SourceRegistry.make(definition.type, endpoint: definition.endpoint), http: http,
                 options: options, logger: logger)
         }
+        let keptMarkets = try? await store.engine.loadMarkets()
         let outcome = try await LiveDaemon.run(
             ruleSet: ruleSet,
-            feeds: try feeds(of: ruleSet, make: makeRunner, http: http, options: options, logger: logger),
+            feeds: try feeds(
+                of: ruleSet, make: makeRunner, http: http, options: options, logger: logger, keptMarkets: keptMarkets),
             feedOptions: options, makeRunner: makeRunner, delivery: delivery, options: daemon,
             duration: duration?.duration, logger: logger, rulePaths: rules.files, saved: saved,
             saveEvery: saveEvery.duration)
@@ -82,7 +85,7 @@ struct RunCommand: AsyncParsableCommand {
     /// `--source`'s feed, then one per source the rule files define, in file order.
     private func feeds(
         of ruleSet: RuleSet, make: (SourceDefinition) throws -> FeedRunner, http: any HTTPClient,
-        options: FeedOptions, logger: Logger
+        options: FeedOptions, logger: Logger, keptMarkets: MarketsSave?
     ) throws -> [LiveFeed] {
         var feeds: [LiveFeed] = []
         if let source {
@@ -92,9 +95,12 @@ struct RunCommand: AsyncParsableCommand {
                 )
                 throw ExitCodes.usage
             }
-            let runner = FeedRunner(
+            var runner = FeedRunner(
                 source: try SourceRegistry.make(source, endpoint: endpoint), http: http, options: options,
                 logger: logger)
+            // The list the state folder or store kept, followed when the exchange cannot give
+            // one at start.
+            if let kept = keptMarkets, kept.source == source { runner.saved = (kept.markets, kept.fetchedAt) }
             feeds.append(LiveFeed(runner: runner))
         }
         for definition in ruleSet.sources {

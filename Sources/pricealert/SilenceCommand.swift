@@ -39,17 +39,6 @@ struct SilenceCommand: AsyncParsableCommand {
         }
     }
 
-    /// The silences of the state folder at `path` (nil: the default one) for evaluation; none
-    /// when the folder has no silences file. Exits 73 when it cannot be read.
-    static func load(_ path: String?) throws -> SilenceSet {
-        do {
-            return try SilenceSet.load(Result { () throws(StateError) in try StateOption.folder(path) })
-        } catch {
-            StandardError.write("pricealert: error: \(error)")
-            throw ExitCodes.stateUnusable
-        }
-    }
-
     static func failed(_ store: SilenceStore, _ error: any Error) -> ExitCode {
         StandardError.write("pricealert: error: \(SilencesUnreadable(store, error))")
         return ExitCodes.stateUnusable

@@ -18,7 +18,9 @@ struct StoreCommand: AsyncParsableCommand {
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "status",
-            abstract: "Print the store's schema version, whether the connection is encrypted, and its rows per table.")
+            abstract:
+                "Print the store's schema version, whether the connection is encrypted, its rows per table, and each source's leader and standbys."
+        )
 
         @OptionGroup var store: StoreOption
 
@@ -31,9 +33,13 @@ struct StoreCommand: AsyncParsableCommand {
             let opened = try await StoreOption.open(url)
             let status: PostgresStore.Status
             let encrypted: Bool
+            let roles: (now: Int64, [PostgresLeadership.SourceRoles])
+            let instances: [PostgresLeadership.Instance]
             do {
                 status = try await opened.status()
                 encrypted = try await opened.usesTLS()
+                roles = try await opened.leadership.roles()
+                instances = try await opened.leadership.instances()
             } catch {
                 await opened.close()
                 StandardError.write("pricealert: error: \(error)")
@@ -46,7 +52,41 @@ struct StoreCommand: AsyncParsableCommand {
                 "connection \(encrypted ? "encrypted (TLS)" : "not encrypted")"
             ]
             lines += status.counts.map { "\($0.0) \($0.1)" }
+            lines += Self.roleLines(now: roles.now, roles.1, instances)
             StandardOutput.shared.writeLine(lines.joined(separator: "\n"))
+        }
+
+        /// A line per source (its leader, epoch and lease, or none, and its standbys) and per
+        /// instance (where it runs, when it was last heard from), at the store's clock `now`.
+        static func roleLines(
+            now: Int64, _ roles: [PostgresLeadership.SourceRoles], _ instances: [PostgresLeadership.Instance]
+        ) -> [String] {
+            guard !roles.isEmpty || !instances.isEmpty else { return [] }
+            func ago(_ millis: Int64) -> String { DurationText.format(max(0, now - millis)) + " ago" }
+            var lines = ["store clock \(Timestamp.format(now))"]
+            for role in roles {
+                var line = "source \(UserText.double(role.source)) "
+                if let lease = role.lease, lease.until > now {
+                    line +=
+                        "leader \(UserText.double(lease.holder)) epoch \(lease.epoch) since \(Timestamp.format(lease.acquiredAt)), lease until \(Timestamp.format(lease.until)) (in \(DurationText.format(lease.until - now)))"
+                } else if let lease = role.lease {
+                    line +=
+                        "no leader (epoch \(lease.epoch) of \(UserText.double(lease.holder)) ended \(ago(lease.until)))"
+                } else {
+                    line += "no leader (never led)"
+                }
+                line +=
+                    "; standbys: "
+                    + (role.standbys.isEmpty ? "none" : role.standbys.map(UserText.double).joined(separator: ", "))
+                lines.append(line)
+            }
+            for instance in instances {
+                lines.append(
+                    "instance \(UserText.double(instance.id)) host \(UserText.double(instance.host)) pid \(instance.pid) started \(Timestamp.format(instance.startedAt)), seen \(ago(instance.seenAt)), follows "
+                        + (instance.sources.isEmpty
+                            ? "no source" : instance.sources.map(UserText.double).joined(separator: ", ")))
+            }
+            return lines
         }
     }
 
@@ -80,7 +120,9 @@ struct StoreCommand: AsyncParsableCommand {
                 contents.engine = try folder.engineState.load()
                 contents.markets = try folder.engineState.loadMarkets()
                 contents.held = try folder.policyState.list()
-                contents.listings = try ListingStore(folder: folder.folder).load()
+                // The list of ticks without a source: the store keeps no source's list yet.
+                let plain = try ListingStore(folder: folder.folder).load().first { $0.source == nil }
+                contents.listings = (plain?.known, plain?.pending ?? [])
             } catch {
                 throw StateOption.unusable(folder, error, doing: "cannot read it")
             }

@@ -1,3 +1,5 @@
+import AlertModel
+import AlertPipeline
 import AlertSinks
 import ArgumentParser
 import Platform
@@ -11,11 +13,17 @@ struct ValidateCommand: AsyncParsableCommand {
         commandName: "validate",
         abstract: "Check rule files.",
         discussion:
-            "Prints every error as FILE:LINE:COLUMN: error: MESSAGE, and a rule already expired as FILE:LINE:COLUMN: warning: MESSAGE. Exit codes: 0 valid (warnings or not), 65 errors in the files, 66 a file cannot be read."
+            "Prints every error as FILE:LINE:COLUMN: error: MESSAGE, and a rule already expired as FILE:LINE:COLUMN: warning: MESSAGE. With --markets, a symbol that a rule, portfolio or series names and the market list of its source lacks is a warning too. Exit codes: 0 valid (warnings or not), 64 a --markets NAME that the files do not define, 65 errors in the files or a market list file that is not one, 66 a file cannot be read."
     )
 
     @Argument(help: "Rule files, checked together (ids and sink names share one namespace).")
     var files: [String]
+
+    @Option(
+        help:
+            "A market list to check the rules' symbols against: FILE, a BTSE initial/market payload, for symbols without a source; NAME=FILE, the rule files' source NAME's list in its exchange's REST format (repeatable)."
+    )
+    var markets: [String] = []
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one rule file") }
@@ -24,6 +32,20 @@ struct ValidateCommand: AsyncParsableCommand {
     func run() async throws {
         let ruleSet = try Inputs.rules(files)
         StandardError.write(lines: ruleSet.expiryWarnings(now: Wallclock.millis()).map(\.description))
+        if !markets.isEmpty {
+            // What `run` would warn of once the lists arrive (Docs/sources.md#symbols-no-market-list-has).
+            let files = try ExitCodes.exiting { try CommandInputs.marketOptions(markets, ruleSet: ruleSet) }
+            let lists = try ExitCodes.exiting { try CommandInputs.sourceMarkets(files.bySource, ruleSet: ruleSet) }
+            var feeds = lists.map { UnlistedSymbols.Feed(name: $0.key, tag: $0.key, subscribes: true, list: $0.value) }
+            if let plain = files.plain {
+                let list = try ExitCodes.exiting { try CommandInputs.markets(plain) }
+                feeds.append(UnlistedSymbols.Feed(name: plain, tag: nil, subscribes: true, list: list))
+            }
+            let complete = ruleSet.sources.allSatisfy { files.bySource[$0.name] != nil }
+            let findings = UnlistedSymbols.find(
+                in: ruleSet, feeds: feeds.sorted { $0.name < $1.name }, complete: complete)
+            StandardError.write(lines: findings.map { "pricealert: warning: \($0)" })
+        }
         var counts = [
             count(files.count, "file"), count(ruleSet.rules.count, "rule"), count(ruleSet.sinks.count, "sink")
         ]

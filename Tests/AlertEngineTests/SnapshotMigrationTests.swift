@@ -133,9 +133,34 @@ import Testing
         // 110 is 10 % above minute 3's 100 and 63 % below minute 11's high of 300.
         engine.process(Tick(time: 13 * minute, symbol: "BTC", price: 110), into: &alerts)
         #expect(alerts.map(\.rule) == ["btc-jump", "btc-off-high"])
-        // Saved again, the one history gives both parts: the change window's base minute on and the high.
+        // Saved again, the one history gives both parts, each minute once, in the minute buckets:
+        // the change window's base minute on, and the high.
         let again = engine.takeChanges()
-        #expect(again.first?.minutes.first == 3)
+        #expect(again.first?.minutes == [])
+        #expect(again.first?.minuteBuckets.entries.keys.first == 3)
         #expect(again.first?.minuteBuckets.extreme(from: 11, high: true) == 300)
+    }
+
+    /// A key with buckets writes each minute once: a snapshot holding its minutes both as a
+    /// history and as buckets (what format 4 wrote) encodes to the bytes of the buckets alone,
+    /// and reads back as them; a key without buckets writes its history.
+    @Test func aKeyWithBucketsWritesEachMinuteOnce() throws {
+        let minutes = Array(Int64(0)...12)
+        let prices = minutes.map { 100 + Double($0) }
+        var both = SymbolSnapshot(
+            symbol: "BTC", firstTime: 0, lastTime: 12 * 60_000, lastPrice: 112, minutes: minutes, prices: prices)
+        both.evaluatesPairs = true
+        both.minuteBuckets = Buckets(keys: minutes, last: prices, high: prices.map { $0 + 1 }, low: prices)
+        var bucketsOnly = both
+        (bucketsOnly.minutes, bucketsOnly.prices) = ([], [])
+        #expect(both.encoded() == bucketsOnly.encoded())
+        #expect(try SymbolSnapshot(decoding: both.encoded()) == bucketsOnly)
+
+        var plain = both
+        plain.evaluatesPairs = false
+        plain.minuteBuckets = Buckets()
+        #expect(try SymbolSnapshot(decoding: plain.encoded()) == plain)
+        // 16 bytes a minute as history; 32 as buckets (with the high and low), written once.
+        #expect(bucketsOnly.encoded().count - plain.encoded().count == 13 * 16 + 4)
     }
 }

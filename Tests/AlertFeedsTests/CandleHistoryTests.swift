@@ -197,6 +197,36 @@ struct CandleHistoryTests {
             ])
     }
 
+    /// Rules v3 keys: a qualified entry reaches its source's key (the source as written); an
+    /// unqualified one the key without a source and each source's whose list has it; a `match`
+    /// rule each list's matching markets, as its `match.source` allows.
+    @Test func reachesPerSourceKey() {
+        let hour: Int64 = 3_600_000
+        func change(_ window: Int64) -> Condition { .change(window: window, .above(1)) }
+        let rules = [
+            Rule(id: "a", scope: .symbols(["bx:btc/usdt"]), condition: change(hour)),
+            Rule(id: "b", scope: .symbols(["ETH/USDT"]), condition: change(2 * hour)),
+            Rule(id: "c", scope: .match(MarketFilter(quote: "EUR", sources: ["ok"])), condition: change(3 * hour))
+        ]
+        func list(_ symbols: String...) -> MarketList {
+            MarketList(
+                symbols.map {
+                    Market(
+                        symbol: $0, base: "B", quote: String($0.split(separator: "/")[1]), future: false, active: true)
+                })
+        }
+        #expect(
+            Backfill.reaches(
+                rules: rules, markets: list("DOT/EUR"),
+                sourceMarkets: ["bx": list("BTC/USDT", "ETH/USDT"), "ok": list("ETH/USDT", "SOL/EUR")]) == [
+                    "bx:BTC/USDT": Backfill.Reach(reach: hour, detail: hour),
+                    "ETH/USDT": Backfill.Reach(reach: 2 * hour, detail: 2 * hour),
+                    "bx:ETH/USDT": Backfill.Reach(reach: 2 * hour, detail: 2 * hour),
+                    "ok:ETH/USDT": Backfill.Reach(reach: 2 * hour, detail: 2 * hour),
+                    "ok:SOL/EUR": Backfill.Reach(reach: 3 * hour, detail: 3 * hour)
+                ])
+    }
+
     /// Older candles that overlap the first newer one are left out, so seeded ticks keep time order.
     @Test func joinedKeepsTimeOrder() {
         func candle(_ start: Int64, _ end: Int64) -> Candle {

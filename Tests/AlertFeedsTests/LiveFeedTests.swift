@@ -193,4 +193,41 @@ struct LiveFeedTests {
             .map { recorder.times.withLock { $0 }[$0] }
         #expect(marketsAt.map { $0.offset >= .seconds(1) } == true)
     }
+
+    /// A feed with a saved list (`FeedRunner.saved`) whose first market-list request fails
+    /// follows the saved list at once, then takes the exchange's fresh list on a retry after a
+    /// backoff, long before `marketsEvery`.
+    @Test func aSavedListIsFollowedUntilAFreshOneComes() async throws {
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(
+                port: 0, prices: .randomWalk(seed: 7, interval: .milliseconds(100)),
+                faults: ExchangeFaults(status429: 1)))
+        let port = try await exchange.start()
+        var runner = FeedRunner(
+            source: BTSESource(endpoint: "http://127.0.0.1:\(port)"), http: NIOHTTPClient(),
+            options: FeedOptions(
+                staleAfter: .seconds(30), backoffBase: .milliseconds(100), backoffMaximum: .milliseconds(400)),
+            logger: Logger(label: "test"))
+        runner.saved = (
+            [Market(symbol: "BTC", base: "BTC", quote: "USD", future: false, active: true)], 1_700_000_000_000
+        )
+        let recorder = Recorder()
+        let feed = Task { await runner.runFeed { recorder.append($0) } }
+        // Done at the fresh list, or after 300 frames of prices (30 s of the exchange's) without one.
+        _ = await recorder.wait { r in
+            r.count { if case .markets = $0 { true } else { false } } >= 2
+                || r.count { if case .ticks = $0 { true } else { false } } >= 300
+        }
+        feed.cancel()
+        await feed.value
+        await exchange.stop()
+        let events = recorder.all
+        let lists = events.compactMap { if case .markets(let m) = $0 { m.count } else { nil } }
+        #expect(lists.prefix(2) == [1, 227], "the saved list, then the fresh one")
+        let failed = events.firstIndex {
+            if case .disconnected(let reason, _) = $0 { reason.contains("429") } else { false }
+        }
+        let saved = events.firstIndex { if case .markets = $0 { true } else { false } }
+        #expect(failed != nil && saved != nil && failed! < saved!, "the saved list only after a failed request")
+    }
 }

@@ -1,3 +1,4 @@
+import AlertEngine
 import AlertModel
 import AlertPipeline
 import AlertRules
@@ -115,15 +116,15 @@ import Testing
         var evaluator = Evaluator(waitingForMarketsWith: listed)
         #expect(evaluator.watchesListings)
         evaluator.updateMarkets(MarketList([market("BTC")]))
-        #expect(evaluator.takeChangedListings()?.known == ["BTC"])
+        #expect(evaluator.takeChangedListings()?.first?.known == ["BTC"])
         #expect(evaluator.takeChangedListings() == nil, "taken: nothing changed since")
         #expect(Self.run(&evaluator, [Tick(time: 1_000, symbol: "BTC", price: 1)]).rules.isEmpty)
 
         evaluator.updateMarkets(MarketList([market("BTC"), market("NEW")]))
-        #expect(evaluator.takeChangedListings()?.pending == ["NEW"])
+        #expect(evaluator.takeChangedListings()?.first?.pending == ["NEW"])
         #expect(Self.run(&evaluator, [Tick(time: 2_000, symbol: "NEW", price: 3)]).rules == ["new-usd"])
         #expect(Self.run(&evaluator, [Tick(time: 3_000, symbol: "NEW", price: 4)]).rules.isEmpty)
-        #expect(evaluator.takeChangedListings()?.pending == [])
+        #expect(evaluator.takeChangedListings()?.first?.pending == [])
 
         // A refused tick is no first tick: the market stays pending, and so it does across a reload.
         evaluator.updateMarkets(MarketList([market("BTC"), market("NEW"), market("ALT")]))
@@ -131,6 +132,56 @@ import Testing
         let refused = Self.run(&evaluator, [Tick(time: 4_000, symbol: "ALT", price: -1)])
         #expect(refused.rules.isEmpty && refused.drops.map(\.reason) == [.invalidPrice])
         #expect(Self.run(&evaluator, [Tick(time: 5_000, symbol: "ALT", price: 1)]).rules == ["new-usd"])
+    }
+
+    @Test(
+        "new listings per market list (rules v3 §3): a rule-file source's list fires for its own ticks, with the source; match.source restricts; the saved known markets come before a list given first"
+    )
+    func listingsPerSource() throws {
+        let listed = try Self.rules(
+            """
+            {"version": 3, "sources": {"bx": {"type": "binance"}, "ok": {"type": "okx"}},
+             "rules": [{"id": "new-any", "match": {"quote": "USDT"}, "when": {"listed": true}},
+                       {"id": "new-ok", "match": {"quote": "USDT", "source": "ok"}, "when": {"listed": true}}]}
+            """)
+        func market(_ base: String) -> Market {
+            Market(symbol: base + "/USDT", base: base, quote: "USDT", future: false, active: true)
+        }
+        func tick(_ time: Int64, _ symbol: String, _ source: String?) -> Tick {
+            var tick = Tick(time: time, symbol: symbol, price: 2)
+            tick.source = source
+            return tick
+        }
+        var evaluator = Evaluator(waitingForMarketsWith: listed)
+        evaluator.updateMarkets(MarketList([market("BTC")]), source: "bx")
+        evaluator.updateMarkets(MarketList([market("BTC")]), source: "ok")
+        _ = evaluator.makeEngineUnlessReady()
+        let first = evaluator.takeChangedListings() ?? []
+        #expect(Set(first.map(\.source)) == ["bx", "ok"] && first.allSatisfy { $0.known == ["BTC/USDT"] })
+
+        evaluator.updateMarkets(MarketList([market("BTC"), market("NEW")]), source: "bx")
+        var alerts: [Alert] = []
+        #expect(evaluator.process(tick(1_000, "NEW/USDT", "ok"), at: .feed(source: "ok"), into: &alerts) == nil)
+        #expect(alerts.isEmpty, "NEW is new on bx's list only")
+        #expect(evaluator.process(tick(1_000, "NEW/USDT", nil), at: .feed(source: "x"), into: &alerts) == nil)
+        #expect(alerts.isEmpty, "nor is it on the list of ticks without a source")
+        #expect(evaluator.process(tick(2_000, "NEW/USDT", "bx"), at: .feed(source: "bx"), into: &alerts) == nil)
+        #expect(alerts.map(\.rule) == ["new-any"], "new-ok is restricted to ok")
+        #expect(alerts.first?.source == "bx" && alerts.first?.id == "new-any:bx:NEW/USDT:2000")
+        #expect(evaluator.takeChangedListings()?.map(\.source) == ["bx"])
+
+        alerts = []
+        evaluator.updateMarkets(MarketList([market("BTC"), market("ALT")]), source: "ok")
+        #expect(evaluator.process(tick(3_000, "ALT/USDT", "ok"), at: .feed(source: "ok"), into: &alerts) == nil)
+        #expect(alerts.map(\.rule) == ["new-any", "new-ok"])
+
+        // check: a source's list comes before the saved markets are restored; it is still the newer.
+        var check = Evaluator(ruleSet: listed, markets: nil)
+        check.updateMarkets(MarketList([market("BTC"), market("NEW")]), source: "bx")
+        check.restoreListings([SavedListings(source: "bx", known: ["BTC/USDT"], pending: [])])
+        alerts = []
+        #expect(check.process(tick(4_000, "NEW/USDT", "bx"), at: .feed(source: "bx"), into: &alerts) == nil)
+        #expect(alerts.map(\.rule) == ["new-any"])
     }
 
     @Test("reload: unchanged rules keep their state, new rules start fresh")

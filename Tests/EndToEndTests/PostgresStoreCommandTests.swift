@@ -1,3 +1,4 @@
+import AlertPostgres
 import AlertTestSupport
 import Foundation
 import Testing
@@ -47,7 +48,8 @@ struct PostgresStoreCommandTests {
 
             let status = try await PriceAlertBinary.run(["store", "status", "--store", url], in: dir)
             #expect(status.status == 0, "\(status.stderr)")
-            #expect(status.stdout.contains("schema 2 (this pricealert knows 2)\n"))
+            let schema = PostgresStore.schemaVersion
+            #expect(status.stdout.contains("schema \(schema) (this pricealert knows \(schema))\n"))
             #expect(status.stdout.contains("connection not encrypted\n"))
             #expect(status.stdout.contains("outbox 1\ndead_letters 0\nalerts 1\nsilences 1\nbackfill_ledger 0\n"))
 

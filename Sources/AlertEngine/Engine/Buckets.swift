@@ -8,6 +8,13 @@ import AlertModel
 /// The newest bucket is kept in plain fields and reaches the arrays only when a later bucket
 /// begins, so the tick path writes no array while a bucket lasts.
 struct Buckets: Sendable {
+    // The open bucket comes first: a tick within it touches only these fields (stored
+    // properties are laid out in the order written; see `KeyState`).
+    /// The newest bucket (`Int64.min`: none yet), its last price, high and low so far.
+    private var currentKey = Int64.min
+    private var currentLast = 0.0
+    private var currentHigh = 0.0
+    private var currentLow = 0.0
     /// Closed buckets from `start` on: bucket numbers (epoch time / size, rounded down),
     /// ascending, and their last price; their highs and lows when `keepsExtremes`.
     private(set) var keys: [Int64] = []
@@ -15,11 +22,6 @@ struct Buckets: Sendable {
     private var high: [Double] = []
     private var low: [Double] = []
     private var start = 0
-    /// The newest bucket (`Int64.min`: none yet), its last price, high and low so far.
-    private var currentKey = Int64.min
-    private var currentLast = 0.0
-    private var currentHigh = 0.0
-    private var currentLow = 0.0
     /// The bucket the last older tick opened (`record`); `Int64.min`: none since the last
     /// newest tick. Not saved: it matters only while one backfill's ticks arrive.
     private var seeded = Int64.min

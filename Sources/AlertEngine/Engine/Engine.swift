@@ -185,19 +185,29 @@ struct EngineCore {
 
     mutating func process(_ tick: Tick, into alerts: inout [Alert]) -> DropReason? {
         guard tick.price.isFinite, tick.price > 0 else { return drop(.invalidPrice) }
-        if let fault = tick.symbolFault { return drop(fault) }
         let symbol = Symbol.normalize(tick.symbol)
         // Only a portfolio or a series makes `@` ticks (Docs/rules.md#portfolios).
-        if pairRules.hasSynthetic, symbol.hasPrefix("@") { return drop(.portfolioSymbol) }
+        if pairRules.hasSynthetic, symbol.hasPrefix("@") { return drop(tick.symbolFault ?? .portfolioSymbol) }
         let key = tick.source.map { $0 + ":" + symbol } ?? symbol
-        guard let s = stateIndex(key, source: tick.source) else {
-            // No rule applies: keeping state for it would let a feed grow the engine (and the
-            // saved state) without bound, one symbol at a time. If a market-list reload makes a
-            // rule apply later, the symbol starts then, as if first seen (Docs/rules.md).
-            if unwatchedSymbols.count < Self.unwatchedLimit { unwatchedSymbols.insert(key) }
-            stats.accepted += 1
-            stats.unwatched += 1
-            return nil
+        // A key the engine keeps passed the symbol check when its state was made (a key enters
+        // `symbolIndex` only through `addState`, after the check, or as a portfolio's or
+        // series' own `@` key, which the line above keeps from ticks), so only an unknown key is
+        // scanned.
+        let s: Int
+        if let known = symbolIndex[key] {
+            s = known
+        } else {
+            if let fault = tick.symbolFault { return drop(fault) }
+            guard let made = addState(key, source: tick.source) else {
+                // No rule applies: keeping state for it would let a feed grow the engine (and the
+                // saved state) without bound, one symbol at a time. If a market-list reload makes a
+                // rule apply later, the symbol starts then, as if first seen (Docs/rules.md).
+                if unwatchedSymbols.count < Self.unwatchedLimit { unwatchedSymbols.insert(key) }
+                stats.accepted += 1
+                stats.unwatched += 1
+                return nil
+            }
+            s = made
         }
         if let last = symbols[s].lastTime, tick.time < last { return drop(.outOfOrder) }
         stats.accepted += 1
@@ -288,6 +298,11 @@ struct EngineCore {
     @inline(__always)
     mutating func stateIndex(_ key: String, source: String?) -> Int? {
         if let known = symbolIndex[key] { return known }
+        return addState(key, source: source)
+    }
+
+    /// The state index of `key`, which has none yet: a new state, or nil when no rule applies.
+    private mutating func addState(_ key: String, source: String?) -> Int? {
         guard !unwatchedSymbols.contains(key), let state = makeState(key, source: source) else { return nil }
         symbols.append(state)
         symbolIndex[key] = symbols.count - 1
@@ -613,39 +628,43 @@ struct QuietWindow: Sendable {
 /// portfolio's or series' `@NAME`): its time order, `prev`, its history, highs and lows, and
 /// the state of each of its pairs.
 struct KeyState: Sendable {
-    /// The key.
-    let symbol: String
-    /// The source of the key's ticks (rules v3 §1); nil for keys without one and `@` keys.
-    var source: String?
-    /// Indices into the engine's `groups`: the pairs of indexed rules.
-    var groups: Range<Int>
-    /// The earliest tick, live or seeded (window coverage).
-    var firstTime: Int64?
-    var lastTime: Int64?
-    /// `prev` of Docs/rules.md#conditions: the previous valid price.
-    var lastPrice: Double?
-    /// The newest tick recorded, live or seeded.
-    var newest: Int64?
+    // Stored properties are laid out in the order written: the ones a tick inside its key's
+    // quiet window reads and writes (`quiet`, the flags, `lastTime`, `lastPrice`, and the open
+    // bucket at the start of `minutes`) come first, so that such a tick touches the first two
+    // cache lines of its state and not every line of it.
+    var quiet = QuietWindow()
+    /// Accepted a tick since its state was last saved.
+    var changed = false
     /// Only keys with an indexed change rule, or evaluating rules pair by pair, keep `minutes`.
     var keepsHistory: Bool
-    /// The rules evaluated pair by pair that apply, in rule order (`PairRules.swift`).
-    var pairRules: [Int32] = []
     /// Evaluates rules pair by pair or is held by a portfolio: keeps `minutes` and `hours`, with
     /// highs and lows when some rule evaluated pair by pair reads them.
     var evaluatesPairs = false
-    /// The state of each pair of a rule evaluated pair by pair, by rule index.
-    var pairs: [Int32: PairState] = [:]
+    var lastTime: Int64?
+    /// `prev` of Docs/rules.md#conditions: the previous valid price.
+    var lastPrice: Double?
     /// The key's one history: minute buckets (the indexed change windows' bases and the other
     /// rules' windows) and hour buckets (windows over 24 h of version 2 files)
     /// (Docs/rules.md#change-windows, #highs-and-lows).
     var minutes = Buckets()
+    /// Indices into the engine's `groups`: the pairs of indexed rules.
+    var groups: Range<Int>
+    /// The earliest tick, live or seeded (window coverage).
+    var firstTime: Int64?
+    /// The newest tick recorded, live or seeded.
+    var newest: Int64?
+    /// The key.
+    let symbol: String
+    /// The source of the key's ticks (rules v3 §1); nil for keys without one and `@` keys.
+    var source: String?
+    /// The rules evaluated pair by pair that apply, in rule order (`PairRules.swift`).
+    var pairRules: [Int32] = []
+    /// The state of each pair of a rule evaluated pair by pair, by rule index.
+    var pairs: [Int32: PairState] = [:]
     var hours = Buckets()
     /// State of pairs whose `match` rule stopped applying at a market-list reload, or whose
     /// rule (still in the rule set) no longer applies to the symbol since the state was saved.
     var retired: [Int32: ConditionGroup.Pair] = [:]
-    var quiet = QuietWindow()
-    /// Accepted a tick since its state was last saved.
-    var changed = false
 
     init(symbol: String, groups: Range<Int>, keepsHistory: Bool) {
         self.symbol = symbol

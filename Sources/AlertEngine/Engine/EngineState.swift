@@ -93,10 +93,9 @@ extension EngineCore {
                 taken += 1
             }
             var history: (minutes: [Int64], prices: [Double]) = ([], [])
-            if symbols[s].keepsHistory {
-                // A key evaluating rules pair by pair saves its minutes with highs and lows too.
-                let e =
-                    moving && !symbols[s].evaluatesPairs ? symbols[s].minutes.takeEntries() : symbols[s].minutes.entries
+            // A key that saves its buckets saves its minutes there, each once, with highs and lows.
+            if symbols[s].keepsHistory, !symbols[s].savesBuckets {
+                let e = moving ? symbols[s].minutes.takeEntries() : symbols[s].minutes.entries
                 history = (e.keys, e.last)
             }
             out.append(snapshot(of: s, history: history))
@@ -187,7 +186,7 @@ extension EngineCore {
         var snapshot = SymbolSnapshot(
             symbol: state.symbol, firstTime: state.firstTime, lastTime: state.lastTime, lastPrice: state.lastPrice,
             minutes: history.minutes, prices: history.prices, pairs: saved)
-        if state.evaluatesPairs || !state.pairs.isEmpty {
+        if state.savesBuckets {
             snapshot.evaluatesPairs = true
             snapshot.newest = state.newest
             snapshot.minuteBuckets = state.minutes
@@ -207,6 +206,10 @@ extension ConditionGroup.Pair {
 }
 
 extension KeyState {
+    /// Its snapshot holds its minute and hour buckets (and so no minute history): it evaluates
+    /// rules pair by pair, or holds the state of such pairs.
+    var savesBuckets: Bool { evaluatesPairs || !pairs.isEmpty }
+
     /// Takes over a saved symbol: its times, `prev`, its history when its rules need one (the
     /// saved minute history and minute buckets made one: `Buckets.merging`), and the saved
     /// pairs of rules that do not apply to it now. The snapshot's minute history is moved out,

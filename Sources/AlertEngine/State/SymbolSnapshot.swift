@@ -18,8 +18,9 @@ public struct SymbolSnapshot: Sendable, Equatable {
     public var lastPrice: Double?
     /// The newest tick recorded, live or seeded (nil: as `lastTime`).
     public var newest: Int64?
-    /// The minute history (Docs/rules.md#change-windows): each minute's last price, oldest first.
-    /// The state database keeps it apart, one chunk per hour.
+    /// The minute history (Docs/rules.md#change-windows): each minute's last price, oldest first;
+    /// empty for a key with buckets, whose minute buckets hold its minutes. The state database
+    /// keeps it apart, one chunk per hour.
     public var minutes: [Int64]
     public var prices: [Double]
     /// Minute and hour buckets with highs and lows, for the rules evaluated pair by pair.
@@ -84,15 +85,21 @@ public struct SnapshotError: Error, Sendable, CustomStringConvertible {
 }
 
 extension SymbolSnapshot {
-    /// The format tag of `encoded()`, the one this version writes: the key's times, its minute
-    /// history, a flags byte (1: buckets, 2: event counts) and those that are there, then the
+    /// The format tag of `encoded()`, the one this version writes: the key's times, a flags byte
+    /// (1: buckets, 2: event counts), then its minutes, each once: the minute and hour buckets
+    /// with highs and lows (flag 1), else the minute history; the event counts (flag 2), the
     /// indexed rules' pairs (flags 1 armed, 2 spent), then the other rules' pairs.
-    static let formatVersion: UInt8 = 4
+    static let formatVersion: UInt8 = 5
+    /// Tag 4, read and migrated: the minute history, then the flags byte and what it says. A key
+    /// with buckets wrote its minutes twice, once in each (their last prices are the same); read,
+    /// they are one again (`Buckets.merging`).
+    static let format4: UInt8 = 4
     /// Tags 1–3, read and migrated (`init(decodingBeforeFormat4:)`): written by the version that
     /// kept the pair-by-pair rules' state apart, as a "series" after the indexed pairs.
     static let formatsBefore4: ClosedRange<UInt8> = 1...3
 
-    /// A compact little-endian encoding, for the state database.
+    /// A compact little-endian encoding, for the state database. A key with buckets writes no
+    /// minute history: its minute buckets hold every minute, with the history's last prices.
     public func encoded() -> [UInt8] {
         var w = ByteWriter()
         w.byte(Self.formatVersion)
@@ -101,16 +108,12 @@ extension SymbolSnapshot {
         w.optional(lastTime)
         w.optional(lastPrice)
         w.optional(newest)
-        w.count(minutes.count)
-        w.reserve(minutes.count * 16)
-        for (m, p) in zip(minutes, prices) {
-            w.int64(m)
-            w.double(p)
-        }
         w.byte((evaluatesPairs ? 1 : 0) | (events != nil ? 2 : 0))
         if evaluatesPairs {
-            w.buckets(minuteBuckets)
+            w.buckets(minutes.isEmpty ? minuteBuckets : minuteBuckets.merging((minutes, prices)))
             w.buckets(hourBuckets)
+        } else {
+            w.history(minutes[...], prices[...])
         }
         if let events {
             w.int64(events.time)
@@ -137,7 +140,7 @@ extension SymbolSnapshot {
         if Self.formatsBefore4.contains(version) {
             try self.init(decodingBeforeFormat4: &r, version: version)
         } else {
-            guard version == Self.formatVersion else {
+            guard version == Self.formatVersion || version == Self.format4 else {
                 throw SnapshotError(reason: "unknown symbol state format \(version)")
             }
             self.init(symbol: try r.string())
@@ -145,18 +148,31 @@ extension SymbolSnapshot {
             lastTime = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
             lastPrice = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.double() }
             newest = try r.optional { (r: inout ByteReader) throws(SnapshotError) in try r.int64() }
-            try readHistory(&r)
+            if version == Self.format4 { try readHistory(&r) }
             let flags = try r.byte()
             if flags & 1 != 0 {
                 evaluatesPairs = true
                 minuteBuckets = try r.buckets()
                 hourBuckets = try r.buckets()
+                mergeHistoryIntoBuckets()
+            } else if version == Self.formatVersion {
+                try readHistory(&r)
             }
             if flags & 2 != 0 { events = try r.eventCounts() }
             try readPairs(&r)
             pairStates = try r.pairStates()
         }
         guard r.isAtEnd else { throw SnapshotError(reason: "symbol state has \(r.remaining) bytes too many") }
+    }
+
+    /// A key with buckets keeps its minutes there, each once: a minute history read beside them
+    /// (format 4 wrote both, the history also as the state database's hourly chunks) is merged
+    /// into the minute buckets, and the history emptied. Nothing changes for a key without.
+    public mutating func mergeHistoryIntoBuckets() {
+        guard evaluatesPairs, !minutes.isEmpty else { return }
+        minuteBuckets = minuteBuckets.merging((minutes, prices))
+        minutes = []
+        prices = []
     }
 
     private mutating func readHistory(_ r: inout ByteReader) throws(SnapshotError) {
@@ -233,12 +249,7 @@ extension SymbolSnapshot {
     public func encodedHistory(_ range: Range<Int>) -> [UInt8] {
         var w = ByteWriter()
         w.byte(Self.historyFormatVersion)
-        w.count(range.count)
-        w.reserve(range.count * 16)
-        for i in range {
-            w.int64(minutes[i])
-            w.double(prices[i])
-        }
+        w.history(minutes[range], prices[range])
         return w.bytes
     }
 
@@ -279,6 +290,16 @@ extension SymbolSnapshot {
 }
 
 extension ByteWriter {
+    /// Minute history entries: their count, then each minute and its price.
+    mutating func history(_ minutes: ArraySlice<Int64>, _ prices: ArraySlice<Double>) {
+        count(minutes.count)
+        reserve(minutes.count * 16)
+        for (m, p) in zip(minutes, prices) {
+            int64(m)
+            double(p)
+        }
+    }
+
     mutating func pairStates(_ pairs: [PairStateSnapshot]) {
         count(pairs.count)
         for p in pairs {

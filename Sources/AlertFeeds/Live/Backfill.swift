@@ -51,35 +51,69 @@ public struct Backfill: Sendable {
         self.http = http
     }
 
-    /// Per upper-cased symbol, the history the enabled rules that apply to it need
-    /// (`Engine.historyReach` of each rule); symbols that need none are left out. `match` rules
-    /// apply to the symbols of the entries of `markets` they match, portfolio rules to the
-    /// symbols the portfolio holds (its synthetic series is made of theirs).
-    public static func reaches(rules: [Rule], markets: MarketList?, portfolios: [Portfolio] = []) -> [String: Reach] {
+    /// Per engine key (rules v3 §1: the upper-cased symbol of ticks without a source,
+    /// `source:SYMBOL` of a rule-file source's), the history the enabled rules that apply to it
+    /// need (`Engine.historyReach` of each rule); keys that need none are left out. A
+    /// qualified entry names its source's key; an unqualified `symbol`/`symbols` entry the key
+    /// without a source and, as it applies to every source's ticks (rules v3 §3), the key of
+    /// each source in `sourceMarkets` whose list has the symbol. `match` rules apply to the
+    /// entries of `markets` they match (unless their `match.source` leaves out ticks without a
+    /// source) and to those of each source's list in `sourceMarkets` that they do not leave
+    /// out; portfolio rules to the keys the portfolio holds (its synthetic series is made of
+    /// theirs).
+    public static func reaches(
+        rules: [Rule], markets: MarketList?, portfolios: [Portfolio] = [], sourceMarkets: [String: MarketList] = [:]
+    ) -> [String: Reach] {
         var reaches: [String: Reach] = [:]
         for rule in rules where rule.enabled {
             let reach = Engine.historyReach(of: [rule])
             guard reach > 0 else { continue }
-            let symbols: [String]
+            var keys: [String] = []
             switch rule.scope {
-            case .symbols(let list): symbols = list
-            case .match(let filter): symbols = markets?.markets.filter(filter.matches).map(\.symbol) ?? []
+            case .symbols(let list):
+                for entry in list {
+                    keys.append(key(of: entry))
+                    guard !isQualified(entry) else { continue }
+                    for (source, listed) in sourceMarkets where !listed.entries(for: entry).isEmpty {
+                        keys.append(Tick.key(source: source, symbol: entry))
+                    }
+                }
+            case .match(let filter):
+                if filter.sources == nil {
+                    keys = markets?.markets.filter(filter.matches).map { Symbol.normalize($0.symbol) } ?? []
+                }
+                for (source, listed) in sourceMarkets where filter.sources?.contains(source) ?? true {
+                    keys += listed.markets.filter(filter.matches).map { Tick.key(source: source, symbol: $0.symbol) }
+                }
             case .portfolio(let name):
-                symbols =
-                    portfolios.first { Symbol.normalize($0.name) == Symbol.normalize(name) }?.holdings.map(\.symbol)
-                    ?? []
+                keys =
+                    portfolios.first { Symbol.normalize($0.name) == Symbol.normalize(name) }?.holdings.map {
+                        key(of: $0.symbol)
+                    } ?? []
             case .series:
                 // A series' history is made of its own synthetic ticks: no candles to load.
-                symbols = []
+                keys = []
             }
-            for symbol in symbols {
-                var known = reaches[Symbol.normalize(symbol), default: Reach(reach: 0)]
+            for key in keys {
+                var known = reaches[key, default: Reach(reach: 0)]
                 known.reach = max(known.reach, reach)
                 if reach <= Self.minuteDetail { known.detail = max(known.detail, reach) }
-                reaches[Symbol.normalize(symbol)] = known
+                reaches[key] = known
             }
         }
         return reaches
+    }
+
+    /// `source:SYMBOL` (rules v3 §3) rather than a symbol.
+    static func isQualified(_ entry: String) -> Bool {
+        entry.firstIndex(of: ":").map { SourceDefinition.isName(String(entry[..<$0])) } ?? false
+    }
+
+    /// The engine key of a rule's symbol entry: `source:SYMBOL` for a qualified one (the source
+    /// as written), the upper-cased symbol otherwise.
+    static func key(of entry: String) -> String {
+        guard isQualified(entry), let colon = entry.firstIndex(of: ":") else { return Symbol.normalize(entry) }
+        return Tick.key(source: entry[..<colon], symbol: entry[entry.index(after: colon)...])
     }
 
     /// Windows up to this long use minute buckets: their history is fetched at minute detail.

@@ -48,6 +48,17 @@ public struct ExchangeSource: PriceSource {
         }
     }
 
+    /// Follows `markets`, a list saved earlier, when the REST API cannot give one: each entry's
+    /// `name` is the exchange's own symbol (`loadMarkets` keeps it there).
+    public func adopt(savedMarkets saved: [Market]) -> Bool {
+        markets.set(
+            ExchangeMarkets(
+                saved.map {
+                    ExchangeMarket(exchangeSymbol: $0.name, base: $0.base, quote: $0.quote, active: $0.active)
+                }))
+        return true
+    }
+
     /// The market list, loaded when it has not been yet (a one-shot `check` or `markets`).
     func knownMarkets(http: any HTTPClient) async throws -> ExchangeMarkets {
         let known = markets.get()
@@ -106,6 +117,7 @@ public struct ExchangeSource: PriceSource {
         plan.subscribePace = profile.keepAlive.subscribePace
         plan.lifetime = profile.keepAlive.lifetime
         plan.dropsRepeats = true
+        plan.markets = followed.count
         return LivePlan(transport: .websocket(plan))
     }
 }
@@ -249,6 +261,8 @@ extension FeedRunner {
     public func following(_ symbols: Set<String>?) -> FeedRunner {
         guard var exchange = source as? ExchangeSource else { return self }
         exchange.symbols = symbols
-        return FeedRunner(source: exchange, http: http, options: options, logger: logger)
+        var runner = FeedRunner(source: exchange, http: http, options: options, logger: logger)
+        runner.saved = saved
+        return runner
     }
 }

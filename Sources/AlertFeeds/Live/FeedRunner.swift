@@ -15,6 +15,10 @@ public struct FeedRunner: Sendable {
     /// Sequence gaps seen on the feed's connections (Coinbase `sequence_num`), each followed
     /// by a fresh connection and subscription.
     let sequenceGaps = Counter()
+    /// The market list an earlier run kept (the state folder), and when it was fetched (epoch
+    /// ms): when the REST API cannot give a list at start, the feed follows this one meanwhile
+    /// (said at warning) and fetches a fresh one with backoff. Nil: the feed waits for a list.
+    public var saved: (markets: [Market], fetchedAt: Int64)?
 
     public init(
         source: any PriceSource, http: any HTTPClient, options: FeedOptions = FeedOptions(),
@@ -50,8 +54,8 @@ public struct FeedRunner: Sendable {
         // stale too, and the first prices after that recover it.
         let health = FeedHealth(staleAfter: staleLimit)
         do {
-            _ = try await loadMarkets(health: health, emit: emit)
-            try await run(health: health, emit: emit)
+            let fresh = try await loadMarkets(health: health, emit: emit, orSaved: true).fresh
+            try await run(health: health, emit: emit, listIsSaved: !fresh)
         } catch is CancellationError {
         } catch {
             logger.error("\(source.name): feed stopped: \(error)")
@@ -62,36 +66,49 @@ public struct FeedRunner: Sendable {
     /// Until it succeeds the source gives no prices either: once that lasts `staleLimit` (the
     /// requests failing, or one request hanging), the feed is announced stale.
     public func loadMarkets(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws -> [Market] {
-        try await loadMarkets(health: FeedHealth(staleAfter: staleLimit), emit: emit)
+        try await loadMarkets(health: FeedHealth(staleAfter: staleLimit), emit: emit, orSaved: false).markets
     }
 
-    func loadMarkets(health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws -> [Market] {
-        try await withThrowingTaskGroup(of: [Market]?.self) { group in
+    /// `orSaved`: after the first failed request, the `saved` list (when there is one and the
+    /// source can follow it) is taken instead of waiting (`fresh` false).
+    func loadMarkets(
+        health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void, orSaved: Bool
+    ) async throws -> (markets: [Market], fresh: Bool) {
+        try await withThrowingTaskGroup(of: ([Market], Bool)?.self) { group in
             group.addTask {
                 try await watchSilence(health, limit: health.staleAfter, emit: emit)
                 return nil
             }
-            group.addTask { try await loadMarketsRetrying(emit: emit) }
+            group.addTask { try await loadMarketsRetrying(emit: emit, orSaved: orSaved) }
             while let result = try await group.next() {
-                if let markets = result {
+                if let loaded = result {
                     group.cancelAll()
-                    return markets
+                    return loaded
                 }
             }
             throw CancellationError()
         }
     }
 
-    private func loadMarketsRetrying(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws -> [Market] {
+    private func loadMarketsRetrying(
+        emit: @escaping @Sendable (FeedEvent) async -> Void, orSaved: Bool
+    ) async throws -> ([Market], Bool) {
         var backoff = Backoff(base: options.backoffBase, cap: options.backoffMaximum)
         while true {
             do {
                 let markets = try await source.loadMarkets(http: http)
                 await emit(.markets(markets))
-                return markets
+                return (markets, true)
             } catch {
                 let wait = backoff.next(atLeast: .milliseconds((error as? SourceError)?.retryAfter ?? 0))
                 await emit(.disconnected(reason: "market list: \(error)", retryIn: wait))
+                if orSaved, let saved, !saved.markets.isEmpty, source.adopt(savedMarkets: saved.markets) {
+                    logger.warning(
+                        "\(source.name): market list: \(error); following the list saved \(Timestamp.format(saved.fetchedAt)) (\(saved.markets.count) markets) until the exchange gives a fresh one"
+                    )
+                    await emit(.markets(saved.markets))
+                    return (saved.markets, false)
+                }
                 try await options.clock.sleep(for: wait)
             }
         }
@@ -99,13 +116,14 @@ public struct FeedRunner: Sendable {
 
     /// Follows live prices until cancelled. Call after `loadMarkets`.
     public func run(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
-        try await run(health: FeedHealth(staleAfter: staleLimit), emit: emit)
+        try await run(health: FeedHealth(staleAfter: staleLimit), emit: emit, listIsSaved: false)
     }
 
-    func run(health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+    /// `listIsSaved`: the list followed is the saved one; a fresh one is fetched with backoff.
+    func run(health: FeedHealth, emit: @escaping @Sendable (FeedEvent) async -> Void, listIsSaved: Bool) async throws {
         let plan = source.livePlan()
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await reloadMarkets(emit: emit) }
+            group.addTask { try await reloadMarkets(emit: emit, listIsSaved: listIsSaved) }
             for companion in plan.companions {
                 group.addTask { try await poll(companion, health: nil, emit: emit) }
             }
@@ -132,10 +150,13 @@ public struct FeedRunner: Sendable {
     /// Reloads the market list every `marketsEvery`. A reload that fails, or that lists no
     /// market at all, keeps the last list, with a warning: an exchange's empty answer would
     /// leave `match` rules applying to nothing, and make every market of the next full list
-    /// look new to `listed` rules.
-    private func reloadMarkets(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
+    /// look new to `listed` rules. While the list followed is a saved one (`listIsSaved`), the
+    /// next try comes after a backoff, not after `marketsEvery`.
+    private func reloadMarkets(emit: @escaping @Sendable (FeedEvent) async -> Void, listIsSaved: Bool) async throws {
+        var saved = listIsSaved
+        var backoff = Backoff(base: options.backoffBase, cap: options.backoffMaximum)
         while true {
-            try await options.clock.sleep(for: options.marketsEvery)
+            try await options.clock.sleep(for: saved ? min(backoff.next(), options.marketsEvery) : options.marketsEvery)
             do {
                 let markets = try await source.loadMarkets(http: http)
                 if markets.isEmpty {
@@ -143,6 +164,8 @@ public struct FeedRunner: Sendable {
                         "\(source.name): market list reload gave no markets; keeping the last one ('match' rules would apply to nothing)"
                     )
                 } else {
+                    if saved { logger.notice("\(source.name): fresh market list: \(markets.count) markets") }
+                    saved = false
                     await emit(.markets(markets))
                 }
             } catch {

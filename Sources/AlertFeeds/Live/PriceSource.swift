@@ -13,11 +13,20 @@ public protocol PriceSource: Sendable {
     /// Loads the market list (REST). Sources without one return the markets their price
     /// listing implies.
     func loadMarkets(http: any HTTPClient) async throws -> [Market]
+    /// Takes `savedMarkets` (the list an earlier run kept) as the market list when the REST API
+    /// cannot give one at start; false when the live prices need what only a fresh list holds
+    /// (the feed then waits for one). The default keeps nothing and returns true: the source's
+    /// live prices do not depend on its list.
+    func adopt(savedMarkets: [Market]) -> Bool
     /// Current prices from REST, for `markets` and one-shot runs.
     func snapshot(http: any HTTPClient) async throws -> [Tick]
     /// How live prices arrive. Called after `loadMarkets`, whose results a plan may need
     /// (Poloniex legacy pair ids).
     func livePlan() -> LivePlan
+}
+
+extension PriceSource {
+    public func adopt(savedMarkets: [Market]) -> Bool { true }
 }
 
 /// How a source's live prices arrive.
@@ -62,6 +71,9 @@ public struct WebSocketPlan: Sendable {
     /// Drop a tick that is not newer than the last delivered tick of its symbol (older, or the
     /// same time and price): what an overlapping or resubscribed connection repeats.
     public var dropsRepeats = false
+    /// How many markets the subscribe messages name over all the connections, when the plan
+    /// subscribes market by market: each connection's `connected` line says it.
+    public var markets: Int?
 
     public init(
         url: String, subscribe: [String], ping: String?, pingInterval: Duration,

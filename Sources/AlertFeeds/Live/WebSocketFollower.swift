@@ -204,11 +204,22 @@ extension FeedRunner {
                     if index > 0, plan.subscribePace > .zero { try await clock.sleep(for: plan.subscribePace) }
                     try await outbound.write(.text(message))
                 }
-                await emit(.connected(url: url))
+                await emit(.connected(url: url + Self.subscribed(plan)))
                 try await group.next()
                 group.cancelAll()
             }
         }
+    }
+
+    /// What a connection's `connected` line adds once its subscribe messages are sent: how many
+    /// markets the plan subscribes (`: 600 markets subscribed`; over several connections, the
+    /// whole plan's count and theirs).
+    static func subscribed(_ plan: WebSocketPlan) -> String {
+        guard let markets = plan.markets else { return "" }
+        let count = plan.connections.count
+        return count > 1
+            ? ": its share of \(markets) markets subscribed over \(count) connections"
+            : ": \(markets) markets subscribed"
     }
 
     /// The longest frame (and message) a feed takes: far above any exchange's, and small enough

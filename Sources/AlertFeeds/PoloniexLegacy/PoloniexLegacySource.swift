@@ -29,6 +29,9 @@ public struct PoloniexLegacySource: PriceSource {
         try await ticker(http: http).markets
     }
 
+    /// Its live frames name pairs by the ids only a fresh ticker gives: a saved list cannot do.
+    public func adopt(savedMarkets: [Market]) -> Bool { false }
+
     public func snapshot(http: any HTTPClient) async throws -> [Tick] {
         try await ticker(http: http).ticks
     }

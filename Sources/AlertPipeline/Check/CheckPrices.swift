@@ -33,14 +33,6 @@ public struct CheckPrices: Sendable {
     }
 }
 
-/// What keeps `check` from reading its prices: the command line says `message` on standard
-/// error and exits with the code of `kind` (66 no input, 65 not a market list, 69 unavailable).
-public struct CheckInputFailure: Error {
-    public enum Kind: Sendable { case noInput, dataError, unavailable }
-    public let kind: Kind
-    public let message: String
-}
-
 extension CheckRun {
     /// The ticks to evaluate and the market list to use (nil: none): the tick file's, or the
     /// `--source` snapshot's, then one snapshot of each of `prices.sources` (the rule files'),
@@ -49,8 +41,9 @@ extension CheckRun {
     /// rule-file source's market list goes to `evaluator` as that source's, unless
     /// `prices.marketsGiven` names it. A rule-file source that cannot be reached is named on
     /// standard error and added to `unavailable`; the other sources' ticks are still evaluated.
-    /// An unreadable tick or market file, or a `--source` that cannot be reached, throws
-    /// `CheckInputFailure`.
+    /// An unreadable tick or market file exits 66 (65: not a market list), a `--source` that
+    /// cannot be reached 69 (`CommandFailure`); a tick file that fails while it is read throws
+    /// its read error.
     public static func input(
         _ prices: CheckPrices, saved: MarketsSave?, into evaluator: inout Evaluator, unavailable: inout [String]
     ) async throws -> Input {
@@ -60,7 +53,7 @@ extension CheckRun {
             do {
                 list = MarketsSave(markets: try BTSEMarketList.load(path: markets), source: markets, fetchedAt: now)
             } catch let error as BTSEMarketListError {
-                throw CheckInputFailure(kind: error.action == nil ? .dataError : .noInput, message: "\(error)")
+                throw CommandFailure(error.action == nil ? .dataError : .noInput, error: "\(error)")
             }
         }
         if let path = prices.ticks {
@@ -68,7 +61,7 @@ extension CheckRun {
             do {
                 reader = try TickFileReader(path: path)
             } catch {
-                throw CheckInputFailure(kind: .noInput, message: "\(error)")
+                throw CommandFailure(.noInput, error: "\(error)")
             }
             let file = try evaluator.readTicks(from: reader, path: path)
             if evaluator.needsMarketList, list == nil, !evaluator.hasSourceMarkets { Evaluator.noteNoMarketList() }
@@ -85,7 +78,7 @@ extension CheckRun {
                     now: now)
             }
         } catch let failure as SourceUnavailable {
-            throw CheckInputFailure(kind: .unavailable, message: "\(failure)")
+            throw CommandFailure(.unavailable, error: "\(failure)")
         }
         for definition in prices.sources {
             do {
@@ -114,25 +107,18 @@ extension CheckRun {
     }
 }
 
-/// How a `check` ended, for its exit code (Docs/cli.md).
-public enum CheckVerdict: Sendable, Equatable {
-    /// Everything evaluated and delivered; `alerts` fired.
-    case done(alerts: Int)
-    /// A rule-file source could not be reached (it was named on standard error): exit 69.
-    case sourcesUnavailable
-    /// Deliveries failed or wait in the outbox (said on standard error): exit 74.
-    case deliveriesFailed
-}
-
 extension CheckRun {
     /// Evaluates `restored.input`, the prices `prices` named, and dispatches (`run`): a
     /// `--source` snapshot backfills the history of its symbols that `restored.filled` says is
     /// missing; each tick's place in a report is its line in the tick file, else its source and
     /// symbol. Writes the summary line when something was dropped (`historyRead` history lines
-    /// counted as read) and the count of failed deliveries, on standard error.
+    /// counted as read) and the count of failed deliveries, on standard error. Returns how many
+    /// alerts fired; exits 73 when the state was not saved, then 69 when a rule-file source in
+    /// `unavailable` could not be reached, then 74 when deliveries failed or wait in the outbox
+    /// (each said on standard error as it happened).
     public mutating func evaluate(
         _ restored: Restored, prices: CheckPrices, historyRead: Int, unavailable: [String]
-    ) async throws(StateNotSaved) -> CheckVerdict {
+    ) async throws(CommandFailure) -> Int {
         let snapshot = restored.input.ticks
         let lines = restored.input.lines
         // The command line checked the source's name: making it cannot fail here.
@@ -141,12 +127,17 @@ extension CheckRun {
         {
             backfill = (SourceCandles(source: feed, http: NIOHTTPClient.shared), filled)
         }
-        let outcome = try await run(snapshot) { i, tick in
-            if let lines {
-                .line(file: prices.ticks ?? "-", line: lines[i])
-            } else {
-                .snapshot(source: tick.source ?? prices.source ?? "", symbol: tick.symbol)
+        let outcome: Outcome
+        do {
+            outcome = try await run(snapshot) { i, tick in
+                if let lines {
+                    .line(file: prices.ticks ?? "-", line: lines[i])
+                } else {
+                    .snapshot(source: tick.source ?? prices.source ?? "", symbol: tick.symbol)
+                }
             }
+        } catch {
+            throw CommandFailure(.cannotCreate)
         }
         if evaluator.stats.droppedTotal > 0 {
             let read = historyRead + snapshot.count + restored.input.malformed
@@ -155,8 +146,8 @@ extension CheckRun {
         if outcome.failures > 0 {
             StandardError.write("check: \(outcome.failures) deliveries failed or wait in the outbox")
         }
-        if !unavailable.isEmpty { return .sourcesUnavailable }
-        if outcome.failures > 0 { return .deliveriesFailed }
-        return .done(alerts: outcome.alerts)
+        if !unavailable.isEmpty { throw CommandFailure(.unavailable) }
+        if outcome.failures > 0 { throw CommandFailure(.ioError) }
+        return outcome.alerts
     }
 }

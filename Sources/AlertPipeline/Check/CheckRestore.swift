@@ -5,7 +5,7 @@ import Platform
 
 /// What `check` restores from the state folder before it evaluates, and in which order.
 extension CheckRun {
-    /// The prices a check evaluates, as the command line read them (a tick file or a source).
+    /// The prices a check evaluates, as `input` read them (a tick file or a source).
     public struct Input {
         public var ticks: [Tick]
         /// Each tick's line in the tick file (nil: a source's snapshot).
@@ -51,10 +51,7 @@ extension CheckRun {
         let listings = evaluator.watchesListings ? ListingStore(folder: store.folder) : nil
         let saved = try store.engineState.loadMarkets()
         let read = try await input(saved, &evaluator)
-        if let listings {
-            let (known, pending) = try listings.load()
-            evaluator.restoreListings(known: known, pending: pending)
-        }
+        if let listings { evaluator.restoreListings(try listings.load(sources: evaluator.ruleSet.sources.map(\.name))) }
         if let list = read.markets { evaluator.updateMarkets(MarketList(list.markets)) }
         let liveLimit = source == nil ? nil : Wallclock.millis() + maxTickSkew
         if let forgotten = evaluator.restore(

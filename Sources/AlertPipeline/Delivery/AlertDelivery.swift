@@ -60,8 +60,9 @@ public struct AlertDelivery: Sendable {
         }
     }
 
-    /// Saves the known markets of `listed` rules once every alert before is in the outbox.
-    public func save(_ listings: NewListings, logger: Logger) async {
+    /// Saves the known markets of `listed` rules (one tracker per market list) once every
+    /// alert before is in the outbox.
+    public func save(_ listings: [NewListings], logger: Logger) async {
         guard let store else { return }
         do {
             try await commit()

@@ -13,8 +13,8 @@ import AlertRules
 public struct Evaluator {
     public private(set) var ruleSet: RuleSet
     private(set) var engine: Engine?
-    /// `listed` rules: the known markets, and those waiting for their first tick.
-    private var listings: NewListings
+    /// `listed` rules: the known markets of each market list, and those waiting for their first tick.
+    private var listings: SourceListings
     /// Saved state for the engine that the first market list makes.
     private var restoring: [SymbolSnapshot] = []
     /// Market lists of rule-file sources given before the engine exists.
@@ -27,7 +27,7 @@ public struct Evaluator {
     public init(ruleSet: RuleSet, markets: MarketList?, sourceMarkets: [String: MarketList] = [:]) {
         self.ruleSet = ruleSet
         engine = Self.engine(ruleSet, markets: markets, sourceMarkets: sourceMarkets)
-        listings = NewListings(rules: ruleSet.rules)
+        listings = SourceListings(rules: ruleSet.rules)
     }
 
     /// The one way an engine is made from rules: their portfolios and series with them.
@@ -41,7 +41,7 @@ public struct Evaluator {
     /// An evaluator whose engine is made by the first market list (run).
     public init(waitingForMarketsWith ruleSet: RuleSet) {
         self.ruleSet = ruleSet
-        listings = NewListings(rules: ruleSet.rules)
+        listings = SourceListings(rules: ruleSet.rules)
     }
 
     /// The engine exists: ticks are evaluated.
@@ -52,7 +52,7 @@ public struct Evaluator {
     public var hasMatchRules: Bool { engine?.hasMatchRules ?? false }
 
     /// Some enabled rule fires on new listings: the market list and the known markets matter.
-    public var watchesListings: Bool { !listings.isEmpty }
+    public var watchesListings: Bool { listings.watches }
 
     /// The market list in use (nil: none yet, or none given).
     public var markets: MarketList? { engine?.markets }
@@ -95,9 +95,18 @@ public struct Evaluator {
         return forgotten
     }
 
-    /// The known and pending markets of `listed` rules a previous run saved.
-    public mutating func restoreListings(known: Set<String>?, pending: Set<String>) {
-        listings.restore(known: known, pending: pending)
+    /// The known and pending markets of `listed` rules a previous run saved for the market
+    /// list of `source` (nil: of ticks without a source).
+    public mutating func restoreListings(known: Set<String>?, pending: Set<String>, source: String? = nil) {
+        listings.restore(known: known, pending: pending, source: source)
+    }
+
+    /// What a previous run saved of every market list's `listed` markets (`ListingStore.load`).
+    /// With `untrackedOnly`, a list whose markets are already followed (a reload) keeps them.
+    public mutating func restoreListings(_ saved: [SavedListings], untrackedOnly: Bool = false) {
+        for list in saved where !untrackedOnly || listings.listings(of: list.source) == nil {
+            listings.restore(known: list.known, pending: list.pending, source: list.source)
+        }
     }
 
     /// Which minutes of saved history `ticks` look up, so only those need loading (check).
@@ -119,7 +128,7 @@ public struct Evaluator {
     /// new, `match` rules what they apply to.
     @discardableResult
     public mutating func updateMarkets(_ list: MarketList) -> MarketsUpdate {
-        listings.update(list)
+        listings.update(list, source: nil)
         if let engine {
             engine.replaceMarkets(list)
             return .replaced
@@ -146,8 +155,10 @@ public struct Evaluator {
     }
 
     /// The market list of rule-file source `source` (rules v3 §3): `match` rules on its ticks'
-    /// keys. Kept for the engine until the first list without a source makes it.
+    /// keys, and `listed` rules on the markets it adds. Kept for the engine until the first list
+    /// without a source makes it.
     public mutating func updateMarkets(_ list: MarketList, source: String) {
+        listings.update(list, source: source)
         if let engine {
             engine.replaceMarkets(list, source: source)
         } else {
@@ -217,10 +228,10 @@ public struct Evaluator {
         engine?.takeChanges(limit: limit) ?? []
     }
 
-    /// The new-listings tracker to save when its known or pending markets changed since the
-    /// last call (or the restore); nil when nothing changed.
-    public mutating func takeChangedListings() -> NewListings? {
-        listings.takeChanged() ? listings : nil
+    /// The new-listings trackers (one per market list) to save whose known or pending markets
+    /// changed since the last call (or the restore); nil when nothing changed.
+    public mutating func takeChangedListings() -> [NewListings]? {
+        listings.takeChanged()
     }
 }
 

@@ -127,10 +127,12 @@ public enum HistoryBackfill {
 }
 
 extension Evaluator {
-    /// How far back each symbol the rules need history for must be filled (`match` rules: under
-    /// the market list in use).
+    /// How far back each key the rules need history for must be filled (`match` rules and
+    /// unqualified symbols on rule-file sources: under the market lists in use).
     public var historyReaches: [String: Backfill.Reach] {
-        Backfill.reaches(rules: ruleSet.rules, markets: markets, portfolios: ruleSet.portfolios)
+        Backfill.reaches(
+            rules: ruleSet.rules, markets: markets, portfolios: ruleSet.portfolios,
+            sourceMarkets: engine?.sourceMarkets ?? [:])
     }
 
     /// Fills the history of `needs` from `supply`'s candles into the engine (see

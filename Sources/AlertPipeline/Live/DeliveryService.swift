@@ -91,6 +91,15 @@ final class DeliveryService: Service {
                 unrecorded = await record(unrecorded + entries, unless: unsaved)
             case .listings(let listings):
                 await delivery.save(listings, logger: logger)
+            case .sourceMarkets(let list):
+                // A rule-file source's list is kept in a state folder only (Docs/postgres.md).
+                guard let folder = delivery.store?.localFolder else { break }
+                do {
+                    try SourceMarketStore(folder: folder).save(list)
+                } catch {
+                    logger.warning(
+                        "cannot keep the market list of source '\(list.source)' in \(folder.path): \(error)")
+                }
             case .rules(let rules):
                 delivery.policy.use(rules)
             case .wallClock(let now):

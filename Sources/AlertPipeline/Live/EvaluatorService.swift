@@ -34,14 +34,18 @@ final class EvaluatorService: Service {
     let saveEvery: Duration
     /// The ledger of the history filled before (nil without a state folder or store).
     let ledger: (any BackfillRecorder)?
+    /// The run follows a `--source` feed (its ticks without a source).
+    let plainFeed: Bool
     /// The counts of the run, once the service has returned.
     private let result = Mutex<Engine.Stats>(Engine.Stats())
 
     init(
         ruleSet: RuleSet, options: FeedOptions, logger: Logger, monitor: PipelineMonitor,
         inbox: Inbox<EvaluatorInput>, output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate,
-        saved: SavedState, store: (any DurableStore)?, saveEvery: Duration, ledger: (any BackfillRecorder)?
+        saved: SavedState, store: (any DurableStore)?, saveEvery: Duration, ledger: (any BackfillRecorder)?,
+        plainFeed: Bool = false
     ) {
+        self.plainFeed = plainFeed
         self.ruleSet = ruleSet
         self.options = options
         self.logger = logger
@@ -71,6 +75,7 @@ final class EvaluatorService: Service {
                 evaluation.ledger = [:]
             }
         }
+        evaluation.hasPlainFeed = plainFeed
         if let store {
             evaluation.persist(restoring: saved.take(), every: saveEvery)
             await evaluation.restoreListings(from: store)
@@ -131,6 +136,14 @@ struct LiveEvaluation {
     var maxTickSkew: Int64 = FeedOptions.defaultMaxTickSkew.milliseconds
     /// The system clock against the monotonic one, read at each frame of ticks.
     private var clock = ClockStepWatch()
+    /// Where the known markets of `listed` rules are kept (nil: no state folder or store).
+    private var listingStore: (any DurableStore)?
+    /// Each feed's last market list, by feed name, for `reportUnlisted`.
+    private var lists: [String: UnlistedSymbols.Feed] = [:]
+    /// The (feed, symbol) pairs `reportUnlisted` warned of under the running rules.
+    private var unlistedWarned: Set<UnlistedSymbols.Finding> = []
+    /// The run follows a `--source` feed, whose list counts before saying that no list has a symbol.
+    var hasPlainFeed = false
     /// Symbols whose refused ticks were logged at warning (the rest at debug), at most `refusalsLogged`.
     private var refusedSymbols: Set<String> = []
     static let refusalsLogged = 100
@@ -146,13 +159,19 @@ struct LiveEvaluation {
         evaluator = Evaluator(waitingForMarketsWith: ruleSet)
     }
 
-    /// The known markets a previous run saved; unreadable, the next list counts as the first.
-    mutating func restoreListings(from store: any DurableStore) async {
+    /// The known markets of each market list a previous run saved (the list of ticks without a
+    /// source, each rule-file source's); an unreadable list makes its next one count as the
+    /// first. At a reload (`untrackedOnly`), only the lists not followed yet (a source the rule
+    /// files added, the first `listed` rule) are read.
+    mutating func restoreListings(from store: any DurableStore, untrackedOnly: Bool = false) async {
+        listingStore = store
         guard evaluator.watchesListings else { return }
         let listings = store.listings
         do {
-            let (known, pending) = try await listings.load()
-            evaluator.restoreListings(known: known, pending: pending)
+            evaluator.restoreListings(
+                try await listings.load(sources: evaluator.ruleSet.sources.map(\.name)), untrackedOnly: untrackedOnly)
+        } catch let error as ListingStoreError {
+            logger.warning("\(error); the next market list is taken as the first")
         } catch {
             logger.warning(
                 "cannot read \(listings.place): \(store.describe(error)); the next market list is taken as the first")
@@ -220,6 +239,9 @@ struct LiveEvaluation {
         case .markets(let markets):
             let first = !feeds.contains { $0 === origin }
             if first { feeds.append(origin) }
+            lists[origin.name] = UnlistedSymbols.Feed(
+                name: origin.name, tag: origin.tag, subscribes: origin.subscribes, list: MarketList(markets))
+            reportUnlisted()
             switch updateMarkets(MarketList(markets), from: origin) {
             case .replaced where first:
                 saveListings()
@@ -239,11 +261,14 @@ struct LiveEvaluation {
                     logger.warning("\(source): the market list is empty: 'match' rules apply to nothing")
                 }
             }
-            // The state folder keeps one market list, the one of ticks without a source (what
-            // `check --source` reuses); a rule-file source's list is fetched at each start.
-            if persists, origin.tag == nil {
-                output.yield(
-                    .save([], markets: MarketsSave(markets: markets, source: source, fetchedAt: Wallclock.millis())))
+            // The state folder keeps each feed's last list: the one of ticks without a source in
+            // the database (what `check --source` reuses), each rule-file source's in a file of
+            // its own (`SourceMarketStore`); either is followed when the exchange cannot give a
+            // list at the next start. The kept list itself, followed meanwhile, is not written
+            // again (as if fetched now).
+            if persists, !(first && origin.kept == markets) {
+                let list = MarketsSave(markets: markets, source: origin.tag ?? source, fetchedAt: Wallclock.millis())
+                output.yield(origin.tag == nil ? .save([], markets: list) : .sourceMarkets(list))
             }
         case .ticks(let ticks):
             guard evaluator.isReady else { return }
@@ -253,9 +278,13 @@ struct LiveEvaluation {
             let now = Wallclock.millis()
             watchClock(now: now)
             let limit = now &+ maxTickSkew
+            let traced = logger.logLevel <= .trace
             for var tick in ticks {
                 // A rule-file source's ticks carry its name (rules v3 §1); `--source`'s none.
                 tick.source = origin.tag
+                // At trace, each tick as the engine gets it, in order, as a tick line that
+                // `replay --ticks` reads back (Docs/cli.md).
+                if traced { logger.trace("tick \(TickFormat.json(tick))") }
                 if let drop = evaluator.process(tick, at: place, into: &alerts, notAfter: limit) {
                     monitor.dropped(drop.reason)
                     if drop.reason == .aheadOfClock {
@@ -299,7 +328,7 @@ struct LiveEvaluation {
     /// The per-source market hand-off of `run` (rules v3 §3), in this one place: a rule-file
     /// source's list is that source's (`match` joins its ticks to it); the `--source` list is
     /// the list of ticks without a source, as in v1 and v2. The first list of any feed makes
-    /// the engine. `listed` rules follow the `--source` list.
+    /// the engine. `listed` rules follow each list for its own ticks.
     private mutating func updateMarkets(_ list: MarketList, from origin: FeedOrigin) -> Evaluator.MarketsUpdate {
         guard let tag = origin.tag else { return evaluator.updateMarkets(list) }
         evaluator.updateMarkets(list, source: tag)
@@ -310,6 +339,26 @@ struct LiveEvaluation {
     mutating func ended(_ origin: FeedOrigin) {
         origin.backfill?.finish()
         feeds.removeAll { $0 === origin }
+        lists[origin.name] = nil
+    }
+
+    /// Warns, once per feed and symbol under the running rules, of each symbol the rules name
+    /// that the market list of the feed that would follow it lacks (`UnlistedSymbols`): it is
+    /// never subscribed. Whether no list has an unqualified symbol is said once every feed has
+    /// given its list. Each feed's count is its `pricealert_feed_unlisted_symbols` gauge.
+    private mutating func reportUnlisted() {
+        let ruleSet = evaluator.ruleSet
+        let complete =
+            ruleSet.sources.allSatisfy { lists[$0.name] != nil }
+            && (!hasPlainFeed || lists.values.contains { $0.tag == nil })
+        let findings = UnlistedSymbols.find(
+            in: ruleSet, feeds: lists.values.sorted { $0.name < $1.name }, complete: complete)
+        for finding in findings where unlistedWarned.insert(finding).inserted {
+            logger.warning("\(finding)")
+        }
+        for feed in feeds {
+            feed.monitor.metrics.unlistedSymbols.record(findings.count { $0.feed == feed.name })
+        }
     }
 
     /// No more history is asked of any feed (the inbox has ended).
@@ -413,6 +462,9 @@ struct LiveEvaluation {
         await saveChanges()
         output.yield(.rules(rules))
         evaluator.reload(rules)
+        if let listingStore { await restoreListings(from: listingStore, untrackedOnly: true) }
+        unlistedWarned = []
+        reportUnlisted()
         fillHistory()
         logger.info("rules reloaded: \(rules.rules.count) rules")
     }

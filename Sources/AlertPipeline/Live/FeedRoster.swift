@@ -1,22 +1,25 @@
 import AlertFeeds
 import AlertModel
 import AlertRules
+import AlertStore
 import Logging
 import ServiceLifecycle
 import Synchronization
 
 /// The running feeds of one `run`, by name: makes each feed's service (its inbox lane, its
-/// monitor, its backfill), and on a reload starts the sources the rule files added and stops
-/// the ones they removed (or changed: the new definition starts afresh, and so does a source
-/// whose symbols the rules need changed, `FeedSymbols`); a source that did not change keeps
-/// its connection. Once every feed has ended by itself (a fatal error), the group
-/// shuts down, as it does for `--source` alone.
+/// monitor, its backfill, the market list the state folder kept for it), and on a reload
+/// starts the sources the rule files added and stops the ones they removed (or changed: the
+/// new definition starts afresh, and so does a feed, `--source`'s too, whose symbols the rules
+/// need changed, `FeedSymbols`); a feed that did not change keeps its connection. Once every
+/// feed has ended by itself (a fatal error), the group shuts down, as it does for `--source`
+/// alone.
 final class FeedRoster: Sendable {
     /// How a rule-file source's runner is made (`SourceRegistry` by type, with its endpoint).
     typealias MakeRunner = @Sendable (SourceDefinition) throws -> FeedRunner
 
     private struct State {
-        var running: [(definition: SourceDefinition?, symbols: Set<String>?, service: FeedService)] = []
+        var running: [(feed: LiveFeed, definition: SourceDefinition?, symbols: Set<String>?, service: FeedService)] =
+            []
         var nextLane = 1
         var group: ServiceGroup?
     }
@@ -28,11 +31,13 @@ final class FeedRoster: Sendable {
     let makeRunner: MakeRunner?
     /// With a backfill ledger: where each feed's fills are recorded (nil: none).
     let backfills: Bool
+    /// Where each rule-file source's last market list is kept (nil: no state folder).
+    let markets: SourceMarketStore?
     private let state = Mutex(State())
 
     init(
         inbox: Inbox<EvaluatorInput>, monitor: PipelineMonitor, logger: Logger, stopping: String,
-        makeRunner: MakeRunner?, backfills: Bool
+        makeRunner: MakeRunner?, backfills: Bool, markets: SourceMarketStore? = nil
     ) {
         self.inbox = inbox
         self.monitor = monitor
@@ -40,6 +45,7 @@ final class FeedRoster: Sendable {
         self.stopping = stopping
         self.makeRunner = makeRunner
         self.backfills = backfills
+        self.markets = markets
     }
 
     /// The group that feeds added by a reload join.
@@ -51,8 +57,16 @@ final class FeedRoster: Sendable {
     /// following the symbols `ruleSet` needs from it, counted among the running feeds.
     func make(_ feed: LiveFeed, definition: SourceDefinition?, ruleSet: RuleSet) -> FeedService {
         let symbols = FeedSymbols.needed(by: ruleSet, source: feed.tag)
+        let given = feed
         var feed = feed
         feed.runner = feed.runner.following(symbols)
+        if let tag = feed.tag, let markets {
+            do {
+                feed.runner.saved = try markets.load(tag).map { ($0.markets, $0.fetchedAt) }
+            } catch {
+                logger.warning("source '\(tag)': \(error); the feed waits for the exchange's list")
+            }
+        }
         let lane = state.withLock { state in
             defer { state.nextLane += 1 }
             return state.nextLane
@@ -70,12 +84,12 @@ final class FeedRoster: Sendable {
         }
         let origin = FeedOrigin(
             name: feed.name, tag: feed.tag, staleAfter: feed.runner.options.staleAfter, monitor: feedMonitor,
-            backfill: requests)
+            backfill: requests, kept: feed.runner.saved?.markets, subscribes: feed.runner.subscribesBySymbol)
         let service = FeedService(
             feed: feed, origin: origin, monitor: monitor, stopping: stopping, inbox: inbox, lane: lane,
             backfill: backfill
         ) { [weak self] service in await self?.ended(service) }
-        state.withLock { $0.running.append((definition, symbols, service)) }
+        state.withLock { $0.running.append((given, definition, symbols, service)) }
         return service
     }
 
@@ -94,31 +108,37 @@ final class FeedRoster: Sendable {
     }
 
     /// Starts the rule-file sources `ruleSet` adds and stops those it no longer has, or has
-    /// changed (type or endpoint); a source whose needed symbols changed is stopped and started
-    /// afresh (a new subscribe); the others keep running untouched. The `--source` feed keeps
-    /// the symbols it started with. Returns once each stopped feed has stopped.
+    /// changed (type or endpoint); a feed whose needed symbols changed (`--source`'s too) is
+    /// stopped and started afresh (a new subscribe); the others keep running untouched. Returns
+    /// once each stopped feed has stopped.
     func apply(_ ruleSet: RuleSet) async {
         let sources = ruleSet.sources
-        let (stale, group) = state.withLock { state -> ([(SourceDefinition, FeedService)], ServiceGroup?) in
-            let stale = state.running.compactMap { entry -> (SourceDefinition, FeedService)? in
-                guard let definition = entry.definition else { return nil }
-                let restarts =
-                    !sources.contains(definition)
-                    || (entry.service.feed.runner.subscribesBySymbol
-                        && entry.symbols != FeedSymbols.needed(by: ruleSet, source: definition.name))
-                return restarts ? (definition, entry.service) : nil
+        typealias Stale = (feed: LiveFeed, definition: SourceDefinition?, service: FeedService, removed: Bool)
+        let (stale, group) = state.withLock { state -> ([Stale], ServiceGroup?) in
+            let stale = state.running.compactMap { entry -> Stale? in
+                let removed = entry.definition.map { !sources.contains($0) } ?? false
+                let resubscribes =
+                    entry.service.feed.runner.subscribesBySymbol
+                    && entry.symbols != FeedSymbols.needed(by: ruleSet, source: entry.feed.tag)
+                return removed || resubscribes ? (entry.feed, entry.definition, entry.service, removed) : nil
             }
             return (stale, state.group)
         }
-        for (definition, service) in stale {
+        for entry in stale {
+            let service = entry.service
             await service.stop()
             forget(service)
             monitor.removeFeed(service.feed.name)
-            if sources.contains(definition) {
-                logger.notice("source '\(service.feed.name)': the rules need other symbols: its feed resubscribes")
-            } else {
+            if entry.removed {
                 logger.notice("source '\(service.feed.name)' removed from the rule files: its feed stopped")
+                continue
             }
+            logger.notice("source '\(service.feed.name)': the rules need other symbols: its feed resubscribes")
+            // A rule-file source starts afresh below, with the others the files add.
+            guard entry.definition == nil, let group else { continue }
+            let restarted = make(entry.feed, definition: nil, ruleSet: ruleSet)
+            await group.addServiceUnlessShutdown(
+                ServiceGroupConfiguration.ServiceConfiguration(service: restarted, successTerminationBehavior: .ignore))
         }
         let known = state.withLock { Set($0.running.compactMap(\.definition?.name)) }
         for definition in sources where !known.contains(definition.name) {

@@ -24,8 +24,11 @@ enum DeliveryInput: Sendable {
     case alert(Alert)
     /// `written`, when given, is called once the save was written or failed to be.
     case save([SymbolSnapshot], markets: MarketsSave?, written: (@Sendable () -> Void)? = nil)
-    /// The known markets of `listed` rules, saved behind the alerts before them.
-    case listings(NewListings)
+    /// The known markets of `listed` rules (each market list's that changed), saved behind
+    /// the alerts before them.
+    case listings([NewListings])
+    /// A rule-file source's new market list, kept in the state folder (`SourceMarketStore`).
+    case sourceMarkets(MarketsSave)
     /// Symbols filled from candles, recorded in the ledger once the save before them is written.
     case backfilled([BackfillLedger.Entry])
     /// Reloaded rules, behind the alerts made under the rules before them: the policy stages
@@ -48,16 +51,23 @@ final class FeedOrigin: Sendable {
     let monitor: FeedMonitor
     /// Where its history is asked for (nil: no backfill).
     let backfill: AsyncStream<BackfillService.Request>.Continuation?
+    /// The market list the state folder kept for it at start (nil: none): a list equal to it
+    /// is not saved again.
+    let kept: [Market]?
+    /// The feed subscribes market by market from its list (`FeedRunner.subscribesBySymbol`).
+    let subscribes: Bool
 
     init(
         name: String, tag: String?, staleAfter: Duration, monitor: FeedMonitor,
-        backfill: AsyncStream<BackfillService.Request>.Continuation?
+        backfill: AsyncStream<BackfillService.Request>.Continuation?, kept: [Market]? = nil, subscribes: Bool = false
     ) {
+        self.subscribes = subscribes
         self.name = name
         self.tag = tag
         self.staleAfter = staleAfter
         self.monitor = monitor
         self.backfill = backfill
+        self.kept = kept
     }
 
     /// The engine keys (rules v3 §1) of this feed's ticks start with this: `NAME:` for a

@@ -8,8 +8,8 @@ import Glibc
 #endif
 
 /// Rule files as the commands load them: together (`RuleLoader`), and for `check` through the
-/// rules cache of its state folder. What is wrong comes back as a `RuleLoadFailure`; saying it
-/// and the exit code are the command line's.
+/// rules cache of its state folder. What is wrong comes back as a `RuleLoadFailure`, which
+/// `CommandInputs.rules` makes a `CommandFailure`.
 public enum RuleFiles {
     /// `paths` loaded together, the rules kept in an array of their size: they grow by doubling
     /// while they are read; once the file and what checking it kept are freed, the spare

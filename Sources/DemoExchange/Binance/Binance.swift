@@ -6,17 +6,19 @@ import Synchronization
 /// (developers.binance.com: "General API Information", "Market Data endpoints", "WebSocket
 /// Streams"): `exchangeInfo`, `ticker/24hr` and `klines` over REST, and the `<symbol>@ticker`
 /// and `<symbol>@miniTicker` streams at `/ws` (raw) and `/stream` (combined), with live
-/// SUBSCRIBE / UNSUBSCRIBE / LIST_SUBSCRIPTIONS, at most 1024 streams per connection, a ping
+/// SUBSCRIBE / UNSUBSCRIBE / LIST_SUBSCRIPTIONS, at most 1024 streams and 5 messages a second per
+/// connection, a ping
 /// frame every 20 s answered within a minute, a 24-hour connection lifetime and the
 /// `serverShutdown` event.
 enum Binance {
     static let maxStreams = 1024
+    static let maxMessagesPerSecond = 5
     static let maxKlines = 1000
     static let defaultKlines = 500
 
     static func routes(_ context: VenueContext) -> [VenueRoute] {
-        let markets = VenueMarket.all(.binance)
-        let index = VenueMarket.index(.binance)
+        let markets = context.markets.all(.binance)
+        let index = context.markets.index(.binance)
         return [
             VenueRoute(path: "/api/v3/exchangeInfo") { query, _ in
                 guard let wanted = symbols(query, index) else { return invalidSymbol }
@@ -123,7 +125,7 @@ enum Binance {
     }
 
     static func socketRoutes(_ context: VenueContext) -> [VenueSocketRoute] {
-        let index = VenueMarket.index(.binance)
+        let index = context.markets.index(.binance)
         let make: @Sendable ([String], Bool) -> any VenueConnection = { streams, combined in
             BinanceConnection(index: index, combined: combined, streams: streams, context: context)
         }
@@ -164,6 +166,9 @@ final class BinanceConnection: VenueConnection {
         var pings: [(payload: [UInt8], sent: Duration)] = []
         var lastPing: Duration = .zero
         var noticeSent = false
+        /// Binance takes 5 messages a second on a connection, pings, pongs and JSON messages
+        /// alike, and disconnects a connection that sends more.
+        var rate = MessageRate(limit: Binance.maxMessagesPerSecond)
     }
 
     private let index: [String: VenueMarket]
@@ -204,6 +209,8 @@ final class BinanceConnection: VenueConnection {
     }
 
     func received(_ text: String, age: Duration, now: Int64) -> VenueReply {
+        let rate = state.withLock { state in state.rate.admit(at: age) ? nil : state.rate.close }
+        if let rate { return VenueReply(close: rate) }
         guard let object = jsonObject(text) else {
             return VenueReply(messages: [
                 #"{"error":{"code":3,"msg":"Invalid JSON: expected value at line 1 column 1"},"id":null}"#
@@ -268,6 +275,7 @@ final class BinanceConnection: VenueConnection {
     func tick(age: Duration, now: Int64) -> [VenueAction] {
         state.withLock { state in
             var actions: [VenueAction] = []
+            if state.rate.exceeded { return [state.rate.close] }
             if age >= keepAlive.binanceLifetime {
                 return [.close(code: 1001, reason: "connection lifetime reached")]
             }
@@ -294,6 +302,8 @@ final class BinanceConnection: VenueConnection {
     /// pong (another payload) answers nothing, as Binance documents.
     func pong(_ payload: [UInt8], age: Duration) {
         state.withLock { state in
+            // Counted; a pong over the limit closes the connection at the next keep-alive tick.
+            _ = state.rate.admit(at: age)
             if let i = state.pings.firstIndex(where: { $0.payload == payload }) {
                 state.pings.removeFirst(i + 1)
             }

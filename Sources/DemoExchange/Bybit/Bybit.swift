@@ -25,8 +25,8 @@ enum Bybit {
     static func failure(_ code: Int, _ message: String) -> VenueResponse { answer("{}", code: code, message: message) }
 
     static func routes(_ context: VenueContext) -> [VenueRoute] {
-        let markets = VenueMarket.all(.bybit)
-        let index = VenueMarket.index(.bybit)
+        let markets = context.markets.all(.bybit)
+        let index = context.markets.index(.bybit)
         return [
             VenueRoute(path: "/v5/market/instruments-info") { query, _ in
                 guard query["category"] == "spot" else { return failure(10001, "Illegal category") }
@@ -94,7 +94,7 @@ enum Bybit {
     }
 
     static func socketRoutes(_ context: VenueContext) -> [VenueSocketRoute] {
-        let index = VenueMarket.index(.bybit)
+        let index = context.markets.index(.bybit)
         return [
             VenueSocketRoute(path: "/v5/public/spot") { _, _ in BybitConnection(index: index, context: context) }
         ]

@@ -7,9 +7,11 @@ import Synchronization
 /// Overview", "WebSocket Channels"): the public products (price and 24-hour figures included)
 /// and candles (at most 350 per request) over REST, and the websocket at `/` with the `ticker`
 /// and `heartbeats` channels, one channel per subscribe message, `sequence_num` on every
-/// message, and the rule that a connection that sends no subscribe within 5 s is closed.
+/// message, the rule that a connection that sends no subscribe within 5 s is closed, and at most
+/// 8 messages a second ("WebSocket Rate Limits").
 enum Coinbase {
     static let maxCandles = 350
+    static let maxMessagesPerSecond = 8
     static let granularities: [String: Int64] = [
         "ONE_MINUTE": 1, "FIVE_MINUTE": 5, "FIFTEEN_MINUTE": 15, "THIRTY_MINUTE": 30, "ONE_HOUR": 60,
         "TWO_HOUR": 120, "SIX_HOUR": 360, "ONE_DAY": 1440
@@ -21,8 +23,8 @@ enum Coinbase {
     }
 
     static func routes(_ context: VenueContext) -> [VenueRoute] {
-        let markets = VenueMarket.all(.coinbase)
-        let index = VenueMarket.index(.coinbase)
+        let markets = context.markets.all(.coinbase)
+        let index = context.markets.index(.coinbase)
         return [
             VenueRoute(path: "/api/v3/brokerage/market/products") { query, _ in
                 var chosen = markets
@@ -101,7 +103,7 @@ enum Coinbase {
     }
 
     static func socketRoutes(_ context: VenueContext) -> [VenueSocketRoute] {
-        let index = VenueMarket.index(.coinbase)
+        let index = context.markets.index(.coinbase)
         return [
             VenueSocketRoute(path: "/") { _, _ in
                 CoinbaseConnection(index: index, context: context)
@@ -119,6 +121,9 @@ final class CoinbaseConnection: VenueConnection {
         var sequence: Int64 = 0
         var heartbeatCounter: Int64 = 0
         var messagesSinceGap = 0
+        /// Coinbase takes 8 unauthenticated messages a second from an IP address; on loopback
+        /// every client has the same address, so the look-alike counts per connection.
+        var rate = MessageRate(limit: Coinbase.maxMessagesPerSecond)
     }
 
     private let index: [String: VenueMarket]
@@ -155,6 +160,8 @@ final class CoinbaseConnection: VenueConnection {
     }
 
     func received(_ text: String, age: Duration, now: Int64) -> VenueReply {
+        let rate = state.withLock { state in state.rate.admit(at: age) ? nil : state.rate.close }
+        if let rate { return VenueReply(close: rate) }
         guard let object = jsonObject(text), let type = object["type"] as? String else {
             return Self.error("failed to parse the message: expected a JSON object with type")
         }

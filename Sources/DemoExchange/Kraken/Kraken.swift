@@ -52,7 +52,7 @@ enum Kraken {
     }
 
     static func routes(_ context: VenueContext) -> [VenueRoute] {
-        let markets = VenueMarket.all(.kraken)
+        let markets = context.markets.all(.kraken)
         return [
             VenueRoute(path: "/0/public/AssetPairs") { query, _ in
                 guard let chosen = pairs(query, markets) else { return failure("EQuery:Unknown asset pair") }
@@ -116,7 +116,7 @@ enum Kraken {
     }
 
     static func socketRoutes(_ context: VenueContext) -> [VenueSocketRoute] {
-        let index = VenueMarket.index(.kraken)
+        let index = context.markets.index(.kraken)
         return [VenueSocketRoute(path: "/v2") { _, _ in KrakenConnection(index: index, context: context) }]
     }
 }

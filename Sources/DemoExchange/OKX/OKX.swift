@@ -26,8 +26,8 @@ enum OKX {
     }
 
     static func routes(_ context: VenueContext) -> [VenueRoute] {
-        let markets = VenueMarket.all(.okx)
-        let index = VenueMarket.index(.okx)
+        let markets = context.markets.all(.okx)
+        let index = context.markets.index(.okx)
         return [
             VenueRoute(path: "/api/v5/public/instruments") { query, _ in
                 guard let type = query["instType"] else {
@@ -116,7 +116,7 @@ enum OKX {
     }
 
     static func socketRoutes(_ context: VenueContext) -> [VenueSocketRoute] {
-        let index = VenueMarket.index(.okx)
+        let index = context.markets.index(.okx)
         return [VenueSocketRoute(path: "/ws/v5/public") { _, _ in OKXConnection(index: index, context: context) }]
     }
 }

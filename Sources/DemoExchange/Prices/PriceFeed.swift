@@ -20,11 +20,15 @@ final class PriceFeed: Sendable {
     private let listing: NewMarket.Listing
     /// Paces the steps and times the silence fault.
     private let clock: any Clock<Duration>
+    /// Symbols only the look-alikes list (the synthetic markets): left out of BTSE's frames.
+    private let lookalikeOnly: Set<String>
 
     init(
         generator: any PriceGenerator, board: MarketBoard, hub: ConnectionHub, stats: StatsCounter,
-        faults: FaultSettings, listing: NewMarket.Listing, clock: any Clock<Duration>
+        faults: FaultSettings, listing: NewMarket.Listing, clock: any Clock<Duration>,
+        lookalikeOnly: Set<String> = []
     ) {
+        self.lookalikeOnly = lookalikeOnly
         state = Mutex(State(generator: generator, board: board))
         self.clock = clock
         self.hub = hub
@@ -90,8 +94,9 @@ final class PriceFeed: Sendable {
                     hub.broadcast(.invalid(Frames.invalid(invalidSent)))
                 } else {
                     // A listed new market is priced in every frame from then on.
-                    let prices =
-                        listing.isListed ? step.prices + [(NewMarket.market.symbol, NewMarket.price)] : step.prices
+                    var prices =
+                        lookalikeOnly.isEmpty ? step.prices : step.prices.filter { !lookalikeOnly.contains($0.symbol) }
+                    if listing.isListed { prices.append((NewMarket.market.symbol, NewMarket.price)) }
                     hub.broadcast(.price(Frames.coinIndex(prices)))
                     broadcastUpdate(step.prices)
                 }

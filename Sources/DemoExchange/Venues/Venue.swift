@@ -9,6 +9,14 @@ public enum Venue: String, CaseIterable, Sendable {
 
     /// `/binance`, …: the prefix every route of the look-alike is also served under.
     public var prefix: String { "/" + rawValue }
+
+    /// The currency the look-alike quotes its spot markets in.
+    var quote: String {
+        switch self {
+        case .binance, .bybit, .okx: "USDT"
+        case .coinbase, .kraken: "USD"
+        }
+    }
 }
 
 /// One demo spot market as a look-alike lists it. The demo's markets are quoted in USD; the
@@ -24,22 +32,13 @@ struct VenueMarket: Sendable, Equatable {
     /// `BTCUSDT`, `BTC-USDT`.
     let symbol: String
 
-    /// The markets `venue` lists, in the demo catalog's order.
-    static func all(_ venue: Venue) -> [VenueMarket] {
+    /// The demo catalog's markets as `venue` lists them, in the catalog's order.
+    static func demo(_ venue: Venue) -> [VenueMarket] {
         MarketCatalog.embedded.spot.compactMap { market in
             let base = market.base.uppercased()
-            switch venue {
-            case .binance, .bybit:
-                return base == "USDT"
-                    ? nil : VenueMarket(board: market.symbol, base: base, quote: "USDT", symbol: base + "USDT")
-            case .okx:
-                return base == "USDT"
-                    ? nil : VenueMarket(board: market.symbol, base: base, quote: "USDT", symbol: base + "-USDT")
-            case .coinbase:
-                return VenueMarket(board: market.symbol, base: base, quote: "USD", symbol: base + "-USD")
-            case .kraken:
-                return VenueMarket(board: market.symbol, base: base, quote: "USD", symbol: base + "/USD")
-            }
+            // A USDT-quoted exchange does not list USDT against itself.
+            if venue.quote == "USDT", base == "USDT" { return nil }
+            return VenueMarket(venue, board: market.symbol, base: base)
         }
     }
 
@@ -48,9 +47,23 @@ struct VenueMarket: Sendable, Equatable {
         Dictionary(index.values.map { ($0.board, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// `all(venue)` by the exchange's symbol.
-    static func index(_ venue: Venue) -> [String: VenueMarket] {
-        Dictionary(all(venue).map { ($0.symbol, $0) }, uniquingKeysWith: { first, _ in first })
+    /// `markets` by the exchange's symbol.
+    static func index(_ markets: [VenueMarket]) -> [String: VenueMarket] {
+        Dictionary(markets.map { ($0.symbol, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+extension VenueMarket {
+    /// The market of `base` (priced on the board as `board`) against `venue`'s quote, in its notation.
+    init(_ venue: Venue, board: String, base: String) {
+        let quote = venue.quote
+        let symbol: String
+        switch venue {
+        case .binance, .bybit: symbol = base + quote
+        case .okx, .coinbase: symbol = base + "-" + quote
+        case .kraken: symbol = base + "/" + quote
+        }
+        self.init(board: board, base: base, quote: quote, symbol: symbol)
     }
 }
 

@@ -29,6 +29,10 @@ struct VenueContext: Sendable {
     let keepAlive: KeepAliveSettings
     let faults: FaultSettings
     let prices: PriceMode
+    /// The markets each look-alike lists.
+    let markets: VenueMarkets
+    /// The symbols the random walk prices, in its order (the candles walk them back).
+    let walkSymbols: [String]
 
     /// The board as `venue` shows it, after starting the feed (a REST request starts the
     /// prices, as BTSE's does): with the `wick` fault's market moved, when it is on `venue`.
@@ -59,9 +63,8 @@ struct VenueContext: Sendable {
     ) -> [VenueCandle] {
         feed.startIfNeeded()
         guard case .randomWalk(let seed, let interval) = prices, let startedAt = feed.startedAt else { return [] }
-        let symbols = MarketCatalog.embedded.spot.map(\.symbol)
         let book = DemoCandles(
-            walk: RandomWalk(symbols: symbols, seed: seed, interval: interval), startMinute: startedAt / 60_000)
+            walk: RandomWalk(symbols: walkSymbols, seed: seed, interval: interval), startMinute: startedAt / 60_000)
         let from = start ?? 0
         let to = end.map { $0 + 1 } ?? (startedAt + 60_000)
         let rows = book.rows(symbol: market, resolution: minutes, start: from, end: to, limit: limit)

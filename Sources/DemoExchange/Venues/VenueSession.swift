@@ -170,3 +170,30 @@ final class PongObserver: ChannelInboundHandler, RemovableChannelHandler, Sendab
         context.fireChannelRead(data)
     }
 }
+
+/// A limit on the messages a client sends (Binance: 5 a second on a connection; Coinbase: 8 a
+/// second): the messages within the last second of the exchange's clock, counted per connection.
+struct MessageRate: Sendable {
+    let limit: Int
+    private var times: [Duration] = []
+    /// Whether a message took the connection over `limit` (it is then closed).
+    private(set) var exceeded = false
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Counts a message received at `age` (the connection's age); false once more than `limit`
+    /// came within one second.
+    mutating func admit(at age: Duration) -> Bool {
+        times.removeAll { age - $0 >= .seconds(1) }
+        times.append(age)
+        if times.count > limit { exceeded = true }
+        return !exceeded
+    }
+
+    /// The close for a connection that went over the limit.
+    var close: VenueAction {
+        .close(code: 1008, reason: "too many messages: more than \(limit) in a second")
+    }
+}

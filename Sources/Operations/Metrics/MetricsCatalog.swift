@@ -19,6 +19,7 @@ public enum MetricsCatalog {
     public static let feedStale = "pricealert_feed_stale"
     public static let secondsSinceLastTick = "pricealert_seconds_since_last_tick"
     public static let reconnects = "pricealert_feed_reconnects_total"
+    public static let unlistedSymbols = "pricealert_feed_unlisted_symbols"
     public static let eventsSilenced = PolicyMetrics.silencedName
     public static let eventsHeldTotal = PolicyMetrics.heldTotalName
     public static let eventsHeld = PolicyMetrics.heldName
@@ -50,6 +51,9 @@ public enum MetricsCatalog {
         Entry(
             name: reconnects, type: "counter", labels: ["source"],
             help: "Feed connections that ended or failed, each followed by a reconnect."),
+        Entry(
+            name: unlistedSymbols, type: "gauge", labels: ["source"],
+            help: "Symbols the rules name that the feed's market list lacks: never subscribed, never priced."),
         Entry(
             name: eventsSilenced, type: "counter", labels: [],
             help: "Events a silence kept from every sink (pricealert silence add)."),

@@ -52,6 +52,8 @@ public struct FeedMetrics: Sendable {
     public let connected: Gauge
     public let stale: Gauge
     public let secondsSinceLastTick: Gauge
+    /// Symbols the rules name that the feed's market list lacks (Docs/sources.md#symbols-no-market-list-has).
+    public let unlistedSymbols: Gauge
 
     public init(source: String, factory: any MetricsFactory) {
         let label = [("source", source)]
@@ -60,6 +62,7 @@ public struct FeedMetrics: Sendable {
         connected = Gauge(label: MetricsCatalog.feedConnected, dimensions: label, factory: factory)
         stale = Gauge(label: MetricsCatalog.feedStale, dimensions: label, factory: factory)
         secondsSinceLastTick = Gauge(label: MetricsCatalog.secondsSinceLastTick, dimensions: label, factory: factory)
-        for gauge in [connected, stale] { gauge.record(0) }
+        unlistedSymbols = Gauge(label: MetricsCatalog.unlistedSymbols, dimensions: label, factory: factory)
+        for gauge in [connected, stale, unlistedSymbols] { gauge.record(0) }
     }
 }

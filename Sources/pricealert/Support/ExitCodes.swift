@@ -1,25 +1,53 @@
+import AlertPipeline
 import ArgumentParser
+import Platform
 
-/// The exit codes pricealert documents (Docs/cli.md), after sysexits(3) so scripts and
-/// systemd can tell a bad rule file from a missing input or a failed delivery.
+/// The exit codes pricealert documents (Docs/cli.md): `ExitStatus`, after sysexits(3), under
+/// the names the commands use.
 enum ExitCodes {
-    /// The command line names something that does not exist, such as an unknown sink (EX_USAGE).
-    static let usage = ExitCode(64)
-    /// Rule file errors, or a market list that is not one (EX_DATAERR).
-    static let dataError = ExitCode(65)
-    /// An input file (rules, ticks, markets) cannot be read (EX_NOINPUT).
-    static let noInput = ExitCode(66)
-    /// A source could not be reached, or answered something unusable (EX_UNAVAILABLE).
-    static let unavailable = ExitCode(69)
-    /// A sink cannot be set up: a file sink's folder is missing, a webhook's urlEnv not set (EX_CANTCREAT).
-    static let cannotCreate = ExitCode(73)
-    /// Some deliveries failed during the run, or still wait in the outbox (EX_IOERR). Every
-    /// alert was still printed.
-    static let deliveryFailed = ExitCode(74)
+    static let usage = ExitCode(ExitStatus.usage)
+    static let dataError = ExitCode(ExitStatus.dataError)
+    static let noInput = ExitCode(ExitStatus.noInput)
+    static let unavailable = ExitCode(ExitStatus.unavailable)
+    /// A sink cannot be set up: a file sink's folder is missing, a webhook's urlEnv not set.
+    static let cannotCreate = ExitCode(ExitStatus.cannotCreate)
+    /// Some deliveries failed during the run, or still wait in the outbox. Every alert was
+    /// still printed.
+    static let deliveryFailed = ExitCode(ExitStatus.ioError)
     /// The state folder cannot be used: not creatable, unreadable, damaged, written by a newer
-    /// version, or an alert cannot be written to its outbox (EX_CANTCREAT, like a sink that
-    /// cannot open).
-    static let stateUnusable = ExitCode(73)
-    /// The state folder is locked by another running pricealert (EX_TEMPFAIL: try later).
-    static let stateLocked = ExitCode(75)
+    /// version, or an alert cannot be written to its outbox (like a sink that cannot open).
+    static let stateUnusable = ExitCode(ExitStatus.cannotCreate)
+    /// The state folder is locked by another running pricealert (try later).
+    static let stateLocked = ExitCode(ExitStatus.tempFail)
+
+    /// `failure` said on standard error, and its exit code to throw: the one place where a use
+    /// case's `CommandFailure` becomes the process's exit.
+    static func said(_ failure: CommandFailure) -> ExitCode {
+        StandardError.write(lines: failure.lines)
+        return ExitCode(failure.status)
+    }
+
+    /// `body`'s result; a `CommandFailure` it throws is said and exits (`said`).
+    static func exiting<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let failure as CommandFailure {
+            throw said(failure)
+        }
+    }
+
+    /// `exiting` for an async `body`.
+    static func exitingAsync<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let failure as CommandFailure {
+            throw said(failure)
+        }
+    }
+}
+
+extension ExitCode {
+    init(_ status: ExitStatus) {
+        self.init(status.rawValue)
+    }
 }

@@ -1,131 +1,22 @@
-import AlertFeeds
-import AlertModel
 import AlertPipeline
 import AlertRules
 import AlertSinks
-import AlertStore
-import ArgumentParser
-import Platform
 
-/// Loading what every command needs, with one way of reporting what is wrong.
+/// `CommandInputs` for the commands that exit on what is wrong (`ExitCodes.exiting`).
 enum Inputs {
-    /// Loads rule files together (`RuleFiles.load`); prints every problem with its place and
-    /// exits 65/66.
+    /// Loads rule files together; prints every problem with its place and exits 65/66.
     static func rules(_ paths: [String]) throws -> RuleSet {
-        try rules(RuleFiles.load(paths))
+        try ExitCodes.exiting { try CommandInputs.rules(paths) }
     }
 
-    /// `rules(paths)` through the rules cache of `check` (`RuleFiles.load(_:cache:)`):
-    /// `missedKey` is the key to store the rule set under once the state folder is open.
-    static func rules(_ paths: [String], cache: RuleCache?) throws -> (RuleSet, missedKey: [UInt8]?) {
-        try rules(RuleFiles.load(paths, cache: cache))
-    }
-
-    /// What loading gave, or every problem printed and the exit (65, 66).
+    /// What loading rule files gave, or every problem printed and the exit (65, 66).
     static func rules<T>(_ result: Result<T, RuleLoadFailure>) throws -> T {
-        switch result {
-        case .success(let loaded):
-            return loaded
-        case .failure(.unreadable(let problems)):
-            StandardError.write(lines: problems.map(\.description))
-            throw ExitCodes.noInput
-        case .failure(.invalid(let errors)):
-            StandardError.write(lines: errors.diagnostics.map(\.description))
-            throw ExitCodes.dataError
-        }
+        try ExitCodes.exiting { try CommandInputs.rules(result) }
     }
 
-    /// `--markets` values: `FILE`, the market list of ticks without a source (a BTSE
-    /// `initial/market` payload), at most once; `NAME=FILE`, the market list of the rule-file
-    /// source `NAME` in its exchange's own REST format (rules v3 §3). A `NAME=` that names no
-    /// source of the rule files is an error (exit 64) listing the sources there are.
-    static func marketOptions(
-        _ values: [String], ruleSet: RuleSet
-    ) throws -> (plain: String?, bySource: [String: String]) {
-        var plain: String?
-        var bySource: [String: String] = [:]
-        let defined = Set(ruleSet.sources.map(\.name))
-        for value in values {
-            if let equals = value.firstIndex(of: "="),
-                value[..<equals].allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }),
-                !value[..<equals].isEmpty
-            {
-                let name = String(value[..<equals])
-                guard defined.contains(name) else {
-                    let known =
-                        defined.isEmpty
-                        ? "the rule files define none" : "defined: \(defined.sorted().joined(separator: ", "))"
-                    StandardError.write(
-                        "pricealert: error: --markets \(value): no source '\(name)' in the rule files (\(known))")
-                    throw ExitCodes.usage
-                }
-                guard bySource.updateValue(String(value[value.index(after: equals)...]), forKey: name) == nil else {
-                    StandardError.write("pricealert: error: --markets \(name)=… is given twice")
-                    throw ExitCodes.usage
-                }
-            } else {
-                guard plain == nil else {
-                    StandardError.write(
-                        "pricealert: error: --markets FILE (the list of ticks without a source) is given twice")
-                    throw ExitCodes.usage
-                }
-                plain = value
-            }
-        }
-        return (plain, bySource)
-    }
-
-    /// The market lists of `NAME=FILE` (see `marketOptions`), each read in the format of its
-    /// source's type; exits 66 when a file is unreadable, 65 when it is not such a list, naming it.
-    static func sourceMarkets(_ files: [String: String], ruleSet: RuleSet) throws -> [String: MarketList] {
-        var lists: [String: MarketList] = [:]
-        for (name, path) in files.sorted(by: { $0.key < $1.key }) {
-            let type = ruleSet.sources.first { $0.name == name }?.type ?? name
-            do {
-                lists[name] = MarketList(try MarketListFile.load(path: path, type: type))
-            } catch {
-                StandardError.write("pricealert: error: --markets \(name): \(error)")
-                throw error.action == nil ? ExitCodes.dataError : ExitCodes.noInput
-            }
-        }
-        return lists
-    }
-
-    /// Loads a BTSE `initial/market` payload; exits 66 when unreadable, 65 when not a market list.
-    static func markets(_ path: String) throws -> MarketList {
-        do {
-            return MarketList(try BTSEMarketList.load(path: path))
-        } catch let error as BTSEMarketListError {
-            StandardError.write("pricealert: error: \(error)")
-            throw error.action == nil ? ExitCodes.dataError : ExitCodes.noInput
-        }
-    }
-
-    /// Opens a tick file (`-`: standard input); exits 66 naming it when it cannot be read.
-    static func ticks(_ path: String) throws -> TickFileReader {
-        do {
-            return try TickFileReader(path: path)
-        } catch {
-            StandardError.write("pricealert: error: \(error)")
-            throw ExitCodes.noInput
-        }
-    }
-
-    /// `--history FILE` seeded into `evaluator` (`Evaluator.seedHistory`); exits 66 naming it
-    /// when it cannot be read. Returns the number of lines read.
-    static func seedHistory(_ path: String, into evaluator: inout Evaluator) throws -> Int {
-        let reader = try ticks(path)
-        return try evaluator.seedHistory(from: reader, path: path)
-    }
-
-    /// Opens the sinks that enabled rules notify (a sink nobody uses is never opened);
-    /// exits 73 naming the sink when one cannot be set up.
+    /// Opens the sinks that enabled rules notify; exits 73 naming the sink when one cannot be
+    /// set up.
     static func sinks(for ruleSet: RuleSet) throws -> [String: any Sink] {
-        do {
-            return try SinkFactory.makeAll(ruleSet.usedSinks.compactMap { ruleSet.sinks[$0] })
-        } catch {
-            StandardError.write("pricealert: error: \(error)")
-            throw ExitCodes.cannotCreate
-        }
+        try ExitCodes.exiting { try CommandInputs.sinks(for: ruleSet) }
     }
 }

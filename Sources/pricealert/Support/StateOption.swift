@@ -20,7 +20,7 @@ struct StateOption: ParsableArguments {
 
     /// The state folder `path` names (nil: the default one).
     static func folder(_ path: String?) throws(StateError) -> StateFolder {
-        try StateFolder.resolve(explicit: path, environment: StateFolder.processEnvironment)
+        try StateAccess.folder(path)
     }
 
     /// Opens the state folder; exits 73 (75 when another pricealert holds it) with a message
@@ -40,33 +40,21 @@ struct StateOption: ParsableArguments {
         }
     }
 
-    /// Opens the state folder at `path` (nil: the default) without saying anything, for a
-    /// command that opens it while it does something else; `opened` then says what went wrong.
+    /// Opens the state folder at `path` (nil: the default) without saying anything
+    /// (`StateAccess.open`); `opened` then says what went wrong.
     static func open(_ path: String?) -> Result<StateStore, StateError> {
-        Result { () throws(StateError) in
-            try StateStore.open(folder(path))
-        }
+        StateAccess.open(path)
     }
 
     /// The store `open` opened; or its error written to standard error, and exit 73 (75 when
     /// another pricealert holds the folder) thrown.
     static func opened(_ result: Result<StateStore, StateError>) throws -> StateStore {
-        switch result {
-        case .success(let store):
-            return store
-        case .failure(let error):
-            StandardError.write("pricealert: error: \(error)")
-            throw error.lockedBy == nil ? ExitCodes.stateUnusable : ExitCodes.stateLocked
-        }
+        try ExitCodes.exiting { try StateAccess.opened(result) }
     }
 
-    /// What was saved in `store` cannot be read: says where (the database file for SQLite's
-    /// errors) and why, after `doing` when given, closes it, and returns the exit code (73) to
-    /// throw.
+    /// What was saved in `store` cannot be read: says where and why (`StateAccess.unusable`),
+    /// closes it, and returns the exit code (73) to throw.
     static func unusable(_ store: StateStore, _ error: any Error, doing: String? = nil) -> ExitCode {
-        let what = doing.map { "\($0): " } ?? ""
-        StandardError.write("pricealert: error: state folder \(store.folder.path): \(what)\(store.describe(error))")
-        store.close()
-        return ExitCodes.stateUnusable
+        ExitCodes.said(StateAccess.unusable(store, error, doing: doing))
     }
 }

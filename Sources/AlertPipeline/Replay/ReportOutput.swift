@@ -1,10 +1,9 @@
 import AlertModel
 import AlertReport
-import AlertSinks
+import Platform
 
 #if canImport(Glibc)
 import Glibc
-import Platform
 #endif
 
 /// `replay --report FILE`: the page of what the rules would have sent. The file is created
@@ -15,12 +14,12 @@ struct ReportOutput {
     private let output: StandardOutput
     var report: ReplayReport
 
-    /// Creates (or empties) `path`; exits 73 naming it when it cannot.
-    init(path: String, rules: [Rule], ruleFiles: [String], ticks: String) throws {
+    /// Creates (or empties) `path`; exit 73 naming it when it cannot.
+    init(path: String, rules: [Rule], ruleFiles: [String], ticks: String) throws(CommandFailure) {
         let fd = open(path, O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            StandardError.write("pricealert: error: cannot open report \(path): \(String(cString: strerror(errno)))")
-            throw ExitCodes.cannotCreate
+            throw CommandFailure(
+                .cannotCreate, error: "cannot open report \(path): \(String(cString: strerror(errno)))")
         }
         self.path = path
         output = StandardOutput(fileDescriptor: fd)
@@ -29,11 +28,10 @@ struct ReportOutput {
             sources: [("Rules", ruleFiles.joined(separator: ", ")), ("Ticks", ticks)])
     }
 
-    /// Writes the page; exits 73 naming the file when it cannot.
-    func write() throws {
+    /// Writes the page; exit 73 naming the file when it cannot.
+    func write() throws(CommandFailure) {
         if case .failure(let error) = output.writeLine(report.html()) {
-            StandardError.write("pricealert: error: cannot write report \(path): \(error)")
-            throw ExitCodes.cannotCreate
+            throw CommandFailure(.cannotCreate, error: "cannot write report \(path): \(error)")
         }
         StandardError.write("replay: report written to \(path)")
     }

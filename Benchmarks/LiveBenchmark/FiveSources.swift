@@ -1,0 +1,227 @@
+// `live-benchmark --sources 5`: the live path of `run` with five sources at once, in one process.
+// Each of Binance, Coinbase, Kraken, Bybit and OKX is a flood server on 127.0.0.1 that sends its
+// look-alike's own ticker messages (`VenueFrames`: what `pricealert exchange --markets N` sends
+// for N markets, rendered ahead of time and sent in a cycle, Coinbase's `sequence_num` counted
+// on) as fast as the socket takes them, once the client's first subscribe arrives; their REST
+// routes (market lists, tickers) are the embedded exchange's. The client is `run`'s own
+// pipeline (`LivePipeline`): five `FeedRunner`s with `ExchangeSource` and NIO's HTTP client,
+// each on its own lane of the evaluator's inbox, the evaluator, the delivery policy and a
+// counting sink. Rules: `--rules` price rules (levels, crossings and bands ±30 % around each
+// market's price) on qualified symbols (`binance:BTC/USDT`) drawn over all the markets, so
+// every tick meets rules; no window rules (their backfill is `run-five-exchanges.sh`'s).
+// Reports the ticks the engine accepted per second, from the first frame sent (once all five
+// have subscribed) to the end of the run (its drain included), and each source's frames sent.
+import AlertFeeds
+import AlertHTTP
+import AlertModel
+import AlertPipeline
+import AlertPolicy
+import AlertRules
+import AlertSinks
+import DemoExchange
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import Operations
+import SeededRandom
+import Synchronization
+
+enum FiveSources {
+    /// Each look-alike, its client profile and its websocket path under the look-alike's prefix.
+    static let venues: [(venue: Venue, profile: ExchangeProfile, socket: String)] = [
+        (.binance, .binance, "/ws"), (.coinbase, .coinbase, ""), (.kraken, .kraken, "/v2"),
+        (.bybit, .bybit, "/v5/public/spot"), (.okx, .okx, "/ws/v5/public")
+    ]
+
+    /// One source's messages, ready to send in a cycle. Coinbase's carry a sequence number, one
+    /// more each message on a connection: those are kept in two parts around it.
+    struct Pool: Sendable {
+        let frames: [String]
+        let split: [(head: String, tail: String)]?
+
+        init(_ frames: [String], numbered: Bool) {
+            self.frames = frames
+            guard numbered else {
+                split = nil
+                return
+            }
+            split = frames.map { frame in
+                let key = #""sequence_num":"#
+                guard let at = frame.range(of: key) else { return (frame, "") }
+                let rest = frame[at.upperBound...]
+                let end = rest.firstIndex { !$0.isNumber } ?? rest.endIndex
+                return (String(frame[..<at.upperBound]), String(rest[end...]))
+            }
+        }
+
+        func message(_ i: Int) -> String {
+            guard let split else { return frames[i % frames.count] }
+            let (head, tail) = split[i % split.count]
+            return head + String(i) + tail
+        }
+    }
+
+    /// Counts the alerts delivered.
+    final class CountingSink: Sink {
+        let name = "count"
+        let count = Atomic<Int>(0)
+        func send(_ alert: Alert) async -> SinkResult {
+            count.add(1, ordering: .relaxed)
+            return .delivered
+        }
+    }
+
+    static func run(markets: Int, rules ruleCount: Int, seconds: Int, steps: Int, seed: UInt64) async throws {
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(
+                port: 0, prices: .randomWalk(seed: seed, interval: .seconds(3600)), marketsPerVenue: markets))
+        let restPort = try await exchange.start()
+        let http = NIOHTTPClient()
+
+        // The rules: levels around each market's price now (its REST ticker).
+        var rng = SeededRandom(seed: seed)
+        var quoted: [(symbol: String, price: Double)] = []
+        for (venue, profile, _) in venues {
+            let source = ExchangeSource(profile, endpoint: "http://127.0.0.1:\(restPort)/\(venue.rawValue)")
+            _ = try await source.loadMarkets(http: http)
+            for tick in try await source.snapshot(http: http) where tick.price > 0 {
+                quoted.append(("\(venue.rawValue):\(tick.symbol)", tick.price))
+            }
+        }
+        let ruleTexts = (0..<ruleCount).map { i in
+            let (symbol, price) = quoted[rng.below(quoted.count)]
+            let x = price * rng.uniform(0.7...1.3)
+            let when: String
+            switch rng.below(7) {
+            case 0, 1: when = #"{"price":{"above":\#(x)}}"#
+            case 2, 3: when = #"{"price":{"below":\#(x)}}"#
+            case 4: when = #"{"price":{"crossesAbove":\#(x)}}"#
+            case 5: when = #"{"price":{"crossesBelow":\#(x)}}"#
+            default: when = #"{"price":{"inside":[\#(x),\#(x * 1.05)]}}"#
+            }
+            return
+                #"{"id":"r\#(i)","symbol":"\#(symbol)","when":\#(when),"cooldown":"\#([0, 60, 600][rng.below(3)])s"}"#
+        }
+
+        // The flood server: REST from the embedded exchange, websockets from the pools.
+        var pools: [String: Pool] = [:]
+        for (venue, _, _) in venues {
+            let frames = VenueFrames.render(venue, marketsPerVenue: markets, seed: seed, steps: steps)
+            pools[venue.rawValue] = Pool(frames, numbered: venue == .coinbase)
+        }
+        let firstSent = Locked<ContinuousClock.Instant?>(nil)
+        // The floods start together once every source has subscribed: connecting, loading the
+        // market lists and subscribing are not measured (run-five-exchanges.sh times those).
+        let subscribed = Locked<Set<String>>([])
+        let sent = Locked<[String: Int]>([:])
+        var logger = Logger(label: "live-benchmark.five")
+        logger.logLevel = .critical
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        for (venue, _, _) in venues {
+            router.get(RouterPath("/\(venue.rawValue)/**")) { request, _ in
+                let answer = try await http.send(
+                    AlertHTTP.HTTPRequest(url: "http://127.0.0.1:\(restPort)\(request.uri)"))
+                return Response(
+                    status: .init(code: answer.status), headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+            }
+        }
+        let sockets = Router(context: BasicWebSocketRequestContext.self)
+        for (venue, _, path) in venues {
+            let pool = pools[venue.rawValue]!
+            let name = venue.rawValue
+            sockets.ws(RouterPath("/\(name)\(path)")) { inbound, outbound, _ in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    var flooding = false
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        guard case .text = message, !flooding else { continue }
+                        flooding = true
+                        subscribed.withLock { _ = $0.insert(name) }
+                        group.addTask {
+                            while subscribed.withLock({ $0.count }) < venues.count {
+                                try await Task.sleep(for: .milliseconds(5))
+                            }
+                            firstSent.withLock { $0 = $0 ?? .now }
+                            var i = 0
+                            defer { sent.withLock { $0[name, default: 0] += i } }
+                            while !Task.isCancelled {
+                                try await outbound.write(.text(pool.message(i)))
+                                i += 1
+                            }
+                        }
+                    }
+                    group.cancelAll()
+                }
+            }
+        }
+        let (ports, portSink) = AsyncStream<Int>.makeStream()
+        let app = Application(
+            // Client frames up to 64 KiB, as the look-alikes take (OKX's limit per subscribe).
+            router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: sockets, configuration: .init(maxFrameSize: 1 << 16)),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                portSink.yield(channel.localAddress?.port ?? 0)
+                portSink.finish()
+            }, logger: logger)
+        let server = Task { try await app.run() }
+        var portIterator = ports.makeAsyncIterator()
+        guard let port = await portIterator.next(), port > 0 else { throw ServerDidNotStart() }
+
+        // `run`'s pipeline over the five.
+        let sources = venues.map { v in
+            #""\#(v.venue.rawValue)":{"type":"\#(v.venue.rawValue)","endpoint":"http://127.0.0.1:\#(port)/\#(v.venue.rawValue)"}"#
+        }
+        let text = """
+            {"version":3,"sources":{\(sources.joined(separator: ","))},"sinks":{"count":{"type":"stdout"}},
+             "defaults":{"notify":["count"]},"rules":[\(ruleTexts.joined(separator: ","))]}
+            """
+        let ruleSet = try RuleLoader.load([RuleSource(path: "five-sources.json", bytes: Array(text.utf8))]).get()
+        var feedLogger = Logger(label: "live-benchmark.feed")
+        feedLogger.logLevel = .warning
+        let feeds = venues.map { v in
+            LiveFeed(
+                name: v.venue.rawValue, tag: v.venue.rawValue,
+                runner: FeedRunner(
+                    source: ExchangeSource(v.profile, endpoint: "http://127.0.0.1:\(port)/\(v.venue.rawValue)"),
+                    http: http, logger: feedLogger))
+        }
+        let monitor = PipelineMonitor(
+            rules: ruleSet.rules.map(\.id), notifier: ServiceNotifier(environment: [:]), logger: feedLogger)
+        let sink = CountingSink()
+        let delivery = AlertDelivery(
+            route: .direct(Dispatcher(sinks: ["count": sink])),
+            policy: try DeliveryPolicy(ruleSet: ruleSet, silences: SilenceSet(), journal: nil))
+        var pipeline = LivePipeline(
+            ruleSet: ruleSet, feeds: feeds, feedOptions: FeedOptions(), delivery: delivery, logger: feedLogger,
+            monitor: monitor)
+        pipeline.shutdownSignals = []
+        pipeline.stop = {
+            // `seconds` of flooding, from when the five have subscribed.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while firstSent.withLock({ $0 }) == nil {
+                guard ContinuousClock.now < deadline else {
+                    print("# not every source subscribed within 60 s: \(subscribed.withLock { $0.sorted() }) did")
+                    return
+                }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            try? await Task.sleep(for: .seconds(seconds))
+        }
+        let outcome = try await pipeline.run()
+        let end = ContinuousClock.now
+        server.cancel()
+        await exchange.stop()
+        guard let start = firstSent.withLock({ $0 }) else { fatalError("no source was flooded") }
+        let elapsed = (end - start).ms / 1000
+        let accepted = outcome.stats.accepted
+        let perSource = sent.withLock { $0 }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        print(
+            """
+            five-sources markets/source=\(markets) markets=\(quoted.count) rules=\(ruleSet.rules.count) \
+            ticks=\(accepted) ticks/s=\(Int(Double(accepted) / elapsed)) alerts=\(outcome.stats.alerts) \
+            delivered=\(sink.count.load(ordering: .relaxed)) dropped=\(outcome.stats.droppedTotal) \
+            seconds=\(fixed(elapsed, 2)) inbox-peak=\(outcome.inboxPeak) frames-sent: \(perSource.joined(separator: " "))
+            """)
+    }
+}

@@ -1,0 +1,328 @@
+import Logging
+import PostgresNIO
+
+/// One leader per source among the pricealerts that share a store, with a fencing epoch
+/// (Docs/postgres.md#several-instances).
+///
+/// Leadership is a lease row per source in `leadership`: its holder (an instance id), an epoch,
+/// and the time the lease ends. Taking a source whose lease has ended adds one to its epoch, so
+/// every takeover gives a new, larger epoch. A leader renews well before its lease ends; a
+/// leader that stops renewing, whatever the reason (killed, paused with SIGSTOP, its connection
+/// cut), loses the source to the first standby that asks once the lease has run out.
+///
+/// A lease keeps no one from writing: the fence does. Every write a leader makes goes through
+/// `write(source:epoch:)`, which reads the source's row `FOR SHARE` inside the write's own
+/// transaction and rolls the whole transaction back with `LostLeadership` when the epoch is no
+/// longer the writer's. A takeover updates the row, so it waits for writes under the old epoch
+/// that hold the row, and every write that starts after it sees the new epoch: an old leader's
+/// writes either commit before the takeover, where the new leader reads them, or not at all.
+///
+/// Times are epoch milliseconds from the database server's clock (`clock_timestamp()`), one
+/// clock for every host, so no host's clock skew moves a lease. Tests pass `now` instead.
+public final class PostgresLeadership: Sendable {
+    let queue: PostgresQueue
+
+    init(_ queue: PostgresQueue) {
+        self.queue = queue
+    }
+
+    /// A source's lease as the store holds it.
+    public struct Lease: Sendable, Equatable {
+        public var source: String
+        public var holder: String
+        public var epoch: Int64
+        public var acquiredAt: Int64
+        public var until: Int64
+
+        public var fence: PostgresFence { PostgresFence(source: source, epoch: epoch) }
+    }
+
+    /// Takes `source` for `instance` until `now + ttl` when no one holds it or its lease has
+    /// run out (the epoch then grows by one; a source never led starts at 1). Nil when another
+    /// instance, or this one under an earlier epoch, holds a lease that has not run out: a
+    /// restarted instance does not take back what its earlier self may still be writing under.
+    public func acquire(source: String, instance: String, ttl: Int64, now: Int64? = nil) async throws -> Lease? {
+        try await queue.perform { connection in
+            let rows = try await connection.query(
+                """
+                WITH clock AS (SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock)) AS now)
+                INSERT INTO leadership (source, epoch, holder, acquired_at, renewed_at, lease_until)
+                SELECT \(source), 1, \(instance), clock.now, clock.now, clock.now + \(ttl) FROM clock
+                ON CONFLICT (source) DO UPDATE
+                  SET epoch = leadership.epoch + 1, holder = excluded.holder, acquired_at = excluded.acquired_at,
+                    renewed_at = excluded.renewed_at, lease_until = excluded.lease_until
+                  WHERE leadership.lease_until <= excluded.acquired_at
+                RETURNING epoch, acquired_at, lease_until
+                """, logger: self.queue.logger)
+            for try await (epoch, acquiredAt, until) in rows.decode((Int64, Int64, Int64).self) {
+                return Lease(source: source, holder: instance, epoch: epoch, acquiredAt: acquiredAt, until: until)
+            }
+            return nil
+        }
+    }
+
+    /// Extends `lease` to `now + ttl`. Nil when it is no longer held under its epoch (another
+    /// instance took the source over): the caller is a standby from then on.
+    public func renew(_ lease: Lease, ttl: Int64, now: Int64? = nil) async throws -> Lease? {
+        try await queue.perform { connection in
+            let rows = try await connection.query(
+                """
+                WITH clock AS (SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock)) AS now)
+                UPDATE leadership SET renewed_at = clock.now, lease_until = clock.now + \(ttl) FROM clock
+                WHERE source = \(lease.source) AND holder = \(lease.holder) AND epoch = \(lease.epoch)
+                RETURNING lease_until
+                """, logger: self.queue.logger)
+            for try await until in rows.decode(Int64.self) {
+                var renewed = lease
+                renewed.until = until
+                return renewed
+            }
+            return nil
+        }
+    }
+
+    /// Ends `lease` at `now`, so a standby can take the source at once (a clean shutdown). The
+    /// epoch stays: the next leader's is larger.
+    public func release(_ lease: Lease, now: Int64? = nil) async throws {
+        try await queue.perform { connection in
+            _ = try await connection.query(
+                """
+                WITH clock AS (SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock)) AS now)
+                UPDATE leadership SET lease_until = LEAST(lease_until, clock.now) FROM clock
+                WHERE source = \(lease.source) AND holder = \(lease.holder) AND epoch = \(lease.epoch)
+                """, logger: self.queue.logger)
+        }
+    }
+
+    /// Every source's lease, by source.
+    public func leases() async throws -> [Lease] {
+        try await queue.perform { connection in
+            let rows = try await connection.query(
+                "SELECT source, holder, epoch, acquired_at, lease_until FROM leadership ORDER BY source",
+                logger: self.queue.logger)
+            var leases: [Lease] = []
+            for try await row in rows.decode((String, String, Int64, Int64, Int64).self) {
+                leases.append(Lease(source: row.0, holder: row.1, epoch: row.2, acquiredAt: row.3, until: row.4))
+            }
+            return leases
+        }
+    }
+
+    /// The database server's clock, in epoch ms.
+    public func now() async throws -> Int64 {
+        try await queue.perform { connection in
+            let rows = try await connection.query("SELECT \(unescaped: Self.serverClock)", logger: self.queue.logger)
+            var now: Int64 = 0
+            for try await value in rows.decode(Int64.self) { now = value }
+            return now
+        }
+    }
+
+    // MARK: The fence
+
+    /// Runs `body` in one transaction that first checks that `source` is still led under
+    /// `epoch`, and holds that check until the commit. Throws `LostLeadership`, with nothing
+    /// written, when another instance has taken the source over; any error `body` throws rolls
+    /// back everything it wrote.
+    public func write<T: Sendable>(
+        source: String, epoch: Int64, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
+    ) async throws -> T {
+        let fence = PostgresFence(source: source, epoch: epoch)
+        let logger = queue.logger
+        return try await queue.transaction { connection in
+            try await Self.check(fence, connection, logger)
+            return try await body(connection, logger)
+        }
+    }
+
+    /// Inside an open transaction: locks `fence.source`'s row against a takeover until the
+    /// transaction ends, and throws `LostLeadership` when its epoch is not `fence.epoch`.
+    ///
+    /// The row lock keeps a takeover waiting until the transaction ends, so the transaction
+    /// may not sit idle: should the writer stall (SIGSTOP) between two statements, the server
+    /// ends its session after `idleLimit`, which frees the row well within a lease.
+    public static func check(_ fence: PostgresFence, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query(PostgresQuery(unsafeSQL: fenceSQL[0]), logger: logger)
+        var lock = PostgresQuery(unsafeSQL: fenceSQL[1])
+        lock.binds.append(fence.source, context: .default)
+        let rows = try await connection.query(lock, logger: logger)
+        var current: (Int64, String)?
+        for try await row in rows.decode((Int64, String).self) { current = row }
+        guard let current, current.0 == fence.epoch else {
+            throw LostLeadership(fence: fence, epoch: current?.0, holder: current?.1)
+        }
+    }
+
+    /// How long a fenced transaction may sit idle before the server ends it (ms): shorter
+    /// than a lease, so a writer stalled in a transaction delays no takeover.
+    public static let idleLimit = 2_000
+
+    /// The fence's two statements, in order; `$1` is the source.
+    static let fenceSQL = [
+        "SET LOCAL idle_in_transaction_session_timeout = '\(idleLimit)ms'",
+        "SELECT epoch, holder FROM leadership WHERE source = $1 FOR SHARE"
+    ]
+
+    // MARK: Instances
+
+    /// One pricealert sharing the store, as its last heartbeat said.
+    public struct Instance: Sendable, Equatable {
+        public var id: String
+        public var host: String
+        public var pid: Int64
+        public var startedAt: Int64
+        public var seenAt: Int64
+        /// The sources it follows, as leader or standby.
+        public var sources: [String]
+
+        public init(id: String, host: String, pid: Int64, startedAt: Int64, seenAt: Int64 = 0, sources: [String]) {
+            self.id = id
+            self.host = host
+            self.pid = pid
+            self.startedAt = startedAt
+            self.seenAt = seenAt
+            self.sources = sources
+        }
+    }
+
+    /// Records that `instance` is alive at `now` and follows its `sources`, and forgets every
+    /// instance not heard from for `forgetAfter` ms (one killed, which could not say goodbye).
+    public func heartbeat(_ instance: Instance, now: Int64? = nil, forgetAfter: Int64 = 86_400_000) async throws {
+        try await queue.transaction { connection in
+            let rows = try await connection.query(
+                """
+                WITH clock AS (SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock)) AS now)
+                INSERT INTO instances (id, host, pid, started_at, seen_at, sources)
+                SELECT \(instance.id), \(instance.host), \(instance.pid), \(instance.startedAt), clock.now,
+                  \(instance.sources) FROM clock
+                ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
+                  started_at = excluded.started_at, seen_at = excluded.seen_at, sources = excluded.sources
+                RETURNING seen_at
+                """, logger: self.queue.logger)
+            var seen: Int64 = 0
+            for try await value in rows.decode(Int64.self) { seen = value }
+            _ = try await connection.query(
+                "DELETE FROM instances WHERE seen_at < \(seen - forgetAfter)", logger: self.queue.logger)
+        }
+    }
+
+    /// Deletes `id`'s heartbeat (a clean shutdown).
+    public func forget(instance id: String) async throws {
+        try await queue.perform { connection in
+            _ = try await connection.query("DELETE FROM instances WHERE id = \(id)", logger: self.queue.logger)
+        }
+    }
+
+    /// Every instance's last heartbeat, by id.
+    public func instances() async throws -> [Instance] {
+        try await queue.perform { connection in
+            let rows = try await connection.query(
+                "SELECT id, host, pid, started_at, seen_at, sources FROM instances ORDER BY id",
+                logger: self.queue.logger)
+            var instances: [Instance] = []
+            for try await row in rows.decode((String, String, Int64, Int64, Int64, [String]).self) {
+                instances.append(
+                    Instance(
+                        id: row.0, host: row.1, pid: row.2, startedAt: row.3, seenAt: row.4, sources: row.5))
+            }
+            return instances
+        }
+    }
+
+    /// Who has which role for one source, for `pricealert store status`.
+    public struct SourceRoles: Sendable, Equatable {
+        public var source: String
+        /// The source's lease; its holder leads while `until` is ahead of the store's clock.
+        public var lease: Lease?
+        /// Instances that follow the source, heard from within the staleness limit, other
+        /// than a leader whose lease runs.
+        public var standbys: [String]
+    }
+
+    /// Every source that has a lease or a follower: its lease and standbys at `now` (the
+    /// store's clock when nil). An instance not heard from for `stale` ms is no standby.
+    public func roles(now: Int64? = nil, stale: Int64 = 10_000) async throws -> (now: Int64, [SourceRoles]) {
+        let (leases, instances) = (try await leases(), try await instances())
+        var clock: Int64
+        if let now { clock = now } else { clock = try await self.now() }
+        let sources = Set(leases.map(\.source)).union(instances.flatMap(\.sources)).sorted()
+        let roles = sources.map { source in
+            let lease = leases.first { $0.source == source }
+            let leader = lease.flatMap { $0.until > clock ? $0.holder : nil }
+            let standbys = instances.filter {
+                $0.sources.contains(source) && $0.id != leader && clock - $0.seenAt <= stale
+            }.map(\.id)
+            return SourceRoles(source: source, lease: lease, standbys: standbys)
+        }
+        return (clock, roles)
+    }
+
+    // MARK: The schema
+
+    /// The server's clock in epoch ms: what `now` is when a caller gives none.
+    static let serverClock = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT"
+
+    /// Schema step 2 (`PostgresMigrations.all`).
+    static let schema = [
+        """
+        CREATE TABLE leadership (
+          source TEXT PRIMARY KEY, epoch BIGINT NOT NULL, holder TEXT NOT NULL, acquired_at BIGINT NOT NULL,
+          renewed_at BIGINT NOT NULL, lease_until BIGINT NOT NULL)
+        """,
+        """
+        CREATE TABLE instances (
+          id TEXT PRIMARY KEY, host TEXT NOT NULL, pid BIGINT NOT NULL, started_at BIGINT NOT NULL,
+          seen_at BIGINT NOT NULL, sources TEXT[] NOT NULL)
+        """,
+        """
+        CREATE TABLE outbox_ledger (
+          delivery_id TEXT NOT NULL, sink TEXT NOT NULL, source TEXT NOT NULL, epoch BIGINT NOT NULL,
+          enqueued_at BIGINT NOT NULL, PRIMARY KEY (delivery_id, sink))
+        """,
+        "CREATE INDEX outbox_ledger_age ON outbox_ledger (enqueued_at)",
+        """
+        CREATE FUNCTION pricealert_silences_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM pg_notify('\(PostgresSilenceWatcher.channel)', '');
+          RETURN NULL;
+        END $$
+        """,
+        """
+        CREATE TRIGGER silences_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON silences
+        FOR EACH STATEMENT EXECUTE FUNCTION pricealert_silences_changed()
+        """
+    ]
+}
+
+/// What a leader writes under: a source and the epoch it leads it in.
+public struct PostgresFence: Sendable, Hashable, CustomStringConvertible {
+    public var source: String
+    public var epoch: Int64
+
+    public init(source: String, epoch: Int64) {
+        self.source = source
+        self.epoch = epoch
+    }
+
+    public var description: String { "source \(source) epoch \(epoch)" }
+}
+
+/// A write under `fence` was refused, and rolled back whole: another instance leads the source
+/// now (`epoch`, `holder`), or no instance ever led it (both nil). The writer is a standby from
+/// here on.
+public struct LostLeadership: Error, Sendable, Equatable, CustomStringConvertible {
+    public var fence: PostgresFence
+    public var epoch: Int64?
+    public var holder: String?
+
+    public var description: String {
+        let now =
+            if let epoch, let holder { "\(holder) leads it in epoch \(epoch)" } else { "no instance leads it" }
+        return "lost the leadership of source \(fence.source) (epoch \(fence.epoch)): \(now); nothing was written"
+    }
+}
+
+extension PostgresStore {
+    /// Leadership per source, fenced writes and instances' heartbeats, on this store's connection.
+    public var leadership: PostgresLeadership { PostgresLeadership(queue) }
+}
