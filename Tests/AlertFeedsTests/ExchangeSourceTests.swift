@@ -242,6 +242,11 @@ struct ExchangeSourceTests {
         #"{"channel":"ticker","client_id":"","timestamp":"\#(time)","sequence_num":\#(sequence),"events":[{"type":"update","tickers":[{"type":"ticker","product_id":"BTC-USD","price":"\#(price)","volume_24_h":"2","price_percent_chg_24_h":"-1.5"}]}]}"#
     }
 
+    /// Moves the feed's clock past the 150 ms between two subscribe messages.
+    static func passCoinbasePace(_ live: Live) async throws {
+        try await live.advance(exactly: .milliseconds(150))
+    }
+
     @Test func coinbaseSubscribesHeartbeatsFirstAndReadsTicks() async throws {
         let exchange = ScriptedExchange(rest: try Self.coinbaseRest())
         let port = try await exchange.start()
@@ -253,6 +258,10 @@ struct ExchangeSourceTests {
 
         let live = try await Live(.coinbase, rest: try Self.coinbaseRest())
         let first = try await live.exchange.connection(1)
+        try await first.waitForTexts(1)
+        // The ticker subscribe follows 150 ms after the heartbeats one (8 messages a second).
+        #expect(first.texts.count == 1)
+        try await Self.passCoinbasePace(live)
         let texts = try await first.waitForTexts(2)
         #expect(texts[0] == #"{"type":"subscribe","channel":"heartbeats"}"#)
         // ETH-EUR has trading disabled: only BTC-USD is followed.
@@ -269,6 +278,8 @@ struct ExchangeSourceTests {
     @Test func coinbaseSequenceGapIsCountedAndResubscribed() async throws {
         let live = try await Live(.coinbase, rest: try Self.coinbaseRest())
         let first = try await live.exchange.connection(1)
+        try await first.waitForTexts(1)
+        try await Self.passCoinbasePace(live)
         try await first.waitForTexts(2)
         first.send(Self.coinbaseTicker(sequence: 0, price: 100, time: "2023-02-09T20:30:37.000Z"))
         first.send(
@@ -282,6 +293,8 @@ struct ExchangeSourceTests {
         #expect(reason?.contains("sequence gap: expected message 2, got 5 (3 lost)") == true, "\(reason ?? "")")
         try await first.waitUntilClosed()
         let second = try await live.passBackoff(untilConnection: 2)
+        try await second.waitForTexts(1)
+        try await Self.passCoinbasePace(live)
         #expect(try await second.waitForTexts(2) == first.texts)
         // A new connection counts from its own first message.
         second.send(Self.coinbaseTicker(sequence: 0, price: 102, time: "2023-02-09T20:30:40.000Z"))

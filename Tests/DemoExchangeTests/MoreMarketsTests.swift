@@ -98,4 +98,33 @@ struct MoreMarketsTests {
             }
         }
     }
+
+    @Test("Coinbase: a subscribe of more markets than 8 messages hold keeps to 8 messages a second")
+    func coinbaseSubscribesWithinItsMessageRate() async throws {
+        // 1 000 markets: the heartbeats message and 10 ticker messages of 100 product ids.
+        let configuration = ExchangeConfiguration(
+            port: 0, prices: .randomWalk(seed: 3, interval: .seconds(1)), marketsPerVenue: 1_000)
+        try await withExchange(configuration) { _, port in
+            let runner = FeedRunner(
+                source: ExchangeSource(.coinbase, endpoint: "http://127.0.0.1:\(port)/coinbase"),
+                http: NIOHTTPClient(), logger: Logger(label: "test"))
+            let (events, task) = runner.start()
+            defer { task.cancel() }
+            var listed = 0
+            var priced = Set<String>()
+            var closed: String?
+            for await event in events {
+                switch event {
+                case .markets(let markets): listed = markets.count
+                case .ticks(let ticks): priced.formUnion(ticks.map(\.symbol))
+                case .disconnected(let reason, _): closed = reason
+                default: break
+                }
+                if closed != nil || (listed > 0 && priced.count == listed) { break }
+            }
+            #expect(closed == nil, "the connection ended: \(closed ?? "")")
+            #expect(listed == 1_000)
+            #expect(priced.count == 1_000)
+        }
+    }
 }

@@ -139,20 +139,33 @@ final class CoinbaseConnection: VenueConnection {
 
     func opened(now: Int64) -> [String] { [] }
 
-    /// The envelope every channel message has, with the next `sequence_num` (skipping one
-    /// after every `coinbaseSequenceGapEvery` messages when that fault is on).
+    /// Where `stamped` puts the next `sequence_num` of a message.
+    private static let sequenceMark = "\u{1}SEQUENCE\u{1}"
+
+    /// The envelope every channel message has; its `sequence_num` is given as it is written
+    /// (`stamped`), so replies to subscribes and streamed tickers are numbered in the order the
+    /// client reads them.
     private func message(_ channel: String, events: String, now: Int64, _ state: inout State) -> String {
+        #"{"channel":"\#(channel)","client_id":"","timestamp":"\#(VenueText.rfc3339(now))","sequence_num":\#(Self.sequenceMark),"events":[\#(events)]}"#
+    }
+
+    /// The next `sequence_num` in a message about to be written (skipping one after every
+    /// `coinbaseSequenceGapEvery` messages when that fault is on).
+    func stamped(_ text: String) -> String {
+        guard text.contains(Self.sequenceMark) else { return text }
         let gapEvery = context.faults.current.coinbaseSequenceGapEvery
-        if gapEvery > 0, state.messagesSinceGap >= gapEvery {
-            state.sequence += 1
-            state.messagesSinceGap = 0
+        let sequence = state.withLock { state in
+            if gapEvery > 0, state.messagesSinceGap >= gapEvery {
+                state.sequence += 1
+                state.messagesSinceGap = 0
+            }
+            defer {
+                state.sequence += 1
+                state.messagesSinceGap += 1
+            }
+            return state.sequence
         }
-        defer {
-            state.sequence += 1
-            state.messagesSinceGap += 1
-        }
-        return
-            #"{"channel":"\#(channel)","client_id":"","timestamp":"\#(VenueText.rfc3339(now))","sequence_num":\#(state.sequence),"events":[\#(events)]}"#
+        return text.replacingOccurrences(of: Self.sequenceMark, with: String(sequence))
     }
 
     private static func error(_ message: String) -> VenueReply {

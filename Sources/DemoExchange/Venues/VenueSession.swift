@@ -26,12 +26,15 @@ protocol VenueConnection: AnyObject, Sendable {
     func pong(_ payload: [UInt8], age: Duration)
     /// What to send before the server shuts down (Binance's `serverShutdown`); none by default.
     func shutdownNotice(now: Int64) -> [String]
+    /// A text message as it is written, in the order of writing (the text itself by default).
+    func stamped(_ text: String) -> String
 }
 
 extension VenueConnection {
     var subscribedAtOpen: Bool { false }
     func pong(_ payload: [UInt8], age: Duration) {}
     func shutdownNotice(now: Int64) -> [String] { [] }
+    func stamped(_ text: String) -> String { text }
 }
 
 struct VenueReply: Sendable {
@@ -98,7 +101,8 @@ struct VenueSession: Sendable {
                         guard case .update(let update) = message else { return [] }
                         return connection.render(update)
                     },
-                    notice: { connection.shutdownNotice(now: Wallclock.millis()) })
+                    notice: { connection.shutdownNotice(now: Wallclock.millis()) },
+                    stamp: { connection.stamped($0) })
                 return true
             }
             group.addTask {

@@ -15,15 +15,18 @@ enum ConnectionWriter {
     /// the shutdown notice.
     static func drain(
         _ outgoing: AsyncStream<ConnectionHub.Outgoing>, to outbound: WebSocketOutboundWriter, channel: (any Channel)?,
-        stats: StatsCounter, prices: (ConnectionHub.Outgoing) -> [String], notice: () -> [String] = { [] }
+        stats: StatsCounter, prices: (ConnectionHub.Outgoing) -> [String], notice: () -> [String] = { [] },
+        stamp: (String) -> String = { $0 }
     ) async throws {
+        // `stamp` sees every text message in the order it is written (one task writes them all),
+        // so a number it gives (Coinbase's `sequence_num`) follows the order the client reads.
         for await message in outgoing {
             switch message {
             case .control(let text):
-                try await outbound.write(.text(text))
+                try await outbound.write(.text(stamp(text)))
             case .price, .update:
                 for text in prices(message) {
-                    try await outbound.write(.text(text))
+                    try await outbound.write(.text(stamp(text)))
                     stats.update { $0.framesSent += 1 }
                 }
             case .invalid(let text):
