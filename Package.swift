@@ -105,7 +105,7 @@ let package = Package(
         .target(
             name: "AlertPostgres",
             dependencies: [
-                "AlertModel", "AlertPolicy", "AlertOutbox", "AlertStore",
+                "AlertModel", "AlertEngine", "AlertPolicy", "AlertOutbox", "AlertStore", "Platform",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),

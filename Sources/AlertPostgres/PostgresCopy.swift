@@ -1,12 +1,16 @@
+import AlertEngine
 import AlertModel
 import AlertStore
 import Logging
+import Platform
 import PostgresNIO
 
 /// `pricealert store copy`: what a state folder holds, written into the store in one
 /// transaction. Copying again adds nothing twice: a pending row is known by (delivery id, sink),
 /// a dead letter by (delivery id, sink, when it died), a silence by its id, a ledger entry by
-/// (source, symbol); what the store has already is kept as it is.
+/// (source, symbol), a symbol's engine state by its symbol, a held event by (sink, event id);
+/// the market list and the known markets are copied when the store has none. What the store has
+/// already is kept as it is.
 extension PostgresStore {
     /// What a state folder holds that the store takes.
     public struct Folder: Sendable {
@@ -14,6 +18,10 @@ extension PostgresStore {
         public var dead: [OutboxEntry]
         public var silences: [SilenceRecord]
         public var backfill: [BackfillLedger.Entry]
+        public var engine: [SymbolSnapshot] = []
+        public var markets: MarketsSave?
+        public var held: [PolicyStateStore.Pending] = []
+        public var listings: (known: Set<String>?, pending: Set<String>) = (nil, [])
 
         public init(
             pending: [OutboxEntry], dead: [OutboxEntry], silences: [SilenceRecord], backfill: [BackfillLedger.Entry]
@@ -31,10 +39,18 @@ extension PostgresStore {
         public var dead = (written: 0, present: 0)
         public var silences = (written: 0, present: 0)
         public var backfill = (written: 0, present: 0)
+        /// Symbols' engine state.
+        public var engine = (written: 0, present: 0)
+        /// The market list (0 or 1).
+        public var markets = (written: 0, present: 0)
+        /// Events held by quiet hours or open digests.
+        public var held = (written: 0, present: 0)
+        /// The known markets of `listed` rules (0 or 1 list).
+        public var listings = (written: 0, present: 0)
 
         public static func == (a: Copied, b: Copied) -> Bool {
-            [a.pending, a.dead, a.silences, a.backfill].elementsEqual(
-                [b.pending, b.dead, b.silences, b.backfill], by: { $0 == $1 })
+            [a.pending, a.dead, a.silences, a.backfill, a.engine, a.markets, a.held, a.listings].elementsEqual(
+                [b.pending, b.dead, b.silences, b.backfill, b.engine, b.markets, b.held, b.listings], by: { $0 == $1 })
         }
     }
 
@@ -108,6 +124,60 @@ extension PostgresStore {
             for try await _ in rows.decode(String.self) { written = true }
             if written { copied.backfill.written += 1 } else { copied.backfill.present += 1 }
         }
+        try await copyState(folder, into: &copied, connection, logger)
         return copied
+    }
+
+    /// The engine state, market list, held events and known markets of `folder`.
+    private static func copyState(
+        _ folder: Folder, into copied: inout Copied, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws {
+        let present = try await connection.query(
+            "SELECT symbol FROM engine_symbols WHERE symbol = ANY(\(folder.engine.map(\.symbol)))", logger: logger)
+        var there = Set<String>()
+        for try await symbol in present.decode(String.self) { there.insert(symbol) }
+        let missing = folder.engine.filter { !there.contains($0.symbol) }
+        copied.engine = (missing.count, folder.engine.count - missing.count)
+        var markets: MarketsSave?
+        if let list = folder.markets {
+            if try await exists("market_list_meta", connection, logger) {
+                copied.markets.present = 1
+            } else {
+                markets = list
+                copied.markets.written = 1
+            }
+        }
+        _ = try await PostgresEngineState.write(
+            missing, markets: markets, now: Wallclock.millis(), known: [:], connection, logger)
+        for row in folder.held {
+            let rows = try await connection.query(
+                "SELECT 1 FROM policy_pending WHERE sink = \(row.sink) AND alert_id = \(row.alert.id)", logger: logger)
+            var found = false
+            for try await _ in rows.decode(Int.self) { found = true }
+            if found {
+                copied.held.present += 1
+            } else {
+                try await PostgresPolicyJournal.insert([row], connection, logger)
+                copied.held.written += 1
+            }
+        }
+        if let known = folder.listings.known {
+            if try await exists("listings_meta", connection, logger) {
+                copied.listings.present = 1
+            } else {
+                let symbols = known.sorted()
+                try await PostgresListings.replace(
+                    symbols, pending: symbols.map { folder.listings.pending.contains($0) }, connection, logger)
+                copied.listings.written = 1
+            }
+        }
+    }
+
+    private static func exists(_ table: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> Bool
+    {
+        let rows = try await connection.query("SELECT COUNT(*) FROM \(unescaped: table)", logger: logger)
+        var count = 0
+        for try await value in rows.decode(Int.self) { count = value }
+        return count > 0
     }
 }

@@ -20,7 +20,10 @@ enum PostgresMigrations {
     static let lockKey: Int64 = 0x7072_6963_6561_6c72
 
     /// The tables `store status` counts, in that order.
-    static let tables = ["outbox", "dead_letters", "alerts", "silences", "backfill_ledger"]
+    static let tables = [
+        "outbox", "dead_letters", "alerts", "silences", "backfill_ledger", "engine_symbols", "engine_history",
+        "market_list", "policy_pending", "listings"
+    ]
 
     static let all: [Step] = [
         Step(
@@ -64,7 +67,45 @@ enum PostgresMigrations {
         Step(
             description:
                 "leadership per source with a fencing epoch; instances; the outbox's id ledger; silence notifications; sink rates",
-            sql: PostgresLeadership.schema + PostgresSinkRates.schema)
+            sql: PostgresLeadership.schema + PostgresSinkRates.schema),
+        Step(
+            description: "engine state, market list, policy journal, known markets",
+            sql: [
+                // A symbol's `SymbolSnapshot` without its minute history, which is kept by hour
+                // beside it (as in SQLite's `symbol_state` and `symbol_history`).
+                """
+                CREATE TABLE engine_symbols (symbol TEXT PRIMARY KEY, snapshot BYTEA NOT NULL, saved_at BIGINT NOT NULL)
+                """,
+                """
+                CREATE TABLE engine_history (
+                  symbol TEXT NOT NULL, hour BIGINT NOT NULL, entries BYTEA NOT NULL, PRIMARY KEY (symbol, hour))
+                """,
+                // At most one row: the last market list's source and time.
+                """
+                CREATE TABLE market_list_meta (
+                  one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one), source TEXT NOT NULL, fetched_at BIGINT NOT NULL)
+                """,
+                """
+                CREATE TABLE market_list (
+                  position BIGINT PRIMARY KEY, symbol TEXT NOT NULL, name TEXT NOT NULL, base TEXT NOT NULL,
+                  quote TEXT NOT NULL, future BOOLEAN NOT NULL, active BOOLEAN NOT NULL)
+                """,
+                """
+                CREATE TABLE policy_pending (
+                  seq BIGINT PRIMARY KEY, sink TEXT NOT NULL, alert_id TEXT NOT NULL, rule TEXT NOT NULL,
+                  symbol TEXT NOT NULL, time BIGINT NOT NULL, price DOUBLE PRECISION NOT NULL, condition TEXT NOT NULL,
+                  threshold_low DOUBLE PRECISION NOT NULL, threshold_high DOUBLE PRECISION,
+                  threshold_null BOOLEAN NOT NULL, value DOUBLE PRECISION NOT NULL, message TEXT NOT NULL,
+                  notify TEXT NOT NULL, kind TEXT NOT NULL, reminder BIGINT, quiet BOOLEAN, source TEXT,
+                  UNIQUE (sink, alert_id))
+                """,
+                // The markets `listed` rules know; the meta row says a list was saved (none: no
+                // list seen yet, which differs from an empty list).
+                """
+                CREATE TABLE listings_meta (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one), saved_at BIGINT NOT NULL)
+                """,
+                "CREATE TABLE listings (symbol TEXT PRIMARY KEY, pending BOOLEAN NOT NULL)"
+            ])
     ]
 
     /// Applies the steps `connection`'s database lacks, each in its own transaction; throws

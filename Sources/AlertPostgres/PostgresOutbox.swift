@@ -27,9 +27,21 @@ public final class PostgresOutbox: FlushableOutbox {
 
     /// A write kept until it is made: `apply` runs in a transaction and returns what to call
     /// once it is committed.
+    /// Each write has an id, so a kept one is dropped only once it is committed.
     struct Write: Sendable {
+        var id = Write.ids.add(1, ordering: .relaxed).newValue
         var apply: @Sendable (PostgresConnection, Logger) async throws -> @Sendable () -> Void
         var failed: @Sendable (any Error) -> Void
+
+        init(
+            apply: @escaping @Sendable (PostgresConnection, Logger) async throws -> @Sendable () -> Void,
+            failed: @escaping @Sendable (any Error) -> Void
+        ) {
+            self.apply = apply
+            self.failed = failed
+        }
+
+        private static let ids = Atomic<UInt64>(0)
     }
 
     // MARK: DeliveryOutbox
@@ -38,11 +50,15 @@ public final class PostgresOutbox: FlushableOutbox {
         _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
         committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void
     ) {
+        // Made again after a connection closed under it, the insert may find its rows already
+        // committed: then it hands them over as if it had made them, so none is left undelivered.
+        let tried = Atomic(false)
         submit(
             Write(
                 apply: { connection, logger in
+                    let again = tried.exchange(true, ordering: .relaxed)
                     let rows = try await Self.insert(
-                        delivery, sinks: sinks, urgent: urgent, now: now, connection, logger)
+                        delivery, sinks: sinks, urgent: urgent, now: now, connection, logger, existing: again)
                     return { committed(.success(rows)) }
                 }, failed: { committed(.failure($0)) }))
     }
@@ -73,7 +89,9 @@ public final class PostgresOutbox: FlushableOutbox {
     }
 
     public func commit() async {
-        _ = try? await queue.perform { [self] connection in await retryUnwritten(connection) }
+        _ = try? await queue.perform { [self] connection, attempt in
+            if let lost = await retryUnwritten(connection, attempt) { throw lost }
+        }
     }
 
     public func loadPending() async throws -> [OutboxEntry] {
@@ -89,44 +107,81 @@ public final class PostgresOutbox: FlushableOutbox {
     }
 
     /// Hands `write` to the queue at once, so writes keep the order they were handed over in.
-    private func submit(_ write: Write) {
-        let logger = self.queue.logger
-        let accepted = queue.submit { [self] connection in
-            await retryUnwritten(connection)
-            await run(write, connection, logger)
+    /// A write that meets a dropped connection is run again on the next one when the queue
+    /// reconnects; one that fails otherwise is reported and kept for the next try.
+    func submit(_ write: Write) {
+        let accepted = queue.submit { [self] connection, attempt in
+            switch connection {
+            case .failure(let error):
+                attempt.effect {
+                    unwritten.withLock { $0.append(write) }
+                    write.failed(error)
+                }
+                return .done
+            case .success(let connection):
+                if let lost = await retryUnwritten(connection, attempt) { return .connectionLost(lost) }
+                return await run(write, connection, attempt)
+            }
         }
         if !accepted { write.failed(OutboxClosed()) }
     }
 
-    /// Makes `write` in one transaction; on failure reports it and keeps it for the next try.
-    private func run(_ write: Write, _ connection: PostgresConnection, _ logger: Logger) async {
+    /// Makes `write` in one transaction; on failure reports it and keeps it for the next try,
+    /// unless the connection dropped and the queue reconnects (then it runs again).
+    private func run(_ write: Write, _ connection: PostgresConnection, _ attempt: Attempt) async -> PostgresQueue.Ran {
+        let logger = queue.logger
         do {
-            try await connection.query("BEGIN", logger: logger)
-            let done = try await write.apply(connection, logger)
-            try await connection.query("COMMIT", logger: logger)
-            done()
+            let done = try await PostgresQueue.write(connection, logger) { try await write.apply($0, logger) }
+            attempt.effect { done() }
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
-            unwritten.withLock { $0.append(write) }
-            write.failed(error)
+            if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) { return .connectionLost(error) }
+            attempt.effect {
+                unwritten.withLock { $0.append(write) }
+                write.failed(error)
+            }
         }
+        return .done
     }
 
     /// Tries the writes that failed before, in their order; stops at the first that fails again.
-    private func retryUnwritten(_ connection: PostgresConnection) async {
-        let logger = self.queue.logger
-        while let next = unwritten.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+    /// Returns the error when it was the connection that failed.
+    private func retryUnwritten(_ connection: PostgresConnection, _ attempt: Attempt) async -> (any Error)? {
+        let logger = queue.logger
+        while let next = unwritten.withLock({ $0.first }) {
             do {
-                try await connection.query("BEGIN", logger: logger)
-                let done = try await next.apply(connection, logger)
-                try await connection.query("COMMIT", logger: logger)
-                done()
+                let done = try await PostgresQueue.write(connection, logger) { try await next.apply($0, logger) }
+                let handed = attempt.effect {
+                    unwritten.withLock { $0.removeAll { $0.id == next.id } }
+                    done()
+                }
+                if !handed { return ConnectionClosed() }
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
-                unwritten.withLock { $0.insert(next, at: 0) }
-                return
+                return PostgresQueue.isConnectionLoss(error, on: connection) ? error : nil
             }
         }
+        return nil
+    }
+
+    /// Runs `body` in one transaction together with the writes that failed before (first, in
+    /// their order), so that what `body` writes (the engine's state) never commits without
+    /// them: outbox before state, in one commit. On failure they are kept for the next try.
+    func afterUnwritten<T>(
+        _ connection: PostgresConnection, _ attempt: Attempt, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        let logger = queue.logger
+        let earlier = unwritten.withLock { $0 }
+        let (done, value) = try await PostgresQueue.write(connection, logger) { connection in
+            var done: [@Sendable () -> Void] = []
+            for write in earlier { done.append(try await write.apply(connection, logger)) }
+            return (done, try await body(connection))
+        }
+        let handed = attempt.effect {
+            let made = Set(earlier.map(\.id))
+            unwritten.withLock { $0.removeAll { made.contains($0.id) } }
+            for call in done { call() }
+        }
+        if !handed { throw ConnectionClosed() }
+        return value
     }
 
     // MARK: Claims and leases
@@ -235,12 +290,15 @@ public final class PostgresOutbox: FlushableOutbox {
 
     // MARK: The statements
 
+    /// With `existing`, a (delivery, sink) row already pending is returned too (without
+    /// counting its alerts again): for a write made again after its connection closed.
     static func insert(
         _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
-        _ connection: PostgresConnection, _ logger: Logger
+        _ connection: PostgresConnection, _ logger: Logger, existing: Bool = false
     ) async throws -> [OutboxEntry] {
         let (id, alerts, isDigest) = (delivery.id, alertList(delivery), isDigest(delivery))
         var rows: [OutboxEntry] = []
+        var found: [OutboxEntry] = []
         for sink in sinks {
             let inserted = try await connection.query(
                 """
@@ -248,14 +306,24 @@ public final class PostgresOutbox: FlushableOutbox {
                 VALUES (\(sink), \(id), \(alerts), \(isDigest), \(delivery.held), \(urgent), \(now), 0, \(now))
                 ON CONFLICT (delivery_id, sink) DO NOTHING RETURNING id
                 """, logger: logger)
+            var made = false
             for try await rowID in inserted.decode(Int64.self) {
+                made = true
                 rows.append(
+                    OutboxEntry(
+                        id: rowID, sink: sink, delivery: delivery, urgent: urgent, createdAt: now, nextAttemptAt: now))
+            }
+            guard existing, !made else { continue }
+            let there = try await connection.query(
+                "SELECT id FROM outbox WHERE delivery_id = \(id) AND sink = \(sink)", logger: logger)
+            for try await rowID in there.decode(Int64.self) {
+                found.append(
                     OutboxEntry(
                         id: rowID, sink: sink, delivery: delivery, urgent: urgent, createdAt: now, nextAttemptAt: now))
             }
         }
         if !rows.isEmpty { try await store(delivery.events, references: rows.count, connection, logger) }
-        return rows
+        return rows + found
     }
 
     /// Stores each alert once, counting `references` more rows that name it.
@@ -370,7 +438,7 @@ public final class PostgresOutbox: FlushableOutbox {
         list.split(separator: "\n").map(String.init)
     }
 
-    private static func columns(_ threshold: Threshold) -> (Double, Double?) {
+    static func columns(_ threshold: Threshold) -> (Double, Double?) {
         switch threshold {
         case .value(let x): return (x, nil)
         case .range(let low, let high): return (low, high)
@@ -399,28 +467,14 @@ public final class PostgresOutbox: FlushableOutbox {
         let wanted = Array(Set(read.flatMap { split($0.3) }))
         if !wanted.isEmpty {
             let found = try await connection.query(
-                """
-                SELECT id, rule, symbol, time, price, condition, threshold_low, threshold_high, threshold_null, value,
-                  message, notify, kind, reminder, source
-                FROM alerts WHERE id = ANY(\(wanted))
-                """, logger: logger)
-            for try await row in found.decode(
-                (
-                    String, String, String, Int64, Double, String, Double, Double?, Bool, Double, String, String,
-                    String, Int64?, String?
-                ).self)
-            {
-                let threshold: Threshold =
-                    if row.8 { .none } else if let high = row.7 { .range(row.6, high) } else { .value(row.6) }
-                var alert = Alert(
-                    rule: row.1, symbol: row.2, time: row.3, price: row.4, condition: row.5, threshold: threshold,
-                    value: row.9, message: row.10,
-                    notify: row.11.isEmpty ? [] : row.11.split(separator: "\n").map(String.init),
-                    kind: AlertKind(rawValue: row.12) ?? .alert, reminder: row.13.map(Int.init))
-                alert.source = row.14
-                alert.adoptOccurrence(fromID: row.0)
-                alerts[row.0] = alert
-            }
+                PostgresQuery(
+                    unsafeSQL: "SELECT \(alertColumns(id: "id")) FROM alerts WHERE id = ANY($1)",
+                    binds: {
+                        var binds = PostgresBindings()
+                        binds.append(wanted)
+                        return binds
+                    }()), logger: logger)
+            for try await row in found.decode(AlertColumns.self) { alerts[row.0] = alert(row) }
         }
         return try read.map { row in
             let events = split(row.3).compactMap { alerts[$0] }
@@ -433,6 +487,32 @@ public final class PostgresOutbox: FlushableOutbox {
                 id: row.0, sink: row.1, delivery: delivery, urgent: row.6, createdAt: row.7, attempts: Int(row.8),
                 nextAttemptAt: row.9, lastError: row.10, deadReason: row.11)
         }
+    }
+
+    /// An alert's columns as `alertColumns` selects them.
+    typealias AlertColumns = (
+        String, String, String, Int64, Double, String, Double, Double?, Bool, Double, String, String, String, Int64?,
+        String?
+    )
+
+    /// The columns an alert is stored in (`alerts`, `policy_pending`), its id's column named `id`.
+    static func alertColumns(id: String) -> String {
+        "\(id), rule, symbol, time, price, condition, threshold_low, threshold_high, threshold_null, value, message, "
+            + "notify, kind, reminder, source"
+    }
+
+    /// The alert `alertColumns` stored, with its id.
+    static func alert(_ row: AlertColumns) -> Alert {
+        let threshold: Threshold =
+            if row.8 { .none } else if let high = row.7 { .range(row.6, high) } else { .value(row.6) }
+        var alert = Alert(
+            rule: row.1, symbol: row.2, time: row.3, price: row.4, condition: row.5, threshold: threshold,
+            value: row.9, message: row.10,
+            notify: row.11.isEmpty ? [] : row.11.split(separator: "\n").map(String.init),
+            kind: AlertKind(rawValue: row.12) ?? .alert, reminder: row.13.map(Int.init))
+        alert.source = row.14
+        alert.adoptOccurrence(fromID: row.0)
+        return alert
     }
 
     /// The sink a digest was made for, read from its id `digest:SINK:<first event id>`.

@@ -94,6 +94,22 @@ public final class PostgresBackfillLedger: Sendable {
         }
     }
 
+    /// Every entry, by source then symbol.
+    public func all() async throws -> [BackfillLedger.Entry] {
+        return try await queue.perform { connection in
+            let rows = try await connection.query(
+                "SELECT source, symbol, reach, fetched_at, candles FROM backfill_ledger ORDER BY source, symbol",
+                logger: self.queue.logger)
+            var entries: [BackfillLedger.Entry] = []
+            for try await row in rows.decode((String, String, Int64, Int64, Int64).self) {
+                entries.append(
+                    BackfillLedger.Entry(
+                        source: row.0, symbol: row.1, reach: row.2, fetchedAt: row.3, candles: Int(row.4)))
+            }
+            return entries
+        }
+    }
+
     /// Stores `entries`, each replacing what its (source, symbol) had, in one transaction.
     public func record(_ entries: [BackfillLedger.Entry]) async throws {
         guard !entries.isEmpty else { return }

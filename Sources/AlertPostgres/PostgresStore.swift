@@ -17,20 +17,44 @@ public final class PostgresStore: Sendable {
     public let outbox: PostgresOutbox
     public let silences: PostgresSilences
     public let backfill: PostgresBackfillLedger
+    public let engineState: PostgresEngineState
+    public let policyJournal: PostgresPolicyJournal
+    public let knownMarkets: PostgresListings
     let queue: PostgresQueue
+    let session: PostgresSession
 
-    private init(queue: PostgresQueue) {
+    private init(queue: PostgresQueue, session: PostgresSession) {
         self.queue = queue
+        self.session = session
         outbox = PostgresOutbox(queue)
         silences = PostgresSilences(queue)
         backfill = PostgresBackfillLedger(queue)
+        engineState = PostgresEngineState(queue, outbox: outbox)
+        policyJournal = PostgresPolicyJournal(outbox)
+        knownMarkets = PostgresListings(queue)
+    }
+
+    /// How a process uses the store.
+    public struct Use: Sendable {
+        /// A lost connection is made again and every write waits for it (a daemon); otherwise
+        /// what meets a lost connection fails with the reason (a command).
+        public var reconnects: Bool
+        /// The store is held for this process alone, by a session advisory lock, as a state
+        /// folder's lock holds a folder (`run`, `check`): a second such process is refused.
+        public var exclusive: Bool
+
+        public init(reconnects: Bool = false, exclusive: Bool = false) {
+            self.reconnects = reconnects
+            self.exclusive = exclusive
+        }
     }
 
     /// Connects to `url` (TLS as its `sslmode` says) and brings the schema up to this binary's
     /// version, each migration in one transaction. Fails naming the URL, without its password,
-    /// when the server cannot be reached, refuses the login, or holds a newer schema.
+    /// when the server cannot be reached (`unreachable` set), refuses the login, holds a newer
+    /// schema, or (`exclusive`) is held by another pricealert (`heldBy` set).
     public static func open(
-        _ url: PostgresURL, logger: Logger = Logger(label: "pricealert.postgres")
+        _ url: PostgresURL, use: Use = Use(), logger: Logger = Logger(label: "pricealert.postgres")
     )
         async throws(PostgresStoreError) -> PostgresStore
     {
@@ -39,9 +63,15 @@ public final class PostgresStore: Sendable {
             connection = try await PostgresConnection.connect(
                 configuration: configuration(url), id: 1, logger: logger)
         } catch {
-            throw PostgresStoreError(url: url, doing: "cannot connect", error)
+            var failure = PostgresStoreError(url: url, doing: "cannot connect", error)
+            failure.unreachable = PostgresStoreError.isUnreachable(error)
+            throw failure
         }
-        let store = PostgresStore(queue: PostgresQueue(url: url, connection: connection, logger: logger))
+        let session = PostgresSession(url: url, exclusive: use.exclusive, logger: logger)
+        let queue = PostgresQueue(
+            url: url, connection: connection, logger: logger, reconnects: use.reconnects,
+            prepare: { connection, again in try await session.prepare(connection, again: again) })
+        let store = PostgresStore(queue: queue, session: session)
         do {
             try await store.queue.perform { connection in
                 try await PostgresMigrations.apply(on: connection, logger: logger)
@@ -49,6 +79,12 @@ public final class PostgresStore: Sendable {
         } catch {
             await store.close()
             throw PostgresStoreError(url: url, doing: "cannot migrate the schema", error)
+        }
+        do {
+            try await store.queue.perform { connection in try await session.prepare(connection, again: false) }
+        } catch {
+            await store.close()
+            throw PostgresStoreError(url: url, doing: "cannot hold the store", error)
         }
         return store
     }
@@ -139,6 +175,10 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
     public var reason: String
     /// Set when the database holds a schema newer than this binary knows.
     public var newerSchema: Int?
+    /// Set when the server could not be reached at all (a temporary failure: exit 75).
+    public var unreachable = false
+    /// Set when another pricealert holds the store (`PostgresStore.Use.exclusive`).
+    public var heldBy: String?
 
     public init(url: PostgresURL, doing: String, reason: String, newerSchema: Int? = nil) {
         self.url = url
@@ -165,6 +205,14 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { "store \(url): \(doing): \(reason)" }
 
+    /// Whether `error`, met while connecting, means no server answered (refused, timed out,
+    /// unreachable), rather than one that answered and refused (login, TLS).
+    static func isUnreachable(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return true }
+        return error.code == .connectionError || error.code == .serverClosedConnection
+            || error.code == .uncleanShutdown
+    }
+
     /// `error` in a few words: the server's message (with its SQLSTATE), or the network's or
     /// TLS's reason. The password, were it ever echoed, is replaced by `***`.
     static func reason(_ error: any Error, password: String?) -> String {
@@ -186,71 +234,4 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
         guard let password, !password.isEmpty else { return text }
         return text.replacingOccurrences(of: password, with: "***")
     }
-}
-
-/// The store's one connection and the queue of jobs that use it, one at a time, in the order
-/// they were handed over.
-final class PostgresQueue: Sendable {
-    typealias Job = @Sendable (PostgresConnection) async -> Void
-    let url: PostgresURL
-    let logger: Logger
-    private let jobs: AsyncStream<Job>.Continuation
-    private let worker: Task<Void, Never>
-    private let connection: PostgresConnection
-
-    init(url: PostgresURL, connection: PostgresConnection, logger: Logger) {
-        self.url = url
-        self.connection = connection
-        self.logger = logger
-        let (stream, continuation) = AsyncStream<Job>.makeStream()
-        jobs = continuation
-        worker = Task {
-            for await job in stream { await job(connection) }
-        }
-    }
-
-    /// Runs `body` on the connection once every job handed over before has run.
-    func perform<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let job: Job = { connection in
-                do { continuation.resume(returning: try await body(connection)) } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-            if !submit(job) { continuation.resume(throwing: PostgresStoreError.closed(url)) }
-        }
-    }
-
-    /// Hands `job` over at once, behind every job handed over before; false when the queue was
-    /// closed (the job never runs).
-    func submit(_ job: @escaping Job) -> Bool {
-        if case .terminated = jobs.yield(job) { return false }
-        return true
-    }
-
-    /// Runs `body` in one transaction on the connection (see `perform`).
-    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T
-    {
-        let logger = logger
-        return try await perform { connection in
-            try await connection.query("BEGIN", logger: logger)
-            do {
-                let value = try await body(connection)
-                try await connection.query("COMMIT", logger: logger)
-                return value
-            } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw error
-            }
-        }
-    }
-
-    /// Runs what was handed over, then closes the connection. Jobs handed over later fail with
-    /// `closed`.
-    func close() async {
-        jobs.finish()
-        await worker.value
-        try? await connection.close()
-    }
-
 }

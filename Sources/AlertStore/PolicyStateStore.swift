@@ -1,6 +1,5 @@
 import AlertModel
 import GRDB
-import Synchronization
 
 /// What the event-time policy stages hold for a sink (Docs/sinks.md#staying-calm-on-a-crash-day):
 /// the events held by quiet hours and those in open digests, one row per (sink, event), in the
@@ -15,8 +14,7 @@ public final class PolicyStateStore: Sendable {
     private let writer: GroupCommitter
     /// For `list()`, which also reads a folder opened read only.
     private let reader: DatabasePool
-    /// Writes that failed and are being written again (by token), with the last reason.
-    private let failing = Mutex((tokens: Set<UInt64>(), next: UInt64(0), reason: ""))
+    private let failing = FailingWrites()
 
     init(writer: GroupCommitter, reader: DatabasePool) {
         self.writer = writer
@@ -61,10 +59,7 @@ public final class PolicyStateStore: Sendable {
     /// until it is written, `unwritten` says so.
     public func record(added: [Pending], removed: [(sink: String, eventID: String)]) {
         guard !added.isEmpty || !removed.isEmpty else { return }
-        let token = failing.withLock { state -> UInt64 in
-            state.next += 1
-            return state.next
-        }
+        let token = failing.token()
         writer.submit(
             GroupCommitter.Write(
                 apply: { db in
@@ -88,20 +83,13 @@ public final class PolicyStateStore: Sendable {
                             alert.kind.rawValue, alert.reminder, row.quiet, alert.source
                         ])
                     }
-                    return { _ = self.failing.withLock { $0.tokens.remove(token) } }
+                    return { self.failing.written(token) }
                 },
-                failed: { error in
-                    self.failing.withLock { state in
-                        state.tokens.insert(token)
-                        state.reason = StateStore.reason(error)
-                    }
-                }, retried: true))
+                failed: { error in self.failing.failed(token, reason: StateStore.reason(error)) }, retried: true))
     }
 
     /// Why some recorded changes are not written yet; nil when every one is (after a commit).
-    public var unwritten: String? {
-        failing.withLock { $0.tokens.isEmpty ? nil : $0.reason }
-    }
+    public var unwritten: String? { failing.reason }
 
     private static func pending(_ row: Row) -> Pending {
         var alert = Outbox.alert(row)

@@ -79,6 +79,7 @@ struct CheckCommand: AsyncParsableCommand {
 
     func run() async throws {
         Logs.bootstrap()
+        try StoreOption.refuseStoreVariable(besides: state, command: "check")
         let request = CheckRun.Request(
             rules: rules.files, source: source, endpoint: endpoint, ticks: ticks, history: history, markets: markets,
             marketsEvery: marketsEvery.duration, format: format, drainTimeout: drainTimeout.duration,

@@ -1,3 +1,4 @@
+import AlertEngine
 import AlertFeeds
 import AlertHTTP
 import AlertModel
@@ -50,7 +51,8 @@ struct DemoCommand: AsyncParsableCommand {
         let ruleSet = try Inputs.rules(demoRules.rules)
         let sinks = try Inputs.sinks(for: ruleSet)
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, state: state)
-        let loaded = try delivery.store.map(state.loadSaved)?.take() ?? []
+        var loaded: [SymbolSnapshot] = []
+        if let store = delivery.store { loaded = try await StoreOption.loadSaved(store).take() }
         let logger = Logger(label: "pricealert")
         let exchange = DemoExchangeServer(
             configuration: ExchangeConfiguration(

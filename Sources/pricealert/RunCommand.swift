@@ -34,6 +34,7 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var skew: TickSkewOption
 
     @OptionGroup var state: StateOption
+    @OptionGroup var postgres: StoreOption
     @OptionGroup var daemon: DaemonOptions
 
     @Option(help: "Stop after this long (e.g. 10m); without it, run until SIGTERM/SIGINT.")
@@ -52,8 +53,8 @@ struct RunCommand: AsyncParsableCommand {
         RuleReload.ignoreUntilListening()
         let ruleSet = try rules.load()
         let sinks = try Inputs.sinks(for: ruleSet)
-        let store = try state.open()
-        let saved = try state.loadSaved(store)
+        let store = try await postgres.openDurable(state, reconnects: true)
+        let saved = try await StoreOption.loadSaved(store)
         let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
         let http = NIOHTTPClient.shared
         let logger = Logger(label: "pricealert")
@@ -63,11 +64,11 @@ struct RunCommand: AsyncParsableCommand {
                 source: try SourceRegistry.make(definition.type, endpoint: definition.endpoint), http: http,
                 options: options, logger: logger)
         }
+        let keptMarkets = try? await store.engine.loadMarkets()
         let outcome = try await LiveDaemon.run(
             ruleSet: ruleSet,
             feeds: try feeds(
-                of: ruleSet, make: makeRunner, http: http, options: options, logger: logger,
-                keptMarkets: try? store.engineState.loadMarkets()),
+                of: ruleSet, make: makeRunner, http: http, options: options, logger: logger, keptMarkets: keptMarkets),
             feedOptions: options, makeRunner: makeRunner, delivery: delivery, options: daemon,
             duration: duration?.duration, logger: logger, rulePaths: rules.files, saved: saved,
             saveEvery: saveEvery.duration)
@@ -97,7 +98,8 @@ struct RunCommand: AsyncParsableCommand {
             var runner = FeedRunner(
                 source: try SourceRegistry.make(source, endpoint: endpoint), http: http, options: options,
                 logger: logger)
-            // The list the state folder kept, followed when the exchange cannot give one at start.
+            // The list the state folder or store kept, followed when the exchange cannot give
+            // one at start.
             if let kept = keptMarkets, kept.source == source { runner.saved = (kept.markets, kept.fetchedAt) }
             feeds.append(LiveFeed(runner: runner))
         }

@@ -110,15 +110,19 @@ struct StoreCommand: AsyncParsableCommand {
         func run() async throws {
             guard let url = try StoreOption(text: to).url() else { return }
             let folder = try StateOption.opened(StateOption.open(from))
-            let contents: PostgresStore.Folder
-            let left: (symbols: Int, journal: Int)
+            var contents: PostgresStore.Folder
             do {
                 let silences = try SilenceStore.openIfPresent(folder.folder)
                 defer { silences?.close() }
                 contents = PostgresStore.Folder(
                     pending: try folder.outbox.pending(), dead: try folder.outbox.dead(),
                     silences: try silences?.all() ?? [], backfill: try folder.backfill.all())
-                left = (try folder.engineState.count(), try folder.policyState.list().count)
+                contents.engine = try folder.engineState.load()
+                contents.markets = try folder.engineState.loadMarkets()
+                contents.held = try folder.policyState.list()
+                // The list of ticks without a source: the store keeps no source's list yet.
+                let plain = try ListingStore(folder: folder.folder).load().first { $0.source == nil }
+                contents.listings = (plain?.known, plain?.pending ?? [])
             } catch {
                 throw StateOption.unusable(folder, error, doing: "cannot read it")
             }
@@ -140,13 +144,10 @@ struct StoreCommand: AsyncParsableCommand {
                 "store copy: \(folder.folder.path) to \(url): "
                     + [
                         said(copied.pending, "pending"), said(copied.dead, "dead letters"),
-                        said(copied.silences, "silences"), said(copied.backfill, "backfill ledger entries")
+                        said(copied.silences, "silences"), said(copied.backfill, "backfill ledger entries"),
+                        said(copied.engine, "symbols' engine state"), said(copied.markets, "market lists"),
+                        said(copied.held, "held or grouped events"), said(copied.listings, "known-market lists")
                     ].joined(separator: ", "))
-            if left.symbols > 0 || left.journal > 0 {
-                StandardError.write(
-                    "store copy: not copied: engine state of \(left.symbols) symbols and \(left.journal) held or grouped events (the store does not hold them; they stay in \(folder.folder.path))"
-                )
-            }
         }
     }
 }

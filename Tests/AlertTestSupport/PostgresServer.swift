@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -24,6 +25,32 @@ public struct PostgresServer: Sendable {
     /// under test printed.
     public let password: String
     let superuserPassword: String
+    /// The running `postgres` and how to start it again (`restart`).
+    let running: Running
+
+    final class Running: Sendable {
+        let arguments: [String]
+        let folder: URL
+        let process: Mutex<ObservedProcess>
+
+        init(arguments: [String], folder: URL, process: ObservedProcess) {
+            self.arguments = arguments
+            self.folder = folder
+            self.process = Mutex(process)
+        }
+    }
+
+    /// Stops the server (a fast shutdown: every session is ended, as when a database is restarted
+    /// under its clients), waits until `down` returns, then starts it again on the same port and
+    /// data, and returns once it accepts connections.
+    public func restart(down: @Sendable () async throws -> Void = {}) async throws {
+        let old = running.process.withLock { $0 }
+        _ = try await old.stop(signal: SIGINT)
+        try await down()
+        let process = try ObservedProcess(Self.runner, running.arguments, in: running.folder)
+        running.process.withLock { $0 = process }
+        _ = try await process.line(.stderr, containing: "ready to accept connections", timeout: 120)
+    }
 
     /// `postgres://pricealert:PASSWORD@HOST:PORT/DATABASE?sslmode=MODE`.
     public func url(
@@ -99,13 +126,13 @@ public struct PostgresServer: Sendable {
         var output = ""
         for _ in 0..<5 {
             let port = try AlertmanagerProcess.freePort()
-            let process = try ObservedProcess(
-                runner,
+            let arguments =
                 asServerUser(binaries.appendingPathComponent("postgres").path) + [
                     "-D", data, "-h", "127.0.0.1", "-p", "\(port)", "-k", folder.path,
                     "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
                     "-c", "log_min_messages=warning"
-                ] + sslSettings, in: folder)
+                ] + sslSettings
+            let process = try ObservedProcess(runner, arguments, in: folder)
             do {
                 _ = try await process.line(.stderr, containing: "ready to accept connections", timeout: 120)
             } catch {
@@ -114,7 +141,8 @@ public struct PostgresServer: Sendable {
                 continue
             }
             let server = PostgresServer(
-                port: port, folder: folder, password: password, superuserPassword: superuserPassword)
+                port: port, folder: folder, password: password, superuserPassword: superuserPassword,
+                running: Running(arguments: arguments, folder: folder, process: process))
             let result: Result<T, any Error>
             do {
                 try await server.psql(
@@ -125,7 +153,7 @@ public struct PostgresServer: Sendable {
                 result = .failure(error)
             }
             // SIGINT: PostgreSQL's fast shutdown (ends sessions, no checkpoint wait).
-            _ = try? await process.stop(signal: SIGINT)
+            _ = try? await server.running.process.withLock { $0 }.stop(signal: SIGINT)
             return try result.get()
         }
         throw Failed(step: "postgres", output: output)

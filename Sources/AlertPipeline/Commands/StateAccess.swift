@@ -83,7 +83,7 @@ extension AlertDelivery {
 
     /// Delivery through the outbox of `store` (`AlertDelivery.open`).
     public static func setUp(
-        ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore
+        ruleSet: RuleSet, sinks: [String: any Sink], store: any DurableStore
     ) async throws(CommandFailure) -> AlertDelivery {
         do {
             return try await open(ruleSet: ruleSet, sinks: sinks, store: store)

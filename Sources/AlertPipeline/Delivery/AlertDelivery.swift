@@ -10,12 +10,12 @@ import Platform
 
 /// How a command hands alerts on: through the event-time policy stages (`DeliveryPolicy`:
 /// silence → priority → quiet hours → group), then straight to the sinks (`Dispatcher`), or,
-/// when a state folder is in use, through the durable outbox for webhook and exec sinks
-/// (`ReliableDispatcher`), where what the stages hold is journaled too.
+/// when a state folder or a PostgreSQL store is in use, through the durable outbox for webhook
+/// and exec sinks (`ReliableDispatcher`), where what the stages hold is journaled too.
 public struct AlertDelivery: Sendable {
     public enum Route: Sendable {
         case direct(Dispatcher)
-        case reliable(ReliableDispatcher, StateStore)
+        case reliable(ReliableDispatcher, any DurableStore)
     }
 
     public let route: Route
@@ -32,8 +32,8 @@ public struct AlertDelivery: Sendable {
         await hand(policy.restore(held))
     }
 
-    /// The opened state folder, when there is one.
-    public var store: StateStore? {
+    /// The opened state folder or store, when there is one.
+    public var store: (any DurableStore)? {
         if case .reliable(_, let store) = route { return store }
         return nil
     }
@@ -48,14 +48,14 @@ public struct AlertDelivery: Sendable {
         do {
             try await commit()
         } catch {
-            logger.error("state not saved in \(store.folder.path): \(error); it is saved once they are written")
+            logger.error("state not saved in \(store.place): \(error); it is saved once they are written")
             return false
         }
         do {
-            try store.engineState.save(snapshots, markets: markets, now: Wallclock.millis())
+            try await store.engine.save(snapshots, markets: markets, now: Wallclock.millis())
             return true
         } catch {
-            logger.error("cannot save state in \(store.folder.path): \(store.describe(error))")
+            logger.error("cannot save state in \(store.place): \(store.describe(error))")
             return false
         }
     }
@@ -66,9 +66,9 @@ public struct AlertDelivery: Sendable {
         guard let store else { return }
         do {
             try await commit()
-            try ListingStore(folder: store.folder).save(listings)
+            try await store.listings.save(listings)
         } catch {
-            logger.error("cannot save the known markets in \(store.folder.path): \(error)")
+            logger.error("cannot save the known markets in \(store.listings.place): \(store.describe(error))")
         }
     }
 
@@ -154,20 +154,21 @@ public struct AlertDelivery: Sendable {
     /// standard error; the command exits 73 for them.
     public func finish(timeout: Duration, countPending: Bool = true) async -> Int {
         guard case .reliable(let dispatcher, let store) = route else { return 0 }
+        store.stopping()
         await dispatcher.drain(timeout: timeout)
         let counts = await dispatcher.counts()
         let dead = dispatcher.durable.reduce(0) { $0 + (counts[$1]?.dead ?? 0) }
         let pending = await dispatcher.outboxDepth()
         if pending > 0 {
             StandardError.write(
-                "pricealert: \(pending) deliveries wait in the outbox of \(store.folder.path); the next start (or 'pricealert outbox flush') sends them"
+                "pricealert: \(pending) deliveries wait in the outbox of \(store.place); the next start (or 'pricealert outbox flush') sends them"
             )
         }
-        store.close()
+        await store.close()
         if let missing = dispatcher.unwrittenAlerts() {
             let shown = missing.ids.prefix(10).joined(separator: ", ") + (missing.ids.count > 10 ? ", …" : "")
             StandardError.write(
-                "pricealert: error: cannot write \(missing.ids.count) alert\(missing.ids.count == 1 ? "" : "s") to the outbox in \(store.folder.databasePath): \(missing.reason); not sent to webhook and exec sinks: \(shown)"
+                "pricealert: error: cannot write \(missing.ids.count) alert\(missing.ids.count == 1 ? "" : "s") to the outbox in \(store.localFolder?.databasePath ?? store.place): \(missing.reason); not sent to webhook and exec sinks: \(shown)"
             )
         }
         return dead + (countPending ? pending : 0)

@@ -72,14 +72,14 @@ public final class DeliveryPolicy: Sendable {
     private let hasHighPriority: Atomic<Bool>
     /// Sinks with quiet hours or a group: the only ones that hold events.
     private let staged: Set<String>
-    private let journal: PolicyStateStore?
+    private let journal: (any PolicyJournal)?
     /// Some silence is known: with no staged sink and no high-priority rule either, events pass
     /// straight through (`passesUntouched`).
     private let hasSilences: Atomic<Bool>
     private let logger = Logger(label: "pricealert.policy")
 
     /// Fails on a quiet-hours zone the system does not know (validation names it first).
-    public init(ruleSet: RuleSet, silences: SilenceSet, journal: PolicyStateStore?) throws(UnknownZone) {
+    public init(ruleSet: RuleSet, silences: SilenceSet, journal: (any PolicyJournal)?) throws(UnknownZone) {
         let definitions = Array(ruleSet.sinks.values)
         let highPriority = Self.highPriority(of: ruleSet)
         state = Mutex(

@@ -8,15 +8,16 @@ import AlertStore
 /// Why delivery cannot be set up; `description` names the file or folder, or the time zone,
 /// and says why. A command writes it and exits 65 (`isDataError`) or 73.
 public enum DeliverySetupError: Error, CustomStringConvertible {
-    /// The outbox (or what the policy stages held) cannot be read.
-    case outboxUnreadable(folder: String, reason: String)
+    /// The outbox (or what the policy stages held) cannot be read; `place` names the state
+    /// folder or the store.
+    case outboxUnreadable(place: String, reason: String)
     case silencesUnreadable(SilencesUnreadable)
     /// Quiet hours name a time zone this system does not know.
     case unknownTimeZone(String)
 
     public var description: String {
         switch self {
-        case .outboxUnreadable(let folder, let reason): "state folder \(folder): cannot read the outbox: \(reason)"
+        case .outboxUnreadable(let place, let reason): "\(place): cannot read the outbox: \(reason)"
         case .silencesUnreadable(let error): "\(error)"
         case .unknownTimeZone(let name): "quiet hours: unknown time zone \(UserText.double(name))"
         }
@@ -45,36 +46,46 @@ extension AlertDelivery {
             route: .direct(Dispatcher(sinks: sinks)), policy: try policy(ruleSet, silences: silences, journal: nil))
     }
 
-    /// Delivery through the outbox of an opened state folder, which `finish` closes; the policy
-    /// stages get back what they held when the folder was last used, and the folder's silences
-    /// apply. When the outbox, what the stages held or the silences cannot be read, or quiet
-    /// hours name an unknown time zone, the folder is closed and the error thrown.
+    /// Delivery through the outbox of an opened state folder or store, which `finish` closes;
+    /// the policy stages get back what they held when it was last used, and its silences apply.
+    /// When the outbox, what the stages held or the silences cannot be read, or quiet hours name
+    /// an unknown time zone, the store is closed and the error thrown.
     public static func open(
-        ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore
+        ruleSet: RuleSet, sinks: [String: any Sink], store: any DurableStore
     ) async throws(DeliverySetupError) -> AlertDelivery {
         let durable = ruleSet.durableSinks(among: sinks.keys)
         let dispatcher = ReliableDispatcher(
-            sinks: sinks, durable: durable, outbox: store.outbox,
+            sinks: sinks, durable: durable, outbox: store.deliveries,
             configuration: .init(definitions: ruleSet.sinks.values))
         let held: [PolicyStateStore.Pending]
         let policy: DeliveryPolicy
         do {
             try await dispatcher.start()
-            held = try await store.policyState.load()
+            held = try await store.journal.load()
         } catch {
-            store.close()
-            throw .outboxUnreadable(folder: store.folder.path, reason: store.describe(error))
+            await store.close()
+            throw .outboxUnreadable(place: store.place, reason: store.describe(error))
         }
         do throws(DeliverySetupError) {
             let silences: SilenceSet
-            do {
-                silences = try SilenceSet.load(.success(store.folder))
-            } catch {
-                throw .silencesUnreadable(error)
+            if let folder = store.localFolder {
+                do {
+                    silences = try SilenceSet.load(.success(folder))
+                } catch {
+                    throw .silencesUnreadable(error)
+                }
+            } else {
+                do {
+                    silences = SilenceSet(records: try await store.silenceRecords())
+                } catch {
+                    throw .silencesUnreadable(
+                        SilencesUnreadable(
+                            description: "\(store.place): cannot read the silences: \(store.describe(error))"))
+                }
             }
-            policy = try Self.policy(ruleSet, silences: silences, journal: store.policyState)
+            policy = try Self.policy(ruleSet, silences: silences, journal: store.journal)
         } catch {
-            store.close()
+            await store.close()
             throw error
         }
         let delivery = AlertDelivery(route: .reliable(dispatcher, store), policy: policy)
@@ -83,7 +94,7 @@ extension AlertDelivery {
     }
 
     private static func policy(
-        _ ruleSet: RuleSet, silences: SilenceSet, journal: PolicyStateStore?
+        _ ruleSet: RuleSet, silences: SilenceSet, journal: (any PolicyJournal)?
     ) throws(DeliverySetupError) -> DeliveryPolicy {
         do {
             return try DeliveryPolicy(ruleSet: ruleSet, silences: silences, journal: journal)

@@ -86,18 +86,19 @@ final class DeliveryService: Service {
                     unsaved.keep(snapshots, markets: markets)
                 }
                 written?()
-                unrecorded = record(unrecorded, unless: unsaved)
+                unrecorded = await record(unrecorded, unless: unsaved)
             case .backfilled(let entries):
-                unrecorded = record(unrecorded + entries, unless: unsaved)
+                unrecorded = await record(unrecorded + entries, unless: unsaved)
             case .listings(let listings):
                 await delivery.save(listings, logger: logger)
             case .sourceMarkets(let list):
-                guard let store = delivery.store else { break }
+                // A rule-file source's list is kept in a state folder only (Docs/postgres.md).
+                guard let folder = delivery.store?.localFolder else { break }
                 do {
-                    try SourceMarketStore(folder: store.folder).save(list)
+                    try SourceMarketStore(folder: folder).save(list)
                 } catch {
                     logger.warning(
-                        "cannot keep the market list of source '\(list.source)' in \(store.folder.path): \(error)")
+                        "cannot keep the market list of source '\(list.source)' in \(folder.path): \(error)")
                 }
             case .rules(let rules):
                 delivery.policy.use(rules)
@@ -128,14 +129,16 @@ final class DeliveryService: Service {
 
     /// Records `entries` in the ledger when every save handed over so far is written (`unsaved`
     /// is empty); otherwise returns them to record after a later save.
-    private func record(_ entries: [BackfillLedger.Entry], unless unsaved: UnsavedState) -> [BackfillLedger.Entry] {
+    private func record(
+        _ entries: [BackfillLedger.Entry], unless unsaved: UnsavedState
+    ) async -> [BackfillLedger.Entry] {
         guard !entries.isEmpty, let store = delivery.store else { return [] }
         guard unsaved.isEmpty else { return entries }
         do {
-            try store.backfill.record(entries)
+            try await store.ledger.record(entries)
         } catch {
             logger.warning(
-                "cannot record the filled history in \(store.folder.path): \(store.describe(error)); the next start fetches it again"
+                "cannot record the filled history in \(store.place): \(store.describe(error)); the next start fetches it again"
             )
         }
         return []

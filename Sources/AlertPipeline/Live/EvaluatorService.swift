@@ -28,11 +28,12 @@ final class EvaluatorService: Service {
     let output: AsyncStream<DeliveryInput>.Continuation
     let gate: AlertGate
     let saved: SavedState
-    /// Where saves go: nil without a state folder (nothing is saved, listings are not restored).
-    let store: StateStore?
+    /// Where saves go: nil without a state folder or store (nothing is saved, listings are not
+    /// restored).
+    let store: (any DurableStore)?
     let saveEvery: Duration
-    /// The ledger of the history filled before (nil without a state folder).
-    let ledger: BackfillLedger?
+    /// The ledger of the history filled before (nil without a state folder or store).
+    let ledger: (any BackfillRecorder)?
     /// The run follows a `--source` feed (its ticks without a source).
     let plainFeed: Bool
     /// The counts of the run, once the service has returned.
@@ -41,7 +42,8 @@ final class EvaluatorService: Service {
     init(
         ruleSet: RuleSet, options: FeedOptions, logger: Logger, monitor: PipelineMonitor,
         inbox: Inbox<EvaluatorInput>, output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate,
-        saved: SavedState, store: StateStore?, saveEvery: Duration, ledger: BackfillLedger?, plainFeed: Bool = false
+        saved: SavedState, store: (any DurableStore)?, saveEvery: Duration, ledger: (any BackfillRecorder)?,
+        plainFeed: Bool = false
     ) {
         self.plainFeed = plainFeed
         self.ruleSet = ruleSet
@@ -63,11 +65,20 @@ final class EvaluatorService: Service {
         var evaluation = LiveEvaluation(
             ruleSet: ruleSet, logger: logger, monitor: monitor, output: output, gate: gate)
         evaluation.maxTickSkew = options.maxTickSkew.milliseconds
-        evaluation.ledger = ledger
+        if let ledger {
+            do {
+                var reaches: [String: [String: Int64]] = [:]
+                for entry in try await ledger.all() { reaches[entry.source, default: [:]][entry.symbol] = entry.reach }
+                evaluation.ledger = reaches
+            } catch {
+                logger.warning("the ledger of filled history cannot be read: \(error); filling every symbol again")
+                evaluation.ledger = [:]
+            }
+        }
         evaluation.hasPlainFeed = plainFeed
         if let store {
             evaluation.persist(restoring: saved.take(), every: saveEvery)
-            evaluation.restoreListings(from: ListingStore(folder: store.folder))
+            await evaluation.restoreListings(from: store)
         } else {
             evaluation.restore(saved.take())
         }
@@ -107,8 +118,10 @@ struct LiveEvaluation {
     /// The monotonic clock `saveEvery` is measured on: setting the time of day neither stops
     /// saves nor bunches them.
     var intervals = ElapsedMillis()
-    /// The ledger of the history filled before (nil without a state folder: every start fills again).
-    var ledger: BackfillLedger?
+    /// The ledger of the history filled before, per source and symbol, as read at the start
+    /// (nil without a state folder or store: every start fills again). Only this run adds to
+    /// it, and `filledByThisRun` has what it adds.
+    var ledger: [String: [String: Int64]]?
     /// The feeds that gave a market list and have not ended, in the order of their first list:
     /// each fills the history of its own keys (`fillHistory`).
     private var feeds: [FeedOrigin] = []
@@ -123,8 +136,8 @@ struct LiveEvaluation {
     var maxTickSkew: Int64 = FeedOptions.defaultMaxTickSkew.milliseconds
     /// The system clock against the monotonic one, read at each frame of ticks.
     private var clock = ClockStepWatch()
-    /// Where the known markets of `listed` rules are kept (nil: no state folder).
-    private var listingStore: ListingStore?
+    /// Where the known markets of `listed` rules are kept (nil: no state folder or store).
+    private var listingStore: (any DurableStore)?
     /// Each feed's last market list, by feed name, for `reportUnlisted`.
     private var lists: [String: UnlistedSymbols.Feed] = [:]
     /// The (feed, symbol) pairs `reportUnlisted` warned of under the running rules.
@@ -147,17 +160,21 @@ struct LiveEvaluation {
     }
 
     /// The known markets of each market list a previous run saved (the list of ticks without a
-    /// source, each rule-file source's); an unreadable file makes that list's next one count as
-    /// the first. At a reload (`untrackedOnly`), only the lists not followed yet (a source the
-    /// rule files added, the first `listed` rule) are read.
-    mutating func restoreListings(from store: ListingStore, untrackedOnly: Bool = false) {
+    /// source, each rule-file source's); an unreadable list makes its next one count as the
+    /// first. At a reload (`untrackedOnly`), only the lists not followed yet (a source the rule
+    /// files added, the first `listed` rule) are read.
+    mutating func restoreListings(from store: any DurableStore, untrackedOnly: Bool = false) async {
         listingStore = store
         guard evaluator.watchesListings else { return }
+        let listings = store.listings
         do {
             evaluator.restoreListings(
-                try store.load(sources: evaluator.ruleSet.sources.map(\.name)), untrackedOnly: untrackedOnly)
-        } catch {
+                try await listings.load(sources: evaluator.ruleSet.sources.map(\.name)), untrackedOnly: untrackedOnly)
+        } catch let error as ListingStoreError {
             logger.warning("\(error); the next market list is taken as the first")
+        } catch {
+            logger.warning(
+                "cannot read \(listings.place): \(store.describe(error)); the next market list is taken as the first")
         }
     }
 
@@ -373,14 +390,7 @@ struct LiveEvaluation {
         into requests: AsyncStream<BackfillService.Request>.Continuation
     ) {
         var filled = filledByThisRun.merging(asked) { max($0, $1) }
-        if let ledger {
-            do {
-                filled.merge(try ledger.reaches(source: feed.name)) { max($0, $1) }
-            } catch {
-                logger.warning(
-                    "\(feed.name): the ledger of filled history cannot be read: \(error); filling every symbol again")
-            }
-        }
+        if let reaches = ledger?[feed.name] { filled.merge(reaches) { max($0, $1) } }
         let now = Wallclock.millis()
         let needs = reaches.map {
             Backfill.Need(symbol: $0.key, reach: $0.value.reach, detail: $0.value.detail, until: now)
@@ -452,7 +462,7 @@ struct LiveEvaluation {
         await saveChanges()
         output.yield(.rules(rules))
         evaluator.reload(rules)
-        if let listingStore { restoreListings(from: listingStore, untrackedOnly: true) }
+        if let listingStore { await restoreListings(from: listingStore, untrackedOnly: true) }
         unlistedWarned = []
         reportUnlisted()
         fillHistory()

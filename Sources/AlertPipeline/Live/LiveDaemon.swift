@@ -64,8 +64,8 @@ extension LivePipeline {
         pipeline.rulePaths = rulePaths
         pipeline.saved = saved
         pipeline.saveEvery = saveEvery
-        if let folder = delivery.store?.folder {
-            pipeline.silenceWatcher = SilenceWatcher(folder: folder, logger: logger, apply: delivery.policy.use)
+        if let store = delivery.store {
+            pipeline.silenceWatcher = SilenceWatcher(store: store, logger: logger, apply: delivery.policy.use)
         }
         if let duration {
             pipeline.stop = { try? await Task.sleep(for: duration) }

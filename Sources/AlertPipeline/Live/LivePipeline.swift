@@ -123,7 +123,7 @@ public struct LivePipeline: Sendable {
 
         let roster = FeedRoster(
             inbox: inbox, monitor: monitor, logger: logger, stopping: stopping, makeRunner: makeRunner,
-            backfills: true, markets: delivery.store.map { SourceMarketStore(folder: $0.folder) })
+            backfills: true, markets: delivery.store?.localFolder.map(SourceMarketStore.init))
         let feedServices = feeds.map { feed in
             roster.make(
                 feed, definition: ruleSet.sources.first { feed.tag != nil && $0.name == feed.tag }, ruleSet: ruleSet)
@@ -134,7 +134,7 @@ public struct LivePipeline: Sendable {
         let evaluator = EvaluatorService(
             ruleSet: ruleSet, options: feedOptions, logger: logger, monitor: monitor, inbox: inbox,
             output: handOverInput, gate: gate, saved: saved, store: delivery.store,
-            saveEvery: saveEvery, ledger: delivery.store?.backfill, plainFeed: feeds.contains { $0.tag == nil })
+            saveEvery: saveEvery, ledger: delivery.store?.ledger, plainFeed: feeds.contains { $0.tag == nil })
         let deliveryService = DeliveryService(
             delivery: delivery, input: handOver, clock: handOverInput, gate: gate,
             drainTimeout: drainTimeout, logger: logger)

@@ -13,19 +13,20 @@ import Glibc
 import Darwin
 #endif
 
-/// Hands the silences of a state folder to the policy stages whenever `silences.sqlite`
-/// changes (a silence added or expired by another process), within `every` of the change:
-/// nothing is read while the file and its write-ahead log keep their size and time. The first
-/// look reads the file, so a change made while the daemon started is not missed.
+/// Hands the silences of a state folder or store to the policy stages whenever they change (a
+/// silence added or expired by another process), within `every` of the change. In a state
+/// folder nothing is read while `silences.sqlite` and its write-ahead log keep their size and
+/// time; a PostgreSQL store's table is read every `every`. The first look reads them, so a change
+/// made while the daemon started is not missed.
 public struct SilenceWatcher: Service {
-    let folder: StateFolder
+    let store: any DurableStore
     let logger: Logger
     /// Receives the silences in force after each change.
     let apply: @Sendable (SilenceSet) -> Void
     var every: Duration = .seconds(1)
 
-    public init(folder: StateFolder, logger: Logger, apply: @escaping @Sendable (SilenceSet) -> Void) {
-        self.folder = folder
+    public init(store: any DurableStore, logger: Logger, apply: @escaping @Sendable (SilenceSet) -> Void) {
+        self.store = store
         self.logger = logger
         self.apply = apply
     }
@@ -33,16 +34,20 @@ public struct SilenceWatcher: Service {
     public func run() async throws {
         await cancelWhenGracefulShutdown {
             var seen: [FileStamp?]?
+            var looked = false
             var current: SilenceSet?
             while !Task.isCancelled {
-                let stamp = [".sqlite", ".sqlite-wal"].map { FileStamp(folder.path + "/silences" + $0) }
-                if stamp != seen {
-                    seen = stamp
-                    if let silences = read(), silences != current {
+                let stamp = store.localFolder.map { folder in
+                    [".sqlite", ".sqlite-wal"].map { FileStamp(folder.path + "/silences" + $0) }
+                }
+                if !looked || stamp == nil || stamp != seen {
+                    (seen, looked) = (stamp, true)
+                    if let silences = await read(), silences != current {
                         if current != nil || !silences.silences.isEmpty {
                             let now = Wallclock.millis()
                             let inForce = silences.silences.filter { $0.from <= now && now < $0.until }.count
-                            logger.info("silences changed: \(inForce) in force (\(folder.path)/silences.sqlite)")
+                            let place = store.localFolder.map { "\($0.path)/silences.sqlite" } ?? store.place
+                            logger.info("silences changed: \(inForce) in force (\(place))")
                         }
                         current = silences
                         apply(silences)
@@ -53,14 +58,14 @@ public struct SilenceWatcher: Service {
         }
     }
 
-    /// Nil when the file cannot be read now (logged; the silences in force stay).
-    private func read() -> SilenceSet? {
+    /// Nil when the silences cannot be read now (logged; the silences in force stay).
+    private func read() async -> SilenceSet? {
         do {
-            guard let store = try SilenceStore.openIfPresent(folder) else { return SilenceSet() }
-            defer { store.close() }
-            return SilenceSet(records: try store.all())
+            return SilenceSet(records: try await store.silenceRecords())
         } catch {
-            logger.warning("cannot read the silences in \(folder.path): \(error); the ones read before stay in force")
+            let place = store.localFolder?.path ?? store.place
+            logger.warning(
+                "cannot read the silences in \(place): \(store.describe(error)); the ones read before stay in force")
             return nil
         }
     }

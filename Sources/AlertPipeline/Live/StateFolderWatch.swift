@@ -5,20 +5,21 @@ import ServiceLifecycle
 import Synchronization
 
 /// Watches that the state folder `run` opened is still the one at its path (`StateStore.lost`:
-/// the lock file's link count and inode, checked every `every`). A folder deleted or moved
+/// the lock file's link count and inode, checked every `every`), or that a PostgreSQL store's
+/// lock is still held (`DurableStore.lost`). A folder deleted or moved
 /// away under the daemon would otherwise go unnoticed: saves and the outbox written to files
 /// nobody reads, and a second pricealert free to lock the same path and deliver the same
 /// alerts again. When it is lost this service logs an error, makes `/healthz` say so, and
 /// returns, which shuts the group down (`successTerminationBehavior: .gracefullyShutdownGroup`);
 /// the run then exits 73 (Docs/cli.md). Otherwise it returns at its turn in the shutdown.
 final class StateFolderWatch: Service {
-    let store: StateStore
+    let store: any DurableStore
     let every: Duration
     let logger: Logger
     let monitor: PipelineMonitor
     private let found = Mutex<String?>(nil)
 
-    init(store: StateStore, every: Duration, logger: Logger, monitor: PipelineMonitor) {
+    init(store: any DurableStore, every: Duration, logger: Logger, monitor: PipelineMonitor) {
         self.store = store
         self.every = every
         self.logger = logger
@@ -32,7 +33,7 @@ final class StateFolderWatch: Service {
         let (store, every) = (self.store, self.every)
         let reason = await cancelWhenGracefulShutdown { () -> String? in
             while !Task.isCancelled {
-                if let reason = store.lost() { return reason }
+                if let reason = await store.lost() { return reason }
                 try? await Task.sleep(for: every)
             }
             return nil
@@ -43,6 +44,7 @@ final class StateFolderWatch: Service {
         }
         found.withLock { $0 = reason }
         monitor.status.failed(reason)
-        logger.error("\(reason); stopping (exit 73): restore the folder or start again with a state folder")
+        let advice = store.localFolder == nil ? "" : ": restore the folder or start again with a state folder"
+        logger.error("\(reason); stopping (exit 73)\(advice)")
     }
 }

@@ -12,7 +12,8 @@ extension AlertDelivery {
     }
 
     /// Delivery through the outbox of `store` (`AlertDelivery.open`).
-    static func make(ruleSet: RuleSet, sinks: [String: any Sink], store: StateStore) async throws -> AlertDelivery {
+    static func make(ruleSet: RuleSet, sinks: [String: any Sink], store: any DurableStore) async throws -> AlertDelivery
+    {
         try await ExitCodes.exitingAsync { try await setUp(ruleSet: ruleSet, sinks: sinks, store: store) }
     }
 }

@@ -52,11 +52,6 @@ struct StateOption: ParsableArguments {
         try ExitCodes.exiting { try StateAccess.opened(result) }
     }
 
-    /// The engine state the previous run saved; exits 73 naming the folder when it cannot be read.
-    func loadSaved(_ store: StateStore) throws -> SavedState {
-        try ExitCodes.exiting { try StateAccess.loadSaved(store) }
-    }
-
     /// What was saved in `store` cannot be read: says where and why (`StateAccess.unusable`),
     /// closes it, and returns the exit code (73) to throw.
     static func unusable(_ store: StateStore, _ error: any Error, doing: String? = nil) -> ExitCode {

@@ -1,42 +1,94 @@
+import AlertPipeline
 import AlertPostgres
+import AlertStore
 import ArgumentParser
+import Foundation
 import Logging
 import Platform
 
-/// `--store postgres://…`: a PostgreSQL store instead of the state folder, for the commands that
-/// read it (`outbox list|purge`, `silence`, `store status`). The URL's password is never printed:
-/// messages name the URL with `***` in its place.
+/// `--store postgres://…` (or `PRICEALERT_STORE`): a PostgreSQL store instead of the state
+/// folder, for `run`, `check`, `outbox`, `silence` and `store status`. The URL's password is
+/// never printed: messages name the URL with `***` in its place.
 struct StoreOption: ParsableArguments {
     @Option(
         name: .customLong("store"),
         help: ArgumentHelp(
-            "A PostgreSQL store instead of the state folder: postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=MODE (Docs/postgres.md).",
+            "A PostgreSQL store instead of the state folder: postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=MODE (Docs/postgres.md); default $PRICEALERT_STORE unless --state is given.",
             valueName: "url"))
     var text: String?
 
-    /// The URL given, or nil when none is (then the state folder is used); exits 64 naming the
-    /// URL (without its password) when it cannot be read, or when `--state` is given too.
-    func url(besides state: StateOption? = nil) throws -> PostgresURL? {
-        guard let text else { return nil }
-        if state?.path != nil {
-            StandardError.write("pricealert: error: give --state or --store, not both")
-            throw ExitCodes.usage
+    /// The variable that names the store when neither `--store` nor `--state` is given.
+    static let variable = "PRICEALERT_STORE"
+
+    /// The URL `--store` gives, else `PRICEALERT_STORE`'s unless `--state` names a folder; nil
+    /// when neither does (then the state folder is used). Exits 64 naming the URL (without its
+    /// password) and where it came from when it cannot be read, or when `--state` and `--store`
+    /// are both given.
+    func url(
+        besides state: StateOption? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> PostgresURL? {
+        let given: String
+        var origin = ""
+        if let text {
+            if state?.path != nil {
+                StandardError.write("pricealert: error: give --state or --store, not both")
+                throw ExitCodes.usage
+            }
+            given = text
+        } else if state?.path == nil, let value = environment[Self.variable], !value.isEmpty {
+            given = value
+            origin = "\(Self.variable): "
+        } else {
+            return nil
         }
         do {
-            return try PostgresURL(text)
+            return try PostgresURL(given)
         } catch {
-            StandardError.write("pricealert: error: \(error)")
+            StandardError.write("pricealert: error: \(origin)\(error)")
             throw ExitCodes.usage
         }
     }
 
-    /// Connects to `url` and brings its schema up to date; exits 73 with the reason (the URL
-    /// named without its password) when it cannot.
-    static func open(_ url: PostgresURL) async throws -> PostgresStore {
+    /// For a command that does not use a PostgreSQL store yet (`check`): exits 64 when
+    /// `PRICEALERT_STORE` names one and `--state` does not name a folder, rather than keeping its
+    /// state apart from the `run` that uses the store.
+    static func refuseStoreVariable(
+        besides state: StateOption, command: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws {
+        guard state.path == nil, let value = environment[variable], !value.isEmpty else { return }
+        StandardError.write(
+            "pricealert: error: \(variable) names a PostgreSQL store, which \(command) does not use yet (Docs/postgres.md); give --state DIR to use a state folder"
+        )
+        throw ExitCodes.usage
+    }
+
+    /// Connects to `url` and brings its schema up to date; exits 75 when the server cannot be
+    /// reached or (`use.exclusive`) another pricealert holds the store, 73 otherwise, with the
+    /// reason (the URL named without its password).
+    static func open(_ url: PostgresURL, use: PostgresStore.Use = .init()) async throws -> PostgresStore {
         do {
-            return try await PostgresStore.open(url, logger: Logger(label: "pricealert.postgres"))
+            return try await PostgresStore.open(url, use: use, logger: Logger(label: "pricealert.postgres"))
         } catch {
             StandardError.write("pricealert: error: \(error)")
+            throw error.unreachable || error.heldBy != nil ? ExitCodes.stateLocked : ExitCodes.stateUnusable
+        }
+    }
+
+    /// The store `--store` or `PRICEALERT_STORE` names, held for this process alone (`run`,
+    /// `check`), reconnecting after a drop when `reconnects`; else the state folder (`state`).
+    func openDurable(_ state: StateOption, reconnects: Bool) async throws -> any DurableStore {
+        guard let url = try url(besides: state) else { return try state.open() }
+        return try await Self.open(url, use: PostgresStore.Use(reconnects: reconnects, exclusive: true))
+    }
+
+    /// The engine state the previous run saved; exits 73 naming the store when it cannot be read.
+    static func loadSaved(_ store: any DurableStore) async throws -> SavedState {
+        do {
+            return SavedState(try await store.engine.load())
+        } catch {
+            StandardError.write("pricealert: error: \(store.place): \(store.describe(error))")
+            await store.close()
             throw ExitCodes.stateUnusable
         }
     }

@@ -1,0 +1,272 @@
+import AlertEngine
+import AlertModel
+import AlertOutbox
+import AlertStore
+import AlertTestSupport
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@testable import AlertPostgres
+
+/// The engine state, the policy journal and the known markets in PostgreSQL, against a real
+/// server, compared with what a state folder keeps; and the store's queue across a dropped
+/// connection.
+@Suite struct PostgresStateTests {
+    /// `hours` hours of minute history ending at minute `end`, one price a minute.
+    static func snapshot(_ symbol: String, hours: Int, end: Int64, price: Double = 100) -> SymbolSnapshot {
+        let minutes = Array((end - Int64(hours * 60) + 1)...end)
+        return SymbolSnapshot(
+            symbol: symbol, firstTime: minutes[0] * 60_000, lastTime: end * 60_000, lastPrice: price,
+            minutes: minutes, prices: minutes.map { price + Double($0 % 7) },
+            pairs: [
+                PairSnapshot(
+                    rule: "\(symbol.lowercased())-up", fingerprint: 7, armed: true, spent: false, lastFired: nil)
+            ])
+    }
+
+    static func open(
+        _ server: PostgresServer, use: PostgresStore.Use = .init(), logger: Logger? = nil
+    ) async throws
+        -> PostgresStore
+    {
+        try await PostgresStore.open(
+            PostgresURL(server.url()), use: use, logger: logger ?? Logger(label: "pricealert.postgres"))
+    }
+
+    @Test func engineStateRoundTripsAsInAStateFolder() async throws {
+        try await PostgresServer.with { server in
+            let folder = StateFolder(path: NSTemporaryDirectory() + "pricealert-pg-\(UUID().uuidString)/state")
+            defer { try? FileManager.default.removeItem(atPath: folder.path) }
+            let sqlite = try StateStore.open(folder)
+            defer { sqlite.close() }
+            let store = try await Self.open(server)
+            let btc = Self.snapshot("BTC", hours: 5, end: 30_000)
+            let eth = Self.snapshot("ETH", hours: 2, end: 30_000, price: 10)
+            let bare = SymbolSnapshot(symbol: "DOGE", lastTime: 5, lastPrice: 0.1)
+            let markets = MarketsSave(
+                markets: [
+                    Market(symbol: "BTC", name: "Bitcoin", base: "BTC", quote: "USD", future: false, active: true),
+                    Market(
+                        symbol: "ETH-PERP", name: "ETH-PERP", base: "ETH", quote: "USDT", future: true, active: false)
+                ], source: "binance", fetchedAt: 42)
+            for keeper in [sqlite.engine, store.engine] {
+                try await keeper.save([btc, eth, bare], markets: markets, now: 1)
+            }
+            // The history moves on: two minutes more, the oldest hour's first minutes trimmed.
+            var newer = btc
+            newer.minutes = Array(newer.minutes.dropFirst(90)) + [30_001, 30_002]
+            newer.prices = Array(newer.prices.dropFirst(90)) + [150, 151]
+            var shorter = eth
+            shorter.minutes = []
+            shorter.prices = []
+            for keeper in [sqlite.engine, store.engine] {
+                try await keeper.save([newer, shorter], markets: nil, now: 2)
+            }
+            await store.close()
+
+            let reopened = try await Self.open(server)
+            let expected = try sqlite.engineState.load()
+            #expect(expected.map(\.symbol) == ["BTC", "DOGE", "ETH"])
+            #expect(try await reopened.engine.load() == expected)
+            #expect(try await reopened.engine.loadMarkets() == markets)
+            #expect(try await reopened.engine.count() == 3)
+            // `check` reads only the symbols it evaluates, each whole.
+            let some = try await reopened.engine.load(lookingUp: ["BTC": [29_990...30_002], "XRP": [1...2]])
+            #expect(some == [newer])
+            // Only the hours the history spans are kept: BTC's 30 001 minutes reach into hour 500.
+            let hours = try await server.query(
+                "SELECT hour FROM engine_history WHERE symbol = 'BTC' ORDER BY hour")
+            let spanned = Set(newer.minutes.map(SymbolSnapshot.hour(ofMinute:))).sorted()
+            #expect(hours == spanned.map { "\($0)\n" }.joined())
+            #expect(try await server.query("SELECT COUNT(*) FROM engine_history WHERE symbol = 'ETH'") == "0\n")
+            await reopened.close()
+        }
+    }
+
+    @Test func aDamagedSnapshotIsAnErrorNamingTheSymbol() async throws {
+        try await PostgresServer.with { server in
+            let store = try await Self.open(server)
+            try await store.engine.save([Self.snapshot("BTC", hours: 1, end: 100)], markets: nil, now: 1)
+            try await server.psql(
+                "UPDATE engine_symbols SET snapshot = '\\x0102' WHERE symbol = 'BTC'", database: "pricealert")
+            await #expect {
+                _ = try await store.engine.load()
+            } throws: { error in
+                (error as? StateReadError)?.symbol == "BTC"
+            }
+            await store.close()
+        }
+    }
+
+    /// Outbox before state, in one commit: a save made while an alert's outbox write is failing
+    /// fails too, and the save that follows commits the alert's row with the state.
+    @Test func aStateSaveCommitsOnlyWithTheOutboxWritesThatFailedBefore() async throws {
+        try await PostgresServer.with { server in
+            let store = try await Self.open(server)
+            try await server.psql(
+                """
+                CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$
+                """,
+                "CREATE TRIGGER refuse BEFORE INSERT ON outbox FOR EACH ROW EXECUTE FUNCTION refuse()",
+                database: "pricealert")
+            let results = Mutex<[String]>([])
+            let alert = PostgresStoreTests.alert("btc-up")
+            store.outbox.enqueue(.event(alert), sinks: ["hook"], urgent: false, now: 1) { result in
+                results.withLock { $0.append((try? result.get()).map { "written \($0.count)" } ?? "failed") }
+            }
+            await store.outbox.commit()
+            #expect(results.withLock { $0 } == ["failed"])
+            let state = Self.snapshot("BTC", hours: 1, end: 100)
+            await #expect(throws: (any Error).self) {
+                try await store.engine.save([state], markets: nil, now: 2)
+            }
+            #expect(try await server.query("SELECT COUNT(*) FROM engine_symbols") == "0\n")
+
+            try await server.psql("DROP TRIGGER refuse ON outbox", database: "pricealert")
+            try await store.engine.save([state], markets: nil, now: 3)
+            #expect(results.withLock { $0 } == ["failed", "written 1"])
+            #expect(
+                try await server.query("SELECT (SELECT COUNT(*) FROM outbox), (SELECT COUNT(*) FROM engine_symbols)")
+                    == "1|1\n")
+            #expect(try await store.outbox.pending().map(\.delivery) == [.event(alert)])
+            await store.close()
+        }
+    }
+
+    @Test func thePolicyJournalKeepsHeldEventsInOrder() async throws {
+        try await PostgresServer.with { server in
+            let store = try await Self.open(server)
+            var sourced = PostgresStoreTests.alert("eth-up", time: 3)
+            sourced.source = "kraken"
+            let rows = [
+                PolicyStateStore.Pending(
+                    seq: 1, sink: "hook", alert: PostgresStoreTests.alert("a", time: 1), quiet: true),
+                PolicyStateStore.Pending(
+                    seq: 2, sink: "mail", alert: PostgresStoreTests.alert("b", time: 2), quiet: false),
+                PolicyStateStore.Pending(seq: 3, sink: "hook", alert: sourced, quiet: true)
+            ]
+            let journal: any PolicyJournal = store.journal
+            journal.record(added: rows, removed: [])
+            journal.record(added: [], removed: [(sink: "mail", eventID: rows[1].alert.id)])
+            await store.outbox.commit()
+            #expect(journal.unwritten == nil)
+            await store.close()
+            let reopened = try await Self.open(server)
+            let loaded = try await reopened.journal.load()
+            #expect(loaded == [rows[0], rows[2]])
+            #expect(loaded.map(\.alert.id) == [rows[0].alert.id, sourced.id])
+            await reopened.close()
+        }
+    }
+
+    /// The list of ticks without a source is kept; a rule-file source's list is not (yet).
+    @Test func knownMarketsAreKeptWithTheirPendingOnes() async throws {
+        try await PostgresServer.with { server in
+            let store = try await Self.open(server)
+            #expect(try await store.listings.load(sources: ["bx"]).isEmpty)
+            var listings = NewListings(rules: [])
+            listings.restore(known: [], pending: [])
+            try await store.listings.save([listings])
+            #expect(try await store.listings.load(sources: []) == [SavedListings(source: nil, known: [], pending: [])])
+            listings.restore(known: ["BTC", "NEW"], pending: ["NEW"])
+            var sourced = NewListings(rules: [], source: "bx")
+            sourced.restore(known: ["ETH"], pending: [])
+            try await store.listings.save([listings, sourced])
+            let loaded = try await store.listings.load(sources: ["bx"])
+            #expect(loaded == [SavedListings(source: nil, known: ["BTC", "NEW"], pending: ["NEW"])])
+            await store.close()
+        }
+    }
+
+    /// Two processes holding one store at once are refused, naming the holder; the lock goes
+    /// with the session.
+    @Test func anExclusiveStoreIsHeldByOneProcess() async throws {
+        try await PostgresServer.with { server in
+            let first = try await Self.open(server, use: .init(exclusive: true))
+            await #expect {
+                _ = try await Self.open(server, use: .init(exclusive: true))
+            } throws: { error in
+                guard let error = error as? PostgresStoreError else { return false }
+                return error.heldBy?.contains("backend pid") == true
+                    && "\(error)".contains("in use by another pricealert")
+                    && !"\(error)".contains(server.password)
+            }
+            // Not exclusive (outbox list, silence add): allowed beside it.
+            let reader = try await Self.open(server)
+            await reader.close()
+            await first.close()
+            let second = try await Self.open(server, use: .init(exclusive: true))
+            await second.close()
+        }
+    }
+
+    /// A daemon's store: writes handed over while the connection is down wait, in order, and
+    /// are made once the server is back; the outage is logged once, without the password; the
+    /// lock is held again.
+    @Test func writesWaitForTheDatabaseAndResume() async throws {
+        try await PostgresServer.with { server in
+            let capture = CapturingLogHandler()
+            let store = try await Self.open(
+                server, use: .init(reconnects: true, exclusive: true), logger: capture.logger(label: "pg"))
+            let written = Mutex<[String]>([])
+            @Sendable func enqueue(_ index: Int) {
+                let alert = PostgresStoreTests.alert("r\(index)", time: Int64(index))
+                store.outbox.enqueue(.event(alert), sinks: ["hook"], urgent: false, now: Int64(index)) { result in
+                    if case .success = result { written.withLock { $0.append(alert.rule) } }
+                }
+            }
+            for index in 0..<5 { enqueue(index) }
+            await store.outbox.commit()
+            try await server.restart {
+                // While it is down: more alerts and a save are handed over, and wait.
+                for index in 5..<10 { enqueue(index) }
+            }
+            try await store.engine.save([Self.snapshot("BTC", hours: 1, end: 100)], markets: nil, now: 1)
+            #expect(written.withLock { $0 } == (0..<10).map { "r\($0)" })
+            #expect(try await store.outbox.pending().map(\.delivery.events[0].rule) == (0..<10).map { "r\($0)" })
+            #expect(try await store.engine.count() == 1)
+            #expect(await store.lost() == nil)
+            // The lock is held again: another process is refused.
+            await #expect(throws: PostgresStoreError.self) {
+                _ = try await Self.open(server, use: .init(exclusive: true))
+            }
+            await store.close()
+            let messages = capture.records.map(\.message)
+            #expect(messages.filter { $0.contains("waiting for the database") }.count == 1)
+            #expect(messages.filter { $0.contains("connected again") }.count == 1)
+            #expect(!messages.contains { $0.contains(server.password) })
+        }
+    }
+
+    /// A daemon stopping while the database is down waits `closingGrace` more, then fails what
+    /// it could not write (reported as such) instead of waiting for ever.
+    @Test func aStoreStoppingWhileTheDatabaseIsDownGivesUpAndSaysSo() async throws {
+        try await PostgresServer.with { server in
+            let store = try await Self.open(server, use: .init(reconnects: true, exclusive: true))
+            let results = Mutex<[String]>([])
+            try await server.restart {
+                store.outbox.enqueue(.event(PostgresStoreTests.alert("late")), sinks: ["hook"], urgent: false, now: 1) {
+                    result in
+                    results.withLock { $0.append((try? result.get()).map { "written \($0.count)" } ?? "failed") }
+                }
+                store.stopping()
+                await store.outbox.commit()
+                #expect(results.withLock { $0 } == ["failed"])
+            }
+            await store.close()
+            #expect(try await server.query("SELECT COUNT(*) FROM outbox") == "0\n")
+        }
+    }
+
+    /// A command's store: a dropped connection fails what meets it, with the reason.
+    @Test func aCommandsStoreFailsOnADroppedConnection() async throws {
+        try await PostgresServer.with { server in
+            let store = try await Self.open(server)
+            try await server.restart()
+            await #expect(throws: (any Error).self) { _ = try await store.engine.count() }
+            await store.close()
+        }
+    }
+}
