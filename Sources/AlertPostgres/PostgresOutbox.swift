@@ -296,7 +296,7 @@ public final class PostgresOutbox: FlushableOutbox {
         _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
         _ connection: PostgresConnection, _ logger: Logger, existing: Bool = false
     ) async throws -> [OutboxEntry] {
-        let (id, alerts, isDigest) = (delivery.id, alertList(delivery), isDigest(delivery))
+        let (id, alerts, isDigest) = (delivery.id, OutboxColumns.alertList(delivery), OutboxColumns.isDigest(delivery))
         var rows: [OutboxEntry] = []
         var found: [OutboxEntry] = []
         for sink in sinks {
@@ -331,7 +331,7 @@ public final class PostgresOutbox: FlushableOutbox {
         _ alerts: [Alert], references: Int, _ connection: PostgresConnection, _ logger: Logger
     ) async throws {
         for alert in alerts {
-            let (low, high) = columns(alert.threshold)
+            let (low, high) = OutboxColumns.threshold(alert.threshold)
             let isNull = alert.threshold == .none
             let notify = alert.notify.joined(separator: "\n")
             try await connection.query(
@@ -363,7 +363,9 @@ public final class PostgresOutbox: FlushableOutbox {
             for id in ids {
                 let rows = try await connection.query(
                     "DELETE FROM outbox WHERE id = \(id) RETURNING alerts", logger: logger)
-                for try await list in rows.decode(String.self) { try await release(split(list), connection, logger) }
+                for try await list in rows.decode(String.self) {
+                    try await release(OutboxColumns.split(list), connection, logger)
+                }
             }
             return []
         case .retry(let at, let reason):
@@ -411,7 +413,7 @@ public final class PostgresOutbox: FlushableOutbox {
             """
             INSERT INTO dead_letters (sink, delivery_id, alerts, digest, held, urgent, created_at, attempts,
               last_error, reason, died_at)
-            VALUES (\(sink), \(delivery.id), \(alertList(delivery)), \(isDigest(delivery)), \(delivery.held), \(urgent),
+            VALUES (\(sink), \(delivery.id), \(OutboxColumns.alertList(delivery)), \(OutboxColumns.isDigest(delivery)), \(delivery.held), \(urgent),
               \(createdAt), \(attempts), \(lastError), \(reason), \(now))
             """, logger: logger)
         try await store(delivery.events, references: 1, connection, logger)
@@ -421,29 +423,8 @@ public final class PostgresOutbox: FlushableOutbox {
         let rows = try await connection.query("DELETE FROM \(unescaped: table) RETURNING alerts", logger: logger)
         var lists: [String] = []
         for try await list in rows.decode(String.self) { lists.append(list) }
-        for list in lists { try await release(split(list), connection, logger) }
+        for list in lists { try await release(OutboxColumns.split(list), connection, logger) }
         return lists.count
-    }
-
-    private static func alertList(_ delivery: Delivery) -> String {
-        delivery.events.map(\.id).joined(separator: "\n")
-    }
-
-    private static func isDigest(_ delivery: Delivery) -> Bool {
-        if case .digest = delivery { return true }
-        return false
-    }
-
-    private static func split(_ list: String) -> [String] {
-        list.split(separator: "\n").map(String.init)
-    }
-
-    static func columns(_ threshold: Threshold) -> (Double, Double?) {
-        switch threshold {
-        case .value(let x): return (x, nil)
-        case .range(let low, let high): return (low, high)
-        case .none: return (0, nil) // with threshold_null
-        }
     }
 
     /// The rows of `table` (`outbox` or `dead_letters`) in id order (only `ids` when given),
@@ -464,7 +445,7 @@ public final class PostgresOutbox: FlushableOutbox {
         var read: [Columns] = []
         for try await row in rows.decode(Columns.self) { read.append(row) }
         var alerts: [String: Alert] = [:]
-        let wanted = Array(Set(read.flatMap { split($0.3) }))
+        let wanted = Array(Set(read.flatMap { OutboxColumns.split($0.3) }))
         if !wanted.isEmpty {
             let found = try await connection.query(
                 PostgresQuery(
@@ -477,7 +458,7 @@ public final class PostgresOutbox: FlushableOutbox {
             for try await row in found.decode(AlertColumns.self) { alerts[row.0] = alert(row) }
         }
         return try read.map { row in
-            let events = split(row.3).compactMap { alerts[$0] }
+            let events = OutboxColumns.split(row.3).compactMap { alerts[$0] }
             guard !events.isEmpty else { throw MissingAlerts(table: table, row: row.0) }
             let delivery: Delivery =
                 row.4

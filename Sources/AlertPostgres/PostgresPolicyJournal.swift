@@ -61,7 +61,7 @@ public final class PostgresPolicyJournal: PolicyJournal {
     ) async throws {
         for row in rows {
             let alert = row.alert
-            let (low, high) = PostgresOutbox.columns(alert.threshold)
+            let (low, high) = OutboxColumns.threshold(alert.threshold)
             try await connection.query(
                 "DELETE FROM policy_pending WHERE sink = \(row.sink) AND alert_id = \(alert.id) AND seq <> \(row.seq)",
                 logger: logger)

@@ -168,7 +168,7 @@ public final class Outbox: DeliveryOutbox {
                   attempts, next_attempt_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)
                 """)
-        let (id, alerts, isDigest) = (delivery.id, alertList(delivery), isDigest(delivery))
+        let (id, alerts, isDigest) = (delivery.id, OutboxColumns.alertList(delivery), OutboxColumns.isDigest(delivery))
         var rows: [OutboxEntry] = []
         for sink in sinks {
             try statement.execute(arguments: [sink, id, alerts, isDigest, delivery.held, urgent, now, now])
@@ -193,7 +193,7 @@ public final class Outbox: DeliveryOutbox {
                 ON CONFLICT (id) DO UPDATE SET refs = refs + excluded.refs
                 """)
         for alert in alerts {
-            let (low, high) = columns(alert.threshold)
+            let (low, high) = OutboxColumns.threshold(alert.threshold)
             try statement.execute(arguments: [
                 alert.id, references, alert.rule, alert.symbol, alert.time, alert.price,
                 alert.condition, low, high, alert.threshold == .none, alert.value,
@@ -219,7 +219,7 @@ public final class Outbox: DeliveryOutbox {
             let delete = try db.cachedStatement(sql: "DELETE FROM outbox WHERE id = ? RETURNING alerts")
             for id in ids {
                 guard let alerts = try String.fetchOne(delete, arguments: [id]) else { continue }
-                try release(split(alerts), db)
+                try release(OutboxColumns.split(alerts), db)
             }
             return []
         case .retry(let at, let reason):
@@ -261,7 +261,8 @@ public final class Outbox: DeliveryOutbox {
                 VALUES (?, ?, ?, ?, ?, 0, ?, 1, ?, ?, ?)
                 """,
             arguments: [
-                sink, delivery.id, alertList(delivery), isDigest(delivery), delivery.held, now,
+                sink, delivery.id, OutboxColumns.alertList(delivery), OutboxColumns.isDigest(delivery), delivery.held,
+                now,
                 reason, reason, now
             ])
         try store(delivery.events, references: 1, db)
@@ -270,34 +271,13 @@ public final class Outbox: DeliveryOutbox {
     private static func delete(_ db: Database, table: String) throws -> Int {
         let lists = try String.fetchAll(db, sql: "SELECT alerts FROM \(table)")
         try db.execute(sql: "DELETE FROM \(table)")
-        for list in lists { try release(split(list), db) }
+        for list in lists { try release(OutboxColumns.split(list), db) }
         return lists.count
     }
 
     private static func depth(_ db: Database, sink: String?) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE ? IS NULL OR sink = ?", arguments: [sink, sink])
             ?? 0
-    }
-
-    private static func alertList(_ delivery: Delivery) -> String {
-        delivery.events.map(\.id).joined(separator: "\n")
-    }
-
-    private static func isDigest(_ delivery: Delivery) -> Bool {
-        if case .digest = delivery { return true }
-        return false
-    }
-
-    private static func split(_ list: String) -> [String] {
-        list.split(separator: "\n").map(String.init)
-    }
-
-    static func columns(_ threshold: Threshold) -> (Double, Double?) {
-        switch threshold {
-        case .value(let x): return (x, nil)
-        case .range(let low, let high): return (low, high)
-        case .none: return (0, nil) // with threshold_null = 1
-        }
     }
 
     /// The rows of `table` (`outbox` or `dead_letters`) in id order (only `id` when given), with
@@ -313,7 +293,7 @@ public final class Outbox: DeliveryOutbox {
         return try rows.map { row in
             var events: [Alert] = []
             let list: String = row["alerts"]
-            for id in split(list) {
+            for id in OutboxColumns.split(list) {
                 if let alert = alerts[id] {
                     events.append(alert)
                 } else if let stored = try Row.fetchOne(lookup, arguments: [id]) {

@@ -75,7 +75,7 @@ public final class PolicyStateStore: Sendable {
                             """)
                     for row in added {
                         let alert = row.alert
-                        let (low, high) = Outbox.columns(alert.threshold)
+                        let (low, high) = OutboxColumns.threshold(alert.threshold)
                         try insert.execute(arguments: [
                             row.seq, row.sink, alert.id, alert.rule, alert.symbol, alert.time,
                             alert.price, alert.condition, low, high, alert.threshold == .none ? 1 : 0, alert.value,
