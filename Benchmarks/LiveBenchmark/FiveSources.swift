@@ -221,6 +221,7 @@ enum FiveSources {
             five-sources markets/source=\(markets) markets=\(quoted.count) rules=\(ruleSet.rules.count) \
             ticks=\(accepted) ticks/s=\(Int(Double(accepted) / elapsed)) alerts=\(outcome.stats.alerts) \
             delivered=\(sink.count.load(ordering: .relaxed)) dropped=\(outcome.stats.droppedTotal) \
+            (\(outcome.stats.dropped.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", "))) \
             seconds=\(fixed(elapsed, 2)) inbox-peak=\(outcome.inboxPeak) frames-sent: \(perSource.joined(separator: " "))
             """)
     }

@@ -161,3 +161,26 @@ struct KrakenLookalikeTests {
         }
     }
 }
+
+@Suite("Rendered venue frames")
+struct VenueFramesTests {
+    /// The frames `live-benchmark --sources 5` floods with are what a connection writes: every
+    /// one is JSON, and Coinbase's carry `sequence_num` as numbers, one more each message.
+    @Test func everyFrameIsJSONAndCoinbaseFramesAreNumbered() throws {
+        for venue in Venue.allCases {
+            let frames = VenueFrames.render(venue, marketsPerVenue: 20, seed: 7, steps: 3, time: 1_700_000_000_000)
+            #expect(!frames.isEmpty, "\(venue)")
+            for frame in frames {
+                #expect(throws: Never.self, "\(venue): \(frame.prefix(120))") {
+                    try JSONSerialization.jsonObject(with: Data(frame.utf8))
+                }
+            }
+            guard venue == .coinbase else { continue }
+            let numbers = try frames.map { frame in
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(frame.utf8)) as? [String: Any])
+                return try #require(object["sequence_num"] as? Int)
+            }
+            #expect(numbers == Array(numbers[0]..<(numbers[0] + numbers.count)))
+        }
+    }
+}

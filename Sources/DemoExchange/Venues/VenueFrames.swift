@@ -61,7 +61,8 @@ public enum VenueFrames {
             guard let step = walk.next() else { break }
             current.apply(step)
             let entries = step.prices.compactMap { symbol, _ in current.entries[symbol].map { (symbol, $0) } }
-            frames += connection.render(BoardUpdate(entries: entries, time: time))
+            // Numbered as written (Coinbase's `sequence_num`), in order, as a connection does.
+            frames += connection.render(BoardUpdate(entries: entries, time: time)).map(connection.stamped)
         }
         return frames
     }
