@@ -428,14 +428,18 @@ struct ExchangeSourceTests {
         let logs = CapturingLogHandler()
         let source = ExchangeSource(.kraken, endpoint: "http://127.0.0.1:\(port)", logger: logs.logger(label: "test"))
         let until: Int64 = 1_688_671_320_000
-        let outcome = await SourceCandles(source: source, http: NIOHTTPClient()).fetch(
+        let candles = SourceCandles(source: source, http: NIOHTTPClient())
+        let outcome = await candles.fetch(
             Backfill.Need(symbol: "BTC/USD", reach: 86_400_000, detail: 86_400_000, until: until))
+        // Another fill reaching as far back, of any market of this source, is not said again.
+        _ = await candles.fetch(Backfill.Need(symbol: "BTC/USD", reach: 86_400_000, detail: 86_400_000, until: until))
         await exchange.stop()
-        guard case .candles(let candles) = outcome else { Issue.record("\(outcome)"); return }
-        #expect(candles.map(\.start) == [1_688_671_200_000, 1_688_671_260_000])
+        guard case .candles(let filled) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(filled.map(\.start) == [1_688_671_200_000, 1_688_671_260_000])
         let ohlc = try #require(exchange.requests.first { $0.hasPrefix("/0/public/OHLC") })
         #expect(ohlc.contains("pair=XXBTZUSD") && ohlc.contains("interval=1&"))
-        #expect(logs.records.contains { $0.message.contains("Kraken keeps only the last 720 candles") })
+        #expect(exchange.requests.filter { $0.hasPrefix("/0/public/OHLC") }.count == 2)
+        #expect(logs.records.filter { $0.message.contains("Kraken keeps only the last 720 candles") }.count == 1)
     }
 
     /// OKX pages backwards with `after`: `candles` for the recent 1 440, `history-candles`

@@ -18,6 +18,9 @@ public struct ExchangeSource: PriceSource {
     /// When set, the upper-cased `BASE/QUOTE` symbols to subscribe (others are not followed).
     public var symbols: Set<String>?
     let markets = SharedBox(ExchangeMarkets([]))
+    /// The candle steps whose depth limit was already logged: said once per source and step,
+    /// not once per market (a start filling 600 Kraken markets logs one line, not 600).
+    let depthLimitSaid = SharedBox(Set<Int64>())
     let logger: Logger
 
     public init(
@@ -224,9 +227,9 @@ extension ExchangeSource: CandleHistory {
             }
         case .kraken:
             let depth = Int64(KrakenCandles.maxCandles) * step
-            if since < now - depth {
+            if since < now - depth, depthLimitSaid.update({ $0.insert(step).inserted }) {
                 logger.notice(
-                    "\(name): \(symbol): Kraken keeps only the last \(KrakenCandles.maxCandles) candles of an interval (\(DurationText.format(depth)) of \(step == 60_000 ? "minute" : "hour") candles); history before that is not filled"
+                    "\(name): \(symbol): Kraken keeps only the last \(KrakenCandles.maxCandles) candles of an interval (\(DurationText.format(depth)) of \(step == 60_000 ? "minute" : "hour") candles); history before that is not filled (said once for all of this source's markets)"
                 )
             }
             let request = KrakenCandles.request(

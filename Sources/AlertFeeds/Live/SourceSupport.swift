@@ -14,6 +14,7 @@ final class SharedBox<Value: Sendable>: Sendable {
 
     func set(_ newValue: Value) { value.withLock { $0 = newValue } }
     func get() -> Value { value.withLock { $0 } }
+    func update<R: Sendable>(_ body: (inout sending Value) -> sending R) -> R { value.withLock { body(&$0) } }
 }
 
 extension HTTPClient {
