@@ -6,6 +6,6 @@
 # the benchmark (e.g. --frames 5000 --rules 10000 --rate 500).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product live-benchmark >&2
+swift build -c release --static-swift-stdlib --product live-benchmark >&2
 echo "# live-benchmark: taskset -c 0,1 (2 cores shared by server and client; this machine has $(nproc)); $(uptime | sed 's/.*load/load/')"
 taskset -c 0,1 .build/release/live-benchmark "$@"
