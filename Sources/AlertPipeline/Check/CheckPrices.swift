@@ -91,8 +91,9 @@ extension CheckRun {
                 if let list = taken.markets {
                     evaluator.updateMarkets(MarketList(list.markets), source: definition.name)
                 }
+                let sourceNumber = SourceNumber(definition.name)
                 for var tick in taken.ticks {
-                    tick.source = definition.name
+                    tick.sourceNumber = sourceNumber
                     input.ticks.append(tick)
                 }
             } catch let failure as SourceUnavailable {

@@ -279,9 +279,10 @@ struct LiveEvaluation {
             watchClock(now: now)
             let limit = now &+ maxTickSkew
             let traced = logger.logLevel <= .trace
+            // A rule-file source's ticks carry its name (rules v3 §1); `--source`'s none.
+            let tag = SourceNumber(origin.tag)
             for var tick in ticks {
-                // A rule-file source's ticks carry its name (rules v3 §1); `--source`'s none.
-                tick.source = origin.tag
+                tick.sourceNumber = tag
                 // At trace, each tick as the engine gets it, in order, as a tick line that
                 // `replay --ticks` reads back (Docs/cli.md).
                 if traced { logger.trace("tick \(TickFormat.json(tick))") }
