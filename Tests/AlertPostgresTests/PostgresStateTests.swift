@@ -240,6 +240,34 @@ import Testing
         }
     }
 
+    /// A job that handed over what it made (an alert's rows to delivery) and then met its
+    /// connection closing, before it returned, is not run again: run again, it would hand over
+    /// twice (an alert delivered twice after a database restart under `run`).
+    @Test func aJobThatHandedOverIsNotRunAgainWhenItsConnectionClosesAfter() async throws {
+        try await PostgresServer.with { server in
+            let store = try await Self.open(server, use: .init(reconnects: true, exclusive: true))
+            let runs = Mutex(0)
+            let handed = Mutex(0)
+            let accepted = store.queue.submit { connection, attempt in
+                let run = runs.withLock {
+                    $0 += 1; return $0
+                }
+                guard case .success(let connection) = connection else { return .done }
+                attempt.complete { handed.withLock { $0 += 1 } }
+                // The connection closes (the server restarts) after the hand-over, before the
+                // job returns: the queue's watch sees the close first.
+                if run == 1 { try? await connection.close() }
+                return .done
+            }
+            #expect(accepted)
+            // Runs after the job, and after any run of it again.
+            try await store.queue.perform { _ in }
+            #expect(runs.withLock { $0 } == 1)
+            #expect(handed.withLock { $0 } == 1)
+            await store.close()
+        }
+    }
+
     /// A daemon stopping while the database is down waits `closingGrace` more, then fails what
     /// it could not write (reported as such) instead of waiting for ever.
     @Test func aStoreStoppingWhileTheDatabaseIsDownGivesUpAndSaysSo() async throws {
