@@ -20,6 +20,7 @@ public final class PostgresStore: Sendable {
     public let engineState: PostgresEngineState
     public let policyJournal: PostgresPolicyJournal
     public let knownMarkets: PostgresListings
+    public let sourceMarketLists: PostgresSourceMarkets
     let queue: PostgresQueue
     let session: PostgresSession
 
@@ -32,6 +33,7 @@ public final class PostgresStore: Sendable {
         engineState = PostgresEngineState(queue, outbox: outbox)
         policyJournal = PostgresPolicyJournal(outbox)
         knownMarkets = PostgresListings(queue)
+        sourceMarketLists = PostgresSourceMarkets(queue)
     }
 
     /// How a process uses the store.

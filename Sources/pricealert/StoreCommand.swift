@@ -4,6 +4,7 @@ import AlertPostgres
 import AlertRules
 import AlertStore
 import ArgumentParser
+import Foundation
 import Platform
 
 /// `pricealert store status|copy`: the PostgreSQL store (Docs/postgres.md).
@@ -120,9 +121,22 @@ struct StoreCommand: AsyncParsableCommand {
                 contents.engine = try folder.engineState.load()
                 contents.markets = try folder.engineState.loadMarkets()
                 contents.held = try folder.policyState.list()
-                // The list of ticks without a source: the store keeps no source's list yet.
-                let plain = try ListingStore(folder: folder.folder).load().first { $0.source == nil }
+                // The lists of ticks without a source and of each rule-file source the folder
+                // keeps a file for (`listings-NAME.txt`, `markets-NAME.json`).
+                let files = (try? FileManager.default.contentsOfDirectory(atPath: folder.folder.path)) ?? []
+                func names(_ prefix: String, _ suffix: String) -> [String] {
+                    files.filter {
+                        $0.hasPrefix(prefix) && $0.hasSuffix(suffix) && $0.count > prefix.count + suffix.count
+                    }
+                    .map { String($0.dropFirst(prefix.count).dropLast(suffix.count)) }.sorted()
+                }
+                let lists = try ListingStore(folder: folder.folder).load(sources: names("listings-", ".txt"))
+                let plain = lists.first { $0.source == nil }
                 contents.listings = (plain?.known, plain?.pending ?? [])
+                contents.sourceListings = lists.filter { $0.source != nil }
+                contents.sourceMarkets = try names("markets-", ".json").compactMap {
+                    try SourceMarketStore(folder: folder.folder).load($0)
+                }
             } catch {
                 throw StateOption.unusable(folder, error, doing: "cannot read it")
             }

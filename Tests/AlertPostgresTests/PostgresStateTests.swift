@@ -161,7 +161,9 @@ import Testing
         }
     }
 
-    /// The list of ticks without a source is kept; a rule-file source's list is not (yet).
+    /// The list of ticks without a source and each rule-file source's are kept, with their
+    /// pending markets, as a state folder keeps them; a source's list is loaded when asked for;
+    /// and each rule-file source's last market list.
     @Test func knownMarketsAreKeptWithTheirPendingOnes() async throws {
         try await PostgresServer.with { server in
             let store = try await Self.open(server)
@@ -172,10 +174,23 @@ import Testing
             #expect(try await store.listings.load(sources: []) == [SavedListings(source: nil, known: [], pending: [])])
             listings.restore(known: ["BTC", "NEW"], pending: ["NEW"])
             var sourced = NewListings(rules: [], source: "bx")
-            sourced.restore(known: ["ETH"], pending: [])
+            sourced.restore(known: ["ETH", "SOL"], pending: ["SOL"])
             try await store.listings.save([listings, sourced])
-            let loaded = try await store.listings.load(sources: ["bx"])
-            #expect(loaded == [SavedListings(source: nil, known: ["BTC", "NEW"], pending: ["NEW"])])
+            let plain = SavedListings(source: nil, known: ["BTC", "NEW"], pending: ["NEW"])
+            #expect(try await store.listings.load(sources: []) == [plain])
+            let loaded = try await store.listings.load(sources: ["bx", "other"])
+            #expect(loaded == [plain, SavedListings(source: "bx", known: ["ETH", "SOL"], pending: ["SOL"])])
+
+            #expect(try await store.sourceMarkets.load("bx") == nil)
+            let markets = [
+                Market(symbol: "ETHBTC", name: "Ether", base: "ETH", quote: "BTC", future: false, active: true),
+                Market(symbol: "SOLBTC", name: "", base: "SOL", quote: "BTC", future: false, active: false)
+            ]
+            try await store.sourceMarkets.save(MarketsSave(markets: markets, source: "bx", fetchedAt: 7))
+            try await store.sourceMarkets.save(MarketsSave(markets: [], source: "by", fetchedAt: 8))
+            #expect(
+                try await store.sourceMarkets.load("bx") == MarketsSave(markets: markets, source: "bx", fetchedAt: 7))
+            #expect(try await store.sourceMarkets.load("by") == MarketsSave(markets: [], source: "by", fetchedAt: 8))
             await store.close()
         }
     }

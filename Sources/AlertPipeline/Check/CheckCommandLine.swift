@@ -125,7 +125,8 @@ extension CheckRun {
             restored = try await restore(
                 &evaluator, from: store, source: live, maxTickSkew: request.maxTickSkew.milliseconds
             ) { saved, evaluator in
-                try await input(prices, saved: saved, into: &evaluator, unavailable: &unavailable)
+                try await input(
+                    prices, saved: saved, keeper: store.sourceMarkets, into: &evaluator, unavailable: &unavailable)
             }
             historyRead = try request.history.map { try CommandInputs.seedHistory($0, into: &evaluator) } ?? 0
             delivery = try await AlertDelivery.setUp(ruleSet: ruleSet, sinks: sinks, store: store)

@@ -14,6 +14,8 @@ extension CheckRun {
         public var malformed: Int
         /// The market list to use (nil: none).
         public var markets: MarketsSave?
+        /// Rule-file sources' market lists fetched now, to keep with the state.
+        public var sourceMarkets: [MarketsSave] = []
 
         public init(ticks: [Tick], lines: [Int]?, malformed: Int, markets: MarketsSave?) {
             self.ticks = ticks
@@ -81,6 +83,7 @@ extension CheckRun {
         self.init(evaluator: evaluator, store: store, delivery: delivery, drainTimeout: drainTimeout)
         listings = restored.listings
         marketsToSave = restored.marketsToSave
+        sourceMarketsToSave = restored.input.sourceMarkets
         notAfter = restored.liveLimit ?? .max
     }
 }

@@ -21,6 +21,8 @@ public struct CheckRun {
     public var listings: (any ListingKeeper)?
     /// The market list to save with the state (nil: the saved one is still current).
     public var marketsToSave: MarketsSave?
+    /// Rule-file sources' market lists fetched now, kept once the state is saved.
+    public var sourceMarketsToSave: [MarketsSave] = []
     /// With a format, the alerts are listed on standard output, and the sinks in `printing`
     /// (the stdout sinks, which would repeat each line) are left out of what is dispatched.
     public var format: AlertOutputFormat?
@@ -104,6 +106,15 @@ public struct CheckRun {
             throw StateNotSaved()
         }
         await evaluated?()
+        for list in sourceMarketsToSave {
+            do {
+                try await store.sourceMarkets.save(list)
+            } catch {
+                StandardError.write(
+                    "pricealert: warning: cannot keep the market list of source '\(list.source)' in \(store.sourceMarkets.place): \(store.describe(error))"
+                )
+            }
+        }
         do {
             try await store.ledger.record(backfilled)
         } catch {
