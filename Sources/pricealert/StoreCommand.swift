@@ -95,9 +95,9 @@ struct StoreCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "copy",
             abstract:
-                "Copy a state folder's outbox, dead letters, silences and backfill ledger into a PostgreSQL store.",
+                "Copy a state folder's outbox, dead letters, silences, backfill ledger, engine state, market lists, held events and known markets into a PostgreSQL store.",
             discussion:
-                "Holds the folder's lock while it reads (stop the daemon first), writes everything in one transaction, and says what it copied. Copying again adds nothing twice: what the store has already is kept. Engine state and the quiet-hours journal are not copied (the store does not hold them; see Docs/postgres.md)."
+                "Holds the folder's lock while it reads (stop the daemon first), writes everything in one transaction, and says what it copied. Copying again adds nothing twice: what the store has already is kept (Docs/postgres.md)."
         )
 
         @Option(help: ArgumentHelp("The state folder to copy.", valueName: "dir"))
