@@ -195,16 +195,19 @@ import Testing
         }
     }
 
-    /// Two processes holding one store at once are refused, naming the holder; the lock goes
-    /// with the session.
+    /// Two processes holding one store at once are refused, naming the holder and its
+    /// `application_name`; the lock goes with the session.
     @Test func anExclusiveStoreIsHeldByOneProcess() async throws {
         try await PostgresServer.with { server in
-            let first = try await Self.open(server, use: .init(exclusive: true))
+            let first = try await Self.open(server, use: .init(exclusive: true, application: "pricealert check"))
             await #expect {
                 _ = try await Self.open(server, use: .init(exclusive: true))
             } throws: { error in
+                // The holder's session is named, so a check that finds another check holding
+                // the store can leave the interval to it.
                 guard let error = error as? PostgresStoreError else { return false }
                 return error.heldBy?.contains("backend pid") == true
+                    && error.holderApplication == "pricealert check"
                     && "\(error)".contains("in use by another pricealert")
                     && !"\(error)".contains(server.password)
             }
