@@ -9,8 +9,9 @@ import PostgresNIO
 /// transaction. Copying again adds nothing twice: a pending row is known by (delivery id, sink),
 /// a dead letter by (delivery id, sink, when it died), a silence by its id, a ledger entry by
 /// (source, symbol), a symbol's engine state by its symbol, a held event by (sink, event id);
-/// the market list and the known markets are copied when the store has none. What the store has
-/// already is kept as it is.
+/// the market list and the known markets are copied when the store has none, and each rule-file
+/// source's market list and known markets when the store has none for that source. What the
+/// store has already is kept as it is.
 extension PostgresStore {
     /// What a state folder holds that the store takes.
     public struct Folder: Sendable {
@@ -22,6 +23,10 @@ extension PostgresStore {
         public var markets: MarketsSave?
         public var held: [PolicyStateStore.Pending] = []
         public var listings: (known: Set<String>?, pending: Set<String>) = (nil, [])
+        /// Each rule-file source's last market list (`markets-NAME.json`).
+        public var sourceMarkets: [MarketsSave] = []
+        /// Each rule-file source's known markets (`listings-NAME.txt`).
+        public var sourceListings: [SavedListings] = []
 
         public init(
             pending: [OutboxEntry], dead: [OutboxEntry], silences: [SilenceRecord], backfill: [BackfillLedger.Entry]
@@ -41,11 +46,12 @@ extension PostgresStore {
         public var backfill = (written: 0, present: 0)
         /// Symbols' engine state.
         public var engine = (written: 0, present: 0)
-        /// The market list (0 or 1).
+        /// The market list of ticks without a source (0 or 1), and each rule-file source's.
         public var markets = (written: 0, present: 0)
         /// Events held by quiet hours or open digests.
         public var held = (written: 0, present: 0)
-        /// The known markets of `listed` rules (0 or 1 list).
+        /// The known markets of `listed` rules: of ticks without a source (0 or 1 list), and of
+        /// each rule-file source.
         public var listings = (written: 0, present: 0)
 
         public static func == (a: Copied, b: Copied) -> Bool {
@@ -150,16 +156,10 @@ extension PostgresStore {
         _ = try await PostgresEngineState.write(
             missing, markets: markets, now: Wallclock.millis(), known: [:], connection, logger)
         for row in folder.held {
-            let rows = try await connection.query(
-                "SELECT 1 FROM policy_pending WHERE sink = \(row.sink) AND alert_id = \(row.alert.id)", logger: logger)
-            var found = false
-            for try await _ in rows.decode(Int.self) { found = true }
-            if found {
-                copied.held.present += 1
-            } else {
-                try await PostgresPolicyJournal.insert([row], connection, logger)
-                copied.held.written += 1
-            }
+            try await unlessFound(
+                "SELECT 1 FROM policy_pending WHERE sink = \(row.sink) AND alert_id = \(row.alert.id)",
+                counting: &copied.held, connection, logger
+            ) { try await PostgresPolicyJournal.insert([row], connection, logger) }
         }
         if let known = folder.listings.known {
             if try await exists("listings_meta", connection, logger) {
@@ -170,6 +170,38 @@ extension PostgresStore {
                     symbols, pending: symbols.map { folder.listings.pending.contains($0) }, connection, logger)
                 copied.listings.written = 1
             }
+        }
+        for list in folder.sourceMarkets {
+            try await unlessFound(
+                "SELECT 1 FROM source_market_lists WHERE source = \(list.source)", counting: &copied.markets,
+                connection, logger
+            ) { try await PostgresSourceMarkets.write(list, connection, logger) }
+        }
+        for listings in folder.sourceListings {
+            guard let source = listings.source, let known = listings.known else { continue }
+            try await unlessFound(
+                "SELECT 1 FROM source_listings WHERE source = \(source)", counting: &copied.listings, connection,
+                logger
+            ) {
+                try await PostgresListings.replace(
+                    source: source, known: known.sorted(), pending: listings.pending.sorted(), connection, logger)
+            }
+        }
+    }
+
+    /// Runs `write` unless `query` finds a row, and counts it in `counts` as written or present.
+    private static func unlessFound(
+        _ query: PostgresQuery, counting counts: inout (written: Int, present: Int),
+        _ connection: PostgresConnection, _ logger: Logger, write: () async throws -> Void
+    ) async throws {
+        let rows = try await connection.query(query, logger: logger)
+        var found = false
+        for try await _ in rows.decode(Int.self) { found = true }
+        if found {
+            counts.present += 1
+        } else {
+            try await write()
+            counts.written += 1
         }
     }
 

@@ -193,11 +193,10 @@ public final class PostgresEngineState: EngineStateKeeper {
     }
 }
 
-/// The markets `listed` rules know, in PostgreSQL (`ListingStore` keeps them in a file): one
-/// row per symbol, `pending` for one whose first tick has not come yet, replaced whole in one
-/// transaction. Only the list of ticks without a source is kept; a rule-file source's list is
-/// neither saved nor loaded, so after a restart its next market list counts as the first
-/// (Docs/postgres.md, "Not built yet").
+/// The markets `listed` rules know, in PostgreSQL (`ListingStore` keeps them in files): for the
+/// list of ticks without a source, one row per symbol in `listings`, `pending` for one whose
+/// first tick has not come yet; for each rule-file source, one row in `source_listings` with
+/// its known and pending symbols. Each list is replaced whole, in one transaction.
 public final class PostgresListings: ListingKeeper {
     let queue: PostgresQueue
 
@@ -205,36 +204,66 @@ public final class PostgresListings: ListingKeeper {
         self.queue = queue
     }
 
-    public var place: String { "store \(queue.url) (table listings)" }
+    public var place: String { "store \(queue.url) (tables listings, source_listings)" }
 
-    /// The list of ticks without a source, when one was saved (`sources` are not kept here).
+    /// The list of ticks without a source and each of `sources`' lists, when saved.
     public func load(sources: [String] = []) async throws -> [SavedListings] {
         let logger = queue.logger
         return try await queue.perform { connection in
+            var saved: [SavedListings] = []
             let meta = try await connection.query("SELECT saved_at FROM listings_meta", logger: logger)
-            var saved = false
-            for try await _ in meta.decode(Int64.self) { saved = true }
-            guard saved else { return [] }
-            var known = Set<String>(), pending = Set<String>()
-            let rows = try await connection.query("SELECT symbol, pending FROM listings", logger: logger)
-            for try await (symbol, isPending) in rows.decode((String, Bool).self) {
-                known.insert(symbol)
-                if isPending { pending.insert(symbol) }
+            var hasPlain = false
+            for try await _ in meta.decode(Int64.self) { hasPlain = true }
+            if hasPlain {
+                var known = Set<String>(), pending = Set<String>()
+                let rows = try await connection.query("SELECT symbol, pending FROM listings", logger: logger)
+                for try await (symbol, isPending) in rows.decode((String, Bool).self) {
+                    known.insert(symbol)
+                    if isPending { pending.insert(symbol) }
+                }
+                saved.append(SavedListings(source: nil, known: known, pending: pending))
             }
-            return [SavedListings(source: nil, known: known, pending: pending)]
+            guard !sources.isEmpty else { return saved }
+            let rows = try await connection.query(
+                "SELECT source, known, pending FROM source_listings WHERE source = ANY(\(sources)) ORDER BY source",
+                logger: logger)
+            for try await (source, known, pending) in rows.decode((String, [String], [String]).self) {
+                saved.append(SavedListings(source: source, known: Set(known), pending: Set(pending)))
+            }
+            return saved
         }
     }
 
-    /// Replaces the list of ticks without a source with its entry in `lists`, if any; the lists
-    /// of rule-file sources are not kept here.
+    /// Replaces each list in `lists` (those with a known set) with its known and pending symbols.
     public func save(_ lists: [NewListings]) async throws {
-        guard let listings = lists.first(where: { $0.source == nil }), let known = listings.known else { return }
+        let lists = lists.filter { $0.known != nil }
+        guard !lists.isEmpty else { return }
         let logger = queue.logger
-        let symbols = known.sorted()
-        let pending = symbols.map { listings.pending.contains($0) }
         try await queue.transaction { connection in
-            try await Self.replace(symbols, pending: pending, connection, logger)
+            for listings in lists {
+                let symbols = (listings.known ?? []).sorted()
+                if let source = listings.source {
+                    try await Self.replace(
+                        source: source, known: symbols, pending: listings.pending.sorted(), connection, logger)
+                } else {
+                    try await Self.replace(
+                        symbols, pending: symbols.map { listings.pending.contains($0) }, connection, logger)
+                }
+            }
         }
+    }
+
+    /// Replaces rule-file source `source`'s known markets.
+    static func replace(
+        source: String, known: [String], pending: [String], _ connection: PostgresConnection, _ logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            INSERT INTO source_listings (source, known, pending, saved_at)
+            VALUES (\(source), \(known), \(pending), (extract(epoch FROM now()) * 1000)::BIGINT)
+            ON CONFLICT (source) DO UPDATE SET known = excluded.known, pending = excluded.pending,
+              saved_at = excluded.saved_at
+            """, logger: logger)
     }
 
     static func replace(

@@ -22,7 +22,7 @@ enum PostgresMigrations {
     /// The tables `store status` counts, in that order.
     static let tables = [
         "outbox", "dead_letters", "alerts", "silences", "backfill_ledger", "engine_symbols", "engine_history",
-        "market_list", "policy_pending", "listings"
+        "market_list", "policy_pending", "listings", "source_market_lists", "source_listings"
     ]
 
     static let all: [Step] = [
@@ -105,6 +105,29 @@ enum PostgresMigrations {
                 CREATE TABLE listings_meta (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one), saved_at BIGINT NOT NULL)
                 """,
                 "CREATE TABLE listings (symbol TEXT PRIMARY KEY, pending BOOLEAN NOT NULL)"
+            ]),
+        Step(
+            description: "check's last evaluation; each rule-file source's market list and known markets",
+            sql: [
+                // At most one row: when the last `check` that evaluated began (the store's clock),
+                // and where it ran (Docs/postgres.md#check-from-cron-on-several-hosts).
+                """
+                CREATE TABLE check_runs (
+                  one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one), began_at BIGINT NOT NULL, host TEXT NOT NULL,
+                  pid BIGINT NOT NULL)
+                """,
+                // A rule-file source's last market list (`markets-NAME.json` in a state folder).
+                """
+                CREATE TABLE source_market_lists (
+                  source TEXT PRIMARY KEY, fetched_at BIGINT NOT NULL, symbols TEXT[] NOT NULL, names TEXT[] NOT NULL,
+                  bases TEXT[] NOT NULL, quotes TEXT[] NOT NULL, futures BOOLEAN[] NOT NULL, actives BOOLEAN[] NOT NULL)
+                """,
+                // A rule-file source's known markets (`listings-NAME.txt`): a row per source that
+                // saved a list, with its known symbols and those waiting for their first tick.
+                """
+                CREATE TABLE source_listings (
+                  source TEXT PRIMARY KEY, known TEXT[] NOT NULL, pending TEXT[] NOT NULL, saved_at BIGINT NOT NULL)
+                """
             ])
     ]
 

@@ -113,7 +113,7 @@ public final class PostgresOutbox: FlushableOutbox {
         let accepted = queue.submit { [self] connection, attempt in
             switch connection {
             case .failure(let error):
-                attempt.effect {
+                attempt.complete {
                     unwritten.withLock { $0.append(write) }
                     write.failed(error)
                 }
@@ -132,10 +132,10 @@ public final class PostgresOutbox: FlushableOutbox {
         let logger = queue.logger
         do {
             let done = try await PostgresQueue.write(connection, logger) { try await write.apply($0, logger) }
-            attempt.effect { done() }
+            attempt.complete { done() }
         } catch {
             if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) { return .connectionLost(error) }
-            attempt.effect {
+            attempt.complete {
                 unwritten.withLock { $0.append(write) }
                 write.failed(error)
             }

@@ -207,14 +207,14 @@ final class PostgresQueue: Sendable {
             let job: Job = { connection, attempt in
                 switch connection {
                 case .failure(let error):
-                    attempt.effect { continuation.resume(throwing: error) }
+                    attempt.complete { continuation.resume(throwing: error) }
                 case .success(let connection):
                     do {
                         let value = try await body(connection, attempt)
-                        attempt.effect { continuation.resume(returning: value) }
+                        attempt.complete { continuation.resume(returning: value) }
                     } catch {
                         if reconnects, Self.isConnectionLoss(error, on: connection) { return .connectionLost(error) }
-                        attempt.effect { continuation.resume(throwing: error) }
+                        attempt.complete { continuation.resume(throwing: error) }
                     }
                 }
                 return .done
@@ -288,7 +288,8 @@ final class Attempt: Sendable {
     }
     private let state = Mutex(State())
 
-    /// Runs `body` unless the attempt was abandoned; false when it was.
+    /// Runs `body` unless the attempt was abandoned; false when it was. For a hand-over the job
+    /// goes on after (a kept write made on the way); the job's last one is `complete`.
     @discardableResult
     func effect(_ body: () -> Void) -> Bool {
         state.withLock { state in
@@ -296,6 +297,23 @@ final class Attempt: Sendable {
             body()
             return true
         }
+    }
+
+    /// Runs `body`, the job's last hand-over, and decides the attempt `done` in the same step,
+    /// unless it was abandoned (false then). A connection that closes after it can then no
+    /// longer make the job run again: a job run again after it handed over would hand over twice
+    /// (an alert's rows given to delivery twice, a caller resumed twice).
+    @discardableResult
+    func complete(_ body: () -> Void) -> Bool {
+        let (ran, worker) = state.withLock { state -> (Bool, CheckedContinuation<PostgresQueue.Ran, Never>?) in
+            guard !state.abandoned, state.outcome == nil else { return (false, nil) }
+            body()
+            state.outcome = .done
+            defer { state.worker = nil }
+            return (true, state.worker)
+        }
+        worker?.resume(returning: .done)
+        return ran
     }
 
     /// The worker waits for the outcome (at once when it is decided already).

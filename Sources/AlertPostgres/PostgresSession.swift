@@ -15,6 +15,9 @@ import Synchronization
 final class PostgresSession: Sendable {
     let url: PostgresURL
     let exclusive: Bool
+    /// The session's `application_name` (`pricealert run`, `pricealert check`): what another
+    /// pricealert that finds the lock held, and `pg_stat_activity`, see.
+    let application: String
     let logger: Logger
     /// The server's process for the session that holds the lock, once it does.
     private let backend = Mutex<Int?>(nil)
@@ -23,9 +26,10 @@ final class PostgresSession: Sendable {
     /// The advisory lock's two keys (`pg_try_advisory_lock(int, int)`): "pric" and "run ".
     static let lockKeys: (Int32, Int32) = (0x7072_6963, 0x7275_6e20)
 
-    init(url: PostgresURL, exclusive: Bool, logger: Logger) {
+    init(url: PostgresURL, exclusive: Bool, application: String, logger: Logger) {
         self.url = url
         self.exclusive = exclusive
+        self.application = application
         self.logger = logger
     }
 
@@ -35,6 +39,7 @@ final class PostgresSession: Sendable {
     /// Takes the lock on `connection` when `exclusive`; throws `PostgresStoreError` with
     /// `heldBy` set when another session holds it.
     func prepare(_ connection: PostgresConnection, again: Bool) async throws {
+        try await connection.query("SELECT set_config('application_name', \(application), false)", logger: logger)
         guard exclusive else { return }
         if try await Self.tryLock(connection, logger) {
             let pid = try await Self.backendPID(connection, logger)
@@ -65,6 +70,7 @@ final class PostgresSession: Sendable {
                 "it is in use by another pricealert (\(who)); two pricealerts on one store are not supported yet (Docs/postgres.md)"
         )
         error.heldBy = who
+        error.holderApplication = holder?.application
         if again { lostReason.withLock { $0 = error.description } }
         throw error
     }
@@ -84,19 +90,21 @@ final class PostgresSession: Sendable {
         return pid
     }
 
-    /// The session holding the lock: its server process and where it connects from.
+    /// The session holding the lock: its server process, where it connects from and its
+    /// `application_name`.
     private static func holder(
         _ connection: PostgresConnection, _ logger: Logger
-    ) async throws -> (pid: Int, client: String)? {
+    ) async throws -> (pid: Int, client: String, application: String)? {
         let rows = try await connection.query(
             """
-            SELECT l.pid, COALESCE(host(a.client_addr), 'a local socket') FROM pg_locks l
+            SELECT l.pid, COALESCE(host(a.client_addr), 'a local socket'), COALESCE(a.application_name, '')
+            FROM pg_locks l
             LEFT JOIN pg_stat_activity a ON a.pid = l.pid
             WHERE l.locktype = 'advisory' AND l.granted AND l.classid::BIGINT = \(Int64(lockKeys.0))
               AND l.objid::BIGINT = \(Int64(lockKeys.1)) AND l.objsubid = 2
             """, logger: logger)
-        var found: (Int, String)?
-        for try await (pid, client) in rows.decode((Int, String).self) { found = (pid, client) }
+        var found: (Int, String, String)?
+        for try await row in rows.decode((Int, String, String).self) { found = row }
         return found
     }
 }

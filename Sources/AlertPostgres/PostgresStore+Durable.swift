@@ -9,6 +9,7 @@ extension PostgresStore: DurableStore {
     public var journal: any PolicyJournal { policyJournal }
     public var ledger: any BackfillRecorder { backfill }
     public var listings: any ListingKeeper { knownMarkets }
+    public var sourceMarkets: any SourceMarketKeeper { sourceMarketLists }
     public var localFolder: StateFolder? { nil }
 
     public func silenceRecords() async throws -> [SilenceRecord] {

@@ -20,6 +20,7 @@ public final class PostgresStore: Sendable {
     public let engineState: PostgresEngineState
     public let policyJournal: PostgresPolicyJournal
     public let knownMarkets: PostgresListings
+    public let sourceMarketLists: PostgresSourceMarkets
     let queue: PostgresQueue
     let session: PostgresSession
 
@@ -32,6 +33,7 @@ public final class PostgresStore: Sendable {
         engineState = PostgresEngineState(queue, outbox: outbox)
         policyJournal = PostgresPolicyJournal(outbox)
         knownMarkets = PostgresListings(queue)
+        sourceMarketLists = PostgresSourceMarkets(queue)
     }
 
     /// How a process uses the store.
@@ -42,10 +44,14 @@ public final class PostgresStore: Sendable {
         /// The store is held for this process alone, by a session advisory lock, as a state
         /// folder's lock holds a folder (`run`, `check`): a second such process is refused.
         public var exclusive: Bool
+        /// The sessions' `application_name`: the command (`pricealert run`), so that a
+        /// pricealert that finds the store held can tell what holds it.
+        public var application: String
 
-        public init(reconnects: Bool = false, exclusive: Bool = false) {
+        public init(reconnects: Bool = false, exclusive: Bool = false, application: String = "pricealert") {
             self.reconnects = reconnects
             self.exclusive = exclusive
+            self.application = application
         }
     }
 
@@ -67,7 +73,8 @@ public final class PostgresStore: Sendable {
             failure.unreachable = PostgresStoreError.isUnreachable(error)
             throw failure
         }
-        let session = PostgresSession(url: url, exclusive: use.exclusive, logger: logger)
+        let session = PostgresSession(
+            url: url, exclusive: use.exclusive, application: use.application, logger: logger)
         let queue = PostgresQueue(
             url: url, connection: connection, logger: logger, reconnects: use.reconnects,
             prepare: { connection, again in try await session.prepare(connection, again: again) })
@@ -179,6 +186,8 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
     public var unreachable = false
     /// Set when another pricealert holds the store (`PostgresStore.Use.exclusive`).
     public var heldBy: String?
+    /// The holder's `application_name` (`pricealert run`, `pricealert check`), when known.
+    public var holderApplication: String?
 
     public init(url: PostgresURL, doing: String, reason: String, newerSchema: Int? = nil) {
         self.url = url

@@ -19,6 +19,8 @@ public protocol DurableStore: AnyObject, Sendable {
     var ledger: any BackfillRecorder { get }
     /// The markets `listed` rules know.
     var listings: any ListingKeeper { get }
+    /// Each rule-file source's last market list.
+    var sourceMarkets: any SourceMarketKeeper { get }
     /// The state folder, for what is kept in files of their own (nil for a PostgreSQL store).
     var localFolder: StateFolder? { get }
     /// Every silence, expired ones too.
@@ -88,6 +90,17 @@ public protocol ListingKeeper: Sendable {
     func save(_ lists: [NewListings]) async throws
 }
 
+/// Each rule-file source's last market list (`SourceMarketStore`: `markets-NAME.json` in a state
+/// folder), followed while the source's REST API cannot give a fresh one.
+public protocol SourceMarketKeeper: Sendable {
+    /// Where they are kept, for a message.
+    var place: String { get }
+    /// `source`'s saved list; nil when none was saved.
+    func load(_ source: String) async throws -> MarketsSave?
+    /// Replaces `list.source`'s saved list with `list`.
+    func save(_ list: MarketsSave) async throws
+}
+
 // The SQLite stores' synchronous methods are their witnesses.
 extension EngineStateStore: EngineStateKeeper {
     /// The hours of `snapshot`'s history that differ from what is stored when the store holds
@@ -107,6 +120,10 @@ extension ListingStore: ListingKeeper {
     public var place: String { path }
 }
 
+extension SourceMarketStore: SourceMarketKeeper {
+    public var place: String { folder }
+}
+
 extension StateStore: DurableStore {
     /// A state folder never waits for a server.
     public func stopping() {}
@@ -117,6 +134,7 @@ extension StateStore: DurableStore {
     public var journal: any PolicyJournal { policyState }
     public var ledger: any BackfillRecorder { backfill }
     public var listings: any ListingKeeper { ListingStore(folder: folder) }
+    public var sourceMarkets: any SourceMarketKeeper { SourceMarketStore(folder: folder) }
     public var localFolder: StateFolder? { folder }
 
     public func silenceRecords() async throws -> [SilenceRecord] {

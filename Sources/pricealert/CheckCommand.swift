@@ -1,7 +1,9 @@
 import AlertFeeds
 import AlertModel
 import AlertPipeline
+import AlertPostgres
 import ArgumentParser
+import Logging
 import Platform
 
 /// `pricealert check`: one evaluation for cron. Takes one snapshot of prices (a source's REST
@@ -17,7 +19,9 @@ struct CheckCommand: AsyncParsableCommand {
             coinranking) and from one snapshot of each source the rule files define (version 3), \
             or from --ticks (a JSON Lines tick file). State (pair states, last prices, \
             minute history, the market list) and the outbox live in the state folder, which one \
-            pricealert at a time may use.
+            pricealert at a time may use, or in a PostgreSQL store (--store, PRICEALERT_STORE): \
+            then checks on several hosts can share it, and in each --interval one evaluates while \
+            the others exit 0 doing nothing (Docs/postgres.md).
 
             Quiet when all is well: only the rules' own stdout sinks print. With --format, standard \
             output is the list of alerts alone, one per line, and the rules' stdout sinks print nothing.
@@ -27,7 +31,8 @@ struct CheckCommand: AsyncParsableCommand {
             prices are still evaluated), 73 a sink or the state \
             folder cannot be set up, or an alert cannot be written to the outbox (the state is then \
             not saved), 74 deliveries failed or wait in the outbox for the next run, \
-            75 the state folder is in use (another check or run is going on; this one did nothing).
+            75 the state folder is in use (another check or run is going on; this one did nothing), or the store \
+            cannot be reached or a run uses it.
             """)
 
     @OptionGroup var rules: RulesOption
@@ -65,10 +70,17 @@ struct CheckCommand: AsyncParsableCommand {
     @Option(help: "How long to wait for webhook and exec deliveries before leaving them to the next run.")
     var drainTimeout: DurationArgument = Self.defaultDrainTimeout
 
+    @Option(
+        help:
+            "With a store: a check evaluates unless another evaluated it less than half this long ago, so checks run from cron on several hosts every INTERVAL evaluate once (e.g. 5m)."
+    )
+    var interval: DurationArgument = DurationArgument(.seconds(60))
+
     static let defaultMarketsEvery = DurationArgument(.seconds(3600))
     static let defaultDrainTimeout = DurationArgument(.seconds(10))
 
     @OptionGroup var state: StateOption
+    @OptionGroup var postgres: StoreOption
     @OptionGroup var skew: TickSkewOption
 
     func validate() throws {
@@ -79,12 +91,65 @@ struct CheckCommand: AsyncParsableCommand {
 
     func run() async throws {
         Logs.bootstrap()
-        try StoreOption.refuseStoreVariable(besides: state, command: "check")
-        let request = CheckRun.Request(
+        let url = try postgres.url(besides: state)
+        var request = CheckRun.Request(
             rules: rules.files, source: source, endpoint: endpoint, ticks: ticks, history: history, markets: markets,
             marketsEvery: marketsEvery.duration, format: format, drainTimeout: drainTimeout.duration,
             state: state.path, maxTickSkew: skew.maxTickSkew.duration)
+        if let url {
+            let interval = interval.duration
+            request.store = { () async throws(CommandFailure) in try await Self.open(url, interval: interval) }
+        }
         let alerts = try await ExitCodes.exitingAsync { try await CheckRun.check(request) }
         if exitCode && alerts > 0 { throw ExitCode(1) }
     }
+
+    /// The store `url` names, held for this check (`application_name` `pricealert check`), unless
+    /// another check holds it or evaluated it less than half an `interval` ago: then nothing to
+    /// do, said at debug level only (cron mails what a job prints). A `run` (or anything else)
+    /// holding it, or a store that cannot be reached, is exit 75 with the reason; one that cannot
+    /// be used, 73.
+    static func open(_ url: PostgresURL, interval: Duration) async throws(CommandFailure) -> CheckRun.StoreOpening {
+        let logger = Logger(label: "pricealert")
+        let store: PostgresStore
+        do {
+            store = try await PostgresStore.open(
+                url, use: .init(exclusive: true, application: Self.application),
+                logger: Logger(label: "pricealert.postgres"))
+        } catch {
+            if let holder = error.heldBy, error.holderApplication == Self.application {
+                logger.debug("check: another check (\(holder)) is evaluating store \(url); nothing to do")
+                return .nothingToDo
+            }
+            throw CommandFailure(
+                error.unreachable || error.heldBy != nil ? .tempFail : .cannotCreate, error: "\(error)")
+        }
+        let last: (now: Int64, recent: PostgresStore.CheckEvaluation?)
+        do {
+            last = try await store.lastCheck(within: interval / 2)
+        } catch {
+            await store.close()
+            throw CommandFailure(.cannotCreate, error: "\(error)")
+        }
+        if let recent = last.recent {
+            logger.debug(
+                "check: store \(url) was evaluated \(last.now - recent.began) ms ago by pid \(recent.pid) on \(UserText.double(recent.host)), within half of --interval; nothing to do"
+            )
+            await store.close()
+            return .nothingToDo
+        }
+        let began = last.now
+        let me = PostgresLeadership.Instance.current(sources: [])
+        return CheckRun.StoreOpening(store) {
+            do {
+                try await store.markChecked(began: began, host: me.host, pid: Int(me.pid))
+            } catch {
+                StandardError.write(
+                    "pricealert: warning: \(error); a check on another host within this --interval may evaluate again")
+            }
+        }
+    }
+
+    /// The `application_name` of a check's session, by which another check knows it.
+    static let application = "pricealert check"
 }

@@ -4,6 +4,7 @@ import AlertPostgres
 import AlertRules
 import AlertStore
 import ArgumentParser
+import Foundation
 import Platform
 
 /// `pricealert store status|copy`: the PostgreSQL store (Docs/postgres.md).
@@ -94,9 +95,9 @@ struct StoreCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "copy",
             abstract:
-                "Copy a state folder's outbox, dead letters, silences and backfill ledger into a PostgreSQL store.",
+                "Copy a state folder's outbox, dead letters, silences, backfill ledger, engine state, market lists, held events and known markets into a PostgreSQL store.",
             discussion:
-                "Holds the folder's lock while it reads (stop the daemon first), writes everything in one transaction, and says what it copied. Copying again adds nothing twice: what the store has already is kept. Engine state and the quiet-hours journal are not copied (the store does not hold them; see Docs/postgres.md)."
+                "Holds the folder's lock while it reads (stop the daemon first), writes everything in one transaction, and says what it copied. Copying again adds nothing twice: what the store has already is kept (Docs/postgres.md)."
         )
 
         @Option(help: ArgumentHelp("The state folder to copy.", valueName: "dir"))
@@ -120,9 +121,22 @@ struct StoreCommand: AsyncParsableCommand {
                 contents.engine = try folder.engineState.load()
                 contents.markets = try folder.engineState.loadMarkets()
                 contents.held = try folder.policyState.list()
-                // The list of ticks without a source: the store keeps no source's list yet.
-                let plain = try ListingStore(folder: folder.folder).load().first { $0.source == nil }
+                // The lists of ticks without a source and of each rule-file source the folder
+                // keeps a file for (`listings-NAME.txt`, `markets-NAME.json`).
+                let files = (try? FileManager.default.contentsOfDirectory(atPath: folder.folder.path)) ?? []
+                func names(_ prefix: String, _ suffix: String) -> [String] {
+                    files.filter {
+                        $0.hasPrefix(prefix) && $0.hasSuffix(suffix) && $0.count > prefix.count + suffix.count
+                    }
+                    .map { String($0.dropFirst(prefix.count).dropLast(suffix.count)) }.sorted()
+                }
+                let lists = try ListingStore(folder: folder.folder).load(sources: names("listings-", ".txt"))
+                let plain = lists.first { $0.source == nil }
                 contents.listings = (plain?.known, plain?.pending ?? [])
+                contents.sourceListings = lists.filter { $0.source != nil }
+                contents.sourceMarkets = try names("markets-", ".json").compactMap {
+                    try SourceMarketStore(folder: folder.folder).load($0)
+                }
             } catch {
                 throw StateOption.unusable(folder, error, doing: "cannot read it")
             }

@@ -161,7 +161,9 @@ import Testing
         }
     }
 
-    /// The list of ticks without a source is kept; a rule-file source's list is not (yet).
+    /// The list of ticks without a source and each rule-file source's are kept, with their
+    /// pending markets, as a state folder keeps them; a source's list is loaded when asked for;
+    /// and each rule-file source's last market list.
     @Test func knownMarketsAreKeptWithTheirPendingOnes() async throws {
         try await PostgresServer.with { server in
             let store = try await Self.open(server)
@@ -172,24 +174,40 @@ import Testing
             #expect(try await store.listings.load(sources: []) == [SavedListings(source: nil, known: [], pending: [])])
             listings.restore(known: ["BTC", "NEW"], pending: ["NEW"])
             var sourced = NewListings(rules: [], source: "bx")
-            sourced.restore(known: ["ETH"], pending: [])
+            sourced.restore(known: ["ETH", "SOL"], pending: ["SOL"])
             try await store.listings.save([listings, sourced])
-            let loaded = try await store.listings.load(sources: ["bx"])
-            #expect(loaded == [SavedListings(source: nil, known: ["BTC", "NEW"], pending: ["NEW"])])
+            let plain = SavedListings(source: nil, known: ["BTC", "NEW"], pending: ["NEW"])
+            #expect(try await store.listings.load(sources: []) == [plain])
+            let loaded = try await store.listings.load(sources: ["bx", "other"])
+            #expect(loaded == [plain, SavedListings(source: "bx", known: ["ETH", "SOL"], pending: ["SOL"])])
+
+            #expect(try await store.sourceMarkets.load("bx") == nil)
+            let markets = [
+                Market(symbol: "ETHBTC", name: "Ether", base: "ETH", quote: "BTC", future: false, active: true),
+                Market(symbol: "SOLBTC", name: "", base: "SOL", quote: "BTC", future: false, active: false)
+            ]
+            try await store.sourceMarkets.save(MarketsSave(markets: markets, source: "bx", fetchedAt: 7))
+            try await store.sourceMarkets.save(MarketsSave(markets: [], source: "by", fetchedAt: 8))
+            #expect(
+                try await store.sourceMarkets.load("bx") == MarketsSave(markets: markets, source: "bx", fetchedAt: 7))
+            #expect(try await store.sourceMarkets.load("by") == MarketsSave(markets: [], source: "by", fetchedAt: 8))
             await store.close()
         }
     }
 
-    /// Two processes holding one store at once are refused, naming the holder; the lock goes
-    /// with the session.
+    /// Two processes holding one store at once are refused, naming the holder and its
+    /// `application_name`; the lock goes with the session.
     @Test func anExclusiveStoreIsHeldByOneProcess() async throws {
         try await PostgresServer.with { server in
-            let first = try await Self.open(server, use: .init(exclusive: true))
+            let first = try await Self.open(server, use: .init(exclusive: true, application: "pricealert check"))
             await #expect {
                 _ = try await Self.open(server, use: .init(exclusive: true))
             } throws: { error in
+                // The holder's session is named, so a check that finds another check holding
+                // the store can leave the interval to it.
                 guard let error = error as? PostgresStoreError else { return false }
                 return error.heldBy?.contains("backend pid") == true
+                    && error.holderApplication == "pricealert check"
                     && "\(error)".contains("in use by another pricealert")
                     && !"\(error)".contains(server.password)
             }
@@ -237,6 +255,34 @@ import Testing
             #expect(messages.filter { $0.contains("waiting for the database") }.count == 1)
             #expect(messages.filter { $0.contains("connected again") }.count == 1)
             #expect(!messages.contains { $0.contains(server.password) })
+        }
+    }
+
+    /// A job that handed over what it made (an alert's rows to delivery) and then met its
+    /// connection closing, before it returned, is not run again: run again, it would hand over
+    /// twice (an alert delivered twice after a database restart under `run`).
+    @Test func aJobThatHandedOverIsNotRunAgainWhenItsConnectionClosesAfter() async throws {
+        try await PostgresServer.with { server in
+            let store = try await Self.open(server, use: .init(reconnects: true, exclusive: true))
+            let runs = Mutex(0)
+            let handed = Mutex(0)
+            let accepted = store.queue.submit { connection, attempt in
+                let run = runs.withLock {
+                    $0 += 1; return $0
+                }
+                guard case .success(let connection) = connection else { return .done }
+                attempt.complete { handed.withLock { $0 += 1 } }
+                // The connection closes (the server restarts) after the hand-over, before the
+                // job returns: the queue's watch sees the close first.
+                if run == 1 { try? await connection.close() }
+                return .done
+            }
+            #expect(accepted)
+            // Runs after the job, and after any run of it again.
+            try await store.queue.perform { _ in }
+            #expect(runs.withLock { $0 } == 1)
+            #expect(handed.withLock { $0 } == 1)
+            await store.close()
         }
     }
 

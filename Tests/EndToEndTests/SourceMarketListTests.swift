@@ -98,32 +98,88 @@ struct SourceMarketListTests {
     }
 
     @Test(
+        "check: a rule-file source's market list is kept in markets-NAME.json; when its market-list REST is down, the kept list is followed (said at warning) and its match rules apply"
+    )
+    func checkKeepsAndFollowsARuleFileSourcesList() async throws {
+        let dir = try Self.folder("")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let rulesFile = dir.appendingPathComponent("rules.json")
+        let rules = { (endpoint: String) in
+            """
+            {"version": 3, "sources": {"bx": {"type": "binance", "endpoint": "\(endpoint)"}},
+             "sinks": {"out": {"type": "stdout", "format": "json"}}, "defaults": {"notify": ["out"]},
+             "rules": [{"id": "eth", "match": {"base": "ETH", "quote": "BTC"}, "when": {"price": {"above": 1}}}]}
+            """
+        }
+        let ticker = try FeedSymbolsDaemonTests.fixture("binance_ticker24hr.json")
+        let serving = ScriptedExchange(
+            rest: [
+                "/api/v3/exchangeInfo": try FeedSymbolsDaemonTests.fixture("binance_exchangeInfo.json"),
+                "/api/v3/ticker/24hr": ticker
+            ])
+        let servingPort = try await serving.start()
+        try rules("http://127.0.0.1:\(servingPort)").write(to: rulesFile, atomically: true, encoding: .utf8)
+        let first = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--state", "st"], in: dir)
+        await serving.stop()
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains(#""symbol":"ETH/BTC""#), "\(first.stdout)")
+        let kept = dir.appendingPathComponent("st/markets-bx.json")
+        #expect(try String(contentsOf: kept, encoding: .utf8).contains(#""base":"ETH""#))
+
+        // The market list is not served (404), the tickers are. A fresh state folder holding
+        // only the kept list: the check follows it, says so, and the match rule fires.
+        let down = ScriptedExchange(rest: ["/api/v3/ticker/24hr": ticker])
+        let downPort = try await down.start()
+        try rules("http://127.0.0.1:\(downPort)").write(to: rulesFile, atomically: true, encoding: .utf8)
+        let fresh = dir.appendingPathComponent("st2")
+        try FileManager.default.createDirectory(at: fresh, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: kept, to: fresh.appendingPathComponent("markets-bx.json"))
+        let second = try await PriceAlertBinary.run(["check", "--rules", "rules.json", "--state", "st2"], in: dir)
+        await down.stop()
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(
+            second.stderr.contains("bx:") && second.stderr.contains("using the market list saved"), "\(second.stderr)")
+        #expect(second.stdout.contains(#""symbol":"ETH/BTC""#), "\(second.stdout)")
+    }
+
+    @Test(
         "run: a rule-file source whose REST API is down at start follows the list the state folder kept (said at warning), subscribes from it, and its match rules apply"
     )
     func aSourceWhoseRESTIsDownFollowsItsKeptList() async throws {
         let dir = try Self.folder("")
         defer { try? FileManager.default.removeItem(at: dir) }
+        try await Self.runFollowsAKeptList(keeping: ["--state", "st"], in: dir) {
+            FileManager.default.fileExists(atPath: dir.appendingPathComponent("st/markets-bx.json").path)
+        }
+    }
+
+    /// `run` with `keeping` (`--state DIR`, `--store URL`) against a Binance look-alike that
+    /// serves its market list (`kept` then says the list is kept), then again against one whose
+    /// REST API is down (404) and whose websocket is up: the second follows the kept list, says
+    /// so, subscribes from it, and its match rule fires with the source.
+    static func runFollowsAKeptList(
+        keeping: [String], in dir: URL, kept: () async throws -> Bool
+    ) async throws {
         let rulesFile = dir.appendingPathComponent("rules.json")
-        // First run: the list is served and kept.
+        let arguments = ["run", "--rules", "rules.json"] + keeping
         let serving = ScriptedExchange(
             rest: ["/api/v3/exchangeInfo": try FeedSymbolsDaemonTests.fixture("binance_exchangeInfo.json")])
         let servingPort = try await serving.start()
-        try Self.binanceRules(endpoint: "http://127.0.0.1:\(servingPort)").write(
+        try binanceRules(endpoint: "http://127.0.0.1:\(servingPort)").write(
             to: rulesFile, atomically: true, encoding: .utf8)
-        let first = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--state", "st"], in: dir)
+        let first = try PriceAlertBinary.start(arguments, in: dir)
         defer { if first.process.isRunning { first.process.terminate() } }
         let connection = try await serving.connection(1)
         _ = try await connection.waitForTexts(1)
         #expect(try await first.stop(signal: SIGTERM) == 0, "\(first.stderr)")
         await serving.stop()
-        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("st/markets-bx.json").path))
+        #expect(try await kept())
 
-        // Second run: no REST at all (404), the websocket still up.
         let down = ScriptedExchange(rest: [:])
         let downPort = try await down.start()
-        try Self.binanceRules(endpoint: "http://127.0.0.1:\(downPort)").write(
+        try binanceRules(endpoint: "http://127.0.0.1:\(downPort)").write(
             to: rulesFile, atomically: true, encoding: .utf8)
-        let second = try PriceAlertBinary.start(["run", "--rules", "rules.json", "--state", "st"], in: dir)
+        let second = try PriceAlertBinary.start(arguments, in: dir)
         defer { if second.process.isRunning { second.process.terminate() } }
         let warning = try await second.waitForStderrLine(containing: "following the list saved", timeout: 60)
         #expect(warning.contains("binance") && warning.contains("markets"), "\(warning)")

@@ -7,21 +7,28 @@ import Platform
 /// What `check` evaluates, before `CheckRun` runs: a tick file's ticks, or a source's snapshot
 /// with the market list its `match` and `listed` rules need.
 extension CheckRun {
-    /// The market list `check --source` uses when the rules need one and `--markets` gave none:
-    /// `kept` (the one saved in the state folder) while it is from `feed` and younger than
-    /// `every` (ms); otherwise a fresh one from `feed`. A fetch that fails keeps `kept` when it
-    /// is from `feed` (said with a warning on standard error), and otherwise throws its error.
+    /// The market list `check` uses when the rules need one and `--markets` gave none: `kept`
+    /// (the one saved in the state folder or store) while it is the list of `name` (default:
+    /// `feed`'s name; a rule-file source's name) and younger than `every` (ms); otherwise a
+    /// fresh one from `feed`. A fetch that fails keeps `kept` when it is `name`'s (said with a
+    /// warning on standard error), and otherwise throws its error. A kept list used is given to
+    /// `feed` too, which maps the exchange's symbols of its snapshot by it.
     public static func marketList(
-        kept: MarketsSave?, from feed: any PriceSource, http: any HTTPClient,
+        kept: MarketsSave?, from feed: any PriceSource, name: String? = nil, http: any HTTPClient,
         now: Int64, every: Int64
     ) async throws -> MarketsSave? {
-        if let kept, kept.source == feed.name, now - kept.fetchedAt < every { return kept }
+        let name = name ?? feed.name
+        if let kept, kept.source == name, now - kept.fetchedAt < every {
+            _ = feed.adopt(savedMarkets: kept.markets)
+            return kept
+        }
         do {
-            return MarketsSave(markets: try await feed.loadMarkets(http: http), source: feed.name, fetchedAt: now)
+            return MarketsSave(markets: try await feed.loadMarkets(http: http), source: name, fetchedAt: now)
         } catch {
-            guard let kept, kept.source == feed.name else { throw error }
+            guard let kept, kept.source == name else { throw error }
+            _ = feed.adopt(savedMarkets: kept.markets)
             StandardError.write(
-                "pricealert: warning: \(feed.name): \(error); using the market list saved \(Timestamp.format(kept.fetchedAt))"
+                "pricealert: warning: \(name): \(error); using the market list saved \(Timestamp.format(kept.fetchedAt))"
             )
             return kept
         }
@@ -43,13 +50,14 @@ extension CheckRun {
     /// `marketList(kept: given, …)`, fetched again when older than `refreshEvery` (ms). The list
     /// is fetched before the snapshot; either failing throws `SourceUnavailable`.
     public static func snapshot(
-        from feed: any PriceSource, http: any HTTPClient, markets given: MarketsSave?,
+        from feed: any PriceSource, name: String? = nil, http: any HTTPClient, markets given: MarketsSave?,
         refreshEvery: Int64?, now: Int64
     ) async throws(SourceUnavailable) -> Input {
         do {
             var list = given
             if let refreshEvery {
-                list = try await marketList(kept: given, from: feed, http: http, now: now, every: refreshEvery)
+                list = try await marketList(
+                    kept: given, from: feed, name: name, http: http, now: now, every: refreshEvery)
             }
             let ticks = try await feed.snapshot(http: http)
             return Input(ticks: ticks, lines: nil, malformed: 0, markets: list)

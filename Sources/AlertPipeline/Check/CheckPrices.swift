@@ -39,13 +39,16 @@ extension CheckRun {
     /// whose ticks carry the source's name (rules v3 §1). `lines`: each tick's line in the tick
     /// file; `malformed`: lines that were not ticks, reported and counted by `evaluator`. Each
     /// rule-file source's market list goes to `evaluator` as that source's, unless
-    /// `prices.marketsGiven` names it. A rule-file source that cannot be reached is named on
+    /// `prices.marketsGiven` names it; it is fetched afresh each check, and when that fails the
+    /// one `keeper` kept is followed (said on standard error); a fresh one is handed back in
+    /// `Input.sourceMarkets`, to be kept with the state. A rule-file source that cannot be reached is named on
     /// standard error and added to `unavailable`; the other sources' ticks are still evaluated.
     /// An unreadable tick or market file exits 66 (65: not a market list), a `--source` that
     /// cannot be reached 69 (`CommandFailure`); a tick file that fails while it is read throws
     /// its read error.
     public static func input(
-        _ prices: CheckPrices, saved: MarketsSave?, into evaluator: inout Evaluator, unavailable: inout [String]
+        _ prices: CheckPrices, saved: MarketsSave?, keeper: (any SourceMarketKeeper)? = nil,
+        into evaluator: inout Evaluator, unavailable: inout [String]
     ) async throws -> Input {
         let now = Wallclock.millis()
         var list: MarketsSave? = saved
@@ -86,10 +89,21 @@ extension CheckRun {
                 // Its market list (for `match` rules on its ticks) is fetched with the snapshot,
                 // unless `--markets NAME=FILE` gave it.
                 let fetchList = evaluator.needsMarketList && !prices.marketsGiven.contains(definition.name)
+                var kept: MarketsSave?
+                if fetchList, let keeper {
+                    do {
+                        kept = try await keeper.load(definition.name)
+                    } catch {
+                        StandardError.write(
+                            "pricealert: warning: \(definition.name): \(error); no kept market list to fall back on")
+                    }
+                }
                 let taken = try await snapshot(
-                    from: feed, http: NIOHTTPClient.shared, markets: nil, refreshEvery: fetchList ? 0 : nil, now: now)
+                    from: feed, name: definition.name, http: NIOHTTPClient.shared, markets: kept,
+                    refreshEvery: fetchList ? 0 : nil, now: now)
                 if let list = taken.markets {
                     evaluator.updateMarkets(MarketList(list.markets), source: definition.name)
+                    if list != kept { input.sourceMarkets.append(list) }
                 }
                 let sourceNumber = SourceNumber(definition.name)
                 for var tick in taken.ticks {

@@ -14,12 +14,15 @@ import Platform
 /// time of day only closes the policy's windows and stamps what is saved.
 public struct CheckRun {
     public var evaluator: Evaluator
-    public var store: StateStore
+    /// The state folder or PostgreSQL store the state is restored from and saved to.
+    public var store: any DurableStore
     public var delivery: AlertDelivery
     /// Where new listings are kept (nil: no `listed` rules).
-    public var listings: ListingStore?
+    public var listings: (any ListingKeeper)?
     /// The market list to save with the state (nil: the saved one is still current).
     public var marketsToSave: MarketsSave?
+    /// Rule-file sources' market lists fetched now, kept once the state is saved.
+    public var sourceMarketsToSave: [MarketsSave] = []
     /// With a format, the alerts are listed on standard output, and the sinks in `printing`
     /// (the stdout sinks, which would repeat each line) are left out of what is dispatched.
     public var format: AlertOutputFormat?
@@ -34,6 +37,9 @@ public struct CheckRun {
     /// `check --source`: where the history the rules need comes from, and how far back the
     /// state folder's ledger says each symbol is filled already.
     public var backfill: (supply: any CandleSupply, filled: [String: Int64])?
+    /// Called once the state is saved: the evaluation is done (`check --store` marks it, so a
+    /// check on another host in the same interval does nothing).
+    public var evaluated: (@Sendable () async -> Void)?
 
     /// The state was not saved (the reason was written to standard error): exit 73.
     public struct StateNotSaved: Error, Sendable {}
@@ -44,7 +50,7 @@ public struct CheckRun {
         public var failures: Int
     }
 
-    public init(evaluator: Evaluator, store: StateStore, delivery: AlertDelivery, drainTimeout: Duration) {
+    public init(evaluator: Evaluator, store: any DurableStore, delivery: AlertDelivery, drainTimeout: Duration) {
         self.evaluator = evaluator
         self.store = store
         self.delivery = delivery
@@ -87,28 +93,46 @@ public struct CheckRun {
         } catch {
             _ = await delivery.finish(timeout: drainTimeout)
             StandardError.write(
-                "pricealert: error: state not saved in \(store.folder.path): the next check evaluates these prices again"
-            )
+                "pricealert: error: state not saved in \(statePlace): the next check evaluates these prices again")
             throw StateNotSaved()
         }
         do {
-            try store.engineState.save(
+            try await store.engine.save(
                 evaluator.takeChanges(final: true), markets: marketsToSave, now: Wallclock.millis())
-            if let listings, let changed = evaluator.takeChangedListings() { try listings.save(changed) }
+            if let listings, let changed = evaluator.takeChangedListings() { try await listings.save(changed) }
         } catch {
-            StandardError.write("pricealert: error: cannot save state in \(store.folder.path): \(error)")
+            StandardError.write("pricealert: error: cannot save state in \(statePlace): \(describe(error))")
             _ = await delivery.finish(timeout: drainTimeout)
             throw StateNotSaved()
         }
+        await evaluated?()
+        for list in sourceMarketsToSave {
+            do {
+                try await store.sourceMarkets.save(list)
+            } catch {
+                StandardError.write(
+                    "pricealert: warning: cannot keep the market list of source '\(list.source)' in \(store.sourceMarkets.place): \(store.describe(error))"
+                )
+            }
+        }
         do {
-            try store.backfill.record(backfilled)
+            try await store.ledger.record(backfilled)
         } catch {
             StandardError.write(
-                "pricealert: warning: cannot record the filled history in \(store.folder.path): \(store.describe(error)); the next check fetches it again"
+                "pricealert: warning: cannot record the filled history in \(statePlace): \(store.describe(error)); the next check fetches it again"
             )
         }
         failures += await delivery.finish(timeout: drainTimeout)
         return Outcome(alerts: alerts.count, failures: failures)
+    }
+
+    /// Where the state is, in a message: the state folder's path, or the store's URL (without
+    /// its password).
+    private var statePlace: String { store.localFolder?.path ?? store.place }
+
+    /// A save's error: as a state folder's has always been said, or the store's reason.
+    private func describe(_ error: any Error) -> String {
+        store.localFolder == nil ? store.describe(error) : "\(error)"
     }
 
     /// Fills the history of the snapshot's symbols that the rules need and the ledger

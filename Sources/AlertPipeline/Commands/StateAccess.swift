@@ -41,6 +41,15 @@ public enum StateAccess {
         return failure
     }
 
+    /// What was saved in `store` (a state folder or a PostgreSQL store) cannot be read: closes
+    /// it, and returns exit 73 saying where and why.
+    public static func unusable(durable store: any DurableStore, _ error: any Error) async -> CommandFailure {
+        if let folder = store as? StateStore { return unusable(folder, error) }
+        let failure = CommandFailure(.cannotCreate, error: "\(store.place): \(store.describe(error))")
+        await store.close()
+        return failure
+    }
+
     /// The engine state the previous run saved; exit 73 naming the folder (closed) when it
     /// cannot be read.
     public static func loadSaved(_ store: StateStore) throws(CommandFailure) -> SavedState {

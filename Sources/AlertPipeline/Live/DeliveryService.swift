@@ -92,13 +92,13 @@ final class DeliveryService: Service {
             case .listings(let listings):
                 await delivery.save(listings, logger: logger)
             case .sourceMarkets(let list):
-                // A rule-file source's list is kept in a state folder only (Docs/postgres.md).
-                guard let folder = delivery.store?.localFolder else { break }
+                guard let store = delivery.store else { break }
                 do {
-                    try SourceMarketStore(folder: folder).save(list)
+                    try await store.sourceMarkets.save(list)
                 } catch {
                     logger.warning(
-                        "cannot keep the market list of source '\(list.source)' in \(folder.path): \(error)")
+                        "cannot keep the market list of source '\(list.source)' in \(store.sourceMarkets.place): \(store.describe(error))"
+                    )
                 }
             case .rules(let rules):
                 delivery.policy.use(rules)

@@ -31,13 +31,14 @@ final class FeedRoster: Sendable {
     let makeRunner: MakeRunner?
     /// With a backfill ledger: where each feed's fills are recorded (nil: none).
     let backfills: Bool
-    /// Where each rule-file source's last market list is kept (nil: no state folder).
-    let markets: SourceMarketStore?
+    /// Where each rule-file source's last market list is kept: the state folder or the store
+    /// (nil: neither).
+    let markets: (any SourceMarketKeeper)?
     private let state = Mutex(State())
 
     init(
         inbox: Inbox<EvaluatorInput>, monitor: PipelineMonitor, logger: Logger, stopping: String,
-        makeRunner: MakeRunner?, backfills: Bool, markets: SourceMarketStore? = nil
+        makeRunner: MakeRunner?, backfills: Bool, markets: (any SourceMarketKeeper)? = nil
     ) {
         self.inbox = inbox
         self.monitor = monitor
@@ -55,14 +56,14 @@ final class FeedRoster: Sendable {
 
     /// A service for `feed` (`definition`: the rule-file source it follows; nil for `--source`),
     /// following the symbols `ruleSet` needs from it, counted among the running feeds.
-    func make(_ feed: LiveFeed, definition: SourceDefinition?, ruleSet: RuleSet) -> FeedService {
+    func make(_ feed: LiveFeed, definition: SourceDefinition?, ruleSet: RuleSet) async -> FeedService {
         let symbols = FeedSymbols.needed(by: ruleSet, source: feed.tag)
         let given = feed
         var feed = feed
         feed.runner = feed.runner.following(symbols)
         if let tag = feed.tag, let markets {
             do {
-                feed.runner.saved = try markets.load(tag).map { ($0.markets, $0.fetchedAt) }
+                feed.runner.saved = try await markets.load(tag).map { ($0.markets, $0.fetchedAt) }
             } catch {
                 logger.warning("source '\(tag)': \(error); the feed waits for the exchange's list")
             }
@@ -94,17 +95,18 @@ final class FeedRoster: Sendable {
     }
 
     /// The feed `definition` names, made with `makeRunner`; nil (logged) when it cannot be made.
-    func make(_ definition: SourceDefinition, ruleSet: RuleSet) -> FeedService? {
+    func make(_ definition: SourceDefinition, ruleSet: RuleSet) async -> FeedService? {
         guard let makeRunner else { return nil }
+        let runner: FeedRunner
         do {
-            let runner = try makeRunner(definition)
-            return make(
-                LiveFeed(name: definition.name, tag: definition.name, runner: runner), definition: definition,
-                ruleSet: ruleSet)
+            runner = try makeRunner(definition)
         } catch {
             logger.error("source '\(definition.name)': \(error)")
             return nil
         }
+        return await make(
+            LiveFeed(name: definition.name, tag: definition.name, runner: runner), definition: definition,
+            ruleSet: ruleSet)
     }
 
     /// Starts the rule-file sources `ruleSet` adds and stops those it no longer has, or has
@@ -136,13 +138,13 @@ final class FeedRoster: Sendable {
             logger.notice("source '\(service.feed.name)': the rules need other symbols: its feed resubscribes")
             // A rule-file source starts afresh below, with the others the files add.
             guard entry.definition == nil, let group else { continue }
-            let restarted = make(entry.feed, definition: nil, ruleSet: ruleSet)
+            let restarted = await make(entry.feed, definition: nil, ruleSet: ruleSet)
             await group.addServiceUnlessShutdown(
                 ServiceGroupConfiguration.ServiceConfiguration(service: restarted, successTerminationBehavior: .ignore))
         }
         let known = state.withLock { Set($0.running.compactMap(\.definition?.name)) }
         for definition in sources where !known.contains(definition.name) {
-            guard let group, let service = make(definition, ruleSet: ruleSet) else { continue }
+            guard let group, let service = await make(definition, ruleSet: ruleSet) else { continue }
             await group.addServiceUnlessShutdown(
                 ServiceGroupConfiguration.ServiceConfiguration(service: service, successTerminationBehavior: .ignore))
             logger.notice("source '\(definition.name)' added by the rule files: its feed started")

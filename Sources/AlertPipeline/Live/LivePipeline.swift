@@ -123,10 +123,13 @@ public struct LivePipeline: Sendable {
 
         let roster = FeedRoster(
             inbox: inbox, monitor: monitor, logger: logger, stopping: stopping, makeRunner: makeRunner,
-            backfills: true, markets: delivery.store?.localFolder.map(SourceMarketStore.init))
-        let feedServices = feeds.map { feed in
-            roster.make(
-                feed, definition: ruleSet.sources.first { feed.tag != nil && $0.name == feed.tag }, ruleSet: ruleSet)
+            backfills: true, markets: delivery.store?.sourceMarkets)
+        var feedServices: [FeedService] = []
+        for feed in feeds {
+            feedServices.append(
+                await roster.make(
+                    feed, definition: ruleSet.sources.first { feed.tag != nil && $0.name == feed.tag }, ruleSet: ruleSet
+                ))
         }
         let reload = RuleReloadService(
             paths: rulePaths, running: ruleSet, logger: logger, inbox: inbox,

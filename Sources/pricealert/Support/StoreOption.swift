@@ -49,20 +49,6 @@ struct StoreOption: ParsableArguments {
         }
     }
 
-    /// For a command that does not use a PostgreSQL store yet (`check`): exits 64 when
-    /// `PRICEALERT_STORE` names one and `--state` does not name a folder, rather than keeping its
-    /// state apart from the `run` that uses the store.
-    static func refuseStoreVariable(
-        besides state: StateOption, command: String,
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws {
-        guard state.path == nil, let value = environment[variable], !value.isEmpty else { return }
-        StandardError.write(
-            "pricealert: error: \(variable) names a PostgreSQL store, which \(command) does not use yet (Docs/postgres.md); give --state DIR to use a state folder"
-        )
-        throw ExitCodes.usage
-    }
-
     /// Connects to `url` and brings its schema up to date; exits 75 when the server cannot be
     /// reached or (`use.exclusive`) another pricealert holds the store, 73 otherwise, with the
     /// reason (the URL named without its password).
@@ -75,11 +61,12 @@ struct StoreOption: ParsableArguments {
         }
     }
 
-    /// The store `--store` or `PRICEALERT_STORE` names, held for this process alone (`run`,
-    /// `check`), reconnecting after a drop when `reconnects`; else the state folder (`state`).
+    /// The store `--store` or `PRICEALERT_STORE` names, held for this process alone (`run`),
+    /// reconnecting after a drop when `reconnects`; else the state folder (`state`).
     func openDurable(_ state: StateOption, reconnects: Bool) async throws -> any DurableStore {
         guard let url = try url(besides: state) else { return try state.open() }
-        return try await Self.open(url, use: PostgresStore.Use(reconnects: reconnects, exclusive: true))
+        return try await Self.open(
+            url, use: PostgresStore.Use(reconnects: reconnects, exclusive: true, application: "pricealert run"))
     }
 
     /// The engine state the previous run saved; exits 73 naming the store when it cannot be read.
