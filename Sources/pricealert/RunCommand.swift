@@ -134,7 +134,8 @@ struct RunCommand: AsyncParsableCommand {
             saveMarks: { try await store.leadership.saveMarks(leases) },
             adopt: { lease, epoch in
                 try await store.outbox.adopt(PostgresFence(source: lease, epoch: epoch), now: Wallclock.millis())
-            }, leadership: leadership, silenceWatcher: watcher)
+            }, pruneLedger: { try await store.outbox.pruneLedger(before: $0) }, leadership: leadership,
+            silenceWatcher: watcher)
     }
 
     /// `--source`'s feed, then one per source the rule files define, in file order.

@@ -108,6 +108,13 @@ struct PostgresStandbyTests {
         await exchange.stop()
     }
 
+    /// The instance id `daemon` logged at start (`instance "ID" follows …`).
+    func instanceID(_ daemon: ObservedProcess) throws -> String {
+        let line = try #require(daemon.stderr.split(separator: "\n").first { $0.contains("] instance \"") })
+        let start = try #require(line.range(of: "instance \"")).upperBound
+        return String(line[start...].prefix { $0 != "\"" })
+    }
+
     /// `/metrics` and `/healthz` of `daemon` once `pricealert_source_leader{source="binance"}`
     /// reads `leader`.
     func roles(of daemon: ObservedProcess, leader: Int) async throws -> (metrics: String, health: String) {
@@ -138,6 +145,13 @@ struct PostgresStandbyTests {
             #expect(shown.health.contains("role binance: leader (epoch 1)"), "\(shown.health)")
             let standing = try await roles(of: standby, leader: 0)
             #expect(standing.health.contains("role binance: standby"), "\(standing.health)")
+            // `store status` names both running instances and their roles.
+            let (leaderID, standbyID) = (try instanceID(leader), try instanceID(standby))
+            let status = try await PriceAlertBinary.run(["store", "status", "--store", setup.server.url()])
+            let line = try #require(status.stdout.split(separator: "\n").first { $0.hasPrefix("source \"binance\"") })
+            #expect(line.hasPrefix("source \"binance\" leader \"\(leaderID)\" epoch 1 since "), "\(status.stdout)")
+            #expect(line.hasSuffix("; standbys: \"\(standbyID)\""), "\(status.stdout)")
+            #expect(status.stdout.contains("instance \"\(standbyID)\" host "), "\(status.stdout)")
 
             #expect(try await leader.stop(signal: SIGTERM) == 0, "\(leader.stderr)")
             _ = try await standby.waitForStderrLine(containing: "source binance: taking over in epoch 2", timeout: 60)

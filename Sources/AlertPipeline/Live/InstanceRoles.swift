@@ -21,6 +21,9 @@ public struct InstanceRoles: Sendable {
     /// At a takeover: the outbox rows earlier leaders of the lease left, for this instance's
     /// sink workers to deliver.
     public var adopt: @Sendable (_ lease: String, _ epoch: Int64) async throws -> [OutboxEntry]
+    /// Deletes the outbox ledger's entries made before the time given (epoch ms); returns how
+    /// many went. The home lease's leader calls it every `ledgerPruneEvery`.
+    public var pruneLedger: @Sendable (_ before: Int64) async throws -> Int
     /// Keeps the leases (renewals, takeovers, heartbeats); stopped after delivery, so a
     /// leader's final save and outbox drain happen under its lease, which it then releases.
     public var leadership: any Service
@@ -30,10 +33,12 @@ public struct InstanceRoles: Sendable {
     public init(
         leases: SourceLeases, changes: AsyncStream<RoleChange>,
         saveMarks: @escaping @Sendable () async throws -> [String: Int64],
-        adopt: @escaping @Sendable (String, Int64) async throws -> [OutboxEntry], leadership: any Service,
+        adopt: @escaping @Sendable (String, Int64) async throws -> [OutboxEntry],
+        pruneLedger: @escaping @Sendable (Int64) async throws -> Int, leadership: any Service,
         silenceWatcher: (any Service)?
     ) {
         self.leases = leases
+        self.pruneLedger = pruneLedger
         self.changes = changes
         self.saveMarks = saveMarks
         self.adopt = adopt
@@ -132,9 +137,27 @@ final class RoleWatch: Service {
         }
     }
 
+    /// How long the outbox ledger keeps an entry: far longer than a standby keeps what it
+    /// evaluated (`StandbyBuffer.maxAge`), so a takeover never enters an event twice because
+    /// its entry was pruned.
+    static let ledgerKeeps: Int64 = 86_400_000
+    static let ledgerPruneEvery: Duration = .seconds(600)
+
     private func readMarks() async {
+        var pruned: ContinuousClock.Instant?
         while !Task.isCancelled {
             if let marks = try? await roles.saveMarks(), !marks.isEmpty { await inbox.send(.saveMarks(marks)) }
+            if roles.leases.epoch(of: roles.leases.home) != nil,
+                pruned.map({ ContinuousClock.now - $0 >= Self.ledgerPruneEvery }) ?? true
+            {
+                pruned = .now
+                do {
+                    let gone = try await roles.pruneLedger(Wallclock.millis() - Self.ledgerKeeps)
+                    if gone > 0 { logger.info("outbox ledger: \(gone) entries older than a day deleted") }
+                } catch {
+                    logger.warning("outbox ledger: cannot delete old entries: \(error); tried again later")
+                }
+            }
             try? await Task.sleep(for: markEvery)
         }
     }
