@@ -7,7 +7,7 @@ import Synchronization
 
 /// Whether this process's writes go under the fence (`run` with several instances): the
 /// leases and their epochs, shared by the outbox and the engine state of one store. Unset, the
-/// store writes unfenced, as one `run` per store or a command does.
+/// store writes unfenced, as a command (`outbox flush`, `store copy`) does.
 final class StoreFencing: Sendable {
     private let leases = Mutex<SourceLeases?>(nil)
 
