@@ -23,11 +23,12 @@ public final class PostgresStore: Sendable {
     public let sourceMarketLists: PostgresSourceMarkets
     let queue: PostgresQueue
     let session: PostgresSession
+    let fencing = StoreFencing()
 
     private init(queue: PostgresQueue, session: PostgresSession) {
         self.queue = queue
         self.session = session
-        outbox = PostgresOutbox(queue)
+        outbox = PostgresOutbox(queue, fencing: fencing)
         silences = PostgresSilences(queue)
         backfill = PostgresBackfillLedger(queue)
         engineState = PostgresEngineState(queue, outbox: outbox)
