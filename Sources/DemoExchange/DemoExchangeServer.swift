@@ -91,7 +91,7 @@ public final class DemoExchangeServer: Sendable {
         // Client frames of up to 64 KiB, as messages (`VenueSession`): OKX's documented limit for
         // one subscribe request, the largest of the five (the library's default is 16 KiB).
         let plain = HTTPServerBuilder.http1WebSocketUpgrade(
-            webSocketRouter: makeWebSocketRouter(), configuration: .init(maxFrameSize: 1 << 16))
+            webSocketRouter: makeWebSocketRouter(), configuration: .init(ws: .init(maxFrameSize: 1 << 16)))
         let server: HTTPServerBuilder
         if let tls = configuration.tls {
             server = try .tls(plain, tlsConfiguration: Self.tlsConfiguration(tls))

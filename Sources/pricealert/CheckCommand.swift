@@ -106,9 +106,9 @@ struct CheckCommand: AsyncParsableCommand {
 
     /// The store `url` names, held for this check (`application_name` `pricealert check`), unless
     /// another check holds it or evaluated it less than half an `interval` ago: then nothing to
-    /// do, said at debug level only (cron mails what a job prints). A `run` (or anything else)
-    /// holding it, or a store that cannot be reached, is exit 75 with the reason; one that cannot
-    /// be used, 73.
+    /// do, said at debug level only (cron mails what a job prints). A `run` alive on it (its
+    /// heartbeat), anything else holding it, or a store that cannot be reached, is exit 75 with
+    /// the reason; one that cannot be used, 73.
     static func open(_ url: PostgresURL, interval: Duration) async throws(CommandFailure) -> CheckRun.StoreOpening {
         let logger = Logger(label: "pricealert")
         let store: PostgresStore
@@ -131,6 +131,24 @@ struct CheckCommand: AsyncParsableCommand {
             await store.close()
             throw CommandFailure(.cannotCreate, error: "\(error)")
         }
+        // A `run` on the store evaluates the same rules: a check beside it would send its alerts
+        // again. Runs take no lock (several share a store), so a run is one whose heartbeat is
+        // fresh (`LeadershipService` writes one every 500 ms; a killed run's goes stale).
+        let running: PostgresLeadership.Instance?
+        do {
+            running = try await store.leadership.instances().first { last.now - $0.seenAt < Self.runAlive }
+        } catch {
+            await store.close()
+            throw CommandFailure(.cannotCreate, error: "\(error)")
+        }
+        if let running {
+            await store.close()
+            throw CommandFailure(
+                .tempFail,
+                error:
+                    "store \(url) is in use by another pricealert: a run on \(UserText.double(running.host)) (pid \(running.pid)) was alive \(last.now - running.seenAt) ms ago; give a run and cron checks different stores"
+            )
+        }
         if let recent = last.recent {
             logger.debug(
                 "check: store \(url) was evaluated \(last.now - recent.began) ms ago by pid \(recent.pid) on \(UserText.double(recent.host)), within half of --interval; nothing to do"
@@ -152,4 +170,8 @@ struct CheckCommand: AsyncParsableCommand {
 
     /// The `application_name` of a check's session, by which another check knows it.
     static let application = "pricealert check"
+
+    /// How recent a run's heartbeat must be (store clock, ms) for the run to count as alive:
+    /// well above its 500 ms beat, so a busy run is never missed.
+    static let runAlive: Int64 = 10_000
 }
