@@ -125,15 +125,23 @@ public actor ReliableDispatcher {
 
     /// Starts the workers; they deliver what earlier runs left pending first (oldest first).
     /// Throws when the outbox cannot be read (a damaged file, a missing table): what earlier runs
-    /// left must not be passed over as if there were nothing.
+    /// left must not be passed over as if there were nothing. A shared outbox's rows are not
+    /// loaded: the workers claim them (`SharedOutbox`).
     public func start() async throws {
         guard !started else { return }
-        let pending = try await outbox.loadPending()
+        let bySink: [String: [OutboxEntry]]
+        let counts: [String: Int]
+        if let shared = outbox as? any SharedOutbox {
+            counts = try await shared.pendingBySink()
+            bySink = [:]
+        } else {
+            bySink = Dictionary(grouping: try await outbox.loadPending(), by: \.sink)
+            counts = bySink.mapValues(\.count)
+        }
         started = true
-        let bySink = Dictionary(grouping: pending, by: \.sink)
-        for name in Set(bySink.keys).subtracting(workers.keys).sorted() {
+        for name in Set(counts.keys).subtracting(workers.keys).sorted() {
             logger.warning(
-                "\(bySink[name]?.count ?? 0) alerts wait in the outbox for sink '\(name)', which no rule in use defines; they stay there",
+                "\(counts[name] ?? 0) alerts wait in the outbox for sink '\(name)', which no rule in use defines; they stay there",
                 metadata: ["sink": "\(name)"])
         }
         for (name, worker) in workers {

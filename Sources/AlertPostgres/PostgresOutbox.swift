@@ -1,5 +1,6 @@
 import AlertModel
 import AlertOutbox
+import AlertPolicy
 import AlertStore
 import Logging
 import PostgresNIO
@@ -17,13 +18,25 @@ import Synchronization
 /// The `DeliveryOutbox` methods return at once; their writes are jobs on the store's one queue,
 /// in the order handed over, one transaction each. A write that fails is reported and kept, and
 /// tried again before every later write and at `commit`, while the process runs.
-public final class PostgresOutbox: FlushableOutbox {
+public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     let queue: PostgresQueue
     private let unwritten = Mutex<[Write]>([])
+    /// This outbox's name in the leases it takes (`locked_by`): the process and a number, so
+    /// two stores open in one process never take each other's rows for their own.
+    public let owner: String
+    /// How long a claim leases a row (ms); `SinkWorker` renews what it holds every third of it.
+    public let claimLease: Int64 = 30_000
+    /// How long an attempt holds its place in a shared rate window when its deliverer dies
+    /// before settling it (ms): longer than any attempt (a sink's timeout is at most 60 s).
+    static let rateLease: Int64 = 120_000
 
     init(_ queue: PostgresQueue) {
         self.queue = queue
+        let number = Self.opened.add(1, ordering: .relaxed).newValue
+        owner = "\(PostgresLeadership.Instance.current(sources: []).id)-\(number)"
     }
+
+    private static let opened = Atomic<Int>(0)
 
     /// A write kept until it is made: `apply` runs in a transaction and returns what to call
     /// once it is committed.
@@ -184,7 +197,56 @@ public final class PostgresOutbox: FlushableOutbox {
         return value
     }
 
-    // MARK: Claims and leases
+    // MARK: Claims and leases (SharedOutbox)
+
+    public func claim(sink: String, limit: Int, keeping: [Int64], now: Int64) async throws -> [OutboxEntry] {
+        if !keeping.isEmpty {
+            try await queue.perform { connection in
+                _ = try await connection.query(
+                    """
+                    UPDATE outbox SET locked_until = \(now + self.claimLease)
+                    WHERE id = ANY(\(keeping)) AND locked_by = \(self.owner)
+                    """, logger: self.queue.logger)
+            }
+        }
+        guard limit > 0 else { return [] }
+        return try await claim(sink: sink, owner: owner, now: now, lease: claimLease, limit: limit)
+    }
+
+    public func release(_ ids: [Int64]) async throws {
+        try await queue.perform { connection in
+            _ = try await connection.query(
+                "UPDATE outbox SET locked_by = NULL, locked_until = NULL WHERE id = ANY(\(ids)) AND locked_by = \(self.owner)",
+                logger: self.queue.logger)
+        }
+    }
+
+    public func pendingBySink() async throws -> [String: Int] {
+        try await queue.perform { connection in
+            let rows = try await connection.query(
+                "SELECT sink, COUNT(*) FROM outbox GROUP BY sink", logger: self.queue.logger)
+            var counts: [String: Int] = [:]
+            for try await (sink, count) in rows.decode((String, Int).self) { counts[sink] = count }
+            return counts
+        }
+    }
+
+    public func beginAttempt(sink: String, rate: RateSpec) async throws -> SharedStart {
+        let (decision, clock) = try await PostgresSinkRates(queue).beginTimed(
+            sink: sink, rate: rate, lease: Self.rateLease)
+        switch decision {
+        case .start(let at): return .start(at)
+        case .wait(let until): return .wait(millis: until == .max ? nil : max(1, until - clock))
+        }
+    }
+
+    public func settleAttempt(sink: String, rate: RateSpec, started: Int64) async throws {
+        try await PostgresSinkRates(queue).settle(sink: sink, rate: rate, started: started)
+    }
+
+    public func cancelAttempt(sink: String, rate: RateSpec, started: Int64) async throws {
+        try await PostgresSinkRates(queue).cancel(sink: sink, rate: rate, started: started)
+    }
 
     /// Takes up to `limit` rows of `sink` that are due at `now` and not leased by anyone, most
     /// urgent first then oldest, and leases them to `owner` until `now + lease` (ms). Rows
@@ -221,6 +283,20 @@ public final class PostgresOutbox: FlushableOutbox {
     {
         return try await queue.transaction { connection in
             try await Self.insert(delivery, sinks: sinks, urgent: urgent, now: now, connection, self.queue.logger)
+        }
+    }
+
+    /// Writes one row per sink for each of `deliveries`, in one transaction (for a store filled
+    /// at once: benchmarks, copies); returns the rows made.
+    @discardableResult
+    public func enqueue(all deliveries: [Delivery], sinks: [String], now: Int64) async throws -> [OutboxEntry] {
+        return try await queue.transaction { connection in
+            var rows: [OutboxEntry] = []
+            for delivery in deliveries {
+                rows += try await Self.insert(
+                    delivery, sinks: sinks, urgent: false, now: now, connection, self.queue.logger)
+            }
+            return rows
         }
     }
 
