@@ -68,10 +68,17 @@ func report(
     _ phase: String, _ elapsed: Duration, _ dispatchers: [ReliableDispatcher], before: [Int],
     cpu: CPUSteal
 ) async {
+    // A deliverer counts a delivery once its request returns, after the receiver has it.
     var made: [Int] = []
-    for (n, dispatcher) in dispatchers.enumerated() {
-        made.append((await dispatcher.counts()["hook"]?.delivered ?? 0) - before[n])
-    }
+    let deadline = ContinuousClock.now + .seconds(10)
+    repeat {
+        made = []
+        for (n, dispatcher) in dispatchers.enumerated() {
+            made.append((await dispatcher.counts()["hook"]?.delivered ?? 0) - before[n])
+        }
+        if made.reduce(0, +) >= count { break }
+        try? await Task.sleep(for: .milliseconds(5))
+    } while ContinuousClock.now < deadline
     let (got, duplicates) = received.withLock { ($0.ids.count, $0.duplicates) }
     print(
         String(

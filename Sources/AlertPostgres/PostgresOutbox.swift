@@ -16,11 +16,14 @@ import Synchronization
 /// and a row whose sender died is taken again, with the same id, once its lease has run out.
 ///
 /// The `DeliveryOutbox` methods return at once; their writes are jobs on the store's one queue,
-/// in the order handed over, one transaction each. A write that fails is reported and kept, and
+/// in the order handed over, those that wait together in one transaction (`submit`). A write that
+/// fails is reported and kept, and
 /// tried again before every later write and at `commit`, while the process runs.
 public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     let queue: PostgresQueue
     private let unwritten = Mutex<[Write]>([])
+    /// Writes handed over and not yet taken by a job, and whether a job to take them is queued.
+    private let grouped = Mutex<(writes: [Write], scheduled: Bool)>(([], false))
     /// This outbox's name in the leases it takes (`locked_by`): the process and a number, so
     /// two stores open in one process never take each other's rows for their own.
     public let owner: String
@@ -119,24 +122,76 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
         PostgresStoreError.reason(error, password: queue.url.password)
     }
 
-    /// Hands `write` to the queue at once, so writes keep the order they were handed over in.
-    /// A write that meets a dropped connection is run again on the next one when the queue
-    /// reconnects; one that fails otherwise is reported and kept for the next try.
+    /// Hands `write` over at once, so writes keep the order they were handed over in.
+    ///
+    /// Group commit: the writes handed over while the queue is busy wait together, and the job
+    /// that takes them makes them all in one transaction (one flush to disk for many outcomes,
+    /// as SQLite's outbox does). The job is in the queue from the first of them on, so each
+    /// write is made before any job handed over after it. A group that meets a dropped
+    /// connection is run again whole on the next one when the queue reconnects; one that fails
+    /// otherwise is made again write by write, so only the write at fault is reported and kept
+    /// for the next try.
     func submit(_ write: Write) {
+        let first = grouped.withLock { group -> Bool in
+            group.writes.append(write)
+            defer { group.scheduled = true }
+            return !group.scheduled
+        }
+        guard first else { return }
+        // The writes this job makes, taken when it first runs and kept for a run again.
+        let taken = Mutex<[Write]?>(nil)
         let accepted = queue.submit { [self] connection, attempt in
+            let writes = taken.withLock { taken in
+                if taken == nil {
+                    taken = grouped.withLock { group in
+                        defer { group = ([], false) }
+                        return group.writes
+                    }
+                }
+                return taken ?? []
+            }
             switch connection {
             case .failure(let error):
                 attempt.effect {
-                    unwritten.withLock { $0.append(write) }
-                    write.failed(error)
+                    unwritten.withLock { $0 += writes }
+                    for write in writes { write.failed(error) }
                 }
                 return .done
             case .success(let connection):
                 if let lost = await retryUnwritten(connection, attempt) { return .connectionLost(lost) }
-                return await run(write, connection, attempt)
+                return await run(writes, connection, attempt)
             }
         }
-        if !accepted { write.failed(OutboxClosed()) }
+        if !accepted {
+            let writes = grouped.withLock { group in
+                defer { group = ([], false) }
+                return group.writes
+            }
+            for write in writes { write.failed(OutboxClosed()) }
+        }
+    }
+
+    /// Makes `writes` in one transaction; when that fails but the connection stands, makes them
+    /// one by one (`run`).
+    private func run(_ writes: [Write], _ connection: PostgresConnection, _ attempt: Attempt) async -> PostgresQueue.Ran
+    {
+        let logger = queue.logger
+        if writes.count == 1 { return await run(writes[0], connection, attempt) }
+        do {
+            let done = try await PostgresQueue.write(connection, logger) { connection in
+                var done: [@Sendable () -> Void] = []
+                for write in writes { done.append(try await write.apply(connection, logger)) }
+                return done
+            }
+            attempt.effect { for call in done { call() } }
+            return .done
+        } catch {
+            if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) { return .connectionLost(error) }
+        }
+        for write in writes {
+            if case .connectionLost(let error) = await run(write, connection, attempt) { return .connectionLost(error) }
+        }
+        return .done
     }
 
     /// Makes `write` in one transaction; on failure reports it and keeps it for the next try,
