@@ -126,8 +126,10 @@ public actor ReliableDispatcher {
     /// Starts the workers; they deliver what earlier runs left pending first (oldest first).
     /// Throws when the outbox cannot be read (a damaged file, a missing table): what earlier runs
     /// left must not be passed over as if there were nothing. A shared outbox's rows are not
-    /// loaded: the workers claim them (`SharedOutbox`).
-    public func start() async throws {
+    /// loaded: the workers claim them (`SharedOutbox`), on every instance, leader or standby.
+    /// `loadingPending` false (a standby of several instances sharing a store): the workers of
+    /// an outbox that is not shared start with no rows; `adopt` hands them rows later.
+    public func start(loadingPending: Bool = true) async throws {
         guard !started else { return }
         let bySink: [String: [OutboxEntry]]
         let counts: [String: Int]
@@ -135,7 +137,7 @@ public actor ReliableDispatcher {
             counts = try await shared.pendingBySink()
             bySink = [:]
         } else {
-            bySink = Dictionary(grouping: try await outbox.loadPending(), by: \.sink)
+            bySink = Dictionary(grouping: loadingPending ? try await outbox.loadPending() : [], by: \.sink)
             counts = bySink.mapValues(\.count)
         }
         started = true
@@ -148,6 +150,12 @@ public actor ReliableDispatcher {
             worker.add(bySink[name] ?? [])
             worker.start()
         }
+    }
+
+    /// Rows committed to the outbox by another process (a leader that was lost), delivered
+    /// from now on like this process's own; rows a worker holds already are ignored.
+    public func adopt(_ rows: [OutboxEntry]) {
+        for (name, rows) in Dictionary(grouping: rows, by: \.sink) { workers[name]?.add(rows) }
     }
 
     /// Durable sinks: the alert is queued for the outbox's next group commit when this returns,

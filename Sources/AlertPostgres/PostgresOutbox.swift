@@ -21,6 +21,8 @@ import Synchronization
 /// tried again before every later write and at `commit`, while the process runs.
 public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     let queue: PostgresQueue
+    /// Set when several instances share the store: inserts go under the fence, with the ledger.
+    let fencing: StoreFencing
     private let unwritten = Mutex<[Write]>([])
     /// Writes handed over and not yet taken by a job, and whether a job to take them is queued.
     private let grouped = Mutex<(writes: [Write], scheduled: Bool)>(([], false))
@@ -29,12 +31,14 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     public let owner: String
     /// How long a claim leases a row (ms); `SinkWorker` renews what it holds every third of it.
     public let claimLease: Int64 = 30_000
-    /// How long an attempt holds its place in a shared rate window when its deliverer dies
-    /// before settling it (ms): longer than any attempt (a sink's timeout is at most 60 s).
+    /// How long an attempt holds its place in a shared rate window unless settled (ms): a dead
+    /// deliverer's place holds the window no longer; an attempt that runs longer counts as
+    /// ended then (Docs/postgres.md#a-sinks-rate-across-instances).
     static let rateLease: Int64 = 120_000
 
-    init(_ queue: PostgresQueue) {
+    init(_ queue: PostgresQueue, fencing: StoreFencing = StoreFencing()) {
         self.queue = queue
+        self.fencing = fencing
         let number = Self.opened.add(1, ordering: .relaxed).newValue
         owner = "\(PostgresLeadership.Instance.current(sources: []).id)-\(number)"
     }
@@ -69,12 +73,25 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
         // Made again after a connection closed under it, the insert may find its rows already
         // committed: then it hands them over as if it had made them, so none is left undelivered.
         let tried = Atomic(false)
+        let fencing = self.fencing
         submit(
             Write(
                 apply: { connection, logger in
                     let again = tried.exchange(true, ordering: .relaxed)
-                    let rows = try await Self.insert(
-                        delivery, sinks: sinks, urgent: urgent, now: now, connection, logger, existing: again)
+                    // The lease's epoch when the write is made, not when it was handed over:
+                    // a write kept through a lost connection goes in under the epoch this
+                    // instance leads by then, or is refused when another instance took over
+                    // (whose standby evaluation holds the event: Docs/postgres.md#taking-over).
+                    let fence = fencing.fence(of: delivery)
+                    let rows =
+                        if let fence {
+                            try await Self.fencedInsert(
+                                delivery, sinks: sinks, urgent: urgent, now: now, fence, existing: again, connection,
+                                logger)
+                        } else {
+                            try await Self.insert(
+                                delivery, sinks: sinks, urgent: urgent, now: now, connection, logger, existing: again)
+                        }
                     return { committed(.success(rows)) }
                 }, failed: { committed(.failure($0)) }))
     }
@@ -560,7 +577,7 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
 
     /// The rows of `table` (`outbox` or `dead_letters`) in id order (only `ids` when given),
     /// with their alerts read from `alerts`.
-    private static func entries(
+    static func entries(
         _ connection: PostgresConnection, _ logger: Logger, table: String, ids: [Int64]?
     ) async throws -> [OutboxEntry] {
         let dead = table == "dead_letters"
