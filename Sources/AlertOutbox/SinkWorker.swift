@@ -41,7 +41,7 @@ import Synchronization
 /// Shared outbox (`SharedOutbox`: several processes deliver from it): rows reach the worker only
 /// by claims, never by `add` (which then only wakes the claims): it claims, at each wake-up and
 /// at least every `pollInterval`, as many due rows as keep twice `concurrency` held, and renews
-/// the lease of those it holds with each claim. A retried row goes back to the outbox, leased by
+/// the lease of those it holds every third of a lease. A retried row goes back to the outbox, leased by
 /// no one, and is claimed again when it is due (by any process), so later rows of its rule may
 /// arrive before it. With a `rate`, every attempt first takes its place in the window every
 /// process shares (`beginAttempt`), claims up to `batchMax` rows only then, sends them (one, or
