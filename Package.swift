@@ -203,10 +203,17 @@ let package = Package(
         .executableTarget(
             name: "delivery-benchmark",
             dependencies: [
-                "AlertModel", "AlertHTTP", "AlertOutbox", "AlertSinks", "AlertStore",
+                "AlertModel", "AlertHTTP", "AlertOutbox", "AlertSinks", "AlertStore", "AlertTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log")
             ], path: "Benchmarks/DeliveryBenchmark"),
+        .executableTarget(
+            name: "postgres-delivery-benchmark",
+            dependencies: [
+                "AlertModel", "AlertHTTP", "AlertOutbox", "AlertPostgres", "AlertSinks", "AlertTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log")
+            ], path: "Benchmarks/PostgresDeliveryBenchmark"),
         .executableTarget(
             name: "encode-benchmark", dependencies: ["AlertModel", "AlertSinks", "SeededRandom", "Platform"],
             path: "Benchmarks/EncodeBenchmark"),
@@ -314,7 +321,9 @@ let package = Package(
             name: "AlertPostgresTests",
             dependencies: [
                 "AlertPostgres", "AlertStore", "AlertModel", "AlertOutbox", "AlertPolicy", "AlertTestSupport",
+                "AlertSinks", "AlertHTTP",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]),
         .testTarget(

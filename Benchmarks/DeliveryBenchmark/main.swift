@@ -12,6 +12,7 @@ import AlertModel
 import AlertOutbox
 import AlertSinks
 import AlertStore
+import AlertTestSupport
 import Foundation
 import Hummingbird
 import Logging
@@ -86,23 +87,6 @@ func millis(_ d: Duration) -> Double {
     Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
 }
 
-/// CPU time so far from /proc/stat's `cpu` line: (all, steal) in clock ticks. Steal is time the
-/// hypervisor gave this VM's CPUs to someone else; the tail latencies are only this program's
-/// when it stays near 0.
-func cpuTimes() -> (all: Int, steal: Int) {
-    guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
-        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") })
-    else { return (0, 0) }
-    let fields = line.split(separator: " ").dropFirst().compactMap { Int($0) }
-    return (fields.prefix(8).reduce(0, +), fields.count > 7 ? fields[7] : 0)
-}
-
-func stealSince(_ start: (all: Int, steal: Int)) -> String {
-    let now = cpuTimes()
-    let all = now.all - start.all
-    return all > 0 ? String(format: "%.0f%%", 100 * Double(now.steal - start.steal) / Double(all)) : "unknown"
-}
-
 func report(_ what: String, _ values: [Double]) {
     let sorted = values.sorted()
     func at(_ q: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] }
@@ -117,7 +101,7 @@ func latency(_ title: String, first: Int, count: Int) async {
     var latencies: [Double] = []
     var commits: [Double] = []
     var requests: [Double] = []
-    let cpu = cpuTimes()
+    let cpu = CPUSteal()
     for i in first..<first + count {
         let a = alert(i, rule: 0)
         let sent = ContinuousClock.now
@@ -129,7 +113,7 @@ func latency(_ title: String, first: Int, count: Int) async {
             requests.append(millis(got - sink))
         }
     }
-    report("latency dispatch → receiver, \(title) (CPU steal \(stealSince(cpu)))", latencies)
+    report("latency dispatch → receiver, \(title) (CPU steal \(cpu.since))", latencies)
     report("  dispatch → sink (outbox commit)", commits)
     report("  sink → receiver (HTTP request)", requests)
 }
@@ -138,7 +122,7 @@ func latency(_ title: String, first: Int, count: Int) async {
 await latency("idle", first: 0, count: sequential)
 
 // 2. Burst: enqueue everything, then wait until the receiver has all of it.
-let burstCPU = cpuTimes()
+let burstCPU = CPUSteal()
 let start = ContinuousClock.now
 for i in 0..<burst { _ = await dispatcher.dispatch(alert(sequential + i, rule: i % ruleCount)) }
 // `dispatch` returns once the alert is queued for the next group commit; this is when all are durable.
@@ -152,7 +136,7 @@ print(
         + String(
             format: "%.2f s = %.0f deliveries/s (all committed to the outbox at %.0f alerts/s)", seconds,
             Double(burst) / seconds,
-            Double(burst) / (millis(enqueued) / 1000)) + " (CPU steal \(stealSince(burstCPU)))")
+            Double(burst) / (millis(enqueued) / 1000)) + " (CPU steal \(burstCPU.since))")
 
 // 3. The same right after the burst, while the disk still writes it back (for comparison).
 await latency("right after the burst", first: sequential + burst, count: sequential)

@@ -1,4 +1,5 @@
 import AlertModel
+import AlertPolicy
 
 /// What the delivery stage needs of the durable outbox (Docs/sinks.md#outbox-and-retries), so it
 /// does not depend on how rows are stored. Every method returns at once; writes are made in the
@@ -47,4 +48,46 @@ public protocol DeliveryOutbox: Sendable {
 public struct OutboxClosed: Error, Sendable, CustomStringConvertible {
     public init() {}
     public var description: String { "the outbox was already closed (pricealert is exiting)" }
+}
+
+/// An outbox that several processes deliver from at once (Docs/postgres.md#several-deliverers-one-outbox):
+/// a sink's worker takes rows by claiming them, never by loading them all, and a sink's `rate`
+/// is one window for every process together.
+///
+/// A claimed row is this process's until its outcome is recorded, it is released, or its lease
+/// runs out (then another process takes it, with the same delivery id: at least once).
+public protocol SharedOutbox: DeliveryOutbox {
+    /// Leases up to `limit` rows of `sink` that are due at `now` (epoch ms) and leased by no one,
+    /// most urgent then oldest first, to this process; extends the lease of the rows `keeping`
+    /// (rows this process claimed and still holds) in the same transaction.
+    func claim(sink: String, limit: Int, keeping: [Int64], now: Int64) async throws -> [OutboxEntry]
+
+    /// How long (ms) a claim leases a row; a worker renews what it holds well before then.
+    var claimLease: Int64 { get }
+
+    /// Ends this process's lease on rows it claimed and will not attempt, so any process may
+    /// take them at once.
+    func release(_ ids: [Int64]) async throws
+
+    /// Pending rows per sink (for the start-up warning about sinks no rule defines).
+    func pendingBySink() async throws -> [String: Int]
+
+    /// Starts an attempt on `sink` in the window of `rate` that every process shares, or says
+    /// how long to wait before asking again.
+    func beginAttempt(sink: String, rate: RateSpec) async throws -> SharedStart
+
+    /// The attempt `beginAttempt` started at `started` has ended (now): it counts from now on.
+    func settleAttempt(sink: String, rate: RateSpec, started: Int64) async throws
+
+    /// The attempt `beginAttempt` started at `started` was not made (there was nothing to
+    /// send): it leaves the window.
+    func cancelAttempt(sink: String, rate: RateSpec, started: Int64) async throws
+}
+
+/// What the shared window of a sink's rate says about an attempt.
+public enum SharedStart: Sendable, Equatable {
+    /// It started at this time (the window's clock); settle or cancel it with this time.
+    case start(Int64)
+    /// Ask again after this many ms; nil while an attempt in flight (any process's) decides it.
+    case wait(millis: Int64?)
 }

@@ -125,17 +125,25 @@ public actor ReliableDispatcher {
 
     /// Starts the workers; they deliver what earlier runs left pending first (oldest first).
     /// Throws when the outbox cannot be read (a damaged file, a missing table): what earlier runs
-    /// left must not be passed over as if there were nothing.
-    /// `loadingPending` false (a standby of several instances sharing a store, which sends
-    /// nothing): the workers start with no rows; `adopt` hands them rows later.
+    /// left must not be passed over as if there were nothing. A shared outbox's rows are not
+    /// loaded: the workers claim them (`SharedOutbox`), on every instance, leader or standby.
+    /// `loadingPending` false (a standby of several instances sharing a store): the workers of
+    /// an outbox that is not shared start with no rows; `adopt` hands them rows later.
     public func start(loadingPending: Bool = true) async throws {
         guard !started else { return }
-        let pending = loadingPending ? try await outbox.loadPending() : []
+        let bySink: [String: [OutboxEntry]]
+        let counts: [String: Int]
+        if let shared = outbox as? any SharedOutbox {
+            counts = try await shared.pendingBySink()
+            bySink = [:]
+        } else {
+            bySink = Dictionary(grouping: loadingPending ? try await outbox.loadPending() : [], by: \.sink)
+            counts = bySink.mapValues(\.count)
+        }
         started = true
-        let bySink = Dictionary(grouping: pending, by: \.sink)
-        for name in Set(bySink.keys).subtracting(workers.keys).sorted() {
+        for name in Set(counts.keys).subtracting(workers.keys).sorted() {
             logger.warning(
-                "\(bySink[name]?.count ?? 0) alerts wait in the outbox for sink '\(name)', which no rule in use defines; they stay there",
+                "\(counts[name] ?? 0) alerts wait in the outbox for sink '\(name)', which no rule in use defines; they stay there",
                 metadata: ["sink": "\(name)"])
         }
         for (name, worker) in workers {

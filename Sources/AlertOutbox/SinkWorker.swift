@@ -37,6 +37,16 @@ import Synchronization
 /// waiting for it (a "delivered" lost in a crash means one more delivery, with the same id,
 /// after the restart). No outbox call waits here; under its lock the worker only looks at the
 /// oldest rows of each lane.
+///
+/// Shared outbox (`SharedOutbox`: several processes deliver from it): rows reach the worker only
+/// by claims, never by `add` (which then only wakes the claims): it claims, at each wake-up and
+/// at least every `pollInterval`, as many due rows as keep twice `concurrency` held, and renews
+/// the lease of those it holds every third of a lease. A retried row goes back to the outbox, leased by
+/// no one, and is claimed again when it is due (by any process), so later rows of its rule may
+/// arrive before it. With a `rate`, every attempt first takes its place in the window every
+/// process shares (`beginAttempt`), claims up to `batchMax` rows only then, sends them (one, or
+/// a digest of them all when more events wait than `count`), releases the rest and settles the
+/// place when the attempt ends, so all processes together keep the rate.
 final class SinkWorker: Sendable {
     /// Where a sink's dead letters go next.
     struct Fallback: Sendable {
@@ -61,6 +71,12 @@ final class SinkWorker: Sendable {
     /// Monotonic milliseconds, for every interval; the rows held carry times on this timeline.
     private let elapsed: ElapsedMillis
     private let logger: Logger
+    /// The outbox when several processes deliver from it: rows come only by its claims.
+    private let shared: (any SharedOutbox)?
+    /// The rate, kept in `shared`'s window rather than in memory (`State.rate` is then nil).
+    private let sharedRate: RateSpec?
+    /// Wakes the claims (a row was enqueued, an attempt ended).
+    private let wake = Wakeup()
 
     private struct State {
         var lanes: [String: Lane] = [:]
@@ -78,6 +94,14 @@ final class SinkWorker: Sendable {
         var timer: Task<Void, Never>?
         /// When `timer` fires (monotonic ms); `.max` when none is set.
         var timerAt = Int64.max
+        /// The claims (shared outbox only).
+        var claims: Task<Void, Never>?
+        /// The last claim found fewer due rows than it asked for (shared outbox only).
+        var caughtUp = false
+        /// When the leases of the rows held were last renewed (monotonic ms; shared outbox only).
+        var renewed: Int64 = 0
+        /// The ids of the rows attempts carry.
+        var flying: Set<Int64> = []
     }
     private let state: Mutex<State>
 
@@ -98,42 +122,65 @@ final class SinkWorker: Sendable {
         self.clock = clock
         self.elapsed = elapsed
         self.logger = logger
-        self.state = Mutex(State(rate: rate.map(RateLimit.init)))
+        let shared = outbox as? any SharedOutbox
+        self.shared = shared
+        self.sharedRate = shared == nil ? nil : rate
+        self.state = Mutex(State(rate: shared == nil ? rate.map(RateLimit.init) : nil))
     }
 
-    /// Rows committed to the outbox, in commit order; a row already held is ignored.
+    /// Rows committed to the outbox, in commit order; a row already held is ignored. With a
+    /// shared outbox the rows are claimed instead, as any process may take them.
     func add(_ rows: [OutboxEntry]) {
         guard !rows.isEmpty else { return }
-        let (wall, now) = (clock(), elapsed())
-        state.withLock { state in
-            for row in rows.map({ Self.held($0, wall: wall, now: now) })
-            where state.lanes[Self.lane(of: row), default: Lane()].insert(row) {
-                state.waitingEvents += row.delivery.events.count
-            }
+        if shared != nil {
+            state.withLock { $0.caughtUp = false }
+            wake.signal()
+            return
         }
+        let (wall, now) = (clock(), elapsed())
+        state.withLock { Self.insert(rows, &$0, wall: wall, now: now) }
         startDueAttempts()
+    }
+
+    /// Puts `rows` in their lanes; a row already held is ignored.
+    private static func insert(_ rows: [OutboxEntry], _ state: inout State, wall: Int64, now: Int64) {
+        for row in rows.map({ held($0, wall: wall, now: now) })
+        where state.lanes[lane(of: row), default: Lane()].insert(row) {
+            state.waitingEvents += row.delivery.events.count
+        }
     }
 
     func start() {
         state.withLock { $0.started = true }
+        if let shared {
+            let claims = Task { await self.claim(from: shared) }
+            state.withLock { $0.claims = claims }
+            return
+        }
         startDueAttempts()
     }
 
-    /// No new attempts from now on; attempts in flight still record their outcome.
+    /// No new attempts from now on; attempts in flight still record their outcome. With a
+    /// shared outbox, the rows held and not in flight are released for other processes.
     func stop() {
-        state.withLock { state in
+        let waiting: [Int64] = state.withLock { state in
             state.stopped = true
             state.timer?.cancel()
+            state.claims?.cancel()
+            return shared == nil ? [] : Self.waitingRows(state).map(\.id)
         }
+        wake.signal()
+        if let shared, !waiting.isEmpty { Task { try? await shared.release(waiting) } }
     }
 
     var counts: DeliveryCounts { state.withLock { $0.counts } }
 
     /// Nothing in flight and no row that can be attempted before `until` (monotonic ms): each
     /// lane's oldest row, which holds up the others, falls due later or there is none.
+    /// With a shared outbox, also: the last claim found every due row.
     func isSettled(before until: Int64) -> Bool {
         state.withLock { state in
-            state.busy.isEmpty && state.handingOn == 0
+            state.busy.isEmpty && state.handingOn == 0 && (shared == nil || state.caughtUp)
                 && !state.lanes.values.contains { ($0.first?.nextAttemptAt ?? .max) < until }
         }
     }
@@ -172,12 +219,13 @@ final class SinkWorker: Sendable {
     private func startDueAttempts() {
         let now = elapsed()
         let starting: [[OutboxEntry]] = state.withLock { state in
-            // Every slot taken: a finishing attempt calls again (and sets the timer).
-            guard state.started, !state.stopped else { return [] }
+            // Every slot taken: a finishing attempt calls again (and sets the timer). Under a
+            // shared rate, only a place in its window starts an attempt (`claimGranted`).
+            guard state.started, !state.stopped, sharedRate == nil else { return [] }
             var attempts: [[OutboxEntry]] = []
             var next = Int64.max
             while state.inFlight < concurrency {
-                let (rows, due) = pick(state, now: now)
+                let (rows, due) = pick(state, now: now, rate: state.rate?.spec)
                 next = min(next, due)
                 guard !rows.isEmpty else { break }
                 if let rate = state.rate, rate.nextStart(now: now) > now {
@@ -185,32 +233,152 @@ final class SinkWorker: Sendable {
                     break
                 }
                 state.rate?.begin(now)
-                state.inFlight += 1
-                for row in rows {
-                    state.busy.insert(Self.lane(of: row))
-                    state.waitingEvents -= row.delivery.events.count
-                }
+                Self.take(rows, &state)
                 attempts.append(rows)
             }
             if next < state.timerAt { setTimer(&state, at: next, now: now) }
             return attempts
         }
-        for rows in starting {
-            let delivery =
-                rows.count == 1
-                ? rows[0].delivery
-                : Delivery(
-                    sink: sink.name, events: rows.flatMap(\.delivery.events), held: rows.allSatisfy(\.delivery.held))
-            Task.detached {
-                let result = await self.sink.send(delivery)
-                self.finish(rows, delivery, result, started: now)
+        for rows in starting { launch(rows, started: now) }
+    }
+
+    /// Sends `rows` (taken from their lanes) as one attempt, begun at `started` (monotonic);
+    /// `grant` is its place in the shared rate's window.
+    private func launch(_ rows: [OutboxEntry], started: Int64, grant: Int64? = nil) {
+        let delivery =
+            rows.count == 1
+            ? rows[0].delivery
+            : Delivery(
+                sink: sink.name, events: rows.flatMap(\.delivery.events), held: rows.allSatisfy(\.delivery.held))
+        Task.detached {
+            let result = await self.sink.send(delivery)
+            self.finish(rows, delivery, result, started: started, grant: grant)
+        }
+    }
+
+    /// Takes `rows` from their lanes for an attempt.
+    private static func take(_ rows: [OutboxEntry], _ state: inout State) {
+        state.inFlight += 1
+        for row in rows {
+            state.flying.insert(row.id)
+            state.busy.insert(lane(of: row))
+            state.waitingEvents -= row.delivery.events.count
+        }
+    }
+
+    /// The rows held that no attempt carries.
+    private static func waitingRows(_ state: State) -> [OutboxEntry] {
+        state.lanes.values.flatMap { $0.rows.filter { !state.flying.contains($0.id) } }
+    }
+
+    /// Removes rows that no attempt carries from their lanes (they go back to a shared outbox).
+    private static func drop(_ ids: Set<Int64>, _ state: inout State) {
+        for (name, lane) in state.lanes {
+            let kept = lane.rows.filter { !ids.contains($0.id) }
+            guard kept.count != lane.rows.count else { continue }
+            state.waitingEvents -= lane.rows.filter { ids.contains($0.id) }.reduce(0) { $0 + $1.delivery.events.count }
+            var rebuilt = Lane()
+            for row in kept { _ = rebuilt.insert(row) }
+            state.lanes[name] = kept.isEmpty ? nil : rebuilt
+        }
+    }
+
+    // MARK: A shared outbox
+
+    /// Claims rows while the worker runs: without a rate, enough to keep twice `concurrency`
+    /// held; with one, up to `batchMax` for each place the shared window gives.
+    private func claim(from shared: any SharedOutbox) async {
+        while !Task.isCancelled {
+            let wait: Int64
+            do {
+                try await renewLeases(shared)
+                if let rate = sharedRate {
+                    wait = try await claimGranted(from: shared, rate: rate)
+                } else {
+                    wait = try await claimDue(from: shared)
+                }
+            } catch {
+                logger.debug(
+                    "sink '\(sink.name)': cannot claim rows from the outbox: \(outbox.reason(error))",
+                    metadata: ["sink": "\(sink.name)"])
+                wait = pollInterval
             }
+            if wait > 0 { await wake.wait(milliseconds: min(wait, pollInterval), on: elapsed) }
+        }
+    }
+
+    /// One claim without a rate; returns how long to wait before the next (0: at once).
+    private func claimDue(from shared: any SharedOutbox) async throws -> Int64 {
+        // Claims when at most `concurrency` rows are held.
+        let limit = state.withLock { state -> Int in
+            let held = state.lanes.values.reduce(0) { $0 + $1.rows.count }
+            return state.stopped || held > concurrency ? 0 : 2 * concurrency - held
+        }
+        guard limit > 0 else { return pollInterval }
+        let rows = try await shared.claim(sink: sink.name, limit: limit, keeping: [], now: clock())
+        let (wall, now) = (clock(), elapsed())
+        state.withLock { state in
+            state.caughtUp = rows.count < limit
+            Self.insert(rows, &state, wall: wall, now: now)
+        }
+        startDueAttempts()
+        return rows.count == limit ? 0 : pollInterval
+    }
+
+    /// Renews the leases of the rows held (in flight or waiting) once a third of a lease has
+    /// passed since the last renewal, so no other process takes them while they are held.
+    private func renewLeases(_ shared: any SharedOutbox) async throws {
+        let now = elapsed()
+        let keeping = state.withLock { state -> [Int64] in
+            guard now - state.renewed >= shared.claimLease / 3 else { return [] }
+            state.renewed = now
+            return state.lanes.values.flatMap { $0.rows.map(\.id) }
+        }
+        guard !keeping.isEmpty else { return }
+        _ = try await shared.claim(sink: sink.name, limit: 0, keeping: keeping, now: clock())
+    }
+
+    /// One attempt under the shared rate: a place in the window, then the rows it carries;
+    /// returns how long to wait before the next (0: at once).
+    private func claimGranted(from shared: any SharedOutbox, rate: RateSpec) async throws -> Int64 {
+        let free = state.withLock { $0.inFlight < concurrency && !$0.stopped }
+        guard free else { return pollInterval }
+        switch try await shared.beginAttempt(sink: sink.name, rate: rate) {
+        case .wait(let millis):
+            // An attempt in flight decides: ours wakes the claims when it ends, another
+            // process's is looked for again soon.
+            return millis ?? min(pollInterval, 50)
+        case .start(let grant):
+            let rows = try await shared.claim(sink: sink.name, limit: batchMax, keeping: [], now: clock())
+            let (wall, now) = (clock(), elapsed())
+            let (attempt, left) = state.withLock { state -> ([OutboxEntry], [Int64]) in
+                Self.insert(rows, &state, wall: wall, now: now)
+                state.caughtUp = rows.isEmpty
+                let claimed = Set(rows.map(\.id))
+                var attempt: [OutboxEntry] = []
+                if !state.stopped {
+                    let (picked, _) = pick(state, now: now, rate: rate)
+                    attempt = picked.filter { claimed.contains($0.id) }
+                }
+                if !attempt.isEmpty { Self.take(attempt, &state) }
+                let sent = Set(attempt.map(\.id))
+                let left = claimed.subtracting(sent)
+                Self.drop(left, &state)
+                return (attempt, Array(left))
+            }
+            if !left.isEmpty { try? await shared.release(left) }
+            guard !attempt.isEmpty else {
+                try await shared.cancelAttempt(sink: sink.name, rate: rate, started: grant)
+                return pollInterval
+            }
+            launch(attempt, started: now, grant: grant)
+            return 0
         }
     }
 
     /// The rows of the next attempt at `now` (none when nothing is due), and the earliest time
     /// a row that is not due yet falls due.
-    private func pick(_ state: State, now: Int64) -> (rows: [OutboxEntry], nextDue: Int64) {
+    private func pick(_ state: State, now: Int64, rate: RateSpec?) -> (rows: [OutboxEntry], nextDue: Int64) {
         var heads: [OutboxEntry] = []
         var next = Int64.max
         for (name, lane) in state.lanes where !state.busy.contains(name) {
@@ -219,7 +387,7 @@ final class SinkWorker: Sendable {
         }
         guard !heads.isEmpty else { return ([], next) }
         if let urgent = heads.filter(\.urgent).min(by: { $0.id < $1.id }) { return ([urgent], next) }
-        if let rate = state.rate, state.waitingEvents > rate.spec.count {
+        if let rate, state.waitingEvents > rate.count {
             return (batch(state, now: now), next)
         }
         return ([heads.min { ($0.nextAttemptAt, $0.id) < ($1.nextAttemptAt, $1.id) }!], next)
@@ -268,7 +436,9 @@ final class SinkWorker: Sendable {
         }
     }
 
-    private func finish(_ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult, started: Int64) {
+    private func finish(
+        _ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult, started: Int64, grant: Int64?
+    ) {
         let (wall, now) = (clock(), elapsed())
         var outcome = decide(rows, delivery, result, wall: wall, now: now)
         if case .dead(let reason, let lastError, let at, _) = outcome, let fallback, fallback.durable {
@@ -278,6 +448,7 @@ final class SinkWorker: Sendable {
         if case .dead = outcome, fallback != nil { handsOn = true } else { handsOn = false }
         state.withLock { state in
             state.inFlight -= 1
+            state.flying.subtract(rows.map(\.id))
             if handsOn { state.handingOn += 1 }
             state.rate?.settle(started: started, now: now)
             for row in rows {
@@ -292,11 +463,26 @@ final class SinkWorker: Sendable {
                     state.lanes[lane]?.remove(row.id)
                 case .retry(let at, let reason):
                     state.counts.retried += 1
-                    state.waitingEvents += row.delivery.events.count
-                    state.lanes[lane]?.retry(row.id, at: now + (at - wall), reason: reason)
+                    if shared != nil {
+                        // Back to the shared outbox, leased by no one, until it is due.
+                        state.lanes[lane]?.remove(row.id)
+                    } else {
+                        state.waitingEvents += row.delivery.events.count
+                        state.lanes[lane]?.retry(row.id, at: now + (at - wall), reason: reason)
+                    }
                 }
                 if state.lanes[lane]?.first == nil { state.lanes[lane] = nil }
             }
+        }
+        if let shared, let grant, let rate = sharedRate {
+            let (name, wake) = (sink.name, wake)
+            Task {
+                // Unsettled, the place counts as ended when its lease runs out.
+                try? await shared.settleAttempt(sink: name, rate: rate, started: grant)
+                wake.signal()
+            }
+        } else {
+            wake.signal()
         }
         let (name, logger, handOn) = (sink.name, logger, handOn)
         for _ in rows {
@@ -420,5 +606,43 @@ struct Lane {
         all[index].attempts += 1
         all[index].nextAttemptAt = at
         all[index].lastError = reason
+    }
+}
+
+/// Wakes one waiting task early: `signal` ends the current `wait`, or the next one at once.
+final class Wakeup: Sendable {
+    private struct State {
+        var signalled = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = Mutex(State())
+
+    func signal() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state.waiter = nil }
+            if state.waiter == nil { state.signalled = true }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns on a signal, or once `milliseconds` have passed on `clock`.
+    func wait(milliseconds: Int64, on clock: ElapsedMillis) async {
+        let timer = Task {
+            try? await clock.sleep(for: .milliseconds(max(1, milliseconds)))
+            if !Task.isCancelled { self.signal() }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.signalled {
+                    state.signalled = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        timer.cancel()
     }
 }

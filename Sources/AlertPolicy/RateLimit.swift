@@ -66,6 +66,12 @@ public struct RateLimit: Sendable, Equatable {
         trim()
     }
 
+    /// Removes the attempt in flight that started at `started` without counting it: it was
+    /// never made.
+    public mutating func cancel(started: Int64) {
+        if let index = inFlight.firstIndex(of: started) { inFlight.remove(at: index) }
+    }
+
     private mutating func trim() {
         if starts.count > spec.count { starts.removeFirst(starts.count - spec.count) }
     }

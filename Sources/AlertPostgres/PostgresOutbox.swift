@@ -1,5 +1,6 @@
 import AlertModel
 import AlertOutbox
+import AlertPolicy
 import AlertStore
 import Logging
 import PostgresNIO
@@ -15,18 +16,34 @@ import Synchronization
 /// and a row whose sender died is taken again, with the same id, once its lease has run out.
 ///
 /// The `DeliveryOutbox` methods return at once; their writes are jobs on the store's one queue,
-/// in the order handed over, one transaction each. A write that fails is reported and kept, and
+/// in the order handed over, those that wait together in one transaction (`submit`). A write that
+/// fails is reported and kept, and
 /// tried again before every later write and at `commit`, while the process runs.
-public final class PostgresOutbox: FlushableOutbox {
+public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     let queue: PostgresQueue
     /// Set when several instances share the store: inserts go under the fence, with the ledger.
     let fencing: StoreFencing
     private let unwritten = Mutex<[Write]>([])
+    /// Writes handed over and not yet taken by a job, and whether a job to take them is queued.
+    private let grouped = Mutex<(writes: [Write], scheduled: Bool)>(([], false))
+    /// This outbox's name in the leases it takes (`locked_by`): the process and a number, so
+    /// two stores open in one process never take each other's rows for their own.
+    public let owner: String
+    /// How long a claim leases a row (ms); `SinkWorker` renews what it holds every third of it.
+    public let claimLease: Int64 = 30_000
+    /// How long an attempt holds its place in a shared rate window unless settled (ms): a dead
+    /// deliverer's place holds the window no longer; an attempt that runs longer counts as
+    /// ended then (Docs/postgres.md#a-sinks-rate-across-instances).
+    static let rateLease: Int64 = 120_000
 
     init(_ queue: PostgresQueue, fencing: StoreFencing = StoreFencing()) {
         self.queue = queue
         self.fencing = fencing
+        let number = Self.opened.add(1, ordering: .relaxed).newValue
+        owner = "\(PostgresLeadership.Instance.current(sources: []).id)-\(number)"
     }
+
+    private static let opened = Atomic<Int>(0)
 
     /// A write kept until it is made: `apply` runs in a transaction and returns what to call
     /// once it is committed.
@@ -122,24 +139,76 @@ public final class PostgresOutbox: FlushableOutbox {
         PostgresStoreError.reason(error, password: queue.url.password)
     }
 
-    /// Hands `write` to the queue at once, so writes keep the order they were handed over in.
-    /// A write that meets a dropped connection is run again on the next one when the queue
-    /// reconnects; one that fails otherwise is reported and kept for the next try.
+    /// Hands `write` over at once, so writes keep the order they were handed over in.
+    ///
+    /// Group commit: the writes handed over while the queue is busy wait together, and the job
+    /// that takes them makes them all in one transaction (one flush to disk for many outcomes,
+    /// as SQLite's outbox does). The job is in the queue from the first of them on, so each
+    /// write is made before any job handed over after it. A group that meets a dropped
+    /// connection is run again whole on the next one when the queue reconnects; one that fails
+    /// otherwise is made again write by write, so only the write at fault is reported and kept
+    /// for the next try.
     func submit(_ write: Write) {
+        let first = grouped.withLock { group -> Bool in
+            group.writes.append(write)
+            defer { group.scheduled = true }
+            return !group.scheduled
+        }
+        guard first else { return }
+        // The writes this job makes, taken when it first runs and kept for a run again.
+        let taken = Mutex<[Write]?>(nil)
         let accepted = queue.submit { [self] connection, attempt in
+            let writes = taken.withLock { taken in
+                if taken == nil {
+                    taken = grouped.withLock { group in
+                        defer { group = ([], false) }
+                        return group.writes
+                    }
+                }
+                return taken ?? []
+            }
             switch connection {
             case .failure(let error):
                 attempt.complete {
-                    unwritten.withLock { $0.append(write) }
-                    write.failed(error)
+                    unwritten.withLock { $0 += writes }
+                    for write in writes { write.failed(error) }
                 }
                 return .done
             case .success(let connection):
                 if let lost = await retryUnwritten(connection, attempt) { return .connectionLost(lost) }
-                return await run(write, connection, attempt)
+                return await run(writes, connection, attempt)
             }
         }
-        if !accepted { write.failed(OutboxClosed()) }
+        if !accepted {
+            let writes = grouped.withLock { group in
+                defer { group = ([], false) }
+                return group.writes
+            }
+            for write in writes { write.failed(OutboxClosed()) }
+        }
+    }
+
+    /// Makes `writes` in one transaction; when that fails but the connection stands, makes them
+    /// one by one (`run`).
+    private func run(_ writes: [Write], _ connection: PostgresConnection, _ attempt: Attempt) async -> PostgresQueue.Ran
+    {
+        let logger = queue.logger
+        if writes.count == 1 { return await run(writes[0], connection, attempt) }
+        do {
+            let done = try await PostgresQueue.write(connection, logger) { connection in
+                var done: [@Sendable () -> Void] = []
+                for write in writes { done.append(try await write.apply(connection, logger)) }
+                return done
+            }
+            attempt.complete { for call in done { call() } }
+            return .done
+        } catch {
+            if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) { return .connectionLost(error) }
+        }
+        for write in writes {
+            if case .connectionLost(let error) = await run(write, connection, attempt) { return .connectionLost(error) }
+        }
+        return .done
     }
 
     /// Makes `write` in one transaction; on failure reports it and keeps it for the next try,
@@ -200,7 +269,56 @@ public final class PostgresOutbox: FlushableOutbox {
         return value
     }
 
-    // MARK: Claims and leases
+    // MARK: Claims and leases (SharedOutbox)
+
+    public func claim(sink: String, limit: Int, keeping: [Int64], now: Int64) async throws -> [OutboxEntry] {
+        if !keeping.isEmpty {
+            try await queue.perform { connection in
+                _ = try await connection.query(
+                    """
+                    UPDATE outbox SET locked_until = \(now + self.claimLease)
+                    WHERE id = ANY(\(keeping)) AND locked_by = \(self.owner)
+                    """, logger: self.queue.logger)
+            }
+        }
+        guard limit > 0 else { return [] }
+        return try await claim(sink: sink, owner: owner, now: now, lease: claimLease, limit: limit)
+    }
+
+    public func release(_ ids: [Int64]) async throws {
+        try await queue.perform { connection in
+            _ = try await connection.query(
+                "UPDATE outbox SET locked_by = NULL, locked_until = NULL WHERE id = ANY(\(ids)) AND locked_by = \(self.owner)",
+                logger: self.queue.logger)
+        }
+    }
+
+    public func pendingBySink() async throws -> [String: Int] {
+        try await queue.perform { connection in
+            let rows = try await connection.query(
+                "SELECT sink, COUNT(*) FROM outbox GROUP BY sink", logger: self.queue.logger)
+            var counts: [String: Int] = [:]
+            for try await (sink, count) in rows.decode((String, Int).self) { counts[sink] = count }
+            return counts
+        }
+    }
+
+    public func beginAttempt(sink: String, rate: RateSpec) async throws -> SharedStart {
+        let (decision, clock) = try await PostgresSinkRates(queue).beginTimed(
+            sink: sink, rate: rate, lease: Self.rateLease)
+        switch decision {
+        case .start(let at): return .start(at)
+        case .wait(let until): return .wait(millis: until == .max ? nil : max(1, until - clock))
+        }
+    }
+
+    public func settleAttempt(sink: String, rate: RateSpec, started: Int64) async throws {
+        try await PostgresSinkRates(queue).settle(sink: sink, rate: rate, started: started)
+    }
+
+    public func cancelAttempt(sink: String, rate: RateSpec, started: Int64) async throws {
+        try await PostgresSinkRates(queue).cancel(sink: sink, rate: rate, started: started)
+    }
 
     /// Takes up to `limit` rows of `sink` that are due at `now` and not leased by anyone, most
     /// urgent first then oldest, and leases them to `owner` until `now + lease` (ms). Rows
@@ -237,6 +355,20 @@ public final class PostgresOutbox: FlushableOutbox {
     {
         return try await queue.transaction { connection in
             try await Self.insert(delivery, sinks: sinks, urgent: urgent, now: now, connection, self.queue.logger)
+        }
+    }
+
+    /// Writes one row per sink for each of `deliveries`, in one transaction (for a store filled
+    /// at once: benchmarks, copies); returns the rows made.
+    @discardableResult
+    public func enqueue(all deliveries: [Delivery], sinks: [String], now: Int64) async throws -> [OutboxEntry] {
+        return try await queue.transaction { connection in
+            var rows: [OutboxEntry] = []
+            for delivery in deliveries {
+                rows += try await Self.insert(
+                    delivery, sinks: sinks, urgent: false, now: now, connection, self.queue.logger)
+            }
+            return rows
         }
     }
 

@@ -32,6 +32,13 @@ public final class PostgresSinkRates: Sendable {
     /// Starts an attempt on `sink` at `now` when `rate` allows it, in flight for at most
     /// `lease` ms; else says when to ask again.
     public func begin(sink: String, rate: RateSpec, lease: Int64, now: Int64? = nil) async throws -> Decision {
+        try await beginTimed(sink: sink, rate: rate, lease: lease, now: now).decision
+    }
+
+    /// `begin`, with the window's clock when it decided (to turn `wait(until:)` into a delay).
+    func beginTimed(
+        sink: String, rate: RateSpec, lease: Int64, now: Int64? = nil
+    ) async throws -> (decision: Decision, clock: Int64) {
         try await change(sink: sink, rate: rate, now: now) { limit, until, now in
             let next = limit.nextStart(now: now)
             guard next == now else { return .wait(until: next) }
@@ -50,13 +57,23 @@ public final class PostgresSinkRates: Sendable {
         }
     }
 
+    /// Takes back the attempt that `begin` started at `started` and that was never made: it
+    /// leaves the window without counting.
+    public func cancel(sink: String, rate: RateSpec, started: Int64) async throws {
+        _ = try await change(sink: sink, rate: rate, now: nil) { limit, until, _ in
+            if let index = limit.inFlight.firstIndex(of: started) { until.remove(at: index) }
+            limit.cancel(started: started)
+            return .start(started)
+        }
+    }
+
     /// Runs `body` on `sink`'s window in one transaction under its row lock, after settling
     /// the attempts whose lease has run out, and writes the window back. `until` holds the
     /// lease end of each of the window's attempts in flight, in their order.
     private func change(
         sink: String, rate: RateSpec, now: Int64?,
         _ body: @escaping @Sendable (inout RateLimit, inout [Int64], Int64) -> Decision
-    ) async throws -> Decision {
+    ) async throws -> (decision: Decision, clock: Int64) {
         let logger = queue.logger
         return try await queue.transaction { connection in
             try await connection.query(
@@ -85,7 +102,7 @@ public final class PostgresSinkRates: Sendable {
                 UPDATE sink_rates SET starts = \(limit.starts), in_flight = \(limit.inFlight), in_flight_until = \(until)
                 WHERE sink = \(sink)
                 """, logger: logger)
-            return decision
+            return (decision, clock)
         }
     }
 

@@ -92,8 +92,10 @@ public struct PostgresServer: Sendable {
 
     /// Runs `body` with a fresh server that accepts logins, then stops it and removes its
     /// folder (also when `body` throws). Throws `Missing` when PostgreSQL is not installed.
+    /// `durable`: with PostgreSQL's own settings (every commit flushed to disk, as in production:
+    /// for benchmarks); otherwise without `fsync`, which tests do not need.
     public static func with<T: Sendable>(
-        tls: TLS? = nil, _ body: @Sendable (PostgresServer) async throws -> T
+        tls: TLS? = nil, durable: Bool = false, _ body: @Sendable (PostgresServer) async throws -> T
     ) async throws -> T {
         guard FileManager.default.isExecutableFile(atPath: binaries.appendingPathComponent("postgres").path) else {
             throw Missing()
@@ -129,9 +131,9 @@ public struct PostgresServer: Sendable {
             let arguments =
                 asServerUser(binaries.appendingPathComponent("postgres").path) + [
                     "-D", data, "-h", "127.0.0.1", "-p", "\(port)", "-k", folder.path,
-                    "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
                     "-c", "log_min_messages=warning"
-                ] + sslSettings
+                ] + (durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"])
+                + sslSettings
             let process = try ObservedProcess(runner, arguments, in: folder)
             do {
                 _ = try await process.line(.stderr, containing: "ready to accept connections", timeout: 120)
