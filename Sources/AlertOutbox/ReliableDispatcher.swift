@@ -126,9 +126,11 @@ public actor ReliableDispatcher {
     /// Starts the workers; they deliver what earlier runs left pending first (oldest first).
     /// Throws when the outbox cannot be read (a damaged file, a missing table): what earlier runs
     /// left must not be passed over as if there were nothing.
-    public func start() async throws {
+    /// `loadingPending` false (a standby of several instances sharing a store, which sends
+    /// nothing): the workers start with no rows; `adopt` hands them rows later.
+    public func start(loadingPending: Bool = true) async throws {
         guard !started else { return }
-        let pending = try await outbox.loadPending()
+        let pending = loadingPending ? try await outbox.loadPending() : []
         started = true
         let bySink = Dictionary(grouping: pending, by: \.sink)
         for name in Set(bySink.keys).subtracting(workers.keys).sorted() {
@@ -140,6 +142,12 @@ public actor ReliableDispatcher {
             worker.add(bySink[name] ?? [])
             worker.start()
         }
+    }
+
+    /// Rows committed to the outbox by another process (a leader that was lost), delivered
+    /// from now on like this process's own; rows a worker holds already are ignored.
+    public func adopt(_ rows: [OutboxEntry]) {
+        for (name, rows) in Dictionary(grouping: rows, by: \.sink) { workers[name]?.add(rows) }
     }
 
     /// Durable sinks: the alert is queued for the outbox's next group commit when this returns,

@@ -84,14 +84,42 @@ public final class PostgresEngineState: EngineStateKeeper {
         let known = stored.withLock { $0 }
         let logger = queue.logger
         let outbox = self.outbox
+        let leases = outbox.fencing.current
         let extents = try await queue.perform { connection, attempt in
             try await outbox.afterUnwritten(connection, attempt) { connection in
-                try await Self.write(snapshots, markets: markets, now: now, known: known, connection, logger)
+                guard let leases else {
+                    return try await Self.write(snapshots, markets: markets, now: now, known: known, connection, logger)
+                }
+                let (kept, keptMarkets) = try await Self.fenced(snapshots, markets: markets, leases, connection, logger)
+                return try await Self.write(kept, markets: keptMarkets, now: now, known: known, connection, logger)
             }
         }
         stored.withLock { disk in
             for (symbol, extent) in extents { disk[symbol] = extent }
         }
+    }
+
+    /// Inside the save's transaction: checks the fence of each lease `snapshots` (by key) and
+    /// `markets` (the home lease's) belong to, and keeps only what this instance leads under
+    /// the epoch the store holds; the rest is dropped and logged (the lease's leader saves its
+    /// own), so a paused old leader that wakes saves nothing.
+    static func fenced(
+        _ snapshots: [SymbolSnapshot], markets: MarketsSave?, _ leases: SourceLeases,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> ([SymbolSnapshot], MarketsSave?) {
+        let byLease = Dictionary(grouping: snapshots) { leases.lease(ofKey: $0.symbol) }
+        var led: Set<String> = []
+        for lease in Set(byLease.keys).union(markets == nil ? [] : [leases.home]).sorted() {
+            do {
+                try await PostgresLeadership.check(StoreFencing.fence(leases, lease: lease), connection, logger)
+                led.insert(lease)
+            } catch let lost as LostLeadership {
+                logger.warning("state of \(byLease[lease]?.count ?? 0) symbols not saved: \(lost)")
+            }
+        }
+        return (
+            snapshots.filter { led.contains(leases.lease(ofKey: $0.symbol)) }, led.contains(leases.home) ? markets : nil
+        )
     }
 
     /// Writes `snapshots` and `markets` on `connection` (in the caller's transaction); returns

@@ -1,7 +1,44 @@
 import AlertModel
 import AlertOutbox
+import AlertStore
 import Logging
 import PostgresNIO
+import Synchronization
+
+/// Whether this process's writes go under the fence (`run` with several instances): the
+/// leases and their epochs, shared by the outbox and the engine state of one store. Unset, the
+/// store writes unfenced, as a command (`outbox flush`, `store copy`) does.
+final class StoreFencing: Sendable {
+    private let leases = Mutex<SourceLeases?>(nil)
+
+    var current: SourceLeases? { leases.withLock { $0 } }
+
+    func use(_ leases: SourceLeases) {
+        self.leases.withLock { $0 = leases }
+    }
+
+    /// The fence `lease` is written under now; epoch 0 (never a leader's: epochs start at 1)
+    /// while this instance does not lead it, so the check refuses the write.
+    static func fence(_ leases: SourceLeases, lease: String) -> PostgresFence {
+        PostgresFence(source: lease, epoch: leases.epoch(of: lease) ?? 0)
+    }
+
+    /// The fence of `delivery` (its first event's source's lease), or nil when unfenced.
+    func fence(of delivery: Delivery) -> PostgresFence? {
+        guard let leases = current else { return nil }
+        return Self.fence(leases, lease: leases.lease(ofSource: delivery.events.first?.source))
+    }
+}
+
+extension PostgresStore {
+    /// From now on every outbox insert and engine-state save goes under the fence of the lease
+    /// it belongs to (`leases`), with the outbox ledger: a write of a lease this instance does
+    /// not lead under the epoch the store holds is refused whole and dropped (logged), since
+    /// the lease's leader enters it (Docs/postgres.md#several-instances).
+    public func fence(with leases: SourceLeases) {
+        fencing.use(leases)
+    }
+}
 
 /// The outbox written by the leader of a source (Docs/postgres.md#several-instances): each
 /// (delivery id, sink) is entered at most once, ever, while the ledger keeps it.
@@ -28,12 +65,30 @@ extension PostgresOutbox {
         }
     }
 
+    /// The `DeliveryOutbox` insert under `fence`, in the write's transaction: refused by the
+    /// fence, nothing is written and no row is handed on (`LostLeadership` logged: the new
+    /// leader enters the event itself). `existing`: the write is made again after its
+    /// connection closed, so rows it entered under this fence are handed on as if made now.
+    static func fencedInsert(
+        _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64, _ fence: PostgresFence, existing: Bool,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [OutboxEntry] {
+        do {
+            try await PostgresLeadership.check(fence, connection, logger)
+        } catch let lost as LostLeadership {
+            logger.warning("\(delivery.id) not entered in the outbox: \(lost)")
+            return []
+        }
+        return try await enterOnce(
+            delivery, sinks: sinks, urgent: urgent, now: now, fence, connection, logger, existing: existing)
+    }
+
     /// Inside a transaction that checked `fence` (`PostgresLeadership.write`): enters
     /// `delivery` for each of `sinks` the ledger does not hold yet, beside whatever else the
     /// transaction writes (the engine state the events came from).
     public static func enterOnce(
         _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64, _ fence: PostgresFence,
-        _ connection: PostgresConnection, _ logger: Logger
+        _ connection: PostgresConnection, _ logger: Logger, existing: Bool = false
     ) async throws -> [OutboxEntry] {
         let rows = try await connection.query(
             """
@@ -44,8 +99,50 @@ extension PostgresOutbox {
         var fresh: Set<String> = []
         for try await sink in rows.decode(String.self) { fresh.insert(sink) }
         let wanted = sinks.filter(fresh.contains)
-        guard !wanted.isEmpty else { return [] }
-        return try await insert(delivery, sinks: wanted, urgent: urgent, now: now, connection, logger)
+        let made =
+            wanted.isEmpty
+            ? [] : try await insert(delivery, sinks: wanted, urgent: urgent, now: now, connection, logger)
+        let known = sinks.filter { !fresh.contains($0) }
+        guard existing, !known.isEmpty else { return made }
+        // Entered by this very write on a connection that closed before it heard the commit.
+        let there = try await connection.query(
+            """
+            SELECT o.id, o.sink FROM outbox o JOIN outbox_ledger l ON l.delivery_id = o.delivery_id AND l.sink = o.sink
+            WHERE o.delivery_id = \(delivery.id) AND o.sink = ANY(\(known)) AND l.source = \(fence.source)
+              AND l.epoch = \(fence.epoch)
+            """, logger: logger)
+        var found: [OutboxEntry] = []
+        for try await (id, sink) in there.decode((Int64, String).self) {
+            found.append(
+                OutboxEntry(id: id, sink: sink, delivery: delivery, urgent: urgent, createdAt: now, nextAttemptAt: now))
+        }
+        return made + found
+    }
+
+    /// At a takeover of `fence.source` (in one transaction under `fence`): the pending rows
+    /// earlier leaders of the lease entered, and the pending rows no leader entered (an earlier
+    /// single `run`, `store copy`), which the ledger now gives to this lease, so that exactly
+    /// one leader delivers each. The caller hands them to its sink workers, which ignore rows
+    /// they hold already.
+    public func adopt(_ fence: PostgresFence, now: Int64) async throws -> [OutboxEntry] {
+        let logger = queue.logger
+        return try await queue.transaction { connection in
+            try await PostgresLeadership.check(fence, connection, logger)
+            try await connection.query(
+                """
+                INSERT INTO outbox_ledger (delivery_id, sink, source, epoch, enqueued_at)
+                SELECT delivery_id, sink, \(fence.source), \(fence.epoch), \(now) FROM outbox
+                ON CONFLICT (delivery_id, sink) DO NOTHING
+                """, logger: logger)
+            let rows = try await connection.query(
+                """
+                SELECT o.id FROM outbox o JOIN outbox_ledger l ON l.delivery_id = o.delivery_id AND l.sink = o.sink
+                WHERE l.source = \(fence.source) AND l.epoch <= \(fence.epoch) ORDER BY o.id
+                """, logger: logger)
+            var ids: [Int64] = []
+            for try await id in rows.decode(Int64.self) { ids.append(id) }
+            return ids.isEmpty ? [] : try await Self.entries(connection, logger, table: "outbox", ids: ids)
+        }
     }
 
     /// Deletes ledger entries made before `before` (epoch ms); returns how many went. Keep

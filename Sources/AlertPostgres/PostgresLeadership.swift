@@ -1,3 +1,4 @@
+import AlertStore
 import Logging
 import PostgresNIO
 
@@ -115,6 +116,24 @@ public final class PostgresLeadership: Sendable {
             var now: Int64 = 0
             for try await value in rows.decode(Int64.self) { now = value }
             return now
+        }
+    }
+
+    /// The time of each lease's last committed engine-state save (`engine_symbols.saved_at`,
+    /// the saver's clock, epoch ms), by lease as `leases` assigns keys. A standby forgets the
+    /// events it evaluated well before it (Docs/postgres.md#taking-over).
+    public func saveMarks(_ leases: SourceLeases) async throws -> [String: Int64] {
+        let sources = leases.sources.sorted()
+        return try await queue.perform { connection in
+            let rows = try await connection.query(
+                """
+                SELECT CASE WHEN split_part(symbol, ':', 1) = ANY(\(sources)) AND position(':' IN symbol) > 0
+                  THEN split_part(symbol, ':', 1) ELSE \(leases.home) END AS lease, MAX(saved_at)
+                FROM engine_symbols GROUP BY 1
+                """, logger: self.queue.logger)
+            var marks: [String: Int64] = [:]
+            for try await (lease, mark) in rows.decode((String, Int64).self) { marks[lease] = mark }
+            return marks
         }
     }
 
@@ -318,7 +337,12 @@ public struct LostLeadership: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String {
         let now =
             if let epoch, let holder { "\(holder) leads it in epoch \(epoch)" } else { "no instance leads it" }
-        return "lost the leadership of source \(fence.source) (epoch \(fence.epoch)): \(now); nothing was written"
+        // Epoch 0 is no leader's: the writer was a standby for the source when it wrote.
+        let mine =
+            fence.epoch == 0
+            ? "this instance does not lead source \(fence.source)"
+            : "lost the leadership of source \(fence.source) (epoch \(fence.epoch))"
+        return "\(mine): \(now); nothing was written"
     }
 }
 

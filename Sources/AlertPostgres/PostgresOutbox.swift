@@ -19,10 +19,13 @@ import Synchronization
 /// tried again before every later write and at `commit`, while the process runs.
 public final class PostgresOutbox: FlushableOutbox {
     let queue: PostgresQueue
+    /// Set when several instances share the store: inserts go under the fence, with the ledger.
+    let fencing: StoreFencing
     private let unwritten = Mutex<[Write]>([])
 
-    init(_ queue: PostgresQueue) {
+    init(_ queue: PostgresQueue, fencing: StoreFencing = StoreFencing()) {
         self.queue = queue
+        self.fencing = fencing
     }
 
     /// A write kept until it is made: `apply` runs in a transaction and returns what to call
@@ -53,12 +56,25 @@ public final class PostgresOutbox: FlushableOutbox {
         // Made again after a connection closed under it, the insert may find its rows already
         // committed: then it hands them over as if it had made them, so none is left undelivered.
         let tried = Atomic(false)
+        let fencing = self.fencing
         submit(
             Write(
                 apply: { connection, logger in
                     let again = tried.exchange(true, ordering: .relaxed)
-                    let rows = try await Self.insert(
-                        delivery, sinks: sinks, urgent: urgent, now: now, connection, logger, existing: again)
+                    // The lease's epoch when the write is made, not when it was handed over:
+                    // a write kept through a lost connection goes in under the epoch this
+                    // instance leads by then, or is refused when another instance took over
+                    // (whose standby evaluation holds the event: Docs/postgres.md#taking-over).
+                    let fence = fencing.fence(of: delivery)
+                    let rows =
+                        if let fence {
+                            try await Self.fencedInsert(
+                                delivery, sinks: sinks, urgent: urgent, now: now, fence, existing: again, connection,
+                                logger)
+                        } else {
+                            try await Self.insert(
+                                delivery, sinks: sinks, urgent: urgent, now: now, connection, logger, existing: again)
+                        }
                     return { committed(.success(rows)) }
                 }, failed: { committed(.failure($0)) }))
     }
@@ -429,7 +445,7 @@ public final class PostgresOutbox: FlushableOutbox {
 
     /// The rows of `table` (`outbox` or `dead_letters`) in id order (only `ids` when given),
     /// with their alerts read from `alerts`.
-    private static func entries(
+    static func entries(
         _ connection: PostgresConnection, _ logger: Logger, table: String, ids: [Int64]?
     ) async throws -> [OutboxEntry] {
         let dead = table == "dead_letters"

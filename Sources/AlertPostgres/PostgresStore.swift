@@ -22,11 +22,12 @@ public final class PostgresStore: Sendable {
     public let knownMarkets: PostgresListings
     let queue: PostgresQueue
     let session: PostgresSession
+    let fencing = StoreFencing()
 
     private init(queue: PostgresQueue, session: PostgresSession) {
         self.queue = queue
         self.session = session
-        outbox = PostgresOutbox(queue)
+        outbox = PostgresOutbox(queue, fencing: fencing)
         silences = PostgresSilences(queue)
         backfill = PostgresBackfillLedger(queue)
         engineState = PostgresEngineState(queue, outbox: outbox)

@@ -2,6 +2,8 @@ import AlertFeeds
 import AlertHTTP
 import AlertModel
 import AlertPipeline
+import AlertPolicy
+import AlertPostgres
 import AlertRules
 import AlertSinks
 import AlertStore
@@ -53,11 +55,21 @@ struct RunCommand: AsyncParsableCommand {
         RuleReload.ignoreUntilListening()
         let ruleSet = try rules.load()
         let sinks = try Inputs.sinks(for: ruleSet)
-        let store = try await postgres.openDurable(state, reconnects: true)
-        let saved = try await StoreOption.loadSaved(store)
-        let delivery = try await AlertDelivery.make(ruleSet: ruleSet, sinks: sinks, store: store)
-        let http = NIOHTTPClient.shared
         let logger = Logger(label: "pricealert")
+        let store: any DurableStore
+        var shared: PostgresStore?
+        if let url = try postgres.url(besides: state) {
+            // Several `run`s may share the store: leadership per source decides who writes.
+            shared = try await StoreOption.open(url, use: PostgresStore.Use(reconnects: true))
+            store = shared!
+        } else {
+            store = try state.open()
+        }
+        let saved = try await StoreOption.loadSaved(store)
+        let delivery = try await AlertDelivery.make(
+            ruleSet: ruleSet, sinks: sinks, store: store, standby: shared != nil)
+        let roles = shared.map { instanceRoles(ruleSet: ruleSet, store: $0, delivery: delivery, logger: logger) }
+        let http = NIOHTTPClient.shared
         let options = skew.applied(to: tuning.options)
         let makeRunner: @Sendable (SourceDefinition) throws -> FeedRunner = { definition in
             FeedRunner(
@@ -71,7 +83,7 @@ struct RunCommand: AsyncParsableCommand {
                 of: ruleSet, make: makeRunner, http: http, options: options, logger: logger, keptMarkets: keptMarkets),
             feedOptions: options, makeRunner: makeRunner, delivery: delivery, options: daemon,
             duration: duration?.duration, logger: logger, rulePaths: rules.files, saved: saved,
-            saveEvery: saveEvery.duration)
+            saveEvery: saveEvery.duration, roles: roles)
         var summary =
             "run: \(outcome.stats.accepted) ticks, \(outcome.stats.droppedTotal) dropped, \(outcome.stats.alerts) alerts"
         if outcome.stats.unwatched > 0 {
@@ -80,6 +92,50 @@ struct RunCommand: AsyncParsableCommand {
         StandardError.write(summary)
         if outcome.unwritten || outcome.stateLost != nil { throw ExitCodes.stateUnusable }
         if outcome.deliveryFailures > 0 { throw ExitCodes.deliveryFailed }
+    }
+
+    /// The leases of a run on a shared store: the home lease is `--source`'s name, else the
+    /// first source of the rule files (`SourceLeases`); each rule-file source has its own.
+    /// Writes to `store` go under their lease's fence from now on.
+    private func instanceRoles(
+        ruleSet: RuleSet, store: PostgresStore, delivery: AlertDelivery, logger: Logger
+    ) -> InstanceRoles {
+        let names = ruleSet.sources.map(\.name)
+        let home = source ?? names.first ?? "default"
+        let instance = PostgresLeadership.Instance.current(sources: [home] + names.filter { $0 != home })
+        let url = store.url
+        let leadership = LeadershipService(
+            instance: instance, sources: instance.sources, logger: logger,
+            open: { try await PostgresStore.open(url, logger: Logger(label: "pricealert.postgres")) })
+        let leases = SourceLeases(home: home, sources: Set(names)) { lease in
+            if case .leader(let epoch) = leadership.role(of: lease) { return epoch }
+            return nil
+        }
+        store.fence(with: leases)
+        let (changes, forward) = AsyncStream.makeStream(of: RoleChange.self)
+        Task {
+            for await change in leadership.changes {
+                if case .leader(let epoch) = change.role {
+                    forward.yield(RoleChange(lease: change.source, epoch: epoch))
+                } else {
+                    forward.yield(RoleChange(lease: change.source, epoch: nil))
+                }
+            }
+            forward.finish()
+        }
+        let watcher = PostgresSilenceWatcher(url: url, logger: logger) { records in
+            delivery.policy.use(SilenceSet(records: records))
+        }
+        logger.info(
+            "instance \(UserText.double(instance.id)) follows \(instance.sources.count) sources on \(store.url); leadership per source decides which instance saves and sends"
+        )
+        return InstanceRoles(
+            leases: leases, changes: changes,
+            saveMarks: { try await store.leadership.saveMarks(leases) },
+            adopt: { lease, epoch in
+                try await store.outbox.adopt(PostgresFence(source: lease, epoch: epoch), now: Wallclock.millis())
+            }, pruneLedger: { try await store.outbox.pruneLedger(before: $0) }, leadership: leadership,
+            silenceWatcher: watcher)
     }
 
     /// `--source`'s feed, then one per source the rule files define, in file order.

@@ -78,31 +78,4 @@ struct PostgresDaemonTests {
         }
         await exchange.stop()
     }
-
-    /// Two `run`s on one store: the second is refused (exit 75), naming the first's session,
-    /// without the password.
-    @Test func aSecondRunOnTheSameStoreIsRefused() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-pgrun-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let exchange = try ExchangeSourceCommandTests.exchange(ExchangeSourceCommandTests.cases[0].rest)
-        let port = try await exchange.start()
-        try """
-        {"version": 1, "rules": [{"id": "high", "symbol": "BTC/USDT", "when": {"price": {"above": 50000}}}]}
-        """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
-        try await PostgresServer.with { server in
-            let arguments = [
-                "run", "--rules", "rules.json", "--source", "binance", "--endpoint", "http://127.0.0.1:\(port)",
-                "--store", server.url()
-            ]
-            let first = try PriceAlertBinary.start(arguments, in: dir)
-            _ = try await exchange.connection(1).waitForTexts(1)
-            let second = try await PriceAlertBinary.run(arguments, in: dir)
-            #expect(second.status == 75, "\(second.stderr)")
-            #expect(second.stderr.contains("in use by another pricealert (PostgreSQL backend pid"), "\(second.stderr)")
-            #expect(!second.stderr.contains(server.password))
-            #expect(try await first.stop(signal: SIGTERM) == 0, "\(first.stderr)")
-        }
-        await exchange.stop()
-    }
 }

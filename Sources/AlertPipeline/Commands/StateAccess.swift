@@ -83,10 +83,10 @@ extension AlertDelivery {
 
     /// Delivery through the outbox of `store` (`AlertDelivery.open`).
     public static func setUp(
-        ruleSet: RuleSet, sinks: [String: any Sink], store: any DurableStore
+        ruleSet: RuleSet, sinks: [String: any Sink], store: any DurableStore, standby: Bool = false
     ) async throws(CommandFailure) -> AlertDelivery {
         do {
-            return try await open(ruleSet: ruleSet, sinks: sinks, store: store)
+            return try await open(ruleSet: ruleSet, sinks: sinks, store: store, standby: standby)
         } catch {
             throw failure(error)
         }

@@ -140,6 +140,12 @@ public struct AlertDelivery: Sendable {
         return results.filter { $0.result.failureReason != nil }.count
     }
 
+    /// Outbox rows another instance entered and left (a takeover): delivered from now on.
+    public func adopt(_ rows: [OutboxEntry]) async {
+        guard case .reliable(let dispatcher, _) = route else { return }
+        await dispatcher.adopt(rows)
+    }
+
     /// Deliveries waiting in the outbox (0 without one): the `/metrics` outbox gauge.
     public func outboxDepth() async -> Int {
         guard case .reliable(let dispatcher, _) = route else { return 0 }

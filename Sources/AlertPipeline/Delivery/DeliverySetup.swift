@@ -50,8 +50,11 @@ extension AlertDelivery {
     /// the policy stages get back what they held when it was last used, and its silences apply.
     /// When the outbox, what the stages held or the silences cannot be read, or quiet hours name
     /// an unknown time zone, the store is closed and the error thrown.
+    /// `standby`: one of several instances sharing a store starts sending nothing: neither
+    /// what the outbox holds nor what the policy stages held (the leader delivers them; a
+    /// takeover adopts the outbox's rows, `adopt`).
     public static func open(
-        ruleSet: RuleSet, sinks: [String: any Sink], store: any DurableStore
+        ruleSet: RuleSet, sinks: [String: any Sink], store: any DurableStore, standby: Bool = false
     ) async throws(DeliverySetupError) -> AlertDelivery {
         let durable = ruleSet.durableSinks(among: sinks.keys)
         let dispatcher = ReliableDispatcher(
@@ -60,8 +63,8 @@ extension AlertDelivery {
         let held: [PolicyStateStore.Pending]
         let policy: DeliveryPolicy
         do {
-            try await dispatcher.start()
-            held = try await store.journal.load()
+            try await dispatcher.start(loadingPending: !standby)
+            held = standby ? [] : try await store.journal.load()
         } catch {
             await store.close()
             throw .outboxUnreadable(place: store.place, reason: store.describe(error))

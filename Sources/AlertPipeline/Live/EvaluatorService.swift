@@ -36,6 +36,8 @@ final class EvaluatorService: Service {
     let ledger: (any BackfillRecorder)?
     /// The run follows a `--source` feed (its ticks without a source).
     let plainFeed: Bool
+    /// Set when several instances share the store: what this one leads.
+    let leases: SourceLeases?
     /// The counts of the run, once the service has returned.
     private let result = Mutex<Engine.Stats>(Engine.Stats())
 
@@ -43,9 +45,10 @@ final class EvaluatorService: Service {
         ruleSet: RuleSet, options: FeedOptions, logger: Logger, monitor: PipelineMonitor,
         inbox: Inbox<EvaluatorInput>, output: AsyncStream<DeliveryInput>.Continuation, gate: AlertGate,
         saved: SavedState, store: (any DurableStore)?, saveEvery: Duration, ledger: (any BackfillRecorder)?,
-        plainFeed: Bool = false
+        plainFeed: Bool = false, leases: SourceLeases? = nil
     ) {
         self.plainFeed = plainFeed
+        self.leases = leases
         self.ruleSet = ruleSet
         self.options = options
         self.logger = logger
@@ -76,6 +79,7 @@ final class EvaluatorService: Service {
             }
         }
         evaluation.hasPlainFeed = plainFeed
+        evaluation.leases = leases
         if let store {
             evaluation.persist(restoring: saved.take(), every: saveEvery)
             await evaluation.restoreListings(from: store)
@@ -89,6 +93,8 @@ final class EvaluatorService: Service {
             case .reload(let rules): await evaluation.reload(rules)
             case .filled(let need, let candles, let entry): evaluation.filled(need, candles: candles, entry: entry)
             case .fillFinished: await evaluation.saveChanges()
+            case .role(let change): await evaluation.roleChanged(change)
+            case .saveMarks(let marks): evaluation.standby.trim(marks: marks, now: Wallclock.millis())
             }
         }
         evaluation.finishBackfills()
@@ -144,6 +150,13 @@ struct LiveEvaluation {
     private var unlistedWarned: Set<UnlistedSymbols.Finding> = []
     /// The run follows a `--source` feed, whose list counts before saying that no list has a symbol.
     var hasPlainFeed = false
+    /// Set when several instances share the store (Docs/postgres.md#several-instances): events
+    /// and state of a lease this instance does not lead are kept in `standby`, not handed on.
+    var leases: SourceLeases?
+    /// The leases this instance leads, by the role changes it was handed, with their epochs.
+    private var led: [String: Int64] = [:]
+    /// What a standby evaluated for the leases it does not lead.
+    var standby = StandbyBuffer()
     /// Symbols whose refused ticks were logged at warning (the rest at debug), at most `refusalsLogged`.
     private var refusedSymbols: Set<String> = []
     static let refusalsLogged = 100
@@ -179,7 +192,7 @@ struct LiveEvaluation {
     }
 
     private mutating func saveListings() {
-        guard let listings = evaluator.takeChangedListings(), persists else { return }
+        guard let listings = evaluator.takeChangedListings(), persists, leadsHome else { return }
         output.yield(.listings(listings))
     }
 
@@ -266,7 +279,7 @@ struct LiveEvaluation {
             // its own (`SourceMarketStore`); either is followed when the exchange cannot give a
             // list at the next start. The kept list itself, followed meanwhile, is not written
             // again (as if fetched now).
-            if persists, !(first && origin.kept == markets) {
+            if persists, leadsHome, !(first && origin.kept == markets) {
                 let list = MarketsSave(markets: markets, source: origin.tag ?? source, fetchedAt: Wallclock.millis())
                 output.yield(origin.tag == nil ? .save([], markets: list) : .sourceMarkets(list))
             }
@@ -413,10 +426,53 @@ struct LiveEvaluation {
         if persists { unrecorded.append(entry) }
     }
 
-    private func emit(_ alert: Alert) {
+    /// Hands `alert` on to delivery; a standby for its lease keeps it instead (`standby`).
+    private mutating func emit(_ alert: Alert) {
+        if let leases {
+            let lease = leases.lease(ofSource: alert.source)
+            if led[lease] == nil {
+                if standby.add(alert, lease: lease, at: Wallclock.millis()) {
+                    logger.warning(
+                        "source \(lease): more than \(standby.limit) events evaluated as standby since the leader's last save; the oldest are forgotten"
+                    )
+                }
+                return
+            }
+        }
         monitor.alerted(rule: alert.rule)
         gate.sent()
         output.yield(.alert(alert))
+    }
+
+    /// Whether this instance saves what belongs to no source's own lease (the known markets,
+    /// the market list of ticks without a source, the ledger of filled history): always with
+    /// one instance, and while it leads the home lease with several.
+    private var leadsHome: Bool {
+        guard let leases else { return true }
+        return led[leases.home] != nil
+    }
+
+    /// A new role for a lease. Taking it over, the events evaluated as standby since the earlier
+    /// leader's last committed save are handed on first, in order (the outbox's ledger enters
+    /// only those the earlier leader did not: Docs/postgres.md#taking-over), then the state of
+    /// its symbols is saved under the new epoch.
+    mutating func roleChanged(_ change: RoleChange) async {
+        guard let leases else { return }
+        guard let epoch = change.epoch else {
+            led[change.lease] = nil
+            return
+        }
+        let before = led.updateValue(epoch, forKey: change.lease)
+        guard before == nil else { return }
+        let (events, snapshots) = standby.take(change.lease, leaseOfKey: leases.lease(ofKey:))
+        logger.notice(
+            "source \(change.lease): taking over in epoch \(epoch): entering the \(events.count) events evaluated since the earlier leader's last save (those it entered are skipped by id) and saving the state of \(snapshots.count) symbols"
+        )
+        for alert in events {
+            emit(alert)
+            if gate.isFull { await gate.waitForRoom() }
+        }
+        if persists, !snapshots.isEmpty { output.yield(.save(snapshots, markets: nil)) }
     }
 
     /// Hands what changed since the last save to the delivery task, behind the alerts before it.
@@ -430,17 +486,19 @@ struct LiveEvaluation {
         // The fills seeded before this save are recorded behind it (delivery records them once
         // every save before is written).
         defer {
-            if !unrecorded.isEmpty { output.yield(.backfilled(unrecorded)) }
+            if !unrecorded.isEmpty, leadsHome { output.yield(.backfilled(unrecorded)) }
             unrecorded.removeAll()
         }
         if final {
-            let changes = evaluator.takeChanges(final: true)
+            let changes = ledChanges(evaluator.takeChanges(final: true))
             if !changes.isEmpty { output.yield(.save(changes, markets: nil)) }
             return
         }
         while true {
-            let part = evaluator.takeChanges(limit: Self.symbolsPerSave)
-            if part.isEmpty { return }
+            let taken = evaluator.takeChanges(limit: Self.symbolsPerSave)
+            if taken.isEmpty { return }
+            let part = ledChanges(taken)
+            if part.isEmpty { continue }
             await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
                 // A delivery input that has ended (shutdown) writes nothing: no need to wait.
                 if case .terminated = output.yield(.save(part, markets: nil, written: { written.resume() })) {
@@ -448,6 +506,21 @@ struct LiveEvaluation {
                 }
             }
         }
+    }
+
+    /// The snapshots of the leases this instance leads; a standby keeps the others' newest
+    /// state in `standby` for a takeover.
+    private mutating func ledChanges(_ changes: [SymbolSnapshot]) -> [SymbolSnapshot] {
+        guard let leases else { return changes }
+        var mine: [SymbolSnapshot] = []
+        for snapshot in changes {
+            if led[leases.lease(ofKey: snapshot.symbol)] != nil {
+                mine.append(snapshot)
+            } else {
+                standby.state[snapshot.symbol] = snapshot
+            }
+        }
+        return mine
     }
 
     /// Symbols a save hands over at a time (see `saveChanges`).

@@ -37,7 +37,7 @@ extension LivePipeline {
         ruleSet: RuleSet, feeds: [LiveFeed], feedOptions: FeedOptions,
         makeRunner: (@Sendable (SourceDefinition) throws -> FeedRunner)?, delivery: AlertDelivery, logger: Logger,
         listen: ListenAddress?, drainTimeout: Duration, duration: Duration?,
-        rulePaths: [String], saved: SavedState, saveEvery: Duration
+        rulePaths: [String], saved: SavedState, saveEvery: Duration, roles: InstanceRoles? = nil
     ) async throws(ListenUnavailable) -> LivePipeline {
         let registry = listen.map { _ in PrometheusMetrics.bootstrap() }
         let monitor = PipelineMonitor(
@@ -64,6 +64,7 @@ extension LivePipeline {
         pipeline.rulePaths = rulePaths
         pipeline.saved = saved
         pipeline.saveEvery = saveEvery
+        pipeline.roles = roles
         if let store = delivery.store {
             pipeline.silenceWatcher = SilenceWatcher(store: store, logger: logger, apply: delivery.policy.use)
         }

@@ -76,6 +76,11 @@ public struct LivePipeline: Sendable {
     /// evaluator and before delivery drains (the silence watcher). Like every service here it
     /// must return only once the group's graceful shutdown reaches it (`cancelWhenGracefulShutdown`).
     public var silenceWatcher: (any Service)?
+    /// Set when several instances share the store (Docs/postgres.md#several-instances): the
+    /// leases, this instance's roles, and the leadership service, placed before delivery in
+    /// the group so that it stops after it (a leader's last save and drain happen under its
+    /// lease, which it then releases).
+    public var roles: InstanceRoles?
 
     public struct Outcome: Sendable {
         public var stats: Engine.Stats
@@ -134,15 +139,25 @@ public struct LivePipeline: Sendable {
         let evaluator = EvaluatorService(
             ruleSet: ruleSet, options: feedOptions, logger: logger, monitor: monitor, inbox: inbox,
             output: handOverInput, gate: gate, saved: saved, store: delivery.store,
-            saveEvery: saveEvery, ledger: delivery.store?.ledger, plainFeed: feeds.contains { $0.tag == nil })
+            saveEvery: saveEvery, ledger: delivery.store?.ledger, plainFeed: feeds.contains { $0.tag == nil },
+            leases: roles?.leases)
         let deliveryService = DeliveryService(
             delivery: delivery, input: handOver, clock: handOverInput, gate: gate,
             drainTimeout: drainTimeout, logger: logger)
         // In data order; the group shuts them down from the last to the first.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let statusServer { services.append(.init(service: statusServer)) }
+        if let roles { services.append(.init(service: roles.leadership)) }
         services.append(.init(service: deliveryService))
-        if let silenceWatcher { services.append(.init(service: silenceWatcher)) }
+        if let silenceWatcher = roles?.silenceWatcher ?? silenceWatcher {
+            services.append(.init(service: silenceWatcher))
+        }
+        if let roles {
+            services.append(
+                .init(
+                    service: RoleWatch(
+                        roles: roles, inbox: inbox, delivery: delivery, monitor: monitor, logger: logger)))
+        }
         services.append(.init(service: evaluator))
         services.append(.init(service: reload))
         services.append(.init(service: WatchdogService(monitor: monitor)))

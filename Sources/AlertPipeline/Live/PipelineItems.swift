@@ -17,6 +17,10 @@ enum EvaluatorInput: Sendable {
     case filled(Backfill.Need, candles: [Candle], entry: BackfillLedger.Entry?)
     /// The backfill service finished a request: what it filled is saved and recorded now.
     case fillFinished
+    /// This instance's new role for a lease (several instances on one store).
+    case role(RoleChange)
+    /// Each lease's last committed save: a standby forgets what was evaluated well before it.
+    case saveMarks([String: Int64])
 }
 
 /// What flows from the evaluator to delivery, in order.

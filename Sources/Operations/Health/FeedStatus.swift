@@ -51,6 +51,7 @@ public final class FeedStatus: Sendable {
     private let fatal = Mutex<String?>(nil)
     /// Why alerts cannot be written to the outbox right now (nil: they can).
     private let outboxFailure = Mutex<@Sendable () -> String?>({ nil })
+    private let roles = Mutex<@Sendable () -> [(source: String, role: String)]>({ [] })
 
     /// With `staleAfter`, one feed named `""` is added, which the methods' default `feed` names
     /// (one feed, one status); without, feeds are added with `addFeed`.
@@ -136,6 +137,17 @@ public final class FeedStatus: Sendable {
     /// A fault the run cannot go on with: `health` names it from now on (before anything else).
     public func failed(_ reason: String) {
         fatal.withLock { $0 = $0 ?? reason }
+    }
+
+    /// Where `/healthz` reads this instance's role per source when several share a store:
+    /// (source, `leader (epoch N)` or `standby`), one line each.
+    public func watchRoles(_ roles: @escaping @Sendable () -> [(source: String, role: String)]) {
+        self.roles.withLock { $0 = roles }
+    }
+
+    /// This instance's role per source (none without several instances).
+    public func roleLines() -> [(source: String, role: String)] {
+        roles.withLock { $0 }()
     }
 
     /// Where `health` asks whether alerts can be written to the outbox: `failure` returns why

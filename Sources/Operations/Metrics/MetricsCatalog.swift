@@ -20,6 +20,8 @@ public enum MetricsCatalog {
     public static let secondsSinceLastTick = "pricealert_seconds_since_last_tick"
     public static let reconnects = "pricealert_feed_reconnects_total"
     public static let unlistedSymbols = "pricealert_feed_unlisted_symbols"
+    public static let sourceLeader = "pricealert_source_leader"
+    public static let sourceEpoch = "pricealert_source_epoch"
     public static let eventsSilenced = PolicyMetrics.silencedName
     public static let eventsHeldTotal = PolicyMetrics.heldTotalName
     public static let eventsHeld = PolicyMetrics.heldName
@@ -54,6 +56,14 @@ public enum MetricsCatalog {
         Entry(
             name: unlistedSymbols, type: "gauge", labels: ["source"],
             help: "Symbols the rules name that the feed's market list lacks: never subscribed, never priced."),
+        Entry(
+            name: sourceLeader, type: "gauge", labels: ["source"],
+            help:
+                "With several instances on one store: 1 while this instance leads the source (enters its events, saves its state), 0 while it is a standby."
+        ),
+        Entry(
+            name: sourceEpoch, type: "gauge", labels: ["source"],
+            help: "With several instances on one store: the fencing epoch this instance last led the source under."),
         Entry(
             name: eventsSilenced, type: "counter", labels: [],
             help: "Events a silence kept from every sink (pricealert silence add)."),

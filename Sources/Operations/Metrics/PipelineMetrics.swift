@@ -35,6 +35,14 @@ public struct PipelineMetrics: Sendable {
 
     public static let presetLimit = 1_000
 
+    /// This instance's role for `source` when several share a store: leader under `epoch`, or
+    /// standby (nil; the epoch gauge keeps the last epoch this instance led under).
+    public func role(source: String, epoch: Int64?) {
+        let label = [("source", source)]
+        Gauge(label: MetricsCatalog.sourceLeader, dimensions: label, factory: factory).record(epoch == nil ? 0 : 1)
+        if let epoch { Gauge(label: MetricsCatalog.sourceEpoch, dimensions: label, factory: factory).record(epoch) }
+    }
+
     public func alerted(rule: String) {
         alertCounter(rule).increment()
     }

@@ -147,7 +147,9 @@ public final class StatusServer: Sendable {
                 }
             // With several feeds, one line per feed follows: `NAME: ok` or `NAME: why`.
             let sources = status.sources()
-            let lines = sources.count < 2 ? [] : sources.map { "\($0.name): \(Self.text($0.verdict))" }
+            var lines = sources.count < 2 ? [] : sources.map { "\($0.name): \(Self.text($0.verdict))" }
+            // With several instances on one store: `role NAME: leader (epoch N)` or `role NAME: standby`.
+            lines += status.roleLines().map { "role \($0.source): \($0.role)" }
             return Response(
                 status: code, headers: [.contentType: "text/plain; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: ([text] + lines).joined(separator: "\n") + "\n")))

@@ -11,7 +11,7 @@ enum LiveDaemon {
         ruleSet: RuleSet, feeds: [LiveFeed], feedOptions: FeedOptions,
         makeRunner: (@Sendable (SourceDefinition) throws -> FeedRunner)? = nil, delivery: AlertDelivery,
         options: DaemonOptions, duration: Duration?, logger: Logger, rulePaths: [String] = [],
-        saved: SavedState = SavedState([]), saveEvery: Duration = .seconds(60)
+        saved: SavedState = SavedState([]), saveEvery: Duration = .seconds(60), roles: InstanceRoles? = nil
     ) async throws -> LivePipeline.Outcome {
         let pipeline: LivePipeline
         do {
@@ -19,7 +19,7 @@ enum LiveDaemon {
                 ruleSet: ruleSet, feeds: feeds, feedOptions: feedOptions, makeRunner: makeRunner, delivery: delivery,
                 logger: logger, listen: options.listen,
                 drainTimeout: options.drainTimeout.duration, duration: duration, rulePaths: rulePaths, saved: saved,
-                saveEvery: saveEvery)
+                saveEvery: saveEvery, roles: roles)
         } catch {
             StandardError.write("pricealert: error: \(error)")
             throw ExitCodes.unavailable

@@ -12,8 +12,11 @@ extension AlertDelivery {
     }
 
     /// Delivery through the outbox of `store` (`AlertDelivery.open`).
-    static func make(ruleSet: RuleSet, sinks: [String: any Sink], store: any DurableStore) async throws -> AlertDelivery
-    {
-        try await ExitCodes.exitingAsync { try await setUp(ruleSet: ruleSet, sinks: sinks, store: store) }
+    static func make(
+        ruleSet: RuleSet, sinks: [String: any Sink], store: any DurableStore, standby: Bool = false
+    ) async throws -> AlertDelivery {
+        try await ExitCodes.exitingAsync {
+            try await setUp(ruleSet: ruleSet, sinks: sinks, store: store, standby: standby)
+        }
     }
 }
