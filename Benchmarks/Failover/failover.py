@@ -17,52 +17,19 @@ Prints one line per kill and the median and maximum of each.
 
 usage: failover.py PRICEALERT_BINARY [KILLS] [SEED]
 """
-import http.server, json, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile
+import http.server, json, os, random, shutil, signal, statistics, subprocess, sys, tempfile
 import threading, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from postgres import Lines, postgres
+
 LEADER_LINE = "source binance: leader in epoch"
-PG = next((d for d in sorted(os.listdir("/usr/lib/postgresql"), reverse=True)), None) if os.path.isdir(
-    "/usr/lib/postgresql") else None
+STANDBY_LINE = "source binance: standby"
 
 
 def fail(message):
     print("failover: " + message, file=sys.stderr)
     sys.exit(1)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Lines:
-    """A child's stderr lines with the instant each arrived, read on a thread of its own."""
-
-    def __init__(self, process, log):
-        self.lines, self.cond, self.log = [], threading.Condition(), log
-        threading.Thread(target=self.read, args=(process.stderr,), daemon=True).start()
-
-    def read(self, stream):
-        for raw in stream:
-            line = raw.decode("utf-8", "replace")
-            self.log.write(line)
-            with self.cond:
-                self.lines.append((time.monotonic(), line))
-                self.cond.notify_all()
-
-    def wait(self, text, after=0.0, timeout=120):
-        """The instant of the first line containing `text` that arrived after `after`."""
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for at, line in self.lines:
-                    if at >= after and text in line:
-                        return at
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("no line with %r" % text)
-                self.cond.wait(left)
 
 
 class Receiver(http.server.BaseHTTPRequestHandler):
@@ -92,37 +59,6 @@ def first_arrival_after(after, timeout=120):
             if left <= 0:
                 raise TimeoutError("no delivery")
             Receiver.cond.wait(left)
-
-
-def postgres(folder):
-    """Starts a PostgreSQL cluster in `folder`; returns (process, store URL)."""
-    if PG is None:
-        fail("PostgreSQL's server programs are not installed (apt-get install postgresql)")
-    bin_dir = "/usr/lib/postgresql/%s/bin" % PG
-    as_server = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] if os.geteuid() == 0 else []
-    pg_dir = os.path.join(folder, "pg")
-    os.mkdir(pg_dir)
-    superuser = "su-%d" % random.SystemRandom().getrandbits(64)
-    password = "pa-%d" % random.SystemRandom().getrandbits(64)
-    with open(os.path.join(pg_dir, "pw"), "w") as f:
-        f.write(superuser)
-    if os.geteuid() == 0:
-        shutil.chown(folder, "nobody")
-        os.chmod(folder, 0o755)
-        for path in [pg_dir, os.path.join(pg_dir, "pw")]:
-            shutil.chown(path, "nobody", "nogroup")
-    subprocess.run(as_server + [bin_dir + "/initdb", "-D", pg_dir + "/data", "-U", "postgres", "--pwfile",
-                                pg_dir + "/pw", "--auth", "scram-sha-256", "-E", "UTF8", "--locale", "C"],
-                   check=True, stdout=subprocess.DEVNULL)
-    port = free_port()
-    server = subprocess.Popen(as_server + [bin_dir + "/postgres", "-D", pg_dir + "/data", "-h", "127.0.0.1", "-p",
-                                           str(port), "-k", pg_dir], stderr=subprocess.PIPE)
-    Lines(server, open(os.path.join(folder, "postgres.log"), "w")).wait("ready to accept connections")
-    env = dict(os.environ, PGPASSWORD=superuser)
-    for sql in ["CREATE ROLE pricealert LOGIN PASSWORD '%s'" % password, "CREATE DATABASE pricealert OWNER pricealert"]:
-        subprocess.run([bin_dir + "/psql", "-X", "-q", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-d",
-                        "postgres", "-c", sql], env=env, check=True)
-    return server, "postgres://pricealert:%s@127.0.0.1:%d/pricealert?sslmode=disable" % (password, port)
 
 
 def main():
@@ -165,8 +101,9 @@ def main():
         instances = [start(0)]
         instances[0][1].wait(LEADER_LINE)
         instances.append(start(1))
-        # Following: its feed subscribed (the standby evaluates what the leader does).
-        instances[1][1].wait("markets subscribed")
+        # A standby that follows the feed (it evaluates what the leader does).
+        for text in [STANDBY_LINE, "markets subscribed"]:
+            instances[1][1].wait(text)
         leader = 0
         takeovers, deliveries = [], []
         for n in range(kills):
@@ -182,7 +119,8 @@ def main():
             print("kill %2d: takeover %.3f s, first delivery %.3f s" % (n + 1, led - killed_at, delivered - killed_at),
                   flush=True)
             instances[leader] = start(leader)
-            instances[leader][1].wait("markets subscribed")
+            for text in [STANDBY_LINE, "markets subscribed"]:
+                instances[leader][1].wait(text)
             leader = standby
         for name, values in [("takeover", takeovers), ("first delivery", deliveries)]:
             print("%s after SIGKILL over %d kills: median %.3f s, max %.3f s" % (

@@ -210,20 +210,31 @@ final class DaemonSlots: Sendable {
 }
 
 /// The comparison of arrivals with the reference, by (id, sink): every expected pair arrived;
-/// nothing arrived that the reference does not give; and a pair that arrived more than once
-/// had a disruption (an instance killed or stopped, the database restarted) between each two
-/// of its arrivals. That is the at-least-once of a delivery whose sender died mid-attempt
-/// (Docs/postgres.md, guarantees), and nothing more: two instances sending the same alert, or
-/// a row entered twice, would show as a repeat with no disruption between.
+/// nothing arrived that the reference does not give; a pair that arrived more than once had a
+/// disruption (an instance killed or stopped, the database restarted) spanning each two of its
+/// arrivals: the first before the disruption was over (the source led again), the second after
+/// it began; and there were no more repeats than outbox rows pending when the disruptions
+/// began (where that is known). That is the at-least-once of a delivery whose sender was lost
+/// before it recorded the outcome (Docs/postgres.md, guarantees), and nothing more: a leader
+/// sending an alert twice shows as a repeat with no disruption around it, and a new leader
+/// entering again what the old one entered (the ledger not skipping it) as more repeats than
+/// rows were pending.
 struct DeliveryCheck {
+    struct Disruption: Sendable {
+        var start: ContinuousClock.Instant
+        var end: ContinuousClock.Instant?
+        var pending: Int?
+    }
+
     var missing: [SignedWebhookReceiver.Pair]
     var unexpected: [SignedWebhookReceiver.Pair]
     var repeats: Int
     var unexplainedRepeats: [SignedWebhookReceiver.Pair]
+    /// The most repeats the pending rows explain; nil when a disruption's are not known.
+    var pendingBound: Int?
 
     init(
-        expected: [SignedWebhookReceiver.Pair], arrivals: [SignedWebhookReceiver.Arrival],
-        disruptions: [ContinuousClock.Instant]
+        expected: [SignedWebhookReceiver.Pair], arrivals: [SignedWebhookReceiver.Arrival], disruptions: [Disruption]
     ) {
         let want = Set(expected)
         var byPair: [SignedWebhookReceiver.Pair: [ContinuousClock.Instant]] = [:]
@@ -231,11 +242,13 @@ struct DeliveryCheck {
         missing = want.subtracting(byPair.keys).sorted()
         unexpected = Set(byPair.keys).subtracting(want).sorted()
         repeats = byPair.values.reduce(0) { $0 + $1.count - 1 }
+        let now = ContinuousClock.now
         unexplainedRepeats = byPair.filter { _, times in
             zip(times, times.dropFirst()).contains { first, second in
-                !disruptions.contains { $0 >= first && $0 <= second }
+                !disruptions.contains { first <= ($0.end ?? now) && second >= $0.start }
             }
         }.keys.sorted()
+        pendingBound = disruptions.allSatisfy { $0.pending != nil } ? disruptions.reduce(0) { $0 + $1.pending! } : nil
     }
 
     /// Records an issue for each way the arrivals differ from the reference.
@@ -248,7 +261,12 @@ struct DeliveryCheck {
             sourceLocation: sourceLocation)
         #expect(
             unexplainedRepeats.isEmpty,
-            "arrived twice with no disruption between: \(unexplainedRepeats.prefix(20))\n\(context())",
+            "arrived twice with no disruption around: \(unexplainedRepeats.prefix(20))\n\(context())",
             sourceLocation: sourceLocation)
+        if let pendingBound {
+            #expect(
+                repeats <= pendingBound, "\(repeats) repeats, \(pendingBound) rows pending at the disruptions",
+                sourceLocation: sourceLocation)
+        }
     }
 }
