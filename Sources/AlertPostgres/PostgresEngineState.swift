@@ -90,7 +90,8 @@ public final class PostgresEngineState: EngineStateKeeper {
                 guard let leases else {
                     return try await Self.write(snapshots, markets: markets, now: now, known: known, connection, logger)
                 }
-                let (kept, keptMarkets) = try await Self.fenced(snapshots, markets: markets, leases, connection, logger)
+                let (kept, keptMarkets) = try await Self.fenced(
+                    snapshots, markets: markets, leases, outbox.fencing, connection, logger)
                 return try await Self.write(kept, markets: keptMarkets, now: now, known: known, connection, logger)
             }
         }
@@ -101,10 +102,11 @@ public final class PostgresEngineState: EngineStateKeeper {
 
     /// Inside the save's transaction: checks the fence of each lease `snapshots` (by key) and
     /// `markets` (the home lease's) belong to, and keeps only what this instance leads under
-    /// the epoch the store holds; the rest is dropped and logged (the lease's leader saves its
-    /// own), so a paused old leader that wakes saves nothing.
+    /// the epoch the store holds; what another instance leads now is dropped and logged (that
+    /// leader saves its own), so a paused old leader that wakes saves nothing. A lease still
+    /// this instance's or no one's throws `AwaitingLease`: the save is kept for the next one.
     static func fenced(
-        _ snapshots: [SymbolSnapshot], markets: MarketsSave?, _ leases: SourceLeases,
+        _ snapshots: [SymbolSnapshot], markets: MarketsSave?, _ leases: SourceLeases, _ fencing: StoreFencing,
         _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> ([SymbolSnapshot], MarketsSave?) {
         let byLease = Dictionary(grouping: snapshots) { leases.lease(ofKey: $0.symbol) }
@@ -114,6 +116,7 @@ public final class PostgresEngineState: EngineStateKeeper {
                 try await PostgresLeadership.check(StoreFencing.fence(leases, lease: lease), connection, logger)
                 led.insert(lease)
             } catch let lost as LostLeadership {
+                if let awaiting = fencing.refusal(lost) { throw awaiting }
                 logger.warning("state of \(byLease[lease]?.count ?? 0) symbols not saved: \(lost)")
             }
         }

@@ -9,12 +9,25 @@ import Synchronization
 /// leases and their epochs, shared by the outbox and the engine state of one store. Unset, the
 /// store writes unfenced, as a command (`outbox flush`, `store copy`) does.
 final class StoreFencing: Sendable {
-    private let leases = Mutex<SourceLeases?>(nil)
+    private let leases = Mutex<(SourceLeases, instance: String)?>(nil)
 
-    var current: SourceLeases? { leases.withLock { $0 } }
+    var current: SourceLeases? { leases.withLock { $0?.0 } }
 
-    func use(_ leases: SourceLeases) {
-        self.leases.withLock { $0 = leases }
+    func use(_ leases: SourceLeases, instance: String) {
+        self.leases.withLock { $0 = (leases, instance) }
+    }
+
+    /// What a write refused by the fence becomes. When another instance took the lease over,
+    /// the write is dropped (nil; logged): that instance's standby evaluation holds what it
+    /// carried and enters it. When the lease is still this instance's, or no one's (its own
+    /// lease ran out while the database was away, or it was taken back under a new epoch
+    /// not yet seen here), `AwaitingLease` is thrown: the write is kept and made again, so
+    /// nothing is lost when this instance leads again.
+    func refusal(_ lost: LostLeadership) -> AwaitingLease? {
+        guard let instance = leases.withLock({ $0?.instance }), let holder = lost.holder, holder != instance else {
+            return AwaitingLease(lost: lost)
+        }
+        return nil
     }
 
     /// The fence `lease` is written under now; epoch 0 (never a leader's: epochs start at 1)
@@ -35,8 +48,19 @@ extension PostgresStore {
     /// it belongs to (`leases`), with the outbox ledger: a write of a lease this instance does
     /// not lead under the epoch the store holds is refused whole and dropped (logged), since
     /// the lease's leader enters it (Docs/postgres.md#several-instances).
-    public func fence(with leases: SourceLeases) {
-        fencing.use(leases)
+    /// `instance` is this process's id in `leadership`.
+    public func fence(with leases: SourceLeases, instance: String) {
+        fencing.use(leases, instance: instance)
+    }
+}
+
+/// A write the fence refused while its lease was still this instance's or no one's: kept and
+/// made again (`StoreFencing.refusal`).
+public struct AwaitingLease: Error, Sendable, CustomStringConvertible {
+    public var lost: LostLeadership
+
+    public var description: String {
+        "source \(lost.fence.source) is not led by this instance right now (its lease ran out or is being taken back); kept, and written once it leads the source again or dropped once another instance does"
     }
 }
 
@@ -71,11 +95,12 @@ extension PostgresOutbox {
     /// connection closed, so rows it entered under this fence are handed on as if made now.
     static func fencedInsert(
         _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64, _ fence: PostgresFence, existing: Bool,
-        _ connection: PostgresConnection, _ logger: Logger
+        _ fencing: StoreFencing, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> [OutboxEntry] {
         do {
             try await PostgresLeadership.check(fence, connection, logger)
         } catch let lost as LostLeadership {
+            if let awaiting = fencing.refusal(lost) { throw awaiting }
             logger.warning("\(delivery.id) not entered in the outbox: \(lost)")
             return []
         }

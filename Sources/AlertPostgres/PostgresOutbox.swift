@@ -69,8 +69,8 @@ public final class PostgresOutbox: FlushableOutbox {
                     let rows =
                         if let fence {
                             try await Self.fencedInsert(
-                                delivery, sinks: sinks, urgent: urgent, now: now, fence, existing: again, connection,
-                                logger)
+                                delivery, sinks: sinks, urgent: urgent, now: now, fence, existing: again, fencing,
+                                connection, logger)
                         } else {
                             try await Self.insert(
                                 delivery, sinks: sinks, urgent: urgent, now: now, connection, logger, existing: again)

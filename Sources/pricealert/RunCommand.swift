@@ -111,7 +111,7 @@ struct RunCommand: AsyncParsableCommand {
             if case .leader(let epoch) = leadership.role(of: lease) { return epoch }
             return nil
         }
-        store.fence(with: leases)
+        store.fence(with: leases, instance: instance.id)
         let (changes, forward) = AsyncStream.makeStream(of: RoleChange.self)
         Task {
             for await change in leadership.changes {

@@ -194,7 +194,7 @@ struct StandbyBuffer {
     /// than `maxAge`.
     mutating func trim(marks: [String: Int64], now: Int64) {
         for (lease, kept) in events {
-            let before = max((marks[lease] ?? .min) &- margin, now - maxAge)
+            let before = max(marks[lease].map { $0 - margin } ?? .min, now - maxAge)
             if let first = kept.first, first.at < before { events[lease] = kept.filter { $0.at >= before } }
         }
     }
