@@ -28,6 +28,7 @@ class Lines:
         for raw in stream:
             line = raw.decode("utf-8", "replace")
             self.log.write(line)
+            self.log.flush()
             with self.cond:
                 self.lines.append((time.monotonic(), line))
                 self.cond.notify_all()
