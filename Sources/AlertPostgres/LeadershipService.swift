@@ -58,6 +58,8 @@ public final class LeadershipService: Service, Sendable {
     }
 
     public let instance: PostgresLeadership.Instance
+    /// The leases it asks for: `run` gives each source's (`SourceLeases.all`); any other name
+    /// works the same (a sink's digests, `sink:NAME`), as long as no source is named like it.
     public let sources: [String]
     let settings: Settings
     let open: @Sendable () async throws -> PostgresStore
