@@ -231,6 +231,7 @@ let package = Package(
             dependencies: [
                 "AlertModel", "AlertEngine", "AlertFeeds", "AlertHTTP", "SeededRandom",
                 "AlertPipeline", "AlertPolicy", "AlertRules", "AlertSinks", "DemoExchange", "Operations",
+                "AlertPostgres", "AlertStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log")

@@ -11,13 +11,19 @@
 // every tick meets rules; no window rules (their backfill is `run-five-exchanges.sh`'s).
 // Reports the ticks the engine accepted per second, from the first frame sent (once all five
 // have subscribed) to the end of the run (its drain included), and each source's frames sent.
+// With `--store URL` (PostgreSQL) or `--state DIR` (SQLite), the pipeline is `run`'s with that
+// store: alerts are written to its outbox before the sink gets them, and the engine state is
+// restored from it and saved there every second (`run --save-every 1s`); without, alerts go to
+// the sink directly and nothing is saved.
 import AlertFeeds
 import AlertHTTP
 import AlertModel
 import AlertPipeline
 import AlertPolicy
+import AlertPostgres
 import AlertRules
 import AlertSinks
+import AlertStore
 import DemoExchange
 import Hummingbird
 import HummingbirdWebSocket
@@ -71,7 +77,10 @@ enum FiveSources {
         }
     }
 
-    static func run(markets: Int, rules ruleCount: Int, seconds: Int, steps: Int, seed: UInt64) async throws {
+    static func run(
+        markets: Int, rules ruleCount: Int, seconds: Int, steps: Int, seed: UInt64, store url: String?,
+        state: String?
+    ) async throws {
         let exchange = DemoExchangeServer(
             configuration: ExchangeConfiguration(
                 port: 0, prices: .randomWalk(seed: seed, interval: .seconds(3600)), marketsPerVenue: markets))
@@ -189,12 +198,30 @@ enum FiveSources {
         let monitor = PipelineMonitor(
             rules: ruleSet.rules.map(\.id), notifier: ServiceNotifier(environment: [:]), logger: feedLogger)
         let sink = CountingSink()
-        let delivery = AlertDelivery(
-            route: .direct(Dispatcher(sinks: ["count": sink])),
-            policy: try DeliveryPolicy(ruleSet: ruleSet, silences: SilenceSet(), journal: nil))
+        let store: (any DurableStore)?
+        if let url {
+            store = try await PostgresStore.open(
+                try PostgresURL(url), use: .init(reconnects: true, exclusive: true), logger: feedLogger)
+        } else if let state {
+            store = try StateAccess.open(state).get()
+        } else {
+            store = nil
+        }
+        let delivery =
+            if let store {
+                try await AlertDelivery.setUp(ruleSet: ruleSet, sinks: ["count": sink], store: store)
+            } else {
+                AlertDelivery(
+                    route: .direct(Dispatcher(sinks: ["count": sink])),
+                    policy: try DeliveryPolicy(ruleSet: ruleSet, silences: SilenceSet(), journal: nil))
+            }
         var pipeline = LivePipeline(
             ruleSet: ruleSet, feeds: feeds, feedOptions: FeedOptions(), delivery: delivery, logger: feedLogger,
             monitor: monitor)
+        if let store {
+            pipeline.saved = SavedState(try await store.engine.load())
+            pipeline.saveEvery = .seconds(1)
+        }
         pipeline.shutdownSignals = []
         pipeline.stop = {
             // `seconds` of flooding, from when the five have subscribed.
@@ -209,6 +236,7 @@ enum FiveSources {
             try? await Task.sleep(for: .seconds(seconds))
         }
         let outcome = try await pipeline.run()
+        await store?.close()
         let end = ContinuousClock.now
         server.cancel()
         await exchange.stop()
@@ -216,9 +244,10 @@ enum FiveSources {
         let elapsed = (end - start).ms / 1000
         let accepted = outcome.stats.accepted
         let perSource = sent.withLock { $0 }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        let saves = url != nil ? "postgres" : state != nil ? "state-folder" : "none"
         print(
             """
-            five-sources markets/source=\(markets) markets=\(quoted.count) rules=\(ruleSet.rules.count) \
+            five-sources store=\(saves) markets/source=\(markets) markets=\(quoted.count) rules=\(ruleSet.rules.count) \
             ticks=\(accepted) ticks/s=\(Int(Double(accepted) / elapsed)) alerts=\(outcome.stats.alerts) \
             delivered=\(sink.count.load(ordering: .relaxed)) dropped=\(outcome.stats.droppedTotal) \
             (\(outcome.stats.dropped.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", "))) \

@@ -5,7 +5,10 @@
 //   swift build -c release --product live-benchmark
 //   .build/release/live-benchmark [--frames 20000] [--rules 3000] [--rate 200] [--seconds 10]
 //   .build/release/live-benchmark --sources 5 [--markets 600] [--rules 30000] [--seconds 10]
-//     (the five exchanges at once through `run`'s pipeline: FiveSources.swift)
+//     [--store postgres://… | --state DIR]
+//     (the five exchanges at once through `run`'s pipeline: FiveSources.swift; with --store or
+//     --state, alerts go through that store's outbox and the engine state is saved there every
+//     second, as `run --store`/`--state` with `--save-every 1s` does)
 // Benchmarks/run-live.sh builds and runs it. Two measurements, one line each:
 //   throughput: N frames of 150 entries sent as fast as the socket takes them → frames/s, ticks/s
 //   latency:    frames at a steady rate; instant before the server writes a frame → instant the
@@ -33,6 +36,9 @@ struct Options {
     /// With `--sources 5`: markets per exchange, and the price steps rendered per source.
     var markets = 600
     var steps = 20
+    /// With `--sources 5`: a PostgreSQL store or a state folder that `run` would use.
+    var store: String?
+    var state: String?
 
     init(_ args: [String]) {
         var i = 1
@@ -48,6 +54,8 @@ struct Options {
             case "--sources": sources = Int(value) ?? sources
             case "--markets": markets = Int(value) ?? markets
             case "--steps": steps = Int(value) ?? steps
+            case "--store": store = value
+            case "--state": state = value
             default: fatalError("unknown option \(args[i])")
             }
             i += 2
@@ -60,7 +68,7 @@ if options.sources == 5 {
     let explicitRules = CommandLine.arguments.contains("--rules")
     try await FiveSources.run(
         markets: options.markets, rules: explicitRules ? options.rules : 30_000, seconds: options.seconds,
-        steps: options.steps, seed: options.seed)
+        steps: options.steps, seed: options.seed, store: options.store, state: options.state)
     exit(0)
 }
 var rng = SeededRandom(seed: options.seed)
