@@ -20,6 +20,8 @@ struct PostgresSourceMarketTests {
             let first = try PriceAlertBinary.start(arguments, in: dir)
             defer { if first.process.isRunning { first.process.terminate() } }
             _ = try await first.waitForStderrLine(containing: "markets,", timeout: 60)
+            // On a shared store a run keeps lists once it leads the home lease (its first source).
+            _ = try await first.waitForStderrLine(containing: "source bt: taking over in epoch 1", timeout: 60)
             #expect(try await first.stop(signal: SIGTERM) == 0, "\(first.stderr)")
             #expect(!first.stdout.contains(#""condition":"listed""#), "the first list fires nothing: \(first.stdout)")
             #expect(try await server.query("SELECT source FROM source_listings") == "bt\n")
@@ -39,7 +41,9 @@ struct PostgresSourceMarketTests {
         let dir = try SourceMarketListTests.folder("")
         defer { try? FileManager.default.removeItem(at: dir) }
         try await PostgresServer.with { server in
-            try await SourceMarketListTests.runFollowsAKeptList(keeping: ["--store", server.url()], in: dir) {
+            try await SourceMarketListTests.runFollowsAKeptList(
+                keeping: ["--store", server.url()], leading: "source bx: taking over in epoch 1", in: dir
+            ) {
                 try await server.query("SELECT source FROM source_market_lists") == "bx\n"
             }
         }

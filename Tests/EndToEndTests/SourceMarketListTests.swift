@@ -156,9 +156,10 @@ struct SourceMarketListTests {
     /// `run` with `keeping` (`--state DIR`, `--store URL`) against a Binance look-alike that
     /// serves its market list (`kept` then says the list is kept), then again against one whose
     /// REST API is down (404) and whose websocket is up: the second follows the kept list, says
-    /// so, subscribes from it, and its match rule fires with the source.
+    /// so, subscribes from it, and its match rule fires with the source. `leading`: the line
+    /// after which the first run keeps what it keeps (on a shared store, once it leads).
     static func runFollowsAKeptList(
-        keeping: [String], in dir: URL, kept: () async throws -> Bool
+        keeping: [String], leading: String? = nil, in dir: URL, kept: () async throws -> Bool
     ) async throws {
         let rulesFile = dir.appendingPathComponent("rules.json")
         let arguments = ["run", "--rules", "rules.json"] + keeping
@@ -171,9 +172,10 @@ struct SourceMarketListTests {
         defer { if first.process.isRunning { first.process.terminate() } }
         let connection = try await serving.connection(1)
         _ = try await connection.waitForTexts(1)
+        if let leading { _ = try await first.waitForStderrLine(containing: leading, timeout: 60) }
         #expect(try await first.stop(signal: SIGTERM) == 0, "\(first.stderr)")
         await serving.stop()
-        #expect(try await kept())
+        #expect(try await kept(), "\(first.stderr)")
 
         let down = ScriptedExchange(rest: [:])
         let downPort = try await down.start()

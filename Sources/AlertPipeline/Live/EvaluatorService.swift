@@ -155,6 +155,9 @@ struct LiveEvaluation {
     var leases: SourceLeases?
     /// The leases this instance leads, by the role changes it was handed, with their epochs.
     private var led: [String: Int64] = [:]
+    /// Each feed's newest market list to keep, by its tag (nil: ticks without a source), while
+    /// this instance does not lead the home lease; saved when it does.
+    private var unkeptLists: [String?: MarketsSave] = [:]
     /// What a standby evaluated for the leases it does not lead.
     var standby = StandbyBuffer()
     /// Symbols whose refused ticks were logged at warning (the rest at debug), at most `refusalsLogged`.
@@ -191,8 +194,10 @@ struct LiveEvaluation {
         }
     }
 
+    /// The known markets that changed, kept by the engine until this instance leads the home
+    /// lease (then `roleChanged` saves them).
     private mutating func saveListings() {
-        guard let listings = evaluator.takeChangedListings(), persists, leadsHome else { return }
+        guard persists, leadsHome, let listings = evaluator.takeChangedListings() else { return }
         output.yield(.listings(listings))
     }
 
@@ -279,9 +284,9 @@ struct LiveEvaluation {
             // its own (`SourceMarketStore`); either is followed when the exchange cannot give a
             // list at the next start. The kept list itself, followed meanwhile, is not written
             // again (as if fetched now).
-            if persists, leadsHome, !(first && origin.kept == markets) {
+            if persists, !(first && origin.kept == markets) {
                 let list = MarketsSave(markets: markets, source: origin.tag ?? source, fetchedAt: Wallclock.millis())
-                output.yield(origin.tag == nil ? .save([], markets: list) : .sourceMarkets(list))
+                if leadsHome { keep(list, tag: origin.tag) } else { unkeptLists[origin.tag] = list }
             }
         case .ticks(let ticks):
             guard evaluator.isReady else { return }
@@ -453,6 +458,10 @@ struct LiveEvaluation {
         return led[leases.home] != nil
     }
 
+    private func keep(_ list: MarketsSave, tag: String?) {
+        output.yield(tag == nil ? .save([], markets: list) : .sourceMarkets(list))
+    }
+
     /// A new role for a lease. Taking it over, the events evaluated as standby since the earlier
     /// leader's last committed save are handed on first, in order (the outbox's ledger enters
     /// only those the earlier leader did not: Docs/postgres.md#taking-over), then the state of
@@ -465,6 +474,12 @@ struct LiveEvaluation {
         }
         let before = led.updateValue(epoch, forKey: change.lease)
         guard before == nil else { return }
+        if change.lease == leases.home {
+            // What the home lease covers and came while another instance (or no one) led it.
+            for (tag, list) in unkeptLists where persists { keep(list, tag: tag) }
+            unkeptLists.removeAll()
+            saveListings()
+        }
         let (events, snapshots) = standby.take(change.lease, leaseOfKey: leases.lease(ofKey:))
         logger.notice(
             "source \(change.lease): taking over in epoch \(epoch): entering the \(events.count) events evaluated since the earlier leader's last save (those it entered are skipped by id) and saving the state of \(snapshots.count) symbols"
