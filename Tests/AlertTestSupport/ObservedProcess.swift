@@ -43,7 +43,13 @@ public final class ObservedProcess: Sendable {
     /// The Foundation process (for its id, `isRunning` and `terminationReason`).
     public let process: Process
     /// The program and its arguments, for messages.
+    /// The command line as errors show it: a URL's password (a test database's) is replaced
+    /// by `***`, so test output never carries it.
     public let command: String
+
+    public static func redacted(_ line: String) -> String {
+        line.replacing(#/(://[^:/@\s]+:)[^@\s]+@/#) { "\($0.output.1)***@" }
+    }
 
     private enum Verdict { case waiting, met, never }
 
@@ -86,7 +92,7 @@ public final class ObservedProcess: Sendable {
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        command = ([executable.lastPathComponent] + arguments).joined(separator: " ")
+        command = Self.redacted(([executable.lastPathComponent] + arguments).joined(separator: " "))
         if let directory { process.currentDirectoryURL = directory }
         process.environment = environment
         let out = Pipe(), err = Pipe()

@@ -134,4 +134,16 @@ struct PostgresStoreCommandTests {
             #expect(!bad.stderr.contains(server.password))
         }
     }
+
+    /// A process started with a store URL names its command without the password, so a wait
+    /// that times out (the test's own error) never prints it.
+    @Test func aProcesssCommandLineHidesTheStorePassword() async throws {
+        try await PostgresServer.with { server in
+            let process = try PriceAlertBinary.start(["store", "status", "--store", server.url()], in: FileManager.default.temporaryDirectory)
+            defer { if process.process.isRunning { process.process.terminate() } }
+            #expect(!process.command.contains(server.password), "\(process.command)")
+            #expect(process.command.contains("postgres://pricealert:***@127.0.0.1:"), "\(process.command)")
+            _ = try await process.stop(signal: SIGTERM)
+        }
+    }
 }
