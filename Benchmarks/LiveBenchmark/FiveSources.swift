@@ -167,7 +167,8 @@ enum FiveSources {
         let app = Application(
             // Client frames up to 64 KiB, as the look-alikes take (OKX's limit per subscribe).
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: sockets, configuration: .init(ws: .init(maxFrameSize: 1 << 16))),
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: sockets, configuration: .init(ws: .init(maxFrameSize: 1 << 16))),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in
                 portSink.yield(channel.localAddress?.port ?? 0)

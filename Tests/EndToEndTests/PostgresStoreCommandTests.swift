@@ -139,7 +139,8 @@ struct PostgresStoreCommandTests {
     /// that times out (the test's own error) never prints it.
     @Test func aProcesssCommandLineHidesTheStorePassword() async throws {
         try await PostgresServer.with { server in
-            let process = try PriceAlertBinary.start(["store", "status", "--store", server.url()], in: FileManager.default.temporaryDirectory)
+            let process = try PriceAlertBinary.start(
+                ["store", "status", "--store", server.url()], in: FileManager.default.temporaryDirectory)
             defer { if process.process.isRunning { process.process.terminate() } }
             #expect(!process.command.contains(server.password), "\(process.command)")
             #expect(process.command.contains("postgres://pricealert:***@127.0.0.1:"), "\(process.command)")
