@@ -1,3 +1,6 @@
+// Swift Testing is there for test builds only: the benchmarks that use this module's servers
+// (PostgresServer, CPUSteal) build in release without it, and this file is then left out.
+#if canImport(Testing)
 import Foundation
 import Synchronization
 public import Testing
@@ -128,3 +131,4 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 }
+#endif
