@@ -234,7 +234,11 @@ let package = Package(
                 "AlertPostgres", "AlertStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "Logging", package: "swift-log")
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio")
             ], path: "Benchmarks/LiveBenchmark"),
         // A naive reading of Docs/rules.md that tests compare the engine and the binary with.
         .target(

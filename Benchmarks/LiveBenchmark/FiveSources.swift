@@ -2,8 +2,8 @@
 // Each of Binance, Coinbase, Kraken, Bybit and OKX is a flood server on 127.0.0.1 that sends its
 // look-alike's own ticker messages (`VenueFrames`: what `pricealert exchange --markets N` sends
 // for N markets, rendered ahead of time and sent in a cycle, Coinbase's `sequence_num` counted
-// on) as fast as the socket takes them, once the client's first subscribe arrives; their REST
-// routes (market lists, tickers) are the embedded exchange's. The client is `run`'s own
+// on) as fast as the socket takes them, about 64 KiB a write (`FloodServer`), once the client's
+// first subscribe arrives; their REST routes (market lists, tickers) are the embedded exchange's. The client is `run`'s own
 // pipeline (`LivePipeline`): five `FeedRunner`s with `ExchangeSource` and NIO's HTTP client,
 // each on its own lane of the evaluator's inbox, the evaluator, the delivery policy and a
 // counting sink. Rules: `--rules` price rules (levels, crossings and bands ±30 % around each
@@ -25,9 +25,8 @@ import AlertRules
 import AlertSinks
 import AlertStore
 import DemoExchange
-import Hummingbird
-import HummingbirdWebSocket
 import Logging
+import NIOCore
 import Operations
 import SeededRandom
 import Synchronization
@@ -39,31 +38,38 @@ enum FiveSources {
         (.bybit, .bybit, "/v5/public/spot"), (.okx, .okx, "/ws/v5/public")
     ]
 
-    /// One source's messages, ready to send in a cycle. Coinbase's carry a sequence number, one
-    /// more each message on a connection: those are kept in two parts around it.
+    /// One source's messages, encoded ready to send in a cycle. Coinbase's carry a sequence
+    /// number, one more each message on a connection: those are kept in two parts around it.
     struct Pool: Sendable {
-        let frames: [String]
-        let split: [(head: String, tail: String)]?
+        let frames: [ByteBuffer]
+        let split: [(head: ByteBuffer, tail: ByteBuffer)]?
 
-        init(_ frames: [String], numbered: Bool) {
-            self.frames = frames
+        init(_ texts: [String], numbered: Bool) {
+            frames = texts.map { ByteBuffer(string: $0) }
             guard numbered else {
                 split = nil
                 return
             }
-            split = frames.map { frame in
+            split = texts.map { frame in
                 let key = #""sequence_num":"#
-                guard let at = frame.range(of: key) else { return (frame, "") }
+                guard let at = frame.range(of: key) else { return (ByteBuffer(string: frame), ByteBuffer()) }
                 let rest = frame[at.upperBound...]
                 let end = rest.firstIndex { !$0.isNumber } ?? rest.endIndex
-                return (String(frame[..<at.upperBound]), String(rest[end...]))
+                return (ByteBuffer(string: String(frame[..<at.upperBound])), ByteBuffer(string: String(rest[end...])))
             }
         }
 
-        func message(_ i: Int) -> String {
+        /// Message `i` of the cycle (numbered `i` for Coinbase).
+        func buffer(_ i: Int) -> ByteBuffer {
             guard let split else { return frames[i % frames.count] }
-            let (head, tail) = split[i % split.count]
-            return head + String(i) + tail
+            var (head, tail) = split[i % split.count]
+            let number = String(i)
+            var message = ByteBuffer()
+            message.reserveCapacity(head.readableBytes + number.utf8.count + tail.readableBytes)
+            message.writeBuffer(&head)
+            message.writeString(number)
+            message.writeBuffer(&tail)
+            return message
         }
     }
 
@@ -122,59 +128,36 @@ enum FiveSources {
         // The floods start together once every source has subscribed: connecting, loading the
         // market lists and subscribing are not measured (run-five-exchanges.sh times those).
         let subscribed = Locked<Set<String>>([])
-        let sent = Locked<[String: Int]>([:])
-        var logger = Logger(label: "live-benchmark.five")
-        logger.logLevel = .critical
-        let router = Router(context: BasicWebSocketRequestContext.self)
-        for (venue, _, _) in venues {
-            router.get(RouterPath("/\(venue.rawValue)/**")) { request, _ in
-                let answer = try await http.send(
-                    AlertHTTP.HTTPRequest(url: "http://127.0.0.1:\(restPort)\(request.uri)"))
-                return Response(
-                    status: .init(code: answer.status), headers: [.contentType: "application/json"],
-                    body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
-            }
-        }
-        let sockets = Router(context: BasicWebSocketRequestContext.self)
-        for (venue, _, path) in venues {
-            let pool = pools[venue.rawValue]!
-            let name = venue.rawValue
-            sockets.ws(RouterPath("/\(name)\(path)")) { inbound, outbound, _ in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    var flooding = false
-                    for try await message in inbound.messages(maxSize: 1 << 20) {
-                        guard case .text = message, !flooding else { continue }
-                        flooding = true
-                        subscribed.withLock { _ = $0.insert(name) }
-                        group.addTask {
-                            while subscribed.withLock({ $0.count }) < venues.count {
-                                try await Task.sleep(for: .milliseconds(5))
-                            }
-                            firstSent.withLock { $0 = $0 ?? .now }
-                            var i = 0
-                            defer { sent.withLock { $0[name, default: 0] += i } }
-                            while !Task.isCancelled {
-                                try await outbound.write(.text(pool.message(i)))
-                                i += 1
-                            }
-                        }
-                    }
-                    group.cancelAll()
+        let sent = Locked<[String: (frames: Int, connections: Int)]>([:])
+        let names = Dictionary(
+            uniqueKeysWithValues: venues.map { ("/\($0.venue.rawValue)\($0.socket)", $0.venue.rawValue) })
+        let flood = FloodServer(
+            pools: Dictionary(
+                uniqueKeysWithValues: venues.map { ("/\($0.venue.rawValue)\($0.socket)", pools[$0.venue.rawValue]!) }),
+            subscribed: { path in
+                subscribed.withLock { _ = $0.insert(path) }
+                while subscribed.withLock({ $0.count }) < venues.count {
+                    try await Task.sleep(for: .milliseconds(5))
                 }
+                firstSent.withLock { $0 = $0 ?? .now }
+            },
+            finished: { path, count in
+                sent.withLock {
+                    $0[names[path] ?? path, default: (0, 0)].frames += count
+                    $0[names[path] ?? path, default: (0, 0)].connections += 1
+                }
+            },
+            rest: { uri in
+                let answer = try await http.send(AlertHTTP.HTTPRequest(url: "http://127.0.0.1:\(restPort)\(uri)"))
+                return (answer.status, answer.body)
+            })
+        let (ports, portSink) = AsyncStream<Int>.makeStream()
+        let server = Task {
+            try await flood.run { port in
+                portSink.yield(port)
+                portSink.finish()
             }
         }
-        let (ports, portSink) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            // Client frames up to 64 KiB, as the look-alikes take (OKX's limit per subscribe).
-            router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: sockets, configuration: .init(ws: .init(maxFrameSize: 1 << 16))),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                portSink.yield(channel.localAddress?.port ?? 0)
-                portSink.finish()
-            }, logger: logger)
-        let server = Task { try await app.run() }
         var portIterator = ports.makeAsyncIterator()
         guard let port = await portIterator.next(), port > 0 else { throw ServerDidNotStart() }
 
@@ -244,7 +227,10 @@ enum FiveSources {
         guard let start = firstSent.withLock({ $0 }) else { fatalError("no source was flooded") }
         let elapsed = (end - start).ms / 1000
         let accepted = outcome.stats.accepted
-        let perSource = sent.withLock { $0 }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        // A source whose messages went over several connections says how many (`okx=…/2`).
+        let perSource = sent.withLock { $0 }.sorted { $0.key < $1.key }.map {
+            "\($0.key)=\($0.value.frames)" + ($0.value.connections > 1 ? "/\($0.value.connections)" : "")
+        }
         let saves = url != nil ? "postgres" : state != nil ? "state-folder" : "none"
         print(
             """
