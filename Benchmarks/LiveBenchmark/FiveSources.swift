@@ -38,18 +38,33 @@ enum FiveSources {
         (.bybit, .bybit, "/v5/public/spot"), (.okx, .okx, "/ws/v5/public")
     ]
 
-    /// One source's messages, encoded ready to send in a cycle. Coinbase's carry a sequence
-    /// number, one more each message on a connection: those are kept in two parts around it.
+    /// One source's messages as websocket frames, ready to send in a cycle, about 64 KiB a
+    /// chunk. Coinbase's carry a sequence number, one more each message on a connection: those
+    /// are kept in two parts around it and framed as they go, one message a chunk.
     struct Pool: Sendable {
-        let frames: [ByteBuffer]
+        let chunks: [(bytes: ByteBuffer, frames: Int)]
         let split: [(head: ByteBuffer, tail: ByteBuffer)]?
 
         init(_ texts: [String], numbered: Bool) {
-            frames = texts.map { ByteBuffer(string: $0) }
             guard numbered else {
+                var chunks: [(ByteBuffer, Int)] = []
+                var chunk = ByteBuffer()
+                var frames = 0
+                for text in texts {
+                    textFrame(ByteBuffer(string: text), into: &chunk)
+                    frames += 1
+                    if chunk.readableBytes >= 1 << 16 {
+                        chunks.append((chunk, frames))
+                        chunk = ByteBuffer()
+                        frames = 0
+                    }
+                }
+                if frames > 0 { chunks.append((chunk, frames)) }
+                self.chunks = chunks
                 split = nil
                 return
             }
+            chunks = []
             split = texts.map { frame in
                 let key = #""sequence_num":"#
                 guard let at = frame.range(of: key) else { return (ByteBuffer(string: frame), ByteBuffer()) }
@@ -59,9 +74,10 @@ enum FiveSources {
             }
         }
 
-        /// Message `i` of the cycle (numbered `i` for Coinbase).
-        func buffer(_ i: Int) -> ByteBuffer {
-            guard let split else { return frames[i % frames.count] }
+        /// Chunk `i` of the cycle and how many messages it holds; for Coinbase message `i`,
+        /// numbered `i`.
+        func chunk(_ i: Int) -> (bytes: ByteBuffer, frames: Int) {
+            guard let split else { return chunks[i % chunks.count] }
             var (head, tail) = split[i % split.count]
             let number = String(i)
             var message = ByteBuffer()
@@ -69,7 +85,10 @@ enum FiveSources {
             message.writeBuffer(&head)
             message.writeString(number)
             message.writeBuffer(&tail)
-            return message
+            var framed = ByteBuffer()
+            framed.reserveCapacity(message.readableBytes + 10)
+            textFrame(message, into: &framed)
+            return (framed, 1)
         }
     }
 

@@ -1,8 +1,8 @@
 // On SwiftNIO rather than Hummingbird: Hummingbird's websocket writer sends and flushes one frame
 // at a time through an actor, so the flood servers cost about as much CPU as the client they
-// feed on the same two cores. Here the frames are encoded once (Coinbase's numbered ones as
-// they go) and written many at a time, one flush each 64 KiB or so, as an exchange's server
-// fills its TCP segments.
+// feed on the same two cores. Here the frames are encoded to their wire bytes once (Coinbase's
+// numbered ones as they go) and written about 64 KiB at a time, as an exchange's server fills
+// its TCP segments.
 import AlertHTTP
 import NIOCore
 import NIOHTTP1
@@ -24,7 +24,7 @@ struct FloodServer: Sendable {
     let rest: @Sendable (String) async throws -> (status: Int, body: [UInt8])
 
     private enum Accepted: Sendable {
-        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, path: String)
+        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, raw: NIOLoopBound<RawWriter>, path: String)
         case http(NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>)
     }
 
@@ -40,7 +40,15 @@ struct FloodServer: Sendable {
                         shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
                         upgradePipelineHandler: { channel, head in
                             channel.eventLoop.makeCompletedFuture {
-                                .websocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel), path: head.uri)
+                                // Frames already encoded go out beside the frame encoder.
+                                let encoder = try channel.pipeline.syncOperations.handler(
+                                    type: WebSocketFrameEncoder.self)
+                                let raw = RawWriter()
+                                try channel.pipeline.syncOperations.addHandler(raw, position: .before(encoder))
+                                return .websocket(
+                                    try NIOAsyncChannel(wrappingChannelSynchronously: channel),
+                                    raw: NIOLoopBound(raw, eventLoop: channel.eventLoop),
+                                    path: head.uri)
                             }
                         })
                     let upgrade = NIOTypedHTTPServerUpgradeConfiguration<Accepted>(
@@ -60,7 +68,7 @@ struct FloodServer: Sendable {
                 for try await connection in connections {
                     group.addTask {
                         switch try? await connection.get() {
-                        case .websocket(let channel, let path): try? await flood(channel, path: path)
+                        case .websocket(let channel, let raw, let path): try? await flood(channel, raw: raw, path: path)
                         case .http(let channel): try? await answer(channel)
                         case nil: break
                         }
@@ -70,7 +78,9 @@ struct FloodServer: Sendable {
         }
     }
 
-    private func flood(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, path: String) async throws {
+    private func flood(
+        _ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, raw: NIOLoopBound<RawWriter>, path: String
+    ) async throws {
         // `/coinbase/` is `/coinbase`'s pool, as a router would have it.
         let path = path.hasSuffix("/") ? String(path.dropLast()) : path
         guard let pool = pools[path] else { return }
@@ -86,24 +96,13 @@ struct FloodServer: Sendable {
                         try await subscribed(path)
                         var sent = 0
                         defer { finished(path, sent) }
-                        var batch: [WebSocketFrame] = []
+                        var next = 0
                         while !Task.isCancelled {
-                            var size = 0
-                            batch.removeAll(keepingCapacity: true)
-                            while size < 1 << 16 {
-                                let data = pool.buffer(sent)
-                                size += data.readableBytes
-                                batch.append(WebSocketFrame(fin: true, opcode: .text, data: data))
-                                sent += 1
-                            }
-                            // One hop to the event loop a batch, and the next batch only once this
-                            // one is in the socket: the async writer would take batches faster
-                            // than a busy event loop writes them, and hold them all in memory.
-                            let frames = batch
-                            try await socket.eventLoop.flatSubmit {
-                                for frame in frames.dropLast() { socket.write(frame, promise: nil) }
-                                return socket.writeAndFlush(frames[frames.count - 1])
-                            }.get()
+                            let (chunk, frames) = pool.chunk(next)
+                            next += 1
+                            // The next chunk only once this one is in the socket.
+                            try await socket.eventLoop.flatSubmit { raw.value.write(chunk, on: socket.eventLoop) }.get()
+                            sent += frames
                         }
                     }
                 }
@@ -136,4 +135,37 @@ struct FloodServer: Sendable {
             }
         }
     }
+}
+
+/// Writes bytes already encoded as websocket frames, next to the head of the pipeline.
+final class RawWriter: ChannelOutboundHandler {
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    private var context: ChannelHandlerContext?
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    /// Writes and flushes `bytes`; the future completes once they are in the socket. Call on
+    /// the channel's event loop.
+    func write(_ bytes: ByteBuffer, on loop: any EventLoop) -> EventLoopFuture<Void> {
+        guard let context else { return loop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
+        return context.writeAndFlush(wrapOutboundOut(bytes))
+    }
+}
+
+/// A server's unmasked websocket text frame: its header, then `payload`.
+func textFrame(_ payload: ByteBuffer, into out: inout ByteBuffer) {
+    var payload = payload
+    out.writeInteger(UInt8(0x81))
+    switch payload.readableBytes {
+    case ..<126: out.writeInteger(UInt8(payload.readableBytes))
+    case ..<65536:
+        out.writeInteger(UInt8(126))
+        out.writeInteger(UInt16(payload.readableBytes))
+    default:
+        out.writeInteger(UInt8(127))
+        out.writeInteger(UInt64(payload.readableBytes))
+    }
+    out.writeBuffer(&payload)
 }
