@@ -13,7 +13,7 @@ seconds=${2:-10}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] && shift
 if [ -z "$LIVE_BENCHMARK" ]; then
-    swift build -c release --product live-benchmark >&2
+    swift build -c release --static-swift-stdlib --product live-benchmark >&2
     LIVE_BENCHMARK=.build/release/live-benchmark
 fi
 echo "# run-live-store: taskset -c 0,1, $rounds rounds of ${seconds} s; $(uptime | sed 's/.*load/load/')"
