@@ -17,6 +17,10 @@ import Synchronization
 /// loses one. `restore` feeds the rows back in order after a restart, which rebuilds the same
 /// windows and digests because event time drives them. An event that arrives while the same
 /// event (by id) is held for a sink is not taken again for that sink.
+///
+/// On a PostgreSQL store shared by several instances (`share`), the journal is the hand-over:
+/// every instance journals the events for sinks with stages, and only the owner of the stages
+/// (the home lease's leader) runs them, from the journal (`follow`).
 public final class DeliveryPolicy: Sendable {
     /// Events the stages kept from the sinks over the run.
     public struct Counts: Sendable, Equatable {
