@@ -9,12 +9,16 @@ import Synchronization
 /// leases and their epochs, shared by the outbox and the engine state of one store. Unset, the
 /// store writes unfenced, as a command (`outbox flush`, `store copy`) does.
 final class StoreFencing: Sendable {
-    private let leases = Mutex<(SourceLeases, instance: String)?>(nil)
+    private let leases = Mutex<(SourceLeases, instance: String, staged: Set<String>)?>(nil)
 
     var current: SourceLeases? { leases.withLock { $0?.0 } }
 
-    func use(_ leases: SourceLeases, instance: String) {
-        self.leases.withLock { $0 = (leases, instance) }
+    /// The sinks with quiet hours or a group, whose stages only the home lease's leader runs
+    /// (Docs/postgres.md#digests-and-quiet-hours-across-instances).
+    var staged: Set<String> { leases.withLock { $0?.staged ?? [] } }
+
+    func use(_ leases: SourceLeases, instance: String, staged: Set<String>) {
+        self.leases.withLock { $0 = (leases, instance, staged) }
     }
 
     /// What a write refused by the fence becomes. When another instance took the lease over,
@@ -36,9 +40,12 @@ final class StoreFencing: Sendable {
         PostgresFence(source: lease, epoch: leases.epoch(of: lease) ?? 0)
     }
 
-    /// The fence of `delivery` (its first event's source's lease), or nil when unfenced.
-    func fence(of delivery: Delivery) -> PostgresFence? {
-        guard let leases = current else { return nil }
+    /// The fence of `delivery` to `sinks`, or nil when unfenced: the home lease's when every
+    /// sink has stages (only the stages' owner delivers to them), else its first event's
+    /// source's lease.
+    func fence(of delivery: Delivery, sinks: [String]) -> PostgresFence? {
+        guard let (leases, _, staged) = leases.withLock({ $0 }) else { return nil }
+        if !sinks.isEmpty, sinks.allSatisfy(staged.contains) { return Self.fence(leases, lease: leases.home) }
         return Self.fence(leases, lease: leases.lease(ofSource: delivery.events.first?.source))
     }
 }
@@ -49,8 +56,11 @@ extension PostgresStore {
     /// not lead under the epoch the store holds is refused whole and dropped (logged), since
     /// the lease's leader enters it (Docs/postgres.md#several-instances).
     /// `instance` is this process's id in `leadership`.
-    public func fence(with leases: SourceLeases, instance: String) {
-        fencing.use(leases, instance: instance)
+    /// `staged`: the sinks with quiet hours or a group; their stages run on the home lease's
+    /// leader only, which enters what they deliver under its fence
+    /// (Docs/postgres.md#digests-and-quiet-hours-across-instances).
+    public func fence(with leases: SourceLeases, instance: String, staged: Set<String> = []) {
+        fencing.use(leases, instance: instance, staged: staged)
     }
 }
 
@@ -104,8 +114,12 @@ extension PostgresOutbox {
             logger.warning("\(delivery.id) not entered in the outbox: \(lost)")
             return []
         }
-        return try await enterOnce(
+        let rows = try await enterOnce(
             delivery, sinks: sinks, urgent: urgent, now: now, fence, connection, logger, existing: existing)
+        if fence.source == fencing.current?.home, sinks.allSatisfy(fencing.staged.contains) {
+            try await PostgresPolicyJournal.consume(delivery, sinks: sinks, fence, now: now, connection, logger)
+        }
+        return rows
     }
 
     /// Inside a transaction that checked `fence` (`PostgresLeadership.write`): enters

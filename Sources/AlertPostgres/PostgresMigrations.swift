@@ -128,7 +128,10 @@ enum PostgresMigrations {
                 CREATE TABLE source_listings (
                   source TEXT PRIMARY KEY, known TEXT[] NOT NULL, pending TEXT[] NOT NULL, saved_at BIGINT NOT NULL)
                 """
-            ])
+            ]),
+        Step(
+            description: "policy journal rows known by (sink, event), in one order from a sequence for every writer",
+            sql: PostgresPolicyJournal.sharedOrder)
     ]
 
     /// Applies the steps `connection`'s database lacks, each in its own transaction; throws

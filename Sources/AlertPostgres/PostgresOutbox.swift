@@ -82,7 +82,7 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
                     // a write kept through a lost connection goes in under the epoch this
                     // instance leads by then, or is refused when another instance took over
                     // (whose standby evaluation holds the event: Docs/postgres.md#taking-over).
-                    let fence = fencing.fence(of: delivery)
+                    let fence = fencing.fence(of: delivery, sinks: sinks)
                     let rows =
                         if let fence {
                             try await Self.fencedInsert(

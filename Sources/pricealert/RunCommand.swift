@@ -111,7 +111,10 @@ struct RunCommand: AsyncParsableCommand {
             if case .leader(let epoch) = leadership.role(of: lease) { return epoch }
             return nil
         }
-        store.fence(with: leases, instance: instance.id)
+        // One owner for the stages of every sink with quiet hours or a group: the home lease's
+        // leader (Docs/postgres.md#digests-and-quiet-hours-across-instances).
+        store.fence(with: leases, instance: instance.id, staged: delivery.policy.stagedSinks)
+        delivery.policy.share { leases.epoch(of: home) }
         let (changes, forward) = AsyncStream.makeStream(of: RoleChange.self)
         Task {
             for await change in leadership.changes {

@@ -193,6 +193,12 @@ public struct PostgresServer: Sendable {
     /// Runs `statements` as the superuser, each in a transaction of its own (over TCP with its
     /// password, given to psql in its environment, never on its command line).
     public func psql(_ statements: String..., database: String = "postgres") async throws {
+        try await psql(statements, database: database)
+    }
+
+    /// `psql(_:database:)` with the statements in an array; a `SET ROLE` among them holds for
+    /// those after it (one session).
+    public func psql(_ statements: [String], database: String = "postgres") async throws {
         let result = try await ObservedProcess.run(
             Self.binaries.appendingPathComponent("psql"),
             ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", database]

@@ -111,8 +111,25 @@ public struct AlertDelivery: Sendable {
 
     /// Hands on the quiet windows and digests whose end the wall clock has passed (`run`: about
     /// every second; `check`: once, before it commits). Returns how many direct deliveries failed.
+    /// On a shared store, the owner of the staged sinks' stages first feeds them the journal's
+    /// new rows (`DeliveryPolicy.follow`); a journal it cannot read now is read at the next call.
     public func closeDue(wallTime: Int64) async -> Int {
-        await hand(policy.close(wallTime: wallTime))
+        var failed = 0
+        if case .some(let epoch) = policy.sharedOwnerEpoch {
+            var rows: [PolicyStateStore.Pending]? = []
+            if epoch != nil, let store {
+                do {
+                    rows = try await store.journal.load()
+                } catch {
+                    rows = nil
+                    Logger(label: "pricealert.policy").warning(
+                        "cannot read the policy journal in \(store.place): \(store.describe(error)); read again in a second"
+                    )
+                }
+            }
+            if let rows { failed += await hand(policy.follow(rows, epoch: epoch)) }
+        }
+        return failed + (await hand(policy.close(wallTime: wallTime)))
     }
 
     /// Hands on every quiet window and digest still open (the end of a replay).

@@ -17,6 +17,10 @@ import Synchronization
 /// loses one. `restore` feeds the rows back in order after a restart, which rebuilds the same
 /// windows and digests because event time drives them. An event that arrives while the same
 /// event (by id) is held for a sink is not taken again for that sink.
+///
+/// On a PostgreSQL store shared by several instances (`share`), the journal is the hand-over:
+/// every instance journals the events for sinks with stages, and only the owner of the stages
+/// (the home lease's leader) runs them, from the journal (`follow`).
 public final class DeliveryPolicy: Sendable {
     /// Events the stages kept from the sinks over the run.
     public struct Counts: Sendable, Equatable {
@@ -58,6 +62,9 @@ public final class DeliveryPolicy: Sendable {
 
     private struct State {
         var pipeline: PolicyPipeline
+        /// On a shared store (`share`): the epoch of the home lease under which this instance
+        /// runs the staged sinks' stages; nil while it does not.
+        var ownerEpoch: Int64?
         /// Rule ids with `"priority": "high"` (replaced by `use(_:)` on a rule reload).
         var highPriority: Set<String>
         var pending: Set<Key> = []
@@ -76,14 +83,22 @@ public final class DeliveryPolicy: Sendable {
     /// Some silence is known: with no staged sink and no high-priority rule either, events pass
     /// straight through (`passesUntouched`).
     private let hasSilences: Atomic<Bool>
+    /// The stages as they start, without silences: what an owner of the stages that changed
+    /// (`follow`) starts again from.
+    private let fresh: PolicyPipeline
+    /// Set on a shared store (`share`): the epoch of the lease whose leader runs the staged
+    /// sinks' stages, when this instance leads it.
+    private let owner = Mutex<(@Sendable () -> Int64?)?>(nil)
     private let logger = Logger(label: "pricealert.policy")
 
     /// Fails on a quiet-hours zone the system does not know (validation names it first).
     public init(ruleSet: RuleSet, silences: SilenceSet, journal: (any PolicyJournal)?) throws(UnknownZone) {
         let definitions = Array(ruleSet.sinks.values)
         let highPriority = Self.highPriority(of: ruleSet)
-        state = Mutex(
-            State(pipeline: try PolicyPipeline(sinks: definitions, silences: silences), highPriority: highPriority))
+        fresh = try PolicyPipeline(sinks: definitions)
+        var pipeline = fresh
+        pipeline.silences = silences
+        state = Mutex(State(pipeline: pipeline, highPriority: highPriority))
         hasHighPriority = Atomic(!highPriority.isEmpty)
         staged = Set(definitions.filter { !$0.policy.quiet.isEmpty || $0.policy.group != nil }.map(\.name))
         self.journal = journal
@@ -121,11 +136,36 @@ public final class DeliveryPolicy: Sendable {
 
     public var counts: Counts { state.withLock { $0.counts } }
 
+    /// Sinks with quiet hours or a group: the only ones whose stages hold events.
+    public var stagedSinks: Set<String> { staged }
+
+    /// What the stages keep now: events held by quiet hours, open digests and the events in them.
+    public var waiting: (held: Int, openDigests: Int, inDigests: Int) {
+        state.withLock { $0.pipeline.waiting }
+    }
+
+    /// Several instances share the store (Docs/postgres.md#digests-and-quiet-hours-across-instances):
+    /// from now on `receive` only journals an event for a sink with stages, past the silences,
+    /// and the stages of those sinks run where `owner` gives an epoch (the home lease's
+    /// leader), fed from the shared journal by `follow`.
+    public func share(owner: @escaping @Sendable () -> Int64?) {
+        guard !staged.isEmpty else { return }
+        self.owner.withLock { $0 = owner }
+    }
+
+    /// The epoch this instance owns the staged sinks' stages under, when the store is shared;
+    /// `.some(nil)` while another instance owns them; nil when the store is not shared.
+    public var sharedOwnerEpoch: Int64?? {
+        owner.withLock { $0 }.map { $0() }
+    }
+
     /// One event from the engine, `notify` being the sinks it goes to.
     public func receive(_ alert: Alert) -> Plan {
-        state.withLock { state in
+        let shared = owner.withLock { $0 != nil }
+        return state.withLock { state in
             let sinks = alert.notify.filter { !state.pending.contains(Key(sink: $0, id: alert.id)) }
             guard !sinks.isEmpty || alert.notify.isEmpty else { return Plan() }
+            if shared { return journalForOwner(alert, sinks: sinks, &state) }
             let event = PolicyEvent(alert: alert, sinks: sinks, highPriority: state.highPriority.contains(alert.rule))
             var added: [PolicyStateStore.Pending] = []
             let (plan, handed, held) = settle(state.pipeline.receive(event), of: alert.id, &state)
@@ -139,6 +179,46 @@ public final class DeliveryPolicy: Sendable {
             journal?.record(added: added, removed: [])
             publishWaiting(&state, always: false)
             return plan
+        }
+    }
+
+    /// On a shared store: `alert` through silences and the stages of `sinks` without quiet
+    /// hours or a group; for each sink with them, unless silenced, a row in the shared journal
+    /// (fenced by the event's source's lease), which the stages' owner feeds to them (`follow`).
+    private func journalForOwner(_ alert: Alert, sinks: [String], _ state: inout State) -> Plan {
+        let local = sinks.filter { !staged.contains($0) }
+        let event = PolicyEvent(alert: alert, sinks: local, highPriority: state.highPriority.contains(alert.rule))
+        let (plan, handed, _) = settle(state.pipeline.receive(event), of: alert.id, &state)
+        if !handed.contains(Self.everySink) {
+            let added = sinks.filter(staged.contains).map {
+                PolicyStateStore.Pending(seq: 0, sink: $0, alert: alert, quiet: nil)
+            }
+            journal?.record(added: added, removed: [])
+        }
+        return plan
+    }
+
+    /// On a shared store, once a second: the owner of the staged sinks' stages (`epoch`) feeds
+    /// them the journal's rows they have not seen, in the journal's order, as they came
+    /// (silences were applied by the leader that journalled them). An owner that is new, or
+    /// owns under a new epoch, starts from fresh stages and feeds every row: the held windows
+    /// and open digests are rebuilt from the journal, with the same digest ids. An instance
+    /// that stops owning them forgets what its stages held.
+    public func follow(_ rows: [PolicyStateStore.Pending], epoch: Int64?) -> Plan {
+        state.withLock { state in
+            if state.ownerEpoch != epoch {
+                let silences = state.pipeline.silences
+                state.pipeline = fresh
+                state.pipeline.silences = silences
+                state.pending.removeAll()
+                state.ownerEpoch = epoch
+            }
+            guard epoch != nil else {
+                publishWaiting(&state, always: false)
+                return Plan()
+            }
+            let unseen = rows.filter { !state.pending.contains(Key(sink: $0.sink, id: $0.alert.id)) }
+            return feed(unseen, &state, restoring: false)
         }
     }
 
@@ -175,26 +255,38 @@ public final class DeliveryPolicy: Sendable {
     /// let in before) and without counting them again. What no longer stays (a sink without
     /// stages now) is in the plan.
     public func restore(_ rows: [PolicyStateStore.Pending]) -> Plan {
-        state.withLock { state in
-            let (silences, counts) = (state.pipeline.silences, state.counts)
-            state.pipeline.silences = SilenceSet()
-            defer { (state.pipeline.silences, state.counts) = (silences, counts) }
-            var plan = Plan()
-            for row in rows {
-                state.nextSeq = max(state.nextSeq, row.seq + 1)
-                let key = Key(sink: row.sink, id: row.alert.id)
-                state.pending.insert(key)
-                let (step, handed, _) = settle(
-                    state.pipeline.receive(PolicyEvent(alert: row.alert, sinks: [row.sink])),
-                    of: row.alert.id, &state, restoring: true)
-                plan.add(step)
-                if handed.contains(row.sink), state.pending.remove(key) != nil {
-                    plan.removed.append((row.sink, row.alert.id))
-                }
-            }
-            publishWaiting(&state, always: false)
-            return plan
+        state.withLock { state in feed(rows, &state, restoring: true) }
+    }
+
+    /// `rows` into the stages, in order, past the silences in force; `restoring` what was held
+    /// before, without counting or logging the holds again.
+    private func feed(_ rows: [PolicyStateStore.Pending], _ state: inout State, restoring: Bool) -> Plan {
+        let (silences, counts) = (state.pipeline.silences, state.counts)
+        state.pipeline.silences = SilenceSet()
+        defer {
+            state.pipeline.silences = silences
+            if restoring { state.counts = counts }
         }
+        var plan = Plan()
+        for row in rows {
+            state.nextSeq = max(state.nextSeq, row.seq + 1)
+            let key = Key(sink: row.sink, id: row.alert.id)
+            state.pending.insert(key)
+            let (step, handed, _) = settle(
+                // A row held before was no high-priority event; one journalled by a leader on a
+                // shared store may be, and skips the stages here.
+                state.pipeline.receive(
+                    PolicyEvent(
+                        alert: row.alert, sinks: [row.sink],
+                        highPriority: !restoring && state.highPriority.contains(row.alert.rule))),
+                of: row.alert.id, &state, restoring: restoring)
+            plan.add(step)
+            if handed.contains(row.sink), state.pending.remove(key) != nil {
+                plan.removed.append((row.sink, row.alert.id))
+            }
+        }
+        publishWaiting(&state, always: false)
+        return plan
     }
 
     /// Deletes the journal rows of what was dispatched (call after handing the plan's

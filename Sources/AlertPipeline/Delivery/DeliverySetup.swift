@@ -51,8 +51,9 @@ extension AlertDelivery {
     /// When the outbox, what the stages held or the silences cannot be read, or quiet hours name
     /// an unknown time zone, the store is closed and the error thrown.
     /// `standby`: one of several instances sharing a store starts sending nothing: neither
-    /// what the outbox holds nor what the policy stages held (the leader delivers them; a
-    /// takeover adopts the outbox's rows, `adopt`).
+    /// what the outbox holds nor what the policy stages held (every instance delivers the
+    /// outbox by claims; the home lease's leader feeds the stages from the journal,
+    /// `DeliveryPolicy.follow`).
     public static func open(
         ruleSet: RuleSet, sinks: [String: any Sink], store: any DurableStore, standby: Bool = false
     ) async throws(DeliverySetupError) -> AlertDelivery {
