@@ -166,7 +166,10 @@ extension FuzzTarget {
                 #"{"error":{"code":-1,"msg":"x"},"id":2}"#,
                 #"{"e":"serverShutdown","E":1}"#
             ]
-        ) { bytes in exchangeFrameSize(BinanceTicker.parse(bytes)) },
+        ) { bytes in
+            exchangeFrameSize(
+                agreed(BinanceTicker.parse(bytes, reading: .tokens), BinanceTicker.parse(bytes, reading: .tree)))
+        },
         FuzzTarget(
             name: "coinbase-frame",
             seedFiles: [
@@ -178,7 +181,11 @@ extension FuzzTarget {
                 #"{"type":"error","message":"failure to subscribe"}"#,
                 #"{"channel":"ticker","timestamp":"2023-02-09T20:30:37Z","events":[{"tickers":[{"product_id":"A-USD","price":"1","volume_24_h":"1e308"},{"product_id":"B"}]}]}"#
             ]
-        ) { bytes in exchangeFrameSize(CoinbaseTicker.parse(bytes)) },
+        ) { bytes in
+            let tokens = CoinbaseTicker.read(bytes, reading: .tokens), tree = CoinbaseTicker.read(bytes, reading: .tree)
+            return exchangeFrameSize(agreed(tokens.frame, tree.frame)) + Int(
+                agreed(tokens.sequence, tree.sequence) ?? 0) % 2
+        },
         FuzzTarget(
             name: "kraken-frame",
             seedFiles: [
@@ -192,7 +199,10 @@ extension FuzzTarget {
                 #"{"channel":"status","data":[]}"#,
                 #"{"channel":"ticker","type":"update","data":[{"symbol":"XBT/USD","last":1,"volume":1e300,"vwap":1e300,"timestamp":"2023-09-25T09:04:31Z"}]}"#
             ]
-        ) { bytes in exchangeFrameSize(KrakenTicker.parse(bytes)) },
+        ) { bytes in
+            exchangeFrameSize(
+                agreed(KrakenTicker.parse(bytes, reading: .tokens), KrakenTicker.parse(bytes, reading: .tree)))
+        },
         FuzzTarget(
             name: "bybit-frame",
             seedFiles: [
@@ -204,7 +214,10 @@ extension FuzzTarget {
                 #"{"success":false,"ret_msg":"error:handler not found","op":"subscribe"}"#,
                 #"{"topic":"tickers.A","type":"delta","ts":1,"data":{"symbol":"A","lastPrice":"1"}}"#
             ]
-        ) { bytes in exchangeFrameSize(BybitTicker.parse(bytes)) },
+        ) { bytes in
+            exchangeFrameSize(
+                agreed(BybitTicker.parse(bytes, reading: .tokens), BybitTicker.parse(bytes, reading: .tree)))
+        },
         FuzzTarget(
             name: "okx-frame",
             seedFiles: [
@@ -216,7 +229,9 @@ extension FuzzTarget {
                 #"{"event":"error","code":"60012","msg":"Invalid request"}"#,
                 #"{"arg":{"channel":"tickers"},"data":[{"instType":"SPOT","instId":"A-B","last":"1","open24h":"0","ts":"1"}]}"#
             ]
-        ) { bytes in exchangeFrameSize(OKXTicker.parse(bytes)) },
+        ) { bytes in
+            exchangeFrameSize(agreed(OKXTicker.parse(bytes, reading: .tokens), OKXTicker.parse(bytes, reading: .tree)))
+        },
         FuzzTarget(
             name: "binance-rest",
             seedFiles: [
@@ -315,6 +330,13 @@ private func exchangeFrameSize(_ frame: ExchangeFrame) -> Int {
         }
     case .dropped: return -1
     }
+}
+
+/// The token reading's result, once checked to be the tree reading's (`FrameReading`): a
+/// difference stops the child like a crash, so the campaign names the input that shows it.
+private func agreed<T: Equatable>(_ tokens: T, _ tree: T) -> T {
+    precondition(tokens == tree, "the token and tree readings of a frame differ")
+    return tokens
 }
 
 /// Markets plus candles and skipped candles; -1 for each body refused.

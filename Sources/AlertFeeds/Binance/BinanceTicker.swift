@@ -1,3 +1,5 @@
+import JSONTokens
+
 /// Binance spot `<symbol>@ticker` (24hr ticker) frames, raw (`/ws/…`) or from a combined
 /// stream (`/stream?streams=…`, wrapped as `{"stream":"bnbbtc@ticker","data":{…}}`), and the
 /// live SUBSCRIBE messages. Docs:
@@ -30,7 +32,52 @@ public enum BinanceTicker {
         }
     }
 
-    public static func parse(_ frame: [UInt8]) -> ExchangeFrame {
+    /// The frame's meaning; `reading` as `FrameReading` says (both give the same result).
+    public static func parse(_ frame: [UInt8], reading: FrameReading = .tokens) -> ExchangeFrame {
+        reading == .tokens ? tokenParse(frame) ?? treeParse(frame) : treeParse(frame)
+    }
+
+    /// The frame read from its tokens, or nil when it is not the hot shape.
+    static func tokenParse(_ frame: [UInt8]) -> ExchangeFrame? {
+        ExchangeJSON.tokenRead(frame) { scanner throws(TickLineError) in try tokenEvent(&scanner) }
+    }
+
+    /// The hot shape: one raw `24hrTicker` event object (no `stream`, `error`, `code` or
+    /// `result` member, which the tree reads as other frames).
+    static func tokenEvent(_ scanner: inout JSONTokenizer) throws(TickLineError) -> ExchangeFrame {
+        var e = TokenValue(), time = TokenValue(), symbol = TokenValue()
+        var price = TokenValue(), change = TokenValue(), volume = TokenValue()
+        try scanner.tickerMembers { scanner, key throws(TickLineError) in
+            switch key.count {
+            case 1:
+                switch scanner.bytes[key.lowerBound] {
+                case UInt8(ascii: "e"): try scanner.take(&e, depth: 1)
+                case UInt8(ascii: "E"): try scanner.take(&time, depth: 1)
+                case UInt8(ascii: "s"): try scanner.take(&symbol, depth: 1)
+                case UInt8(ascii: "c"): try scanner.take(&price, depth: 1)
+                case UInt8(ascii: "P"): try scanner.take(&change, depth: 1)
+                case UInt8(ascii: "q"): try scanner.take(&volume, depth: 1)
+                default: try scanner.skipValue(depth: 1)
+                }
+            default:
+                if scanner.matches(key, "stream") || scanner.matches(key, "error") || scanner.matches(key, "code")
+                    || scanner.matches(key, "result")
+                {
+                    throw notTheHotShape
+                }
+                try scanner.skipValue(depth: 1)
+            }
+        }
+        try scanner.tickerEnd()
+        guard try scanner.string(e, is: "24hrTicker") == true else { throw notTheHotShape }
+        var collector = TickCollector("Binance frame")
+        collector.add(
+            name: try scanner.symbolName(symbol), time: try scanner.integer(time), price: try scanner.number(price),
+            change24h: try scanner.figure(change), volume24h: try scanner.figure(volume))
+        return collector.frame
+    }
+
+    static func treeParse(_ frame: [UInt8]) -> ExchangeFrame {
         let context = "Binance frame"
         switch ExchangeJSON.parse(frame, context) {
         case .failure(let failure): return .dropped(failure.reason)

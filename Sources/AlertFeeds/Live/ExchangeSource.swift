@@ -152,8 +152,20 @@ struct ExchangeMarkets: Sendable {
     func common(_ symbol: String, mapping: SymbolMapping) -> String? {
         switch mapping {
         case .marketList: byExchangeSymbol[symbol]?.symbol
-        case .dash: String(symbol.map { $0 == "-" ? "/" : $0 })
+        case .dash: Self.dashAsSlash(symbol)
         case .kraken: KrakenTicker.commonSymbol(symbol)
+        }
+    }
+
+    /// `BTC-USD` → `BTC/USD`, character by character; an ASCII symbol (every live tick of
+    /// Coinbase and OKX) byte by byte, which is the same for ASCII and skips grapheme breaking.
+    static func dashAsSlash(_ symbol: String) -> String {
+        let utf8 = symbol.utf8
+        guard utf8.allSatisfy({ $0 < 0x80 }) else { return String(symbol.map { $0 == "-" ? "/" : $0 }) }
+        guard utf8.contains(0x2D) else { return symbol }
+        return String(unsafeUninitializedCapacity: utf8.count) { out in
+            for (i, c) in utf8.enumerated() { out[i] = c == 0x2D ? 0x2F : c }
+            return utf8.count
         }
     }
 
