@@ -45,37 +45,18 @@ public enum BinanceTicker {
     /// The hot shape: one raw `24hrTicker` event object (no `stream`, `error`, `code` or
     /// `result` member, which the tree reads as other frames).
     static func tokenEvent(_ scanner: inout JSONTokenizer) throws(TickLineError) -> ExchangeFrame {
-        var e = TokenValue(), time = TokenValue(), symbol = TokenValue()
-        var price = TokenValue(), change = TokenValue(), volume = TokenValue()
-        try scanner.tickerMembers { scanner, key throws(TickLineError) in
-            switch key.count {
-            case 1:
-                switch scanner.bytes[key.lowerBound] {
-                case UInt8(ascii: "e"): try scanner.take(&e, depth: 1)
-                case UInt8(ascii: "E"): try scanner.take(&time, depth: 1)
-                case UInt8(ascii: "s"): try scanner.take(&symbol, depth: 1)
-                case UInt8(ascii: "c"): try scanner.take(&price, depth: 1)
-                case UInt8(ascii: "P"): try scanner.take(&change, depth: 1)
-                case UInt8(ascii: "q"): try scanner.take(&volume, depth: 1)
-                default: try scanner.skipValue(depth: 1)
-                }
-            default:
-                if scanner.matches(key, "stream") || scanner.matches(key, "error") || scanner.matches(key, "code")
-                    || scanner.matches(key, "result")
-                {
-                    throw notTheHotShape
-                }
-                try scanner.skipValue(depth: 1)
-            }
-        }
+        let f = try scanner.fields(eventKeys, depth: 1, refusing: ["stream", "error", "code", "result"])
         try scanner.tickerEnd()
-        guard try scanner.string(e, is: "24hrTicker") == true else { throw notTheHotShape }
+        guard try scanner.string(f[0], is: "24hrTicker") == true else { throw notTheHotShape }
         var collector = TickCollector("Binance frame")
         collector.add(
-            name: try scanner.symbolName(symbol), time: try scanner.integer(time), price: try scanner.number(price),
-            change24h: try scanner.figure(change), volume24h: try scanner.figure(volume))
+            name: try scanner.symbolName(f[2]), time: try scanner.integer(f[1]), price: try scanner.number(f[3]),
+            change24h: try scanner.figure(f[4]), volume24h: try scanner.figure(f[5]))
         return collector.frame
     }
+
+    /// Event type, time, symbol, price, change24h, volume24h (rules v3 §2).
+    private static let eventKeys: [StaticString] = ["e", "E", "s", "c", "P", "q"]
 
     static func treeParse(_ frame: [UInt8]) -> ExchangeFrame {
         let context = "Binance frame"

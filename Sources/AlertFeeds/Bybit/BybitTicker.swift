@@ -37,26 +37,14 @@ public enum BybitTicker {
     /// whose `data` is an object.
     static func tokenTicker(_ scanner: inout JSONTokenizer) throws(TickLineError) -> ExchangeFrame {
         var topic = TokenValue(), type = TokenValue(), ts = TokenValue()
-        var symbol = TokenValue(), last = TokenValue(), change = TokenValue(), turnover = TokenValue()
+        var data = InlineArray<8, TokenValue>(repeating: TokenValue())
         var sawData = false
         try scanner.tickerMembers { scanner, key throws(TickLineError) in
             if scanner.matches(key, "data") {
                 guard !sawData else { return try scanner.skipValue(depth: 1) }
                 sawData = true
                 guard scanner.peek == 0x7B else { throw notTheHotShape }
-                try scanner.tickerMembers { scanner, key throws(TickLineError) in
-                    if scanner.matches(key, "symbol") {
-                        try scanner.take(&symbol, depth: 2)
-                    } else if scanner.matches(key, "lastPrice") {
-                        try scanner.take(&last, depth: 2)
-                    } else if scanner.matches(key, "price24hPcnt") {
-                        try scanner.take(&change, depth: 2)
-                    } else if scanner.matches(key, "turnover24h") {
-                        try scanner.take(&turnover, depth: 2)
-                    } else {
-                        try scanner.skipValue(depth: 2)
-                    }
-                }
+                data = try scanner.fields(dataKeys, depth: 2)
             } else if scanner.matches(key, "topic") {
                 try scanner.take(&topic, depth: 1)
             } else if scanner.matches(key, "type") {
@@ -79,10 +67,12 @@ public enum BybitTicker {
         else { throw notTheHotShape }
         var collector = TickCollector("Bybit frame")
         collector.add(
-            name: try scanner.symbolName(symbol), time: try scanner.integer(ts), price: try scanner.figure(last),
-            change24h: try scanner.figure(change).map { $0 * 100 }, volume24h: try scanner.figure(turnover))
+            name: try scanner.symbolName(data[0]), time: try scanner.integer(ts), price: try scanner.figure(data[1]),
+            change24h: try scanner.figure(data[2]).map { $0 * 100 }, volume24h: try scanner.figure(data[3]))
         return collector.frame
     }
+
+    private static let dataKeys: [StaticString] = ["symbol", "lastPrice", "price24hPcnt", "turnover24h"]
 
     static func treeParse(_ frame: [UInt8]) -> ExchangeFrame {
         let context = "Bybit frame"

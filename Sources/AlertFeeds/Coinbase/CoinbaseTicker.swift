@@ -112,32 +112,16 @@ public enum CoinbaseTicker {
         return (collector.frame, try scanner.integer(sequence))
     }
 
-    /// One element of `tickers` (depth 4 in the message); an element that is no object has no
-    /// symbol, as in the tree.
+    /// One element of `tickers` (depth 4 in the message).
     private static func tokenEntry(_ scanner: inout JSONTokenizer) throws(TickLineError) -> Entry {
-        guard scanner.peek == 0x7B else {
-            try scanner.skipValue(depth: 4)
-            return Entry()
-        }
-        var product = TokenValue(), price = TokenValue(), change = TokenValue(), volume = TokenValue()
-        try scanner.tickerMembers { scanner, key throws(TickLineError) in
-            if scanner.matches(key, "product_id") {
-                try scanner.take(&product, depth: 5)
-            } else if scanner.matches(key, "price") {
-                try scanner.take(&price, depth: 5)
-            } else if scanner.matches(key, "price_percent_chg_24_h") {
-                try scanner.take(&change, depth: 5)
-            } else if scanner.matches(key, "volume_24_h") {
-                try scanner.take(&volume, depth: 5)
-            } else {
-                try scanner.skipValue(depth: 5)
-            }
-        }
-        let last = try scanner.figure(price)
+        let f = try scanner.fields(entryKeys, depth: 5)
+        let last = try scanner.figure(f[1])
         return Entry(
-            name: try scanner.symbolName(product), price: last, change: try scanner.figure(change),
-            volume: ExchangeJSON.product(try scanner.figure(volume), last))
+            name: try scanner.symbolName(f[0]), price: last, change: try scanner.figure(f[2]),
+            volume: ExchangeJSON.product(try scanner.figure(f[3]), last))
     }
+
+    private static let entryKeys: [StaticString] = ["product_id", "price", "price_percent_chg_24_h", "volume_24_h"]
 
     static func treeRead(_ frame: [UInt8]) -> (frame: ExchangeFrame, sequence: Int64?) {
         let context = "Coinbase frame"

@@ -74,6 +74,32 @@ extension JSONTokenizer {
         }
     }
 
+    /// The first value of each member of the object at the cursor named in `names` (at most
+    /// 8), in the order of `names`; the object's values are `depth` deep in the frame. Any
+    /// other value at the cursor is skipped and reads as an object without those members (as
+    /// `FeedJSON`'s subscript reads it). A member named in `refusing` leaves the frame to the
+    /// tree reader.
+    @inline(__always)
+    mutating func fields(
+        _ names: [StaticString], depth: Int, refusing: [StaticString] = []
+    )
+        throws(TickLineError) -> InlineArray<8, TokenValue>
+    {
+        var values = InlineArray<8, TokenValue>(repeating: TokenValue())
+        guard peek == 0x7B else {
+            try skipValue(depth: depth - 1)
+            return values
+        }
+        try tickerMembers { scanner, key throws(TickLineError) in
+            for (i, name) in names.enumerated() where scanner.matches(key, name) {
+                return try scanner.take(&values[i], depth: depth)
+            }
+            for name in refusing where scanner.matches(key, name) { throw notTheHotShape }
+            try scanner.skipValue(depth: depth)
+        }
+        return values
+    }
+
     /// Checks that only whitespace follows the frame's value (as `FeedJSON.parse` does).
     mutating func tickerEnd() throws(TickLineError) {
         skipWhitespace()

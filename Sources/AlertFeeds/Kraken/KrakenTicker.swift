@@ -67,40 +67,20 @@ public enum KrakenTicker {
         return collector.frame
     }
 
-    /// One element of `data` (depth 2); an element that is no object has no symbol, as in the tree.
+    /// One element of `data` (depth 2).
     private static func tokenEntry(
         _ scanner: inout JSONTokenizer, into collector: inout TickCollector
     )
         throws(TickLineError)
     {
-        var symbol = TokenValue(), timestamp = TokenValue(), last = TokenValue()
-        var change = TokenValue(), volume = TokenValue(), vwap = TokenValue()
-        if scanner.peek == 0x7B {
-            try scanner.tickerMembers { scanner, key throws(TickLineError) in
-                if scanner.matches(key, "symbol") {
-                    try scanner.take(&symbol, depth: 3)
-                } else if scanner.matches(key, "last") {
-                    try scanner.take(&last, depth: 3)
-                } else if scanner.matches(key, "timestamp") {
-                    try scanner.take(&timestamp, depth: 3)
-                } else if scanner.matches(key, "change_pct") {
-                    try scanner.take(&change, depth: 3)
-                } else if scanner.matches(key, "volume") {
-                    try scanner.take(&volume, depth: 3)
-                } else if scanner.matches(key, "vwap") {
-                    try scanner.take(&vwap, depth: 3)
-                } else {
-                    try scanner.skipValue(depth: 3)
-                }
-            }
-        } else {
-            try scanner.skipValue(depth: 2)
-        }
+        let f = try scanner.fields(entryKeys, depth: 3)
         collector.add(
-            name: try scanner.symbolName(symbol), time: try scanner.millis(timestamp), price: try scanner.figure(last),
-            change24h: try scanner.figure(change),
-            volume24h: ExchangeJSON.product(try scanner.figure(volume), try scanner.figure(vwap)))
+            name: try scanner.symbolName(f[0]), time: try scanner.millis(f[1]), price: try scanner.figure(f[2]),
+            change24h: try scanner.figure(f[3]),
+            volume24h: ExchangeJSON.product(try scanner.figure(f[4]), try scanner.figure(f[5])))
     }
+
+    private static let entryKeys: [StaticString] = ["symbol", "timestamp", "last", "change_pct", "volume", "vwap"]
 
     static func treeParse(_ frame: [UInt8]) -> ExchangeFrame {
         let context = "Kraken frame"

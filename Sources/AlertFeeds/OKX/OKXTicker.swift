@@ -70,10 +70,7 @@ public enum OKXTicker {
                 guard !sawArg else { return try scanner.skipValue(depth: 1) }
                 sawArg = true
                 guard scanner.peek == 0x7B else { throw notTheHotShape }
-                try scanner.tickerMembers { scanner, key throws(TickLineError) in
-                    guard scanner.matches(key, "channel") else { return try scanner.skipValue(depth: 2) }
-                    try scanner.take(&channel, depth: 2)
-                }
+                channel = try scanner.fields(["channel"], depth: 2)[0]
             } else if scanner.matches(key, "event") {
                 throw notTheHotShape
             } else {
@@ -85,44 +82,24 @@ public enum OKXTicker {
         return collector.frame
     }
 
-    /// One element of `data` (depth 2); an element that is no object has no symbol, as in the tree.
+    /// One element of `data` (depth 2).
     private static func tokenEntry(
         _ scanner: inout JSONTokenizer, into collector: inout TickCollector
     )
         throws(TickLineError)
     {
-        var type = TokenValue(), instID = TokenValue(), ts = TokenValue()
-        var last = TokenValue(), open = TokenValue(), volume = TokenValue()
-        if scanner.peek == 0x7B {
-            try scanner.tickerMembers { scanner, key throws(TickLineError) in
-                if scanner.matches(key, "instId") {
-                    try scanner.take(&instID, depth: 3)
-                } else if scanner.matches(key, "last") {
-                    try scanner.take(&last, depth: 3)
-                } else if scanner.matches(key, "open24h") {
-                    try scanner.take(&open, depth: 3)
-                } else if scanner.matches(key, "volCcy24h") {
-                    try scanner.take(&volume, depth: 3)
-                } else if scanner.matches(key, "ts") {
-                    try scanner.take(&ts, depth: 3)
-                } else if scanner.matches(key, "instType") {
-                    try scanner.take(&type, depth: 3)
-                } else {
-                    try scanner.skipValue(depth: 3)
-                }
-            }
-        } else {
-            try scanner.skipValue(depth: 2)
-        }
-        guard try scanner.string(type, is: "SPOT") != false else { throw notTheHotShape }
-        let price = try scanner.figure(last)
+        let f = try scanner.fields(entryKeys, depth: 3)
+        guard try scanner.string(f[0], is: "SPOT") != false else { throw notTheHotShape }
+        let price = try scanner.figure(f[3])
         let change = try price.flatMap { last throws(TickLineError) in
-            try scanner.figure(open).flatMap { open in open != 0 ? (last - open) / open * 100 : nil }
+            try scanner.figure(f[4]).flatMap { open in open != 0 ? (last - open) / open * 100 : nil }
         }
         collector.add(
-            name: try scanner.symbolName(instID), time: try scanner.integer(ts), price: price,
-            change24h: change.flatMap { $0.isFinite ? $0 : nil }, volume24h: try scanner.figure(volume))
+            name: try scanner.symbolName(f[1]), time: try scanner.integer(f[2]), price: price,
+            change24h: change.flatMap { $0.isFinite ? $0 : nil }, volume24h: try scanner.figure(f[5]))
     }
+
+    private static let entryKeys: [StaticString] = ["instType", "instId", "ts", "last", "open24h", "volCcy24h"]
 
     static func treeParse(_ frame: [UInt8]) -> ExchangeFrame {
         let context = "OKX frame"
