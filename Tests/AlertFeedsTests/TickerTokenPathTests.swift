@@ -315,3 +315,22 @@ import Testing
         return out + "\""
     }
 }
+
+@Suite struct LiveSymbolMappingTests {
+    /// The live handler maps `BTC-USD` to `BTC/USD` byte by byte for ASCII symbols: the same as
+    /// the character-by-character mapping, which non-ASCII symbols keep (a combining mark after
+    /// `-` makes one character that is not `-`).
+    @Test func dashAsSlashByBytesIsTheCharacterMapping() {
+        for symbol in ["BTC-USD", "BTCUSD", "-", "A--B-", "", "ÉTH-USD", "BTC-\u{301}USD", "X\r\n-Y"] {
+            #expect(
+                ExchangeMarkets.dashAsSlash(symbol) == String(symbol.map { $0 == "-" ? "/" : $0 }), "\(symbol)")
+        }
+        let list = ExchangeMarkets([
+            ExchangeMarket(exchangeSymbol: "BTCUSDT", base: "BTC", quote: "USDT", active: true),
+            ExchangeMarket(exchangeSymbol: "BTCUSDT", base: "XBT", quote: "USDT", active: true)
+        ])
+        #expect(list.common("BTCUSDT", mapping: .marketList) == "BTC/USDT")
+        #expect(list.common("ETHUSDT", mapping: .marketList) == nil)
+        #expect(list.common("ETH-USDT", mapping: .dash) == "ETH/USDT")
+    }
+}

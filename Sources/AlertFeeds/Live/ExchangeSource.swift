@@ -138,12 +138,14 @@ public enum SymbolMapping: Sendable, Equatable {
 /// A market list keyed both ways.
 struct ExchangeMarkets: Sendable {
     let all: [ExchangeMarket]
-    private let byExchangeSymbol: [String: ExchangeMarket]
+    /// `BASE/QUOTE` by the exchange's symbol, made once per list rather than once per tick.
+    private let commonByExchangeSymbol: [String: String]
     private let byCommonSymbol: [String: ExchangeMarket]
 
     init(_ markets: [ExchangeMarket]) {
         all = markets
-        byExchangeSymbol = Dictionary(markets.map { ($0.exchangeSymbol, $0) }, uniquingKeysWith: { first, _ in first })
+        commonByExchangeSymbol = Dictionary(
+            markets.map { ($0.exchangeSymbol, $0.symbol) }, uniquingKeysWith: { first, _ in first })
         byCommonSymbol = Dictionary(
             markets.map { (Symbol.normalize($0.symbol), $0) }, uniquingKeysWith: { first, _ in first })
     }
@@ -151,7 +153,7 @@ struct ExchangeMarkets: Sendable {
     /// `BASE/QUOTE` for an exchange's symbol; nil when the market list must say and does not.
     func common(_ symbol: String, mapping: SymbolMapping) -> String? {
         switch mapping {
-        case .marketList: byExchangeSymbol[symbol]?.symbol
+        case .marketList: commonByExchangeSymbol[symbol]
         case .dash: Self.dashAsSlash(symbol)
         case .kraken: KrakenTicker.commonSymbol(symbol)
         }
