@@ -218,7 +218,7 @@ let package = Package(
             name: "encode-benchmark", dependencies: ["AlertModel", "AlertSinks", "SeededRandom", "Platform"],
             path: "Benchmarks/EncodeBenchmark"),
         .executableTarget(
-            name: "parse-benchmark", dependencies: ["AlertModel", "AlertFeeds"],
+            name: "parse-benchmark", dependencies: ["AlertModel", "AlertFeeds", "DemoExchange"],
             path: "Benchmarks/ParseBenchmark"),
         .executableTarget(
             name: "http-benchmark",
@@ -290,6 +290,7 @@ let package = Package(
             name: "AlertFeedsTests",
             dependencies: [
                 "AlertFeeds", "AlertModel", "AlertHTTP", "DemoExchange", "AlertTestSupport", "JSONTokens",
+                "SeededRandom",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird")
             ], exclude: ["CandleFixtures"]),

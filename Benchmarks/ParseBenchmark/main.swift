@@ -1,8 +1,16 @@
-// Parse benchmark: how fast recorded ticks are read and parsed, without the engine.
+// Parse benchmark: how fast recorded ticks are read and parsed, without the engine; with
+// `frames`, the five exchanges' ticker frame parsers (FrameBenchmark.swift).
 // Run: swift run -c release parse-benchmark [lines]
+//      swift run -c release parse-benchmark frames [rounds] [markets]
 import AlertFeeds
 import AlertModel
 import Foundation
+
+if CommandLine.arguments.dropFirst().first == "frames" {
+    let numbers = CommandLine.arguments.dropFirst(2).compactMap { Int($0) }
+    FrameBenchmark.run(rounds: numbers.first ?? 9, markets: numbers.dropFirst().first ?? 600)
+    exit(0)
+}
 
 let lineCount = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 2_000_000
 let symbols = ["BTC", "ETH", "SOL", "XRP", "DOGE", "ADA", "AVAX", "LINK"]

@@ -1,3 +1,5 @@
+import JSONTokens
+
 /// Binance spot `<symbol>@ticker` (24hr ticker) frames, raw (`/ws/…`) or from a combined
 /// stream (`/stream?streams=…`, wrapped as `{"stream":"bnbbtc@ticker","data":{…}}`), and the
 /// live SUBSCRIBE messages. Docs:
@@ -30,7 +32,33 @@ public enum BinanceTicker {
         }
     }
 
-    public static func parse(_ frame: [UInt8]) -> ExchangeFrame {
+    /// The frame's meaning; `reading` as `FrameReading` says (both give the same result).
+    public static func parse(_ frame: [UInt8], reading: FrameReading = .tokens) -> ExchangeFrame {
+        reading == .tokens ? tokenParse(frame) ?? treeParse(frame) : treeParse(frame)
+    }
+
+    /// The frame read from its tokens, or nil when it is not the hot shape.
+    static func tokenParse(_ frame: [UInt8]) -> ExchangeFrame? {
+        ExchangeJSON.tokenRead(frame) { scanner throws(TickLineError) in try tokenEvent(&scanner) }
+    }
+
+    /// The hot shape: one raw `24hrTicker` event object (no `stream`, `error`, `code` or
+    /// `result` member, which the tree reads as other frames).
+    static func tokenEvent(_ scanner: inout JSONTokenizer) throws(TickLineError) -> ExchangeFrame {
+        let f = try scanner.fields(eventKeys, depth: 1, refusing: ["stream", "error", "code", "result"])
+        try scanner.tickerEnd()
+        guard try scanner.string(f[0], is: "24hrTicker") == true else { throw notTheHotShape }
+        var collector = TickCollector("Binance frame")
+        collector.add(
+            name: try scanner.symbolName(f[2]), time: try scanner.integer(f[1]), price: try scanner.number(f[3]),
+            change24h: try scanner.figure(f[4]), volume24h: try scanner.figure(f[5]))
+        return collector.frame
+    }
+
+    /// Event type, time, symbol, price, change24h, volume24h (rules v3 §2).
+    private static let eventKeys: [StaticString] = ["e", "E", "s", "c", "P", "q"]
+
+    static func treeParse(_ frame: [UInt8]) -> ExchangeFrame {
         let context = "Binance frame"
         switch ExchangeJSON.parse(frame, context) {
         case .failure(let failure): return .dropped(failure.reason)

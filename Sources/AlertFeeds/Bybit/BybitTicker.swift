@@ -1,3 +1,5 @@
+import JSONTokens
+
 /// Bybit v5 public spot websocket (`wss://stream.bybit.com/v5/public/spot`), topic
 /// `tickers.<SYMBOL>`. Docs: https://bybit-exchange.github.io/docs/v5/websocket/public/ticker,
 /// https://bybit-exchange.github.io/docs/v5/ws/connect
@@ -21,7 +23,58 @@ public enum BybitTicker {
         }
     }
 
-    public static func parse(_ frame: [UInt8]) -> ExchangeFrame {
+    /// The frame's meaning; `reading` as `FrameReading` says (both give the same result).
+    public static func parse(_ frame: [UInt8], reading: FrameReading = .tokens) -> ExchangeFrame {
+        reading == .tokens ? tokenParse(frame) ?? treeParse(frame) : treeParse(frame)
+    }
+
+    /// The frame read from its tokens, or nil when it is not the hot shape.
+    static func tokenParse(_ frame: [UInt8]) -> ExchangeFrame? {
+        ExchangeJSON.tokenRead(frame) { scanner throws(TickLineError) in try tokenTicker(&scanner) }
+    }
+
+    /// The hot shape: a `tickers.*` snapshot (no `op` member, `type` absent or `snapshot`)
+    /// whose `data` is an object.
+    static func tokenTicker(_ scanner: inout JSONTokenizer) throws(TickLineError) -> ExchangeFrame {
+        var topic = TokenValue(), type = TokenValue(), ts = TokenValue()
+        var data = InlineArray<8, TokenValue>(repeating: TokenValue())
+        var sawData = false
+        try scanner.tickerMembers { scanner, key throws(TickLineError) in
+            if scanner.matches(key, "data") {
+                guard !sawData else { return try scanner.skipValue(depth: 1) }
+                sawData = true
+                guard scanner.peek == 0x7B else { throw notTheHotShape }
+                data = try scanner.fields(dataKeys, depth: 2)
+            } else if scanner.matches(key, "topic") {
+                try scanner.take(&topic, depth: 1)
+            } else if scanner.matches(key, "type") {
+                try scanner.take(&type, depth: 1)
+            } else if scanner.matches(key, "ts") {
+                try scanner.take(&ts, depth: 1)
+            } else if scanner.matches(key, "op") {
+                throw notTheHotShape
+            } else {
+                try scanner.skipValue(depth: 1)
+            }
+        }
+        try scanner.tickerEnd()
+        // An ASCII topic: `String.hasPrefix` compares characters, and a combining mark after
+        // the dot would make it differ from the bytes.
+        guard sawData, topic.kind == .string, topic.range.count >= 8,
+            !topic.range.contains(where: { scanner.bytes[$0] >= 0x80 }),
+            scanner.matches(topic.range.lowerBound..<(topic.range.lowerBound + 8), "tickers."),
+            try scanner.string(type, is: "snapshot") != false
+        else { throw notTheHotShape }
+        var collector = TickCollector("Bybit frame")
+        collector.add(
+            name: try scanner.symbolName(data[0]), time: try scanner.integer(ts), price: try scanner.figure(data[1]),
+            change24h: try scanner.figure(data[2]).map { $0 * 100 }, volume24h: try scanner.figure(data[3]))
+        return collector.frame
+    }
+
+    private static let dataKeys: [StaticString] = ["symbol", "lastPrice", "price24hPcnt", "turnover24h"]
+
+    static func treeParse(_ frame: [UInt8]) -> ExchangeFrame {
         let context = "Bybit frame"
         switch ExchangeJSON.parse(frame, context) {
         case .failure(let failure): return .dropped(failure.reason)

@@ -133,6 +133,12 @@ struct TickCollector {
         guard let name = ExchangeJSON.symbol(symbol) else {
             return skip("symbol \"\(ExchangeJSON.text(raw))\" refused (empty, over 64 bytes or control characters)")
         }
+        add(name: name, time: time, price: price, change24h: change24h, volume24h: volume24h)
+    }
+
+    /// The same for a symbol already kept by `ExchangeJSON.symbol`'s rule; nil: the entry has none.
+    mutating func add(name: String?, time: Int64?, price: Double?, change24h: Double?, volume24h: Double?) {
+        guard let name else { return skip("an entry has no symbol") }
         guard let price = usablePrice(price) else { return skip("\(name): no usable price") }
         guard let time else { return skip("\(name): no event time") }
         ticks.append(ExchangeTick(symbol: name, time: time, price: price, change24h: change24h, volume24h: volume24h))

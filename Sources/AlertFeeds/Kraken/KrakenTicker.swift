@@ -1,3 +1,5 @@
+import JSONTokens
+
 /// Kraken spot websocket v2 (`wss://ws.kraken.com/v2`) `ticker` channel. Docs:
 /// https://docs.kraken.com/api/docs/websocket-v2/ticker,
 /// https://docs.kraken.com/api/docs/websocket-v2/ping, https://docs.kraken.com/api/docs/websocket-v2/heartbeat
@@ -28,7 +30,59 @@ public enum KrakenTicker {
             .joined(separator: "/")
     }
 
-    public static func parse(_ frame: [UInt8]) -> ExchangeFrame {
+    /// The frame's meaning; `reading` as `FrameReading` says (both give the same result).
+    public static func parse(_ frame: [UInt8], reading: FrameReading = .tokens) -> ExchangeFrame {
+        reading == .tokens ? tokenParse(frame) ?? treeParse(frame) : treeParse(frame)
+    }
+
+    /// The frame read from its tokens, or nil when it is not the hot shape.
+    static func tokenParse(_ frame: [UInt8]) -> ExchangeFrame? {
+        ExchangeJSON.tokenRead(frame) { scanner throws(TickLineError) in try tokenTicker(&scanner) }
+    }
+
+    /// The hot shape: a `ticker` message (snapshot or update) with a `data` array and no
+    /// `method` member.
+    static func tokenTicker(_ scanner: inout JSONTokenizer) throws(TickLineError) -> ExchangeFrame {
+        var channel = TokenValue()
+        var sawData = false
+        var collector = TickCollector("Kraken frame")
+        try scanner.tickerMembers { scanner, key throws(TickLineError) in
+            if scanner.matches(key, "data") {
+                guard !sawData else { return try scanner.skipValue(depth: 1) }
+                sawData = true
+                guard scanner.peek == 0x5B else { throw notTheHotShape }
+                try scanner.tickerElements { scanner throws(TickLineError) in
+                    try tokenEntry(&scanner, into: &collector)
+                }
+            } else if scanner.matches(key, "channel") {
+                try scanner.take(&channel, depth: 1)
+            } else if scanner.matches(key, "method") {
+                throw notTheHotShape
+            } else {
+                try scanner.skipValue(depth: 1)
+            }
+        }
+        try scanner.tickerEnd()
+        guard sawData, try scanner.string(channel, is: "ticker") == true else { throw notTheHotShape }
+        return collector.frame
+    }
+
+    /// One element of `data` (depth 2).
+    private static func tokenEntry(
+        _ scanner: inout JSONTokenizer, into collector: inout TickCollector
+    )
+        throws(TickLineError)
+    {
+        let f = try scanner.fields(entryKeys, depth: 3)
+        collector.add(
+            name: try scanner.symbolName(f[0]), time: try scanner.millis(f[1]), price: try scanner.figure(f[2]),
+            change24h: try scanner.figure(f[3]),
+            volume24h: ExchangeJSON.product(try scanner.figure(f[4]), try scanner.figure(f[5])))
+    }
+
+    private static let entryKeys: [StaticString] = ["symbol", "timestamp", "last", "change_pct", "volume", "vwap"]
+
+    static func treeParse(_ frame: [UInt8]) -> ExchangeFrame {
         let context = "Kraken frame"
         switch ExchangeJSON.parse(frame, context) {
         case .failure(let failure): return .dropped(failure.reason)

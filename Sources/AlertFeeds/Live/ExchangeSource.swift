@@ -138,12 +138,14 @@ public enum SymbolMapping: Sendable, Equatable {
 /// A market list keyed both ways.
 struct ExchangeMarkets: Sendable {
     let all: [ExchangeMarket]
-    private let byExchangeSymbol: [String: ExchangeMarket]
+    /// `BASE/QUOTE` by the exchange's symbol, made once per list rather than once per tick.
+    private let commonByExchangeSymbol: [String: String]
     private let byCommonSymbol: [String: ExchangeMarket]
 
     init(_ markets: [ExchangeMarket]) {
         all = markets
-        byExchangeSymbol = Dictionary(markets.map { ($0.exchangeSymbol, $0) }, uniquingKeysWith: { first, _ in first })
+        commonByExchangeSymbol = Dictionary(
+            markets.map { ($0.exchangeSymbol, $0.symbol) }, uniquingKeysWith: { first, _ in first })
         byCommonSymbol = Dictionary(
             markets.map { (Symbol.normalize($0.symbol), $0) }, uniquingKeysWith: { first, _ in first })
     }
@@ -151,9 +153,21 @@ struct ExchangeMarkets: Sendable {
     /// `BASE/QUOTE` for an exchange's symbol; nil when the market list must say and does not.
     func common(_ symbol: String, mapping: SymbolMapping) -> String? {
         switch mapping {
-        case .marketList: byExchangeSymbol[symbol]?.symbol
-        case .dash: String(symbol.map { $0 == "-" ? "/" : $0 })
+        case .marketList: commonByExchangeSymbol[symbol]
+        case .dash: Self.dashAsSlash(symbol)
         case .kraken: KrakenTicker.commonSymbol(symbol)
+        }
+    }
+
+    /// `BTC-USD` → `BTC/USD`, character by character; an ASCII symbol (every live tick of
+    /// Coinbase and OKX) byte by byte, which is the same for ASCII and skips grapheme breaking.
+    static func dashAsSlash(_ symbol: String) -> String {
+        let utf8 = symbol.utf8
+        guard utf8.allSatisfy({ $0 < 0x80 }) else { return String(symbol.map { $0 == "-" ? "/" : $0 }) }
+        guard utf8.contains(0x2D) else { return symbol }
+        return String(unsafeUninitializedCapacity: utf8.count) { out in
+            for (i, c) in utf8.enumerated() { out[i] = c == 0x2D ? 0x2F : c }
+            return utf8.count
         }
     }
 

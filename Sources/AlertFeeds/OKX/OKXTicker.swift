@@ -1,3 +1,5 @@
+import JSONTokens
+
 /// OKX v5 public websocket (`wss://ws.okx.com:8443/ws/v5/public`), `tickers` channel. Docs:
 /// https://www.okx.com/docs-v5/en/#order-book-trading-market-data-ws-tickers-channel,
 /// https://www.okx.com/docs-v5/en/#overview-websocket-connect
@@ -40,7 +42,66 @@ public enum OKXTicker {
         String(instID.map { $0 == "-" ? "/" : $0 })
     }
 
-    public static func parse(_ frame: [UInt8]) -> ExchangeFrame {
+    /// The frame's meaning; `reading` as `FrameReading` says (both give the same result).
+    public static func parse(_ frame: [UInt8], reading: FrameReading = .tokens) -> ExchangeFrame {
+        reading == .tokens ? tokenParse(frame) ?? treeParse(frame) : treeParse(frame)
+    }
+
+    /// The frame read from its tokens, or nil when it is not the hot shape.
+    static func tokenParse(_ frame: [UInt8]) -> ExchangeFrame? {
+        ExchangeJSON.tokenRead(frame) { scanner throws(TickLineError) in try tokenPush(&scanner) }
+    }
+
+    /// The hot shape: a `tickers` push (no `event` member, `arg` an object whose `channel` is
+    /// `tickers`) with a `data` array of entries that are SPOT or give no `instType` string.
+    static func tokenPush(_ scanner: inout JSONTokenizer) throws(TickLineError) -> ExchangeFrame {
+        var channel = TokenValue()
+        var sawArg = false, sawData = false
+        var collector = TickCollector("OKX frame")
+        try scanner.tickerMembers { scanner, key throws(TickLineError) in
+            if scanner.matches(key, "data") {
+                guard !sawData else { return try scanner.skipValue(depth: 1) }
+                sawData = true
+                guard scanner.peek == 0x5B else { throw notTheHotShape }
+                try scanner.tickerElements { scanner throws(TickLineError) in
+                    try tokenEntry(&scanner, into: &collector)
+                }
+            } else if scanner.matches(key, "arg") {
+                guard !sawArg else { return try scanner.skipValue(depth: 1) }
+                sawArg = true
+                guard scanner.peek == 0x7B else { throw notTheHotShape }
+                channel = try scanner.fields(["channel"], depth: 2)[0]
+            } else if scanner.matches(key, "event") {
+                throw notTheHotShape
+            } else {
+                try scanner.skipValue(depth: 1)
+            }
+        }
+        try scanner.tickerEnd()
+        guard sawData, try scanner.string(channel, is: "tickers") == true else { throw notTheHotShape }
+        return collector.frame
+    }
+
+    /// One element of `data` (depth 2).
+    private static func tokenEntry(
+        _ scanner: inout JSONTokenizer, into collector: inout TickCollector
+    )
+        throws(TickLineError)
+    {
+        let f = try scanner.fields(entryKeys, depth: 3)
+        guard try scanner.string(f[0], is: "SPOT") != false else { throw notTheHotShape }
+        let price = try scanner.figure(f[3])
+        let change = try price.flatMap { last throws(TickLineError) in
+            try scanner.figure(f[4]).flatMap { open in open != 0 ? (last - open) / open * 100 : nil }
+        }
+        collector.add(
+            name: try scanner.symbolName(f[1]), time: try scanner.integer(f[2]), price: price,
+            change24h: change.flatMap { $0.isFinite ? $0 : nil }, volume24h: try scanner.figure(f[5]))
+    }
+
+    private static let entryKeys: [StaticString] = ["instType", "instId", "ts", "last", "open24h", "volCcy24h"]
+
+    static func treeParse(_ frame: [UInt8]) -> ExchangeFrame {
         let context = "OKX frame"
         if frame.withUnsafeBufferPointer({ ControlFrame.isPlainText($0, oneOf: ["pong"]) }) { return .control(.pong) }
         switch ExchangeJSON.parse(frame, context) {
