@@ -476,7 +476,7 @@ struct LiveEvaluation {
         guard before == nil else { return }
         if change.lease == leases.home {
             // What the home lease covers and came while another instance (or no one) led it.
-            for (tag, list) in unkeptLists where persists { keep(list, tag: tag) }
+            if persists { for (tag, list) in unkeptLists { keep(list, tag: tag) } }
             unkeptLists.removeAll()
             saveListings()
         }
