@@ -38,12 +38,38 @@ public final class PostgresLeadership: Sendable {
         public var fence: PostgresFence { PostgresFence(source: source, epoch: epoch) }
     }
 
+    /// How an instance that evaluates a source asks for its lease (`acquire`): by when it has
+    /// followed the source without a break.
+    public struct Following: Sendable, Equatable {
+        /// Since when (the store's clock, epoch ms) this instance has evaluated the source's
+        /// prices without a break; nil while it has none (not subscribed yet, or its feed
+        /// dropped).
+        public var since: Int64?
+
+        public init(since: Int64?) {
+            self.since = since
+        }
+    }
+
     /// Takes `source` for `instance` until `now + ttl` when no one holds it or its lease has
     /// run out (the epoch then grows by one; a source never led starts at 1). Nil when another
     /// instance, or this one under an earlier epoch, holds a lease that has not run out: a
     /// restarted instance does not take back what its earlier self may still be writing under.
-    public func acquire(source: String, instance: String, ttl: Int64, now: Int64? = nil) async throws -> Lease? {
-        try await queue.perform { connection in
+    ///
+    /// With `following`, a lease that ran out is taken only by an instance that can enter what
+    /// its last leader may have left: one that has followed the source since before the last
+    /// leader's last renewal (so it evaluated every tick the leader may not have entered), or
+    /// when no other instance that follows the source has been heard from within `ttl` (none
+    /// could do better), or once the lease has been over for `ttl` (none of them took it: their
+    /// feeds are down too, or they started as late). A source never led is taken at once. So a
+    /// killed instance started again at once leaves the takeover to a standby that saw the gap
+    /// (Docs/postgres.md#leadershipservice).
+    public func acquire(
+        source: String, instance: String, ttl: Int64, now: Int64? = nil, following: Following? = nil
+    ) async throws -> Lease? {
+        let cautious = following != nil
+        let since = following?.since
+        return try await queue.perform { connection in
             let rows = try await connection.query(
                 """
                 WITH clock AS (SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock)) AS now)
@@ -53,6 +79,11 @@ public final class PostgresLeadership: Sendable {
                   SET epoch = leadership.epoch + 1, holder = excluded.holder, acquired_at = excluded.acquired_at,
                     renewed_at = excluded.renewed_at, lease_until = excluded.lease_until
                   WHERE leadership.lease_until <= excluded.acquired_at
+                    AND (NOT \(cautious) OR \(since)::BIGINT <= leadership.renewed_at
+                      OR leadership.lease_until <= excluded.acquired_at - \(ttl)
+                      OR NOT EXISTS (
+                        SELECT 1 FROM instances i WHERE i.id <> excluded.holder AND excluded.source = ANY(i.sources)
+                          AND i.seen_at > excluded.acquired_at - \(ttl)))
                 RETURNING epoch, acquired_at, lease_until
                 """, logger: self.queue.logger)
             for try await (epoch, acquiredAt, until) in rows.decode((Int64, Int64, Int64).self) {
@@ -206,7 +237,11 @@ public final class PostgresLeadership: Sendable {
 
     /// Records that `instance` is alive at `now` and follows its `sources`, and forgets every
     /// instance not heard from for `forgetAfter` ms (one killed, which could not say goodbye).
-    public func heartbeat(_ instance: Instance, now: Int64? = nil, forgetAfter: Int64 = 86_400_000) async throws {
+    /// Returns the time recorded (the store's clock when `now` is nil).
+    @discardableResult
+    public func heartbeat(
+        _ instance: Instance, now: Int64? = nil, forgetAfter: Int64 = 86_400_000
+    ) async throws -> Int64 {
         try await queue.transaction { connection in
             let rows = try await connection.query(
                 """
@@ -222,6 +257,7 @@ public final class PostgresLeadership: Sendable {
             for try await value in rows.decode(Int64.self) { seen = value }
             _ = try await connection.query(
                 "DELETE FROM instances WHERE seen_at < \(seen - forgetAfter)", logger: self.queue.logger)
+            return seen
         }
     }
 
