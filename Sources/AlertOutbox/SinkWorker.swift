@@ -339,7 +339,9 @@ final class SinkWorker: Sendable {
         let renewed = try await shared.renew(keeping, now: clock())
         let lost = state.withLock { state -> Set<Int64> in
             state.renewed = now
-            let lost = Set(keeping).subtracting(renewed).subtracting(state.flying)
+            // Rows that ended meanwhile (recorded, or retried: no longer held) are not lost.
+            let waiting = Set(Self.waitingRows(state).map(\.id))
+            let lost = Set(keeping).subtracting(renewed).intersection(waiting)
             Self.drop(lost, &state)
             return lost
         }

@@ -102,9 +102,26 @@ struct PostgresFailoverTests {
             (slots.process(slot)?.stderr.components(separatedBy: PostgresFailoverTests.leaderLine).count ?? 1) - 1
         }
 
-        /// Waits until every (id, sink) the reference gives for the ticks sent so far arrived.
+        /// Waits until every (id, sink) the reference gives for the ticks sent so far arrived;
+        /// when some never do, records which, and what the store knows of them.
         func waitForDeliveries(_ expected: Expected, timeout: Duration = .seconds(120)) async throws {
-            try await receiver.waitForAll(Set(try expected.update(broadcast.sent)), timeout: timeout)
+            let want = Set(try expected.update(broadcast.sent))
+            do {
+                try await receiver.waitForAll(want, timeout: timeout)
+            } catch {
+                let missing = want.subtracting(receiver.arrivals.map(\.pair)).sorted().prefix(20)
+                let ids = missing.map { "'\($0.id)'" }.joined(separator: ", ")
+                let ledger = try? await server.query(
+                    "SELECT delivery_id || ' ' || sink || ' epoch ' || epoch FROM outbox_ledger WHERE delivery_id IN (\(ids))"
+                )
+                let rows = try? await server.query(
+                    """
+                    SELECT delivery_id || ' ' || sink || ' ' || COALESCE(locked_by, '-') || ' ' || attempts FROM outbox
+                    WHERE delivery_id IN (\(ids))
+                    """)
+                Issue.record("missing: \(missing)\nin the ledger:\n\(ledger ?? "?")\nin the outbox:\n\(rows ?? "?")")
+                throw error
+            }
         }
 
         /// Stops the stream, waits for everything the reference gives to arrive, stops every
