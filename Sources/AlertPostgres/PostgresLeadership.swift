@@ -12,11 +12,13 @@ import PostgresNIO
 /// cut), loses the source to the first standby that asks once the lease has run out.
 ///
 /// A lease keeps no one from writing: the fence does. Every write a leader makes goes through
-/// `write(source:epoch:)`, which reads the source's row `FOR SHARE` inside the write's own
+/// `write(source:epoch:)`, which reads the source's row `FOR KEY SHARE` inside the write's own
 /// transaction and rolls the whole transaction back with `LostLeadership` when the epoch is no
-/// longer the writer's. A takeover updates the row, so it waits for writes under the old epoch
-/// that hold the row, and every write that starts after it sees the new epoch: an old leader's
-/// writes either commit before the takeover, where the new leader reads them, or not at all.
+/// longer the writer's. A takeover locks the row `FOR UPDATE` first, so it waits for writes
+/// under the old epoch that hold the row, and every write that starts after it sees the new
+/// epoch: an old leader's writes either commit before the takeover, where the new leader reads
+/// them, or not at all. A renewal (an update of no key) does not wait for them: a leader's long
+/// write never makes it miss its own renewal.
 ///
 /// Times are epoch milliseconds from the database server's clock (`clock_timestamp()`), one
 /// clock for every host, so no host's clock skew moves a lease. Tests pass `now` instead.
@@ -69,10 +71,19 @@ public final class PostgresLeadership: Sendable {
     ) async throws -> Lease? {
         let cautious = following != nil
         let since = following?.since
-        return try await queue.perform { connection in
+        return try await queue.transaction { connection in
+            let logger = self.queue.logger
+            var at: Int64 = 0
+            let clock = try await connection.query(
+                "SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock))", logger: logger)
+            for try await value in clock.decode(Int64.self) { at = value }
+            // A lease that ran out at `at` is locked against the fenced writes still under its
+            // epoch (`check`), and taken only once they ended; a running one is not touched.
+            _ = try await connection.query(
+                "SELECT 1 FROM leadership WHERE source = \(source) AND lease_until <= \(at) FOR UPDATE", logger: logger)
             let rows = try await connection.query(
                 """
-                WITH clock AS (SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock)) AS now)
+                WITH clock AS (SELECT \(at)::BIGINT AS now)
                 INSERT INTO leadership (source, epoch, holder, acquired_at, renewed_at, lease_until)
                 SELECT \(source), 1, \(instance), clock.now, clock.now, clock.now + \(ttl) FROM clock
                 ON CONFLICT (source) DO UPDATE
@@ -210,7 +221,7 @@ public final class PostgresLeadership: Sendable {
     /// The fence's two statements, in order; `$1` is the source.
     static let fenceSQL = [
         "SET LOCAL idle_in_transaction_session_timeout = '\(idleLimit)ms'",
-        "SELECT epoch, holder FROM leadership WHERE source = $1 FOR SHARE"
+        "SELECT epoch, holder FROM leadership WHERE source = $1 FOR KEY SHARE"
     ]
 
     // MARK: Instances
