@@ -58,9 +58,13 @@ public struct OutboxClosed: Error, Sendable, CustomStringConvertible {
 /// runs out (then another process takes it, with the same delivery id: at least once).
 public protocol SharedOutbox: DeliveryOutbox {
     /// Leases up to `limit` rows of `sink` that are due at `now` (epoch ms) and leased by no one,
-    /// most urgent then oldest first, to this process; extends the lease of the rows `keeping`
-    /// (rows this process claimed and still holds) in the same transaction.
-    func claim(sink: String, limit: Int, keeping: [Int64], now: Int64) async throws -> [OutboxEntry]
+    /// most urgent then oldest first, to this process.
+    func claim(sink: String, limit: Int, now: Int64) async throws -> [OutboxEntry]
+
+    /// Extends to `now + claimLease` the lease of the rows `ids` (rows this process claimed and
+    /// still holds); returns those it extended. A row missing is no longer this process's: its
+    /// lease ran out and another process claimed it, or it is gone (delivered, dead).
+    func renew(_ ids: [Int64], now: Int64) async throws -> Set<Int64>
 
     /// How long (ms) a claim leases a row; a worker renews what it holds well before then.
     var claimLease: Int64 { get }

@@ -315,7 +315,7 @@ final class SinkWorker: Sendable {
             return state.stopped || held > concurrency ? 0 : 2 * concurrency - held
         }
         guard limit > 0 else { return pollInterval }
-        let rows = try await shared.claim(sink: sink.name, limit: limit, keeping: [], now: clock())
+        let rows = try await shared.claim(sink: sink.name, limit: limit, now: clock())
         let (wall, now) = (clock(), elapsed())
         state.withLock { state in
             state.caughtUp = rows.count < limit
@@ -326,16 +326,29 @@ final class SinkWorker: Sendable {
     }
 
     /// Renews the leases of the rows held (in flight or waiting) once a third of a lease has
-    /// passed since the last renewal, so no other process takes them while they are held.
+    /// passed since the last renewal that succeeded, so no other process takes them while they
+    /// are held. A waiting row whose lease could not be renewed (this process was held up past
+    /// it, and another process claimed the row) is let go: that process sends it.
     private func renewLeases(_ shared: any SharedOutbox) async throws {
         let now = elapsed()
-        let keeping = state.withLock { state -> [Int64] in
-            guard now - state.renewed >= shared.claimLease / 3 else { return [] }
-            state.renewed = now
+        let keeping = state.withLock { state -> [Int64]? in
+            guard now - state.renewed >= shared.claimLease / 3 else { return nil }
             return state.lanes.values.flatMap { $0.rows.map(\.id) }
         }
-        guard !keeping.isEmpty else { return }
-        _ = try await shared.claim(sink: sink.name, limit: 0, keeping: keeping, now: clock())
+        guard let keeping else { return }
+        let renewed = try await shared.renew(keeping, now: clock())
+        let lost = state.withLock { state -> Set<Int64> in
+            state.renewed = now
+            // Rows that ended meanwhile (recorded, or retried: no longer held) are not lost.
+            let waiting = Set(Self.waitingRows(state).map(\.id))
+            let lost = Set(keeping).subtracting(renewed).intersection(waiting)
+            Self.drop(lost, &state)
+            return lost
+        }
+        guard !lost.isEmpty else { return }
+        logger.warning(
+            "sink '\(sink.name)': the claims of \(lost.count) waiting outbox rows ran out before they were renewed; another process sends them",
+            metadata: ["sink": "\(sink.name)"])
     }
 
     /// One attempt under the shared rate: a place in the window, then the rows it carries;
@@ -349,7 +362,7 @@ final class SinkWorker: Sendable {
             // process's is looked for again soon.
             return millis ?? min(pollInterval, 50)
         case .start(let grant):
-            let rows = try await shared.claim(sink: sink.name, limit: batchMax, keeping: [], now: clock())
+            let rows = try await shared.claim(sink: sink.name, limit: batchMax, now: clock())
             let (wall, now) = (clock(), elapsed())
             let (attempt, left) = state.withLock { state -> ([OutboxEntry], [Int64]) in
                 Self.insert(rows, &state, wall: wall, now: now)
@@ -590,11 +603,18 @@ struct Lane {
         return true
     }
 
-    /// Removes the oldest row when it is `id` (an attempt's rows are a prefix of each lane, and
-    /// are removed oldest first).
+    /// Removes the row `id` wherever it is. An attempt's rows are the front of their lane when
+    /// they start, but a shared outbox can hand over an older row of the same rule while they
+    /// are in flight (a dead deliverer's row whose lease ran out), which then stands before
+    /// them: a finished row must leave the lane even so, or it would be sent again.
     mutating func remove(_ id: Int64) {
-        guard first?.id == id else { return }
-        head += 1
+        if first?.id == id {
+            head += 1
+        } else if let index = all[head...].firstIndex(where: { $0.id == id }) {
+            all.remove(at: index)
+        } else {
+            return
+        }
         if head * 2 >= all.count {
             all.removeFirst(head)
             head = 0

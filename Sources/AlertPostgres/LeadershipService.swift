@@ -11,8 +11,12 @@ import Glibc
 /// (Docs/postgres.md#several-instances).
 ///
 /// Every `settings.tick` it records a heartbeat, renews the leases it holds and asks for the
-/// sources it does not lead. A lease it cannot renew (taken over, or the database out of reach)
-/// makes it a standby. It counts its own lease as ended a whole `settings.ttl` after the start
+/// sources it does not lead. Given `following` (`run`), it asks for a lease that ran out only
+/// as `PostgresLeadership.acquire(following:)` allows: once it has followed the source since
+/// before the last leader's last renewal, or no other follower is alive, or the lease has been
+/// over for a whole lease; a source never led it takes at once. The sources may change while
+/// it runs (`follow`): it asks for the added ones and releases the removed ones. A lease it
+/// cannot renew (taken over, or the database out of reach) makes it a standby. It counts its own lease as ended a whole `settings.ttl` after the start
 /// of the last renewal that succeeded, on its own clock; the store counts from when the renewal
 /// ran, which is later, so `role(of:)` never says leader after the store's lease ended (a
 /// published change may come up to a tick later; the fence refuses writes in between). A
@@ -60,10 +64,14 @@ public final class LeadershipService: Service, Sendable {
     public let instance: PostgresLeadership.Instance
     /// The leases it asks for: `run` gives each source's (`SourceLeases.all`); any other name
     /// works the same (a sink's digests, `sink:NAME`), as long as no source is named like it.
-    public let sources: [String]
+    public var sources: [String] { followedSources.withLock { $0 } }
+    private let followedSources: Mutex<[String]>
     let settings: Settings
     let open: @Sendable () async throws -> PostgresStore
     let logger: Logger
+    /// Since when (this process's clock) it has evaluated a source's prices without a break;
+    /// nil: it asks for leases without that condition.
+    let following: (@Sendable (String) -> ContinuousClock.Instant?)?
     private let state = Mutex<[String: Held]>([:])
     private let published: AsyncStream<Change>.Continuation
     /// Every role change, in order, from the first role each source gets. One consumer.
@@ -79,14 +87,22 @@ public final class LeadershipService: Service, Sendable {
     /// wait behind other writes).
     public init(
         instance: PostgresLeadership.Instance, sources: [String], settings: Settings = Settings(),
-        logger: Logger, open: @escaping @Sendable () async throws -> PostgresStore
+        logger: Logger, following: (@Sendable (String) -> ContinuousClock.Instant?)? = nil,
+        open: @escaping @Sendable () async throws -> PostgresStore
     ) {
         self.instance = instance
-        self.sources = sources
+        followedSources = Mutex(sources)
+        self.following = following
         self.settings = settings
         self.open = open
         self.logger = logger
         (changes, published) = AsyncStream<Change>.makeStream()
+    }
+
+    /// The sources to lead from now on (a reload added or removed some): the added ones are
+    /// asked for, and the leases of the removed ones released, at the next tick.
+    public func follow(_ sources: [String]) {
+        followedSources.withLock { $0 = sources }
     }
 
     /// This instance's role for `source` now: leader only while a whole lease has not passed
@@ -136,19 +152,42 @@ public final class LeadershipService: Service, Sendable {
         await store.close()
     }
 
-    /// One round: heartbeat, renew what is held, ask for the rest.
+    /// One round: heartbeat, release what is no longer followed, renew what is held, ask for
+    /// the rest.
     private func tick(_ leadership: PostgresLeadership) async throws {
         let ttl = Int64(settings.ttl / .milliseconds(1))
-        try await leadership.heartbeat(instance)
+        let sources = self.sources
+        var instance = self.instance
+        instance.sources = sources
+        let at = ContinuousClock.now
+        // The store's clock at this process's instant `at`, read late by the round trip at
+        // most: a time since which this instance has followed a source is never read early.
+        let seen = try await leadership.heartbeat(instance)
+        let removed = state.withLock { state in
+            let gone = state.filter { !sources.contains($0.key) }.map(\.value.lease)
+            for lease in gone { state[lease.source] = nil }
+            return gone
+        }
+        for lease in removed {
+            // Not released (the store away): it runs out within a lease.
+            try? await leadership.release(lease)
+            logger.notice("leadership: source \(lease.source) is no longer followed; its lease released")
+        }
         for source in sources {
             let started = ContinuousClock.now
+            let following = self.following.map { followed in
+                PostgresLeadership.Following(
+                    since: followed(source).map { seen + Int64(($0 - at) / .milliseconds(1)) })
+            }
             if let held = state.withLock({ $0[source] }) {
                 let renewed = try await leadership.renew(held.lease, ttl: ttl)
                 state.withLock {
                     $0[source] = renewed.map { Held(lease: $0, renewedAt: started) }
                 }
                 if renewed == nil { logger.warning("leadership: source \(source) was taken over; standby now") }
-            } else if let lease = try await leadership.acquire(source: source, instance: instance.id, ttl: ttl) {
+            } else if let lease = try await leadership.acquire(
+                source: source, instance: instance.id, ttl: ttl, following: following)
+            {
                 state.withLock { $0[source] = Held(lease: lease, renewedAt: started) }
                 logger.info("leadership: leading source \(source) in epoch \(lease.epoch)")
             }
@@ -202,6 +241,8 @@ public final class LeadershipService: Service, Sendable {
     struct TimedOut: Error {}
 
     private func publish(_ told: inout [String: Role]) {
+        let sources = self.sources
+        for source in told.keys where !sources.contains(source) { told[source] = nil }
         for source in sources {
             let role = role(of: source)
             if told[source] != role {

@@ -12,11 +12,13 @@ import PostgresNIO
 /// cut), loses the source to the first standby that asks once the lease has run out.
 ///
 /// A lease keeps no one from writing: the fence does. Every write a leader makes goes through
-/// `write(source:epoch:)`, which reads the source's row `FOR SHARE` inside the write's own
+/// `write(source:epoch:)`, which reads the source's row `FOR KEY SHARE` inside the write's own
 /// transaction and rolls the whole transaction back with `LostLeadership` when the epoch is no
-/// longer the writer's. A takeover updates the row, so it waits for writes under the old epoch
-/// that hold the row, and every write that starts after it sees the new epoch: an old leader's
-/// writes either commit before the takeover, where the new leader reads them, or not at all.
+/// longer the writer's. A takeover locks the row `FOR UPDATE` first, so it waits for writes
+/// under the old epoch that hold the row, and every write that starts after it sees the new
+/// epoch: an old leader's writes either commit before the takeover, where the new leader reads
+/// them, or not at all. A renewal (an update of no key) does not wait for them: a leader's long
+/// write never makes it miss its own renewal.
 ///
 /// Times are epoch milliseconds from the database server's clock (`clock_timestamp()`), one
 /// clock for every host, so no host's clock skew moves a lease. Tests pass `now` instead.
@@ -38,21 +40,61 @@ public final class PostgresLeadership: Sendable {
         public var fence: PostgresFence { PostgresFence(source: source, epoch: epoch) }
     }
 
+    /// How an instance that evaluates a source asks for its lease (`acquire`): by when it has
+    /// followed the source without a break.
+    public struct Following: Sendable, Equatable {
+        /// Since when (the store's clock, epoch ms) this instance has evaluated the source's
+        /// prices without a break; nil while it has none (not subscribed yet, or its feed
+        /// dropped).
+        public var since: Int64?
+
+        public init(since: Int64?) {
+            self.since = since
+        }
+    }
+
     /// Takes `source` for `instance` until `now + ttl` when no one holds it or its lease has
     /// run out (the epoch then grows by one; a source never led starts at 1). Nil when another
     /// instance, or this one under an earlier epoch, holds a lease that has not run out: a
     /// restarted instance does not take back what its earlier self may still be writing under.
-    public func acquire(source: String, instance: String, ttl: Int64, now: Int64? = nil) async throws -> Lease? {
-        try await queue.perform { connection in
+    ///
+    /// With `following`, a lease that ran out is taken only by an instance that can enter what
+    /// its last leader may have left: one that has followed the source since before the last
+    /// leader's last renewal (so it evaluated every tick the leader may not have entered), or
+    /// when no other instance that follows the source has been heard from within `ttl` (none
+    /// could do better), or once the lease has been over for `ttl` (none of them took it: their
+    /// feeds are down too, or they started as late). A source never led is taken at once. So a
+    /// killed instance started again at once leaves the takeover to a standby that saw the gap
+    /// (Docs/postgres.md#leadershipservice).
+    public func acquire(
+        source: String, instance: String, ttl: Int64, now: Int64? = nil, following: Following? = nil
+    ) async throws -> Lease? {
+        let cautious = following != nil
+        let since = following?.since
+        return try await queue.transaction { connection in
+            let logger = self.queue.logger
+            var at: Int64 = 0
+            let clock = try await connection.query(
+                "SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock))", logger: logger)
+            for try await value in clock.decode(Int64.self) { at = value }
+            // A lease that ran out at `at` is locked against the fenced writes still under its
+            // epoch (`check`), and taken only once they ended; a running one is not touched.
+            _ = try await connection.query(
+                "SELECT 1 FROM leadership WHERE source = \(source) AND lease_until <= \(at) FOR UPDATE", logger: logger)
             let rows = try await connection.query(
                 """
-                WITH clock AS (SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock)) AS now)
+                WITH clock AS (SELECT \(at)::BIGINT AS now)
                 INSERT INTO leadership (source, epoch, holder, acquired_at, renewed_at, lease_until)
                 SELECT \(source), 1, \(instance), clock.now, clock.now, clock.now + \(ttl) FROM clock
                 ON CONFLICT (source) DO UPDATE
                   SET epoch = leadership.epoch + 1, holder = excluded.holder, acquired_at = excluded.acquired_at,
                     renewed_at = excluded.renewed_at, lease_until = excluded.lease_until
                   WHERE leadership.lease_until <= excluded.acquired_at
+                    AND (NOT \(cautious) OR \(since)::BIGINT <= leadership.renewed_at
+                      OR leadership.lease_until <= excluded.acquired_at - \(ttl)
+                      OR NOT EXISTS (
+                        SELECT 1 FROM instances i WHERE i.id <> excluded.holder AND excluded.source = ANY(i.sources)
+                          AND i.seen_at > excluded.acquired_at - \(ttl)))
                 RETURNING epoch, acquired_at, lease_until
                 """, logger: self.queue.logger)
             for try await (epoch, acquiredAt, until) in rows.decode((Int64, Int64, Int64).self) {
@@ -179,7 +221,7 @@ public final class PostgresLeadership: Sendable {
     /// The fence's two statements, in order; `$1` is the source.
     static let fenceSQL = [
         "SET LOCAL idle_in_transaction_session_timeout = '\(idleLimit)ms'",
-        "SELECT epoch, holder FROM leadership WHERE source = $1 FOR SHARE"
+        "SELECT epoch, holder FROM leadership WHERE source = $1 FOR KEY SHARE"
     ]
 
     // MARK: Instances
@@ -206,7 +248,11 @@ public final class PostgresLeadership: Sendable {
 
     /// Records that `instance` is alive at `now` and follows its `sources`, and forgets every
     /// instance not heard from for `forgetAfter` ms (one killed, which could not say goodbye).
-    public func heartbeat(_ instance: Instance, now: Int64? = nil, forgetAfter: Int64 = 86_400_000) async throws {
+    /// Returns the time recorded (the store's clock when `now` is nil).
+    @discardableResult
+    public func heartbeat(
+        _ instance: Instance, now: Int64? = nil, forgetAfter: Int64 = 86_400_000
+    ) async throws -> Int64 {
         try await queue.transaction { connection in
             let rows = try await connection.query(
                 """
@@ -222,6 +268,7 @@ public final class PostgresLeadership: Sendable {
             for try await value in rows.decode(Int64.self) { seen = value }
             _ = try await connection.query(
                 "DELETE FROM instances WHERE seen_at < \(seen - forgetAfter)", logger: self.queue.logger)
+            return seen
         }
     }
 

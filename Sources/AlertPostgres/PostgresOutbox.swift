@@ -271,18 +271,24 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
 
     // MARK: Claims and leases (SharedOutbox)
 
-    public func claim(sink: String, limit: Int, keeping: [Int64], now: Int64) async throws -> [OutboxEntry] {
-        if !keeping.isEmpty {
-            try await queue.perform { connection in
-                _ = try await connection.query(
-                    """
-                    UPDATE outbox SET locked_until = \(now + self.claimLease)
-                    WHERE id = ANY(\(keeping)) AND locked_by = \(self.owner)
-                    """, logger: self.queue.logger)
-            }
-        }
+    public func claim(sink: String, limit: Int, now: Int64) async throws -> [OutboxEntry] {
         guard limit > 0 else { return [] }
         return try await claim(sink: sink, owner: owner, now: now, lease: claimLease, limit: limit)
+    }
+
+    public func renew(_ ids: [Int64], now: Int64) async throws -> Set<Int64> {
+        guard !ids.isEmpty else { return [] }
+        return try await queue.perform { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE outbox SET locked_until = \(now + self.claimLease)
+                WHERE id = ANY(\(ids)) AND locked_by = \(self.owner)
+                RETURNING id
+                """, logger: self.queue.logger)
+            var renewed: Set<Int64> = []
+            for try await id in rows.decode(Int64.self) { renewed.insert(id) }
+            return renewed
+        }
     }
 
     public func release(_ ids: [Int64]) async throws {

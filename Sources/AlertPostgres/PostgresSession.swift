@@ -2,10 +2,11 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// What each of the store's connections holds for its session: with `exclusive`, the store's
-/// session advisory lock, as a state folder's `flock` holds a folder, so two `run`s (or a `run`
-/// and a `check`) never evaluate and deliver from one store at once. PostgreSQL drops the lock
-/// when the session ends, also when the process is killed.
+/// What each of the store's connections holds for its session: with `exclusive` (a `check`),
+/// the store's session advisory lock, as a state folder's `flock` holds a folder, so two checks
+/// never evaluate one store at once (`run`s share a store without it: leadership per source
+/// decides which writes). PostgreSQL drops the lock when the session ends, also when the
+/// process is killed.
 ///
 /// After a reconnect the lock is taken again. When the server still holds it for this process's
 /// previous session (the server has not noticed the old connection is gone), that session is
@@ -67,7 +68,7 @@ final class PostgresSession: Sendable {
         var error = PostgresStoreError(
             url: url, doing: again ? "lost the store" : "cannot hold the store",
             reason:
-                "it is in use by another pricealert (\(who)); two pricealerts on one store are not supported yet (Docs/postgres.md)"
+                "it is in use by another pricealert that holds it alone (\(who)), as a check does while it evaluates (Docs/postgres.md#check-from-cron-on-several-hosts)"
         )
         error.heldBy = who
         error.holderApplication = holder?.application

@@ -10,6 +10,7 @@ import AlertStore
 import ArgumentParser
 import Logging
 import Platform
+import Synchronization
 
 /// `pricealert run`: the daemon. Follows `--source` and every source the rule files define
 /// (rules v3 §2), each with its market list (reloaded), live prices, reconnects and staleness,
@@ -104,13 +105,18 @@ struct RunCommand: AsyncParsableCommand {
         let home = source ?? names.first ?? "default"
         let instance = PostgresLeadership.Instance.current(sources: [home] + names.filter { $0 != home })
         let url = store.url
-        let leadership = LeadershipService(
-            instance: instance, sources: instance.sources, logger: logger,
-            open: { try await PostgresStore.open(url, logger: Logger(label: "pricealert.postgres")) })
+        // The leases read their epochs from the leadership, which reads from them how long
+        // this instance has followed each source.
+        let made = Mutex<LeadershipService?>(nil)
         let leases = SourceLeases(home: home, sources: Set(names)) { lease in
-            if case .leader(let epoch) = leadership.role(of: lease) { return epoch }
+            if case .leader(let epoch) = made.withLock({ $0 })?.role(of: lease) { return epoch }
             return nil
         }
+        let leadership = LeadershipService(
+            instance: instance, sources: instance.sources, logger: logger, following: leases.followed,
+            open: { try await PostgresStore.open(url, logger: Logger(label: "pricealert.postgres")) })
+        made.withLock { $0 = leadership }
+        leases.whenChanged { leadership.follow($0) }
         // One owner for the stages of every sink with quiet hours or a group: the home lease's
         // leader (Docs/postgres.md#digests-and-quiet-hours-across-instances).
         store.fence(with: leases, instance: instance.id, staged: delivery.policy.stagedSinks)

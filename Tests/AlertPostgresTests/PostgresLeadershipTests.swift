@@ -151,6 +151,69 @@ import Glibc
         }
     }
 
+    /// An instance that asks by how long it has followed the source (`following`) takes a
+    /// lease that ran out only when it followed since before the last leader's last renewal,
+    /// or no other follower has been heard from within a lease, or the lease has been over for
+    /// a lease; a source never led it takes at once, having followed nothing.
+    @Test func aLateFollowerLeavesATakeoverToAStandbyThatSawTheGap() async throws {
+        try await PostgresServer.with { server in
+            let store = try await PostgresStoreTests.open(server)
+            let leadership = store.leadership
+            let fresh = PostgresLeadership.Following(since: nil)
+            let first = try #require(
+                try await leadership.acquire(source: "binance", instance: "a", ttl: Self.ttl, now: 0, following: fresh))
+            // Renewed at 2 s, then killed: the lease ends at 5 s. "b" has followed since 1 s,
+            // "c" (a started again at once) since 5.5 s.
+            _ = try await leadership.renew(first, ttl: Self.ttl, now: 2_000)
+            for (id, seen) in [("a", 2_000), ("b", 5_900), ("c", 5_900)] {
+                try await leadership.heartbeat(
+                    .init(id: id, host: "h", pid: 1, startedAt: 0, sources: ["binance"]), now: Int64(seen))
+            }
+            let late = PostgresLeadership.Following(since: 5_500)
+            #expect(
+                try await leadership.acquire(
+                    source: "binance", instance: "c", ttl: Self.ttl, now: 6_000, following: late)
+                    == nil)
+            #expect(
+                try await leadership.acquire(
+                    source: "binance", instance: "c", ttl: Self.ttl, now: 6_000, following: fresh)
+                    == nil)
+            // Asked without the condition, the lease is anyone's once it ran out.
+            let anyone = try await leadership.acquire(source: "kraken", instance: "a", ttl: Self.ttl, now: 0)
+            #expect(try await leadership.acquire(source: "kraken", instance: "c", ttl: Self.ttl, now: 3_000) != nil)
+            #expect(anyone?.epoch == 1)
+            // The standby that followed since before the last renewal takes it.
+            let taken = try await leadership.acquire(
+                source: "binance", instance: "b", ttl: Self.ttl, now: 6_000, following: .init(since: 1_000))
+            #expect(taken?.epoch == 2 && taken?.holder == "b")
+
+            // b stops renewing (its lease ends at 9 s) but is still heard from, its feed down;
+            // "e" has followed only since 8.5 s. e waits while b is heard from within a lease,
+            // and takes the lease once it has been over for a lease.
+            let e = PostgresLeadership.Following(since: 8_500)
+            for (id, seen) in [("b", 11_500), ("e", 11_500)] {
+                try await leadership.heartbeat(
+                    .init(id: id, host: "h", pid: 1, startedAt: 0, sources: ["binance"]), now: Int64(seen))
+            }
+            #expect(
+                try await leadership.acquire(source: "binance", instance: "e", ttl: Self.ttl, now: 11_999, following: e)
+                    == nil)
+            let over = try await leadership.acquire(
+                source: "binance", instance: "e", ttl: Self.ttl, now: 12_000, following: e)
+            #expect(over?.epoch == 3 && over?.holder == "e")
+            // e's lease ends at 15 s, and no other follower has been heard from since 11.5 s:
+            // "d", just started, takes it as soon as it has ended.
+            #expect(
+                try await leadership.acquire(
+                    source: "binance", instance: "d", ttl: Self.ttl, now: 14_999, following: fresh)
+                    == nil)
+            let next = try await leadership.acquire(
+                source: "binance", instance: "d", ttl: Self.ttl, now: 15_000, following: fresh)
+            #expect(next?.epoch == 4)
+            await store.close()
+        }
+    }
+
     @Test func heartbeatsShowEachSourcesLeaderAndStandbys() async throws {
         try await PostgresServer.with { server in
             let store = try await PostgresStoreTests.open(server)

@@ -4,6 +4,7 @@ import AlertOutbox
 import AlertSinks
 import AlertTestSupport
 import Hummingbird
+import Logging
 import Synchronization
 import Testing
 
@@ -14,9 +15,17 @@ import Testing
 /// (Docs/postgres.md#several-deliverers-one-outbox).
 @Suite struct SharedDeliveryTests {
     /// What the receiver got: each request's `webhook-id` and when it arrived.
+    /// The request of the id `holding` names is answered only once its gate opens.
     final class Arrivals: Sendable {
         private let storage = Mutex<[(id: String, at: ContinuousClock.Instant)]>([])
         var all: [(id: String, at: ContinuousClock.Instant)] { storage.withLock { $0 } }
+        /// One event per request received.
+        let received = EventCounter()
+        let holding: (id: String, gate: Gate)?
+
+        init(holding: (id: String, gate: Gate)? = nil) {
+            self.holding = holding
+        }
 
         func router() -> Router<BasicRequestContext> {
             let router = Router()
@@ -25,6 +34,8 @@ import Testing
                 let id = request.headers[.init("webhook-id")!] ?? ""
                 let now = ContinuousClock.now
                 storage.withLock { $0.append((id, now)) }
+                received.record()
+                if let holding, holding.id == id { await holding.gate.pass() }
                 return Response(status: .noContent)
             }
             return router
@@ -82,6 +93,95 @@ import Testing
         #expect(arrivals.count == alerts.count)
         #expect(Set(arrivals.map(\.id)) == Set(alerts.map(\.id)))
         #expect(counts.map(\.delivered).reduce(0, +) == alerts.count)
+    }
+
+    /// Enters `alerts` in the outbox and runs `body` with one deliverer (not started) on a
+    /// connection of its own, delivering to a receiver that records in `arrivals`.
+    static func withOneDeliverer(
+        _ alerts: [Alert], arrivals: Arrivals, logger: Logger = Logger(label: "delivery"),
+        intervals: any Clock<Duration> = ContinuousClock(),
+        _ body: @Sendable (PostgresServer, PostgresStore, ReliableDispatcher) async throws -> Void
+    ) async throws {
+        try await PostgresServer.with { server in
+            try await LoopbackServer.with(arrivals.router()) { port in
+                let store = try await PostgresStoreTests.open(server)
+                for alert in alerts { try await store.outbox.enqueue(.event(alert), sinks: ["hook"], now: 0) }
+                let client = CurlHTTPClient()
+                let sink = try WebhookSink(
+                    name: "hook", spec: WebhookSpec(url: .inline("http://127.0.0.1:\(port)/hook")), client: client)
+                let dispatcher = ReliableDispatcher(
+                    sinks: ["hook": sink], durable: ["hook"], outbox: store.outbox,
+                    configuration: .init(concurrency: 4, pollInterval: 50), logger: logger, intervals: intervals)
+                try await body(server, store, dispatcher)
+                await store.close()
+                client.shutdown()
+            }
+        }
+    }
+
+    /// A deliverer sends a rule's later row while an earlier row of that rule is leased to
+    /// another deliverer that died; the earlier row's lease runs out during the attempt, and the
+    /// deliverer claims it. Each row arrives once: the later row leaves its lane when its attempt
+    /// ends, although the earlier one now stands before it.
+    @Test func anEarlierRowClaimedWhileALaterOneIsInFlightSendsEachOnce() async throws {
+        let (earlier, later) = (Self.alert(0, rule: 0), Self.alert(1, rule: 0))
+        let gate = Gate()
+        let arrivals = Arrivals(holding: (later.id, gate))
+        try await Self.withOneDeliverer([earlier, later], arrivals: arrivals) { server, store, dispatcher in
+            let first = "(SELECT MIN(id) FROM outbox)"
+            // The earlier row is leased to a deliverer that died.
+            _ = try await server.query(
+                "UPDATE outbox SET locked_by = 'dead', locked_until = 9000000000000000 WHERE id = \(first)")
+            try await dispatcher.start()
+            try await arrivals.received.wait(for: 1)
+            // The dead deliverer's lease ends while the later row is in flight; the deliverer
+            // claims the earlier row.
+            _ = try await server.query("UPDATE outbox SET locked_by = NULL, locked_until = NULL WHERE id = \(first)")
+            let deadline = ContinuousClock.now + .seconds(60)
+            while try await server.query("SELECT locked_by IS NOT NULL FROM outbox WHERE id = \(first)") != "t\n",
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            gate.open()
+            try await arrivals.received.wait(for: 2)
+            await dispatcher.drain(timeout: .seconds(5))
+            #expect(arrivals.all.map(\.id).sorted() == [earlier.id, later.id].sorted())
+            #expect(try await store.outbox.depth() == 0)
+        }
+    }
+
+    /// A deliverer held up past a waiting row's claim (its clock moves a third of a lease on,
+    /// to its next renewal) while another process claimed that row: the renewal finds the row
+    /// is no longer its own and lets it go, and only the row it still holds is sent.
+    @Test func aWaitingRowAnotherProcessClaimedIsLetGoAtTheNextRenewal() async throws {
+        let (first, second) = (Self.alert(0, rule: 0), Self.alert(1, rule: 0))
+        let gate = Gate()
+        let arrivals = Arrivals(holding: (first.id, gate))
+        let (capture, clock) = (CapturingLogHandler(), ManualClock())
+        try await Self.withOneDeliverer(
+            [first, second], arrivals: arrivals, logger: capture.logger(label: "delivery"), intervals: clock
+        ) { server, store, dispatcher in
+            try await dispatcher.start()
+            // Both rows are claimed; the first is in flight, the second waits behind it (its
+            // rule's lane).
+            try await arrivals.received.wait(for: 1)
+            #expect(try await server.query("SELECT COUNT(*) FROM outbox WHERE locked_by IS NOT NULL") == "2\n")
+            _ = try await server.query(
+                "UPDATE outbox SET locked_by = 'other', locked_until = 9000000000000000 WHERE id = (SELECT MAX(id) FROM outbox)"
+            )
+            clock.advance(by: .milliseconds(store.outbox.claimLease / 3))
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !capture.records.contains(where: { $0.message.contains("ran out before they were renewed") }),
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            gate.open()
+            await dispatcher.drain(timeout: .seconds(5))
+            #expect(arrivals.all.map(\.id) == [first.id])
+            #expect(try await server.query("SELECT locked_by FROM outbox") == "other\n")
+        }
     }
 
     @Test func twoDeliverersTogetherKeepTheSinksRate() async throws {

@@ -79,7 +79,7 @@ struct PostgresDigestTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let exchange = try ExchangeSourceCommandTests.exchange(ExchangeSourceCommandTests.cases[0].rest)
         let exchangePort = try await exchange.start()
-        let batches = [0, 1].map { PostgresDaemonTests.ticks(from: start + $0 * 100_000, pairs: 5) }
+        let batches = [0, 1].map { PostgresRunSetup.ticks(from: start + $0 * 100_000, pairs: 5) }
         let receiver = Receiver()
         do {
             let outcome = try await run(dir, exchange, exchangePort, batches, receiver, policy: policy, wait: wait)
@@ -118,7 +118,7 @@ struct PostgresDigestTests {
                 }
                 #expect(expected.count == 10)
 
-                let setup = PostgresStandbyTests.Setup(
+                let setup = PostgresRunSetup(
                     dir: dir, server: server, exchange: exchange, exchangePort: exchangePort,
                     hook: CrashRecoveryTests.Hook(), batches: batches, expected: [expected])
                 let first = try setup.start()

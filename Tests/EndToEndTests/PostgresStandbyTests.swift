@@ -8,106 +8,6 @@ import Testing
 /// the other evaluates as a hot standby, sends and saves nothing, and takes over.
 @Suite("end to end: a leader and a standby on one PostgreSQL store", .programs)
 struct PostgresStandbyTests {
-    /// Everything one test needs: the store, the exchange, the receiver, the rules and the ids
-    /// `replay` gives for the three batches of ticks.
-    struct Setup: Sendable {
-        var dir: URL
-        var server: PostgresServer
-        var exchange: ScriptedExchange
-        var exchangePort: Int
-        var hook: CrashRecoveryTests.Hook
-        var batches: [[(time: Int, price: Double)]]
-        var expected: [[String]]
-
-        func start() throws -> ObservedProcess {
-            try PriceAlertBinary.start(
-                [
-                    "run", "--rules", "rules.json", "--source", "binance", "--endpoint",
-                    "http://127.0.0.1:\(exchangePort)", "--save-every", "1s", "--listen", "127.0.0.1:0"
-                ], in: dir, environment: ["PRICEALERT_STORE": server.url()])
-        }
-
-        /// A leader (started first, leading in epoch 1), a standby, and their two feeds, each
-        /// subscribed.
-        func startPair() async throws -> (ObservedProcess, ObservedProcess, [ScriptedConnection]) {
-            let leader = try start()
-            _ = try await leader.waitForStderrLine(containing: "source binance: leader in epoch 1", timeout: 60)
-            let standby = try start()
-            _ = try await standby.waitForStderrLine(containing: "source binance: standby", timeout: 60)
-            let feeds = [try await exchange.connection(1), try await exchange.connection(2)]
-            for feed in feeds { _ = try await feed.waitForTexts(1) }
-            return (leader, standby, feeds)
-        }
-
-        /// Sends `batch` on each of `connections`, in order.
-        func send(_ batch: Int, to connections: [ScriptedConnection]) {
-            for connection in connections {
-                for tick in batches[batch] {
-                    connection.send(ExchangeSourceCommandTests.binanceTicker(tick.time, price: tick.price))
-                }
-            }
-        }
-
-        /// Returns once the outbox is empty: every delivery made and its outcome recorded
-        /// (polled every 100 ms, at most a minute).
-        func outboxEmptied() async throws {
-            let deadline = ContinuousClock.now + .seconds(60)
-            while try await server.query("SELECT COUNT(*) FROM outbox") != "0\n" {
-                if ContinuousClock.now >= deadline {
-                    Issue.record("the outbox never emptied")
-                    return
-                }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
-
-        /// (epoch, rows) of the outbox ledger: which leader entered how many events.
-        func ledger() async throws -> String {
-            try await server.query("SELECT epoch, COUNT(*) FROM outbox_ledger GROUP BY epoch ORDER BY epoch")
-        }
-    }
-
-    func withSetup(_ body: @Sendable (Setup) async throws -> Void) async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pricealert-pgha-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let exchange = try ExchangeSourceCommandTests.exchange(ExchangeSourceCommandTests.cases[0].rest)
-        let exchangePort = try await exchange.start()
-        let hook = CrashRecoveryTests.Hook()
-        hook.status.withLock { $0 = 200 }
-        let batches = [0, 1, 2].map { PostgresDaemonTests.ticks(from: 1_700_000_000_000 + $0 * 100_000, pairs: 5) }
-        try await PostgresServer.with { server in
-            try await CrashRecoveryTests().withHook(hook) { hookPort in
-                try """
-                {"version": 1,
-                 "sinks": {"ops": {"type": "webhook", "url": "http://127.0.0.1:\(hookPort)/hook", "timeout": "10s"}},
-                 "rules": [{"id": "up", "symbol": "BTC/USDT", "when": {"price": {"crossesAbove": 50000}},
-                            "notify": ["ops"]}]}
-                """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
-                var expected: [[String]] = []
-                for i in batches.indices {
-                    let lines = batches[...i].joined().map {
-                        #"{"time": \#($0.time), "symbol": "BTC/USDT", "price": \#($0.price)}"#
-                    }
-                    try (lines.joined(separator: "\n") + "\n").write(
-                        to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
-                    let replay = try await PriceAlertBinary.run(
-                        ["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json"], in: dir)
-                    let ids = replay.stdout.split(separator: "\n").compactMap { line -> String? in
-                        (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
-                    }
-                    expected.append(Array(ids.dropFirst(expected.joined().count)))
-                }
-                #expect(expected.map(\.count) == [5, 5, 5])
-                try await body(
-                    Setup(
-                        dir: dir, server: server, exchange: exchange, exchangePort: exchangePort, hook: hook,
-                        batches: batches, expected: expected))
-            }
-        }
-        await exchange.stop()
-    }
-
     /// The instance id `daemon` logged at start (`instance "ID" follows …`).
     func instanceID(_ daemon: ObservedProcess) throws -> String {
         let line = try #require(daemon.stderr.split(separator: "\n").first { $0.contains("] instance \"") })
@@ -129,11 +29,13 @@ struct PostgresStandbyTests {
         }
     }
 
-    /// Only the leader delivers, each event once; the standby shows its role and sends nothing.
-    /// The leader stopped gracefully hands over: the standby takes the source in the next epoch,
-    /// enters nothing the leader entered (the ledger skips it by id) and delivers what follows.
-    @Test func onlyTheLeaderDeliversAndAGracefulStopHandsOver() async throws {
-        try await withSetup { setup in
+    /// The leader enters each event once and either instance delivers it (both claim from the
+    /// outbox): each arrives once. `/metrics`, `/healthz` and `store status` show who leads and
+    /// who stands by. The leader stopped gracefully hands over: the standby takes the source in
+    /// the next epoch, enters nothing the leader entered (the ledger skips it by id) and enters
+    /// what follows.
+    @Test func eachEventArrivesOnceTheRolesShowAndAGracefulStopHandsOver() async throws {
+        try await PostgresRunSetup.with { setup in
             let (leader, standby, feeds) = try await setup.startPair()
 
             setup.send(0, to: feeds)
@@ -173,7 +75,7 @@ struct PostgresStandbyTests {
     /// what fired meanwhile; continued (SIGCONT), the old leader writes nothing (the fence) and
     /// follows as a standby. Every event is delivered once.
     @Test func aPausedLeaderWakesAsAStandbyAndWritesNothing() async throws {
-        try await withSetup { setup in
+        try await PostgresRunSetup.with { setup in
             let (leader, standby, feeds) = try await setup.startPair()
             setup.send(0, to: feeds)
             try await setup.hook.arrivals.wait(for: 5)

@@ -321,16 +321,21 @@ struct LiveEvaluation {
                 if gate.isFull { await gate.waitForRoom() }
             }
             origin.monitor.prices(accepted: accepted, allRefused: refused > 0 && refused == ticks.count)
+            if accepted > 0, let leases { leases.evaluated(leases.lease(ofSource: origin.tag)) }
             saveListings()
             if persists, intervals() - lastSave >= saveEvery { await saveChanges() }
         case .dropped(let reason):
             // Counted whether or not the log line is written (a log message is made only when logged).
             let drop = evaluator.reject(reason, at: .feed(source: source))
             logger.debug("\(drop)")
-        case .connected, .disconnected:
+        case .connected:
             event.log(source: source, to: logger)
+        case .disconnected:
+            event.log(source: source, to: logger)
+            if let leases { leases.lostTrack(of: leases.lease(ofSource: origin.tag)) }
         case .stale(let silence):
             event.log(source: source, to: logger)
+            if let leases { leases.lostTrack(of: leases.lease(ofSource: origin.tag)) }
             emit(
                 FeedAlert.stale(
                     source: source, tag: origin.tag, silentFor: silence, staleAfter: origin.staleAfter,
@@ -476,7 +481,7 @@ struct LiveEvaluation {
         guard before == nil else { return }
         if change.lease == leases.home {
             // What the home lease covers and came while another instance (or no one) led it.
-            for (tag, list) in unkeptLists where persists { keep(list, tag: tag) }
+            if persists { for (tag, list) in unkeptLists { keep(list, tag: tag) } }
             unkeptLists.removeAll()
             saveListings()
         }
@@ -550,6 +555,12 @@ struct LiveEvaluation {
     mutating func reload(_ rules: RuleSet) async {
         await saveChanges()
         output.yield(.rules(rules))
+        if let leases {
+            // Each source the files add has its own lease from here on; a removed one's is let go.
+            leases.follow(sources: Set(rules.sources.map(\.name)))
+            let kept = Set(leases.all)
+            for lease in led.keys where !kept.contains(lease) { led[lease] = nil }
+        }
         evaluator.reload(rules)
         if let listingStore { await restoreListings(from: listingStore, untrackedOnly: true) }
         unlistedWarned = []

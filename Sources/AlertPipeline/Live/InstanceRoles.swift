@@ -89,16 +89,16 @@ final class RoleWatch: Service {
         self.delivery = delivery
         self.monitor = monitor
         self.logger = logger
-        let (shown, order) = (Shown(roles.leases.all), roles.leases.all)
+        let (shown, leases) = (Shown(roles.leases.all), roles.leases)
         self.shown = shown
         monitor.status.watchRoles {
             let now = shown.epochs.withLock { $0 }
-            return order.map { lease in
+            return leases.all.map { lease in
                 let role = now[lease].flatMap { $0 }.map { "leader (epoch \($0))" } ?? "standby"
                 return (lease, role)
             }
         }
-        for lease in order { record(RoleChange(lease: lease, epoch: nil)) }
+        for lease in leases.all { record(RoleChange(lease: lease, epoch: nil)) }
     }
 
     func run() async {

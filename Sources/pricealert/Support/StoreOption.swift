@@ -61,14 +61,6 @@ struct StoreOption: ParsableArguments {
         }
     }
 
-    /// The store `--store` or `PRICEALERT_STORE` names, held for this process alone (`run`),
-    /// reconnecting after a drop when `reconnects`; else the state folder (`state`).
-    func openDurable(_ state: StateOption, reconnects: Bool) async throws -> any DurableStore {
-        guard let url = try url(besides: state) else { return try state.open() }
-        return try await Self.open(
-            url, use: PostgresStore.Use(reconnects: reconnects, exclusive: true, application: "pricealert run"))
-    }
-
     /// The engine state the previous run saved; exits 73 naming the store when it cannot be read.
     static func loadSaved(_ store: any DurableStore) async throws -> SavedState {
         do {

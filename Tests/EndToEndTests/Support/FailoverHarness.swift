@@ -259,15 +259,10 @@ struct DeliveryCheck {
         #expect(
             unexpected.isEmpty, "not in the reference \(unexpected.count): \(unexpected.prefix(20))\n\(context())",
             sourceLocation: sourceLocation)
-        // Known, intermittent (once in a fresh-clone CI run of the 20 kills, under load): an id
-        // delivered twice with no disruption around its two arrivals, since every instance
-        // delivers by claims. The cause is not found yet; no loss is excused here.
-        withKnownIssue("a repeat with no disruption around it (delivery by claims)", isIntermittent: true) {
-            #expect(
-                unexplainedRepeats.isEmpty,
-                "arrived twice with no disruption around: \(unexplainedRepeats.prefix(20))\n\(context())",
-                sourceLocation: sourceLocation)
-        }
+        #expect(
+            unexplainedRepeats.isEmpty,
+            "arrived twice with no disruption around: \(unexplainedRepeats.prefix(20))\n\(context())",
+            sourceLocation: sourceLocation)
         if let pendingBound {
             #expect(
                 repeats <= pendingBound, "\(repeats) repeats, \(pendingBound) rows pending at the disruptions",
