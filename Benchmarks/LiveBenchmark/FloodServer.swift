@@ -8,11 +8,10 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
-import Synchronization
 
-/// A flood server on 127.0.0.1: websocket upgrades on `PREFIX + path` of a pool start that
-/// pool's flood once the client's first text message (its subscribe) arrives and `mayStart`
-/// says so; every other HTTP request is answered by `rest` (the embedded exchange).
+/// A flood server on 127.0.0.1: a websocket upgrade on a pool's path starts that pool's flood
+/// once the client's first text message (its subscribe) has arrived and `subscribed` returned;
+/// every other HTTP request is answered by `rest` (the embedded exchange).
 struct FloodServer: Sendable {
     /// The message pools by websocket path.
     let pools: [String: FiveSources.Pool]
