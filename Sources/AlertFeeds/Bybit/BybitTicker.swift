@@ -41,9 +41,7 @@ public enum BybitTicker {
         var sawData = false
         try scanner.tickerMembers { scanner, key throws(TickLineError) in
             if scanner.matches(key, "data") {
-                guard !sawData else { return try scanner.skipValue(depth: 1) }
-                sawData = true
-                guard scanner.peek == 0x7B else { throw notTheHotShape }
+                guard try scanner.firstMember(&sawData, opening: 0x7B) else { return }
                 data = try scanner.fields(dataKeys, depth: 2)
             } else if scanner.matches(key, "topic") {
                 try scanner.take(&topic, depth: 1)

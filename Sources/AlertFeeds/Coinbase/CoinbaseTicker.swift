@@ -70,9 +70,7 @@ public enum CoinbaseTicker {
         var entries: [Entry] = []
         try scanner.tickerMembers { scanner, key throws(TickLineError) in
             if scanner.matches(key, "events") {
-                guard !sawEvents else { return try scanner.skipValue(depth: 1) }
-                sawEvents = true
-                guard scanner.peek == 0x5B else { throw notTheHotShape }
+                guard try scanner.firstMember(&sawEvents, opening: 0x5B) else { return }
                 try scanner.tickerElements { scanner throws(TickLineError) in
                     guard scanner.peek == 0x7B else { return try scanner.skipValue(depth: 2) }
                     var sawTickers = false

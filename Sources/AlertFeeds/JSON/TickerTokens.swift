@@ -56,6 +56,22 @@ extension JSONTokenizer {
         repeat { try element(&self) } while try nextInContainer(close: 0x5D)
     }
 
+    /// For a top-level member the reader takes only the first of (`FeedJSON`'s subscript finds
+    /// the first): true when this is the first (`seen` is then set) and its value opens with
+    /// `opening` (`{` or `[`), for the caller to read; false when an earlier member had the key
+    /// (this value is skipped, validated); a first value of another type is left to the tree
+    /// reader.
+    @inline(__always)
+    mutating func firstMember(_ seen: inout Bool, opening: UInt8) throws(TickLineError) -> Bool {
+        guard !seen else {
+            try skipValue(depth: 1)
+            return false
+        }
+        seen = true
+        guard peek == opening else { throw notTheHotShape }
+        return true
+    }
+
     /// Takes the value at the cursor (nested `depth` deep in the frame) into `slot` when no
     /// earlier member had the same key (`FeedJSON`'s subscript finds the first); a later one
     /// is skipped, validated.

@@ -48,9 +48,7 @@ public enum KrakenTicker {
         var collector = TickCollector("Kraken frame")
         try scanner.tickerMembers { scanner, key throws(TickLineError) in
             if scanner.matches(key, "data") {
-                guard !sawData else { return try scanner.skipValue(depth: 1) }
-                sawData = true
-                guard scanner.peek == 0x5B else { throw notTheHotShape }
+                guard try scanner.firstMember(&sawData, opening: 0x5B) else { return }
                 try scanner.tickerElements { scanner throws(TickLineError) in
                     try tokenEntry(&scanner, into: &collector)
                 }

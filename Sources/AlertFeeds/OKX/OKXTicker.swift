@@ -60,16 +60,12 @@ public enum OKXTicker {
         var collector = TickCollector("OKX frame")
         try scanner.tickerMembers { scanner, key throws(TickLineError) in
             if scanner.matches(key, "data") {
-                guard !sawData else { return try scanner.skipValue(depth: 1) }
-                sawData = true
-                guard scanner.peek == 0x5B else { throw notTheHotShape }
+                guard try scanner.firstMember(&sawData, opening: 0x5B) else { return }
                 try scanner.tickerElements { scanner throws(TickLineError) in
                     try tokenEntry(&scanner, into: &collector)
                 }
             } else if scanner.matches(key, "arg") {
-                guard !sawArg else { return try scanner.skipValue(depth: 1) }
-                sawArg = true
-                guard scanner.peek == 0x7B else { throw notTheHotShape }
+                guard try scanner.firstMember(&sawArg, opening: 0x7B) else { return }
                 channel = try scanner.fields(["channel"], depth: 2)[0]
             } else if scanner.matches(key, "event") {
                 throw notTheHotShape
