@@ -106,16 +106,8 @@ struct PostgresDigestTests {
                     .write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
                 try #"{"version": 2, "sinks": {"ops": {\#(sink)}}, \#(rule)"#
                     .write(to: dir.appendingPathComponent("plain.json"), atomically: true, encoding: .utf8)
-                let lines = batches.joined().map {
-                    #"{"time": \#($0.time), "symbol": "BTC/USDT", "price": \#($0.price)}"#
-                }
-                try (lines.joined(separator: "\n") + "\n").write(
-                    to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
-                let replay = try await PriceAlertBinary.run(
-                    ["replay", "--rules", "plain.json", "--ticks", "ticks.jsonl", "--format", "json"], in: dir)
-                let expected = replay.stdout.split(separator: "\n").compactMap { line -> String? in
-                    (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
-                }
+                let expected = try await PostgresRunSetup.replayIDs(
+                    of: Array(batches.joined()), rules: "plain.json", in: dir)
                 #expect(expected.count == 10)
 
                 let setup = PostgresRunSetup(

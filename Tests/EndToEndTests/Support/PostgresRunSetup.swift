@@ -62,6 +62,19 @@ struct PostgresRunSetup: Sendable {
         try await server.query("SELECT epoch, COUNT(*) FROM outbox_ledger GROUP BY epoch ORDER BY epoch")
     }
 
+    /// The ids of the events `replay` with the rule file `rules` gives for BTC/USDT `ticks`, in
+    /// order (the ticks written to `ticks.jsonl` in `dir`).
+    static func replayIDs(of ticks: [(time: Int, price: Double)], rules: String, in dir: URL) async throws -> [String] {
+        let lines = ticks.map { #"{"time": \#($0.time), "symbol": "BTC/USDT", "price": \#($0.price)}"# }
+        try (lines.joined(separator: "\n") + "\n").write(
+            to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
+        let replay = try await PriceAlertBinary.run(
+            ["replay", "--rules", rules, "--ticks", "ticks.jsonl", "--format", "json"], in: dir)
+        return replay.stdout.split(separator: "\n").compactMap { line -> String? in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
+        }
+    }
+
     /// Ticks 1 s apart, from `start`, alternating 49 000 and 51 000: one crossing of 50 000 per
     /// pair, at the second tick's time.
     static func ticks(from start: Int, pairs: Int) -> [(time: Int, price: Double)] {
@@ -88,16 +101,7 @@ struct PostgresRunSetup: Sendable {
                 """.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
                 var expected: [[String]] = []
                 for i in batches.indices {
-                    let lines = batches[...i].joined().map {
-                        #"{"time": \#($0.time), "symbol": "BTC/USDT", "price": \#($0.price)}"#
-                    }
-                    try (lines.joined(separator: "\n") + "\n").write(
-                        to: dir.appendingPathComponent("ticks.jsonl"), atomically: true, encoding: .utf8)
-                    let replay = try await PriceAlertBinary.run(
-                        ["replay", "--rules", "rules.json", "--ticks", "ticks.jsonl", "--format", "json"], in: dir)
-                    let ids = replay.stdout.split(separator: "\n").compactMap { line -> String? in
-                        (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
-                    }
+                    let ids = try await replayIDs(of: Array(batches[...i].joined()), rules: "rules.json", in: dir)
                     expected.append(Array(ids.dropFirst(expected.joined().count)))
                 }
                 #expect(expected.map(\.count) == [5, 5, 5])
