@@ -131,7 +131,14 @@ enum PostgresMigrations {
             ]),
         Step(
             description: "policy journal rows known by (sink, event), in one order from a sequence for every writer",
-            sql: PostgresPolicyJournal.sharedOrder)
+            sql: PostgresPolicyJournal.sharedOrder),
+        Step(
+            description: "claims walk a sink's outbox rows in claim order (index outbox_claim, function claim_outbox)",
+            sql: [
+                "DROP INDEX outbox_due",
+                "CREATE INDEX outbox_claim ON outbox (sink, urgent DESC, id)",
+                PostgresOutbox.claimFunction
+            ])
     ]
 
     /// Applies the steps `connection`'s database lacks, each in its own transaction; throws

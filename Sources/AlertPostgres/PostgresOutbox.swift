@@ -52,6 +52,10 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
         var id = Write.ids.add(1, ordering: .relaxed).newValue
         var apply: @Sendable (PostgresConnection, Logger) async throws -> @Sendable () -> Void
         var failed: @Sendable (any Error) -> Void
+        /// Set when all the write does is record its rows as delivered: writes of that kind
+        /// next to each other in a group are made by one `remove` of all their rows, and each
+        /// one's `committed` is called.
+        var delivered: (ids: [Int64], committed: @Sendable () -> Void)?
 
         init(
             apply: @escaping @Sendable (PostgresConnection, Logger) async throws -> @Sendable () -> Void,
@@ -101,12 +105,13 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
         committed: @escaping @Sendable ([OutboxEntry]) -> Void,
         failed: @escaping @Sendable (any Error) -> Void
     ) {
-        submit(
-            Write(
-                apply: { connection, logger in
-                    let moved = try await Self.apply(outcome, to: ids, connection, logger)
-                    return { committed(moved) }
-                }, failed: failed))
+        var write = Write(
+            apply: { connection, logger in
+                let moved = try await Self.apply(outcome, to: ids, connection, logger)
+                return { committed(moved) }
+            }, failed: failed)
+        if case .delivered = outcome { write.delivered = (ids, { committed([]) }) }
+        submit(write)
     }
 
     public func deadLetter(
@@ -197,7 +202,19 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
         do {
             let done = try await PostgresQueue.write(connection, logger) { connection in
                 var done: [@Sendable () -> Void] = []
-                for write in writes { done.append(try await write.apply(connection, logger)) }
+                var rest = writes[...]
+                while let write = rest.first {
+                    // Deliveries recorded one after another: one statement for all their rows.
+                    let delivered = rest.prefix { $0.delivered != nil }.compactMap(\.delivered)
+                    if delivered.count > 1 {
+                        try await Self.remove(from: "outbox", ids: delivered.flatMap(\.ids), connection, logger)
+                        done += delivered.map(\.committed)
+                        rest = rest.dropFirst(delivered.count)
+                    } else {
+                        done.append(try await write.apply(connection, logger))
+                        rest = rest.dropFirst()
+                    }
+                }
                 return done
             }
             attempt.complete { for call in done { call() } }
@@ -329,25 +346,83 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     /// Takes up to `limit` rows of `sink` that are due at `now` and not leased by anyone, most
     /// urgent first then oldest, and leases them to `owner` until `now + lease` (ms). Rows
     /// another transaction is claiming at the same moment are skipped, not waited for.
+    ///
+    /// One statement, so one round trip and atomic without a transaction around it: it leases
+    /// the rows (`claimFunction`) and returns them joined with their alerts, a result row per
+    /// (outbox row, alert in its list, in the list's order). A row that names no stored alert
+    /// (the tables were changed by hand) fails the claim, and the claim's rows are let go at once.
     public func claim(sink: String, owner: String, now: Int64, lease: Int64, limit: Int) async throws -> [OutboxEntry] {
-        return try await queue.transaction { connection in
-            let logger = self.queue.logger
+        let logger = queue.logger
+        return try await queue.perform { connection in
             let rows = try await connection.query(
                 """
-                UPDATE outbox SET locked_by = \(owner), locked_until = \(now + lease)
-                WHERE id IN (
-                  SELECT id FROM outbox
-                  WHERE sink = \(sink) AND next_attempt_at <= \(now) AND (locked_until IS NULL OR locked_until <= \(now))
-                  ORDER BY urgent DESC, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                RETURNING id
+                WITH claimed AS (SELECT * FROM claim_outbox(\(sink), \(owner), \(now), \(now + lease), \(Int64(limit))))
+                SELECT c.id, c.sink, c.delivery_id, c.digest, c.held, c.urgent, c.created_at, c.attempts,
+                  c.next_attempt_at, c.last_error, \(unescaped: Self.alertColumns(id: "a.id"))
+                FROM claimed c
+                LEFT JOIN LATERAL unnest(string_to_array(c.alerts, E'\\n')) WITH ORDINALITY AS listed(name, place) ON TRUE
+                LEFT JOIN alerts a ON a.id = listed.name
+                ORDER BY c.urgent DESC, c.id, listed.place
                 """, logger: logger)
-            var ids: [Int64] = []
-            for try await id in rows.decode(Int64.self) { ids.append(id) }
-            guard !ids.isEmpty else { return [] }
-            return try await Self.entries(connection, logger, table: "outbox", ids: ids)
-                .sorted { ($0.urgent ? 0 : 1, $0.id) < ($1.urgent ? 0 : 1, $1.id) }
+            typealias Columns = (
+                Int64, String, String, Bool, Bool, Bool, Int64, Int64, Int64, String?,
+                String?, String?, String?, Int64?, Double?, String?, Double?, Double?, Bool?, Double?, String?, String?,
+                String?, Int64?, String?
+            )
+            var read: [(row: Columns, events: [Alert])] = []
+            for try await row in rows.decode(Columns.self) {
+                if read.last?.row.0 != row.0 { read.append((row, [])) }
+                if let alert = Self.joinedAlert(
+                    (
+                        row.10, row.11, row.12, row.13, row.14, row.15, row.16, row.17, row.18, row.19, row.20, row.21,
+                        row.22, row.23, row.24
+                    ))
+                {
+                    read[read.count - 1].events.append(alert)
+                }
+            }
+            if let broken = read.first(where: { $0.events.isEmpty }) {
+                let ids = read.map(\.row.0)
+                _ = try await connection.query(
+                    "UPDATE outbox SET locked_by = NULL, locked_until = NULL WHERE id = ANY(\(ids)) AND locked_by = \(owner)",
+                    logger: logger)
+                throw MissingAlerts(table: "outbox", row: broken.row.0)
+            }
+            return read.map { row, events in
+                OutboxEntry(
+                    id: row.0, sink: row.1,
+                    delivery: Self.delivery(id: row.2, sink: row.1, digest: row.3, held: row.4, events),
+                    urgent: row.5, createdAt: row.6, attempts: Int(row.7), nextAttemptAt: row.8, lastError: row.9)
+            }
         }
     }
+
+    /// `claim_outbox(sink, owner, now, until, limit)`: leases to `owner` until `until` up to
+    /// `limit` rows of `sink` that are due at `now` and not leased by anyone, most urgent first
+    /// then oldest, and returns them. `FOR UPDATE SKIP LOCKED`: rows another transaction is
+    /// claiming at the same moment are skipped, not waited for.
+    ///
+    /// It walks the index `outbox_claim`, which holds a sink's rows in that order, and stops at
+    /// the rows it takes, so a claim costs the rows it takes plus those before them that are
+    /// leased or not due, however many wait behind. The planner is told to (sorts, sequential
+    /// and bitmap scans off for this one statement): from its statistics of a table whose rows
+    /// come and go by the thousand it often judges that few rows are due and reads and sorts
+    /// every due row for each claim instead.
+    static let claimFunction = """
+        CREATE FUNCTION claim_outbox(claim_sink TEXT, claim_owner TEXT, claim_now BIGINT, claim_until BIGINT,
+          claim_limit BIGINT)
+        RETURNS SETOF outbox LANGUAGE sql VOLATILE
+        SET enable_sort = off SET enable_seqscan = off SET enable_bitmapscan = off
+        AS $$
+          UPDATE outbox SET locked_by = claim_owner, locked_until = claim_until
+          WHERE id IN (
+            SELECT id FROM outbox
+            WHERE sink = claim_sink AND next_attempt_at <= claim_now
+              AND (locked_until IS NULL OR locked_until <= claim_now)
+            ORDER BY urgent DESC, id LIMIT claim_limit FOR UPDATE SKIP LOCKED)
+          RETURNING *
+        $$
+        """
 
     // MARK: One transaction each, for commands and tests
 
@@ -436,8 +511,10 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     public func purge(dead: Bool, all: Bool) async throws -> Int {
         return try await queue.transaction { connection in
             var count = 0
-            if dead || all { count += try await Self.delete(connection, self.queue.logger, table: "dead_letters") }
-            if all { count += try await Self.delete(connection, self.queue.logger, table: "outbox") }
+            if dead || all {
+                count += try await Self.remove(from: "dead_letters", ids: nil, connection, self.queue.logger)
+            }
+            if all { count += try await Self.remove(from: "outbox", ids: nil, connection, self.queue.logger) }
             return count
         }
     }
@@ -500,13 +577,37 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
         }
     }
 
-    /// Counts one row fewer naming each of `ids`; an alert no row names any more is deleted.
-    private static func release(_ ids: [String], _ connection: PostgresConnection, _ logger: Logger) async throws {
-        guard !ids.isEmpty else { return }
-        for id in ids {
-            try await connection.query("UPDATE alerts SET refs = refs - 1 WHERE id = \(id)", logger: logger)
+    /// Deletes the rows `ids` of `table` (`outbox` or `dead_letters`; every row when nil) and
+    /// counts one row fewer naming each alert they name; an alert no row names any more is
+    /// deleted. Two statements however many rows go (inside the caller's transaction, which
+    /// makes them one change); returns how many rows went.
+    ///
+    /// The count goes down with `refs = refs - n` on the row's newest version, so two
+    /// transactions releasing one alert at once (its rows for two sinks, delivered by two
+    /// processes) both count: the second waits for the first's row lock and subtracts from
+    /// what it committed.
+    @discardableResult
+    private static func remove(
+        from table: String, ids: [Int64]?, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> Int {
+        let rows = try await connection.query(
+            """
+            WITH gone AS (
+              DELETE FROM \(unescaped: table) WHERE \(ids)::BIGINT[] IS NULL OR id = ANY(\(ids)) RETURNING alerts),
+            named AS (
+              SELECT name, COUNT(*) AS n FROM gone, unnest(string_to_array(gone.alerts, E'\\n')) AS name
+              WHERE name <> '' GROUP BY name),
+            released AS (
+              UPDATE alerts SET refs = alerts.refs - named.n FROM named WHERE alerts.id = named.name
+              RETURNING alerts.id, alerts.refs)
+            SELECT (SELECT COUNT(*) FROM gone), ARRAY(SELECT id FROM released WHERE refs <= 0)
+            """, logger: logger)
+        var (count, unnamed) = (0, [String]())
+        for try await (gone, ids) in rows.decode((Int, [String]).self) { (count, unnamed) = (gone, ids) }
+        if !unnamed.isEmpty {
+            try await connection.query("DELETE FROM alerts WHERE id = ANY(\(unnamed)) AND refs <= 0", logger: logger)
         }
-        try await connection.query("DELETE FROM alerts WHERE id = ANY(\(ids)) AND refs <= 0", logger: logger)
+        return count
     }
 
     private static func apply(
@@ -514,13 +615,7 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     ) async throws -> [OutboxEntry] {
         switch outcome {
         case .delivered:
-            for id in ids {
-                let rows = try await connection.query(
-                    "DELETE FROM outbox WHERE id = \(id) RETURNING alerts", logger: logger)
-                for try await list in rows.decode(String.self) {
-                    try await release(OutboxColumns.split(list), connection, logger)
-                }
-            }
+            try await remove(from: "outbox", ids: ids, connection, logger)
             return []
         case .retry(let at, let reason):
             try await connection.query(
@@ -573,14 +668,6 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
         try await store(delivery.events, references: 1, connection, logger)
     }
 
-    private static func delete(_ connection: PostgresConnection, _ logger: Logger, table: String) async throws -> Int {
-        let rows = try await connection.query("DELETE FROM \(unescaped: table) RETURNING alerts", logger: logger)
-        var lists: [String] = []
-        for try await list in rows.decode(String.self) { lists.append(list) }
-        for list in lists { try await release(OutboxColumns.split(list), connection, logger) }
-        return lists.count
-    }
-
     /// The rows of `table` (`outbox` or `dead_letters`) in id order (only `ids` when given),
     /// with their alerts read from `alerts`.
     static func entries(
@@ -614,14 +701,19 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
         return try read.map { row in
             let events = OutboxColumns.split(row.3).compactMap { alerts[$0] }
             guard !events.isEmpty else { throw MissingAlerts(table: table, row: row.0) }
-            let delivery: Delivery =
-                row.4
-                ? .digest(Digest(sink: digestSink(row.2, first: events[0].id) ?? row.1, events: events, held: row.5))
-                : .event(events[0])
             return OutboxEntry(
-                id: row.0, sink: row.1, delivery: delivery, urgent: row.6, createdAt: row.7, attempts: Int(row.8),
-                nextAttemptAt: row.9, lastError: row.10, deadReason: row.11)
+                id: row.0, sink: row.1, delivery: delivery(id: row.2, sink: row.1, digest: row.4, held: row.5, events),
+                urgent: row.6, createdAt: row.7, attempts: Int(row.8), nextAttemptAt: row.9, lastError: row.10,
+                deadReason: row.11)
         }
+    }
+
+    /// The delivery a row of `sink` keeps: its first event, or a digest of `events` (at least
+    /// one) with the id `id`.
+    private static func delivery(id: String, sink: String, digest: Bool, held: Bool, _ events: [Alert]) -> Delivery {
+        digest
+            ? .digest(Digest(sink: digestSink(id, first: events[0].id) ?? sink, events: events, held: held))
+            : .event(events[0])
     }
 
     /// An alert's columns as `alertColumns` selects them.
@@ -634,6 +726,23 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     static func alertColumns(id: String) -> String {
         "\(id), rule, symbol, time, price, condition, threshold_low, threshold_high, threshold_null, value, message, "
             + "notify, kind, reminder, source"
+    }
+
+    /// An alert's columns from an outer join: all nil when no alert was found.
+    typealias JoinedAlertColumns = (
+        String?, String?, String?, Int64?, Double?, String?, Double?, Double?, Bool?, Double?, String?, String?,
+        String?, Int64?, String?
+    )
+
+    /// The alert an outer join found (nil when it found none).
+    static func joinedAlert(_ row: JoinedAlertColumns) -> Alert? {
+        guard let id = row.0, let rule = row.1, let symbol = row.2, let time = row.3, let price = row.4,
+            let condition = row.5, let low = row.6, let isNull = row.8, let value = row.9, let message = row.10,
+            let notify = row.11, let kind = row.12
+        else { return nil }
+        return alert(
+            (id, rule, symbol, time, price, condition, low, row.7, isNull, value, message, notify, kind, row.13, row.14)
+        )
     }
 
     /// The alert `alertColumns` stored, with its id.

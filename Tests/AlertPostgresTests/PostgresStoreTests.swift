@@ -175,6 +175,74 @@ import Testing
         }
     }
 
+    /// A claim reads each row back whole in its one statement: a digest's events in their order
+    /// with its sink, a range, no threshold, a reminder and a source, urgent rows first then
+    /// oldest; and a row that names no stored alert fails the claim and leaves every row to
+    /// the next claim.
+    @Test func aClaimReadsEachRowWholeUrgentFirst() async throws {
+        try await PostgresServer.with { server in
+            let store = try await Self.open(server)
+            var ranged = Self.alert("range", time: 2)
+            ranged.threshold = .range(90, 110)
+            ranged.source = "binance"
+            var bare = Self.alert("bare", time: 3)
+            bare.threshold = .none
+            var reminder = Self.alert("reminder", time: 4)
+            reminder.kind = .reminder
+            reminder.reminder = 3
+            let digest = Delivery.digest(Digest(sink: "hook", events: [ranged, bare, reminder], held: true))
+            let first = try await store.outbox.enqueue(.event(Self.alert("plain", time: 1)), sinks: ["hook"], now: 1)
+            let second = try await store.outbox.enqueue(digest, sinks: ["hook"], now: 1)
+            let urgent = try await store.outbox.enqueue(
+                .event(Self.alert("urgent", time: 5)), sinks: ["hook"], urgent: true, now: 1)
+            let claimed = try await store.outbox.claim(sink: "hook", owner: "a", now: 1, lease: 100, limit: 10)
+            #expect(claimed.map(\.id) == (urgent + first + second).map(\.id))
+            #expect(claimed.map(\.delivery) == (urgent + first + second).map(\.delivery))
+            #expect(claimed.map(\.urgent) == [true, false, false])
+            #expect(
+                claimed
+                    == (try await store.outbox.pending()).sorted {
+                        ($0.urgent ? 0 : 1, $0.id) < ($1.urgent ? 0 : 1, $1.id)
+                    })
+
+            try await server.psql(
+                "DELETE FROM alerts WHERE id = '\(Self.alert("plain", time: 1).id)'", database: "pricealert")
+            await #expect(throws: PostgresOutbox.MissingAlerts.self) {
+                try await store.outbox.claim(sink: "hook", owner: "b", now: 200, lease: 100, limit: 10)
+            }
+            let left = try await server.query("SELECT COUNT(*) FROM outbox WHERE locked_by IS NULL")
+            #expect(left == "3\n")
+            await store.close()
+        }
+    }
+
+    /// Deliveries recorded together (one group commit) delete each row and count each alert
+    /// they name once: an alert another row still names stays, with one reference fewer.
+    @Test func deliveriesRecordedTogetherReleaseEachAlertOnce() async throws {
+        try await PostgresServer.with { server in
+            let store = try await Self.open(server)
+            var rows: [OutboxEntry] = []
+            for index in 0..<12 {
+                rows += try await store.outbox.enqueue(
+                    .event(Self.alert("r\(index)")), sinks: ["hook", "mail"], now: Int64(index))
+            }
+            let outbox: any DeliveryOutbox = store.outbox
+            let recorded = Mutex(0)
+            for row in rows where row.sink == "hook" || row.delivery.id.hasSuffix("0") {
+                outbox.record([row.id], .delivered, committed: { _ in recorded.withLock { $0 += 1 } }, failed: { _ in })
+            }
+            await outbox.commit()
+            let gone = rows.filter { $0.sink == "hook" || $0.delivery.id.hasSuffix("0") }
+            #expect(recorded.withLock { $0 } == gone.count)
+            let pending = try await store.outbox.pending()
+            #expect(pending.map(\.id) == rows.filter { row in !gone.contains { $0.id == row.id } }.map(\.id))
+            // Each alert still named by its "mail" row, with one reference; the others deleted.
+            let refs = try await server.query("SELECT id || ' ' || refs FROM alerts ORDER BY id")
+            #expect(refs == pending.map { "\($0.delivery.id) 1\n" }.sorted().joined())
+            await store.close()
+        }
+    }
+
     @Test func silencesAndTheBackfillLedgerAreShared() async throws {
         try await PostgresServer.with { server in
             let (a, b) = (try await Self.open(server), try await Self.open(server))
