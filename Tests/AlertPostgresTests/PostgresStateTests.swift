@@ -247,7 +247,7 @@ import Testing
             }
             try await server.psql(statements, database: "pricealert")
             let store = try await Self.open(server)
-            #expect(try await store.status().schemaVersion == 5)
+            #expect(try await store.status().schemaVersion == PostgresStore.schemaVersion)
             store.journal.record(
                 added: [
                     PolicyStateStore.Pending(
