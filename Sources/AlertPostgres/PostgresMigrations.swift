@@ -131,7 +131,10 @@ enum PostgresMigrations {
             ]),
         Step(
             description: "policy journal rows known by (sink, event), in one order from a sequence for every writer",
-            sql: PostgresPolicyJournal.sharedOrder)
+            sql: PostgresPolicyJournal.sharedOrder),
+        Step(
+            description: "the sources each instance follows now, and since when",
+            sql: PostgresLeadership.followingSchema)
     ]
 
     /// Applies the steps `connection`'s database lacks, each in its own transaction; throws
