@@ -14,7 +14,12 @@ import Glibc
 /// sources it does not lead. Given `following` (`run`), it asks for a lease that ran out only
 /// as `PostgresLeadership.acquire(following:)` allows: once it has followed the source since
 /// before the last leader's last renewal, or no other follower is alive, or the lease has been
-/// over for a whole lease; a source never led it takes at once. The sources may change while
+/// over for a whole lease; a source never led it takes at once. Its heartbeat says which
+/// sources it evaluates now and since when, and it renews a lease only while no other live
+/// instance has followed the source for longer: otherwise it hands the source over (the lease
+/// ends at once), so the source is led by the instance that saw the most of its feed. After a
+/// gap of a lease or more in its own heartbeats (the host or the database paused), it judges
+/// the others by their heartbeats only after a lease. The sources may change while
 /// it runs (`follow`): it asks for the added ones and releases the removed ones. A lease it
 /// cannot renew (taken over, or the database out of reach) makes it a standby. It counts its own lease as ended a whole `settings.ttl` after the start
 /// of the last renewal that succeeded, on its own clock; the store counts from when the renewal
@@ -73,6 +78,13 @@ public final class LeadershipService: Service, Sendable {
     /// nil: it asks for leases without that condition.
     let following: (@Sendable (String) -> ContinuousClock.Instant?)?
     private let state = Mutex<[String: Held]>([:])
+    /// Each followed source's unbroken run as the heartbeat says it: its start on this process's
+    /// clock and on the store's, converted once per run so that every round names the same
+    /// instant (a conversion varies by a round trip, and two instances compare these).
+    private let runs = Mutex<[String: (local: ContinuousClock.Instant, store: Int64)]>([:])
+    /// The store's time of the last heartbeat written, and of the first of the unbroken run of
+    /// them it belongs to (`PostgresLeadership.Following.aliveSince`).
+    private let alive = Mutex<(last: Int64?, since: Int64)>((nil, 0))
     private let published: AsyncStream<Change>.Continuation
     /// Every role change, in order, from the first role each source gets. One consumer.
     public let changes: AsyncStream<Change>
@@ -159,10 +171,25 @@ public final class LeadershipService: Service, Sendable {
         let sources = self.sources
         var instance = self.instance
         instance.sources = sources
+        instance.following =
+            following.map { followed in
+                runs.withLock { runs in
+                    runs = runs.filter { source, run in followed(source) == run.local }
+                    return runs.mapValues(\.store)
+                }
+            } ?? [:]
         let at = ContinuousClock.now
         // The store's clock at this process's instant `at`, read late by the round trip at
         // most: a time since which this instance has followed a source is never read early.
         let seen = try await leadership.heartbeat(instance)
+        let aliveSince = alive.withLock { alive in
+            if let last = alive.last, seen - last < ttl {
+                alive.last = seen
+            } else {
+                alive = (last: seen, since: seen)
+            }
+            return alive.since
+        }
         let removed = state.withLock { state in
             let gone = state.filter { !sources.contains($0.key) }.map(\.value.lease)
             for lease in gone { state[lease.source] = nil }
@@ -177,14 +204,25 @@ public final class LeadershipService: Service, Sendable {
             let started = ContinuousClock.now
             let following = self.following.map { followed in
                 PostgresLeadership.Following(
-                    since: followed(source).map { seen + Int64(($0 - at) / .milliseconds(1)) })
+                    since: followed(source).map { local in
+                        runs.withLock { runs in
+                            if let run = runs[source], run.local == local { return run.store }
+                            let store = seen + Int64((local - at) / .milliseconds(1))
+                            runs[source] = (local, store)
+                            return store
+                        }
+                    }, aliveSince: aliveSince)
             }
             if let held = state.withLock({ $0[source] }) {
-                let renewed = try await leadership.renew(held.lease, ttl: ttl)
+                let renewed = try await leadership.renew(held.lease, ttl: ttl, following: following)
                 state.withLock {
                     $0[source] = renewed.map { Held(lease: $0, renewedAt: started) }
                 }
-                if renewed == nil { logger.warning("leadership: source \(source) was taken over; standby now") }
+                if renewed == nil {
+                    logger.warning(
+                        "leadership: source \(source) was taken over, or handed to an instance that has followed it without a break for longer; standby now"
+                    )
+                }
             } else if let lease = try await leadership.acquire(
                 source: source, instance: instance.id, ttl: ttl, following: following)
             {

@@ -40,16 +40,24 @@ public final class PostgresLeadership: Sendable {
         public var fence: PostgresFence { PostgresFence(source: source, epoch: epoch) }
     }
 
-    /// How an instance that evaluates a source asks for its lease (`acquire`): by when it has
-    /// followed the source without a break.
+    /// How an instance that evaluates a source asks for its lease (`acquire`) and keeps it
+    /// (`renew`): by when it has followed the source without a break, and since when it has
+    /// been alive.
     public struct Following: Sendable, Equatable {
         /// Since when (the store's clock, epoch ms) this instance has evaluated the source's
         /// prices without a break; nil while it has none (not subscribed yet, or its feed
         /// dropped).
         public var since: Int64?
+        /// Since when (the store's clock, epoch ms) this instance has written its heartbeat
+        /// with no gap of a lease or more; nil: it counts as alive all along. An instance that
+        /// was paused with the others (the whole host, or the database) finds every heartbeat
+        /// old, its own too: it judges the others by their heartbeats only once it has been
+        /// alive for a lease again, which gives each of them a lease to write one.
+        public var aliveSince: Int64?
 
-        public init(since: Int64?) {
+        public init(since: Int64?, aliveSince: Int64? = nil) {
             self.since = since
+            self.aliveSince = aliveSince
         }
     }
 
@@ -59,18 +67,27 @@ public final class PostgresLeadership: Sendable {
     /// restarted instance does not take back what its earlier self may still be writing under.
     ///
     /// With `following`, a lease that ran out is taken only by an instance that can enter what
-    /// its last leader may have left: one that has followed the source since before the last
-    /// leader's last renewal (so it evaluated every tick the leader may not have entered), or
-    /// when no other instance that follows the source has been heard from within `ttl` (none
-    /// could do better), or once the lease has been over for `ttl` (none of them took it: their
-    /// feeds are down too, or they started as late). A source never led is taken at once. So a
-    /// killed instance started again at once leaves the takeover to a standby that saw the gap
+    /// its last leader may have left:
+    /// - one that has followed the source since before the last leader's last renewal (so it
+    ///   evaluated every tick the leader may not have entered), when no other instance heard
+    ///   from within `ttl` has followed it for longer;
+    /// - one that follows the source when no other instance's heartbeat says it follows it
+    ///   (the others said goodbye, or their feeds are down);
+    /// - once it has been alive for `ttl` (`Following.aliveSince`): when no other instance
+    ///   heard from within `ttl` has followed the source since before it (none could do
+    ///   better), or once the lease has been over for `ttl` while it was alive (none of them
+    ///   took it: their feeds are down too, or they started as late).
+    ///
+    /// A source never led is taken at once. So a killed instance started again at once leaves
+    /// the takeover to a standby that saw the gap, and after a pause of the whole host no
+    /// instance takes a lease before the others have had a lease to say they are alive
     /// (Docs/postgres.md#leadershipservice).
     public func acquire(
         source: String, instance: String, ttl: Int64, now: Int64? = nil, following: Following? = nil
     ) async throws -> Lease? {
         let cautious = following != nil
         let since = following?.since
+        let alive = following?.aliveSince
         return try await queue.transaction { connection in
             let logger = self.queue.logger
             var at: Int64 = 0
@@ -90,11 +107,20 @@ public final class PostgresLeadership: Sendable {
                   SET epoch = leadership.epoch + 1, holder = excluded.holder, acquired_at = excluded.acquired_at,
                     renewed_at = excluded.renewed_at, lease_until = excluded.lease_until
                   WHERE leadership.lease_until <= excluded.acquired_at
-                    AND (NOT \(cautious) OR \(since)::BIGINT <= leadership.renewed_at
-                      OR leadership.lease_until <= excluded.acquired_at - \(ttl)
-                      OR NOT EXISTS (
-                        SELECT 1 FROM instances i WHERE i.id <> excluded.holder AND excluded.source = ANY(i.sources)
-                          AND i.seen_at > excluded.acquired_at - \(ttl)))
+                    AND (NOT \(cautious)
+                      OR (\(since)::BIGINT <= leadership.renewed_at AND NOT EXISTS (
+                        SELECT 1 FROM instances i, unnest(i.following, i.following_since) AS f(source, since)
+                        WHERE i.id <> excluded.holder AND f.source = excluded.source
+                          AND i.seen_at > excluded.acquired_at - \(ttl) AND f.since < \(since)::BIGINT))
+                      OR (\(since)::BIGINT IS NOT NULL AND NOT EXISTS (
+                        SELECT 1 FROM instances i WHERE i.id <> excluded.holder AND excluded.source = ANY(i.following)))
+                      OR (COALESCE(\(alive)::BIGINT, 0) <= excluded.acquired_at - \(ttl) AND (
+                        GREATEST(leadership.lease_until, COALESCE(\(alive)::BIGINT, 0)) <= excluded.acquired_at - \(ttl)
+                        OR NOT EXISTS (
+                          SELECT 1 FROM instances i, unnest(i.following, i.following_since) AS f(source, since)
+                          WHERE i.id <> excluded.holder AND f.source = excluded.source
+                            AND i.seen_at > excluded.acquired_at - \(ttl)
+                            AND (\(since)::BIGINT IS NULL OR f.since < \(since)::BIGINT)))))
                 RETURNING epoch, acquired_at, lease_until
                 """, logger: self.queue.logger)
             for try await (epoch, acquiredAt, until) in rows.decode((Int64, Int64, Int64).self) {
@@ -106,16 +132,38 @@ public final class PostgresLeadership: Sendable {
 
     /// Extends `lease` to `now + ttl`. Nil when it is no longer held under its epoch (another
     /// instance took the source over): the caller is a standby from then on.
-    public func renew(_ lease: Lease, ttl: Int64, now: Int64? = nil) async throws -> Lease? {
-        try await queue.perform { connection in
+    ///
+    /// With `following` (the holder's own), the holder hands the source over instead when
+    /// another instance heard from within `ttl` has followed it since before the holder (or
+    /// follows it while the holder does not): the lease ends now, as its last renewal, and the
+    /// renewal gives nil, so that instance takes the source at its next try. That
+    /// instance evaluated every tick the holder did since the holder's feed last came back, and
+    /// the ticks the holder missed meanwhile, so a leader whose feed dropped (or that connected
+    /// again after a pause later than a standby) never leaves those ticks unentered.
+    public func renew(
+        _ lease: Lease, ttl: Int64, now: Int64? = nil, following: Following? = nil
+    ) async throws
+        -> Lease?
+    {
+        let cautious = following != nil
+        let since = following?.since
+        return try await queue.perform { connection in
             let rows = try await connection.query(
                 """
-                WITH clock AS (SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock)) AS now)
-                UPDATE leadership SET renewed_at = clock.now, lease_until = clock.now + \(ttl) FROM clock
+                WITH clock AS (SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock)) AS now),
+                better AS (
+                  SELECT \(cautious) AND EXISTS (
+                    SELECT 1 FROM instances i, unnest(i.following, i.following_since) AS f(source, since), clock
+                    WHERE i.id <> \(lease.holder) AND f.source = \(lease.source) AND i.seen_at > clock.now - \(ttl)
+                      AND (\(since)::BIGINT IS NULL OR f.since < \(since)::BIGINT)) AS yes)
+                UPDATE leadership SET renewed_at = clock.now,
+                  lease_until = CASE WHEN better.yes THEN LEAST(leadership.lease_until, clock.now)
+                    ELSE clock.now + \(ttl) END
+                FROM clock, better
                 WHERE source = \(lease.source) AND holder = \(lease.holder) AND epoch = \(lease.epoch)
-                RETURNING lease_until
+                RETURNING lease_until, better.yes
                 """, logger: self.queue.logger)
-            for try await until in rows.decode(Int64.self) {
+            for try await (until, handedOver) in rows.decode((Int64, Bool).self) where !handedOver {
                 var renewed = lease
                 renewed.until = until
                 return renewed
@@ -235,14 +283,22 @@ public final class PostgresLeadership: Sendable {
         public var seenAt: Int64
         /// The sources it follows, as leader or standby.
         public var sources: [String]
+        /// The sources whose prices it evaluates now, each with since when (the store's clock,
+        /// epoch ms) it has without a break (`Following.since`); a source whose feed is down is
+        /// not among them.
+        public var following: [String: Int64]
 
-        public init(id: String, host: String, pid: Int64, startedAt: Int64, seenAt: Int64 = 0, sources: [String]) {
+        public init(
+            id: String, host: String, pid: Int64, startedAt: Int64, seenAt: Int64 = 0, sources: [String],
+            following: [String: Int64] = [:]
+        ) {
             self.id = id
             self.host = host
             self.pid = pid
             self.startedAt = startedAt
             self.seenAt = seenAt
             self.sources = sources
+            self.following = following
         }
     }
 
@@ -253,15 +309,18 @@ public final class PostgresLeadership: Sendable {
     public func heartbeat(
         _ instance: Instance, now: Int64? = nil, forgetAfter: Int64 = 86_400_000
     ) async throws -> Int64 {
-        try await queue.transaction { connection in
+        let followed = instance.following.keys.sorted()
+        let since = followed.map { instance.following[$0]! }
+        return try await queue.transaction { connection in
             let rows = try await connection.query(
                 """
                 WITH clock AS (SELECT COALESCE(\(now)::BIGINT, \(unescaped: Self.serverClock)) AS now)
-                INSERT INTO instances (id, host, pid, started_at, seen_at, sources)
+                INSERT INTO instances (id, host, pid, started_at, seen_at, sources, following, following_since)
                 SELECT \(instance.id), \(instance.host), \(instance.pid), \(instance.startedAt), clock.now,
-                  \(instance.sources) FROM clock
+                  \(instance.sources), \(followed), \(since) FROM clock
                 ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
-                  started_at = excluded.started_at, seen_at = excluded.seen_at, sources = excluded.sources
+                  started_at = excluded.started_at, seen_at = excluded.seen_at, sources = excluded.sources,
+                  following = excluded.following, following_since = excluded.following_since
                 RETURNING seen_at
                 """, logger: self.queue.logger)
             var seen: Int64 = 0
@@ -283,13 +342,17 @@ public final class PostgresLeadership: Sendable {
     public func instances() async throws -> [Instance] {
         try await queue.perform { connection in
             let rows = try await connection.query(
-                "SELECT id, host, pid, started_at, seen_at, sources FROM instances ORDER BY id",
+                """
+                SELECT id, host, pid, started_at, seen_at, sources, following, following_since FROM instances
+                ORDER BY id
+                """,
                 logger: self.queue.logger)
             var instances: [Instance] = []
-            for try await row in rows.decode((String, String, Int64, Int64, Int64, [String]).self) {
+            for try await row in rows.decode((String, String, Int64, Int64, Int64, [String], [String], [Int64]).self) {
                 instances.append(
                     Instance(
-                        id: row.0, host: row.1, pid: row.2, startedAt: row.3, seenAt: row.4, sources: row.5))
+                        id: row.0, host: row.1, pid: row.2, startedAt: row.3, seenAt: row.4, sources: row.5,
+                        following: Dictionary(zip(row.6, row.7), uniquingKeysWith: { first, _ in first })))
             }
             return instances
         }
@@ -324,6 +387,15 @@ public final class PostgresLeadership: Sendable {
     }
 
     // MARK: The schema
+
+    /// Schema step 6 (`PostgresMigrations.all`): the sources each instance evaluates now, and
+    /// since when, so that a lease goes to the instance that has followed its source longest.
+    static let followingSchema = [
+        """
+        ALTER TABLE instances ADD COLUMN following TEXT[] NOT NULL DEFAULT '{}',
+          ADD COLUMN following_since BIGINT[] NOT NULL DEFAULT '{}'
+        """
+    ]
 
     /// The server's clock in epoch ms: what `now` is when a caller gives none.
     static let serverClock = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT"

@@ -133,6 +133,9 @@ enum PostgresMigrations {
             description: "policy journal rows known by (sink, event), in one order from a sequence for every writer",
             sql: PostgresPolicyJournal.sharedOrder),
         Step(
+            description: "the sources each instance follows now, and since when",
+            sql: PostgresLeadership.followingSchema),
+        Step(
             description: "claims walk a sink's outbox rows in claim order (index outbox_claim, function claim_outbox)",
             sql: [
                 "DROP INDEX outbox_due",

@@ -107,7 +107,7 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     ) {
         var write = Write(
             apply: { connection, logger in
-                let moved = try await Self.apply(outcome, to: ids, connection, logger)
+                let moved = try await Self.apply(outcome, to: ids, owner: self.owner, connection, logger)
                 return { committed(moved) }
             }, failed: failed)
         if case .delivered = outcome { write.delivered = (ids, { committed([]) }) }
@@ -457,7 +457,7 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     @discardableResult
     public func record(_ ids: [Int64], _ outcome: OutboxOutcome) async throws -> [OutboxEntry] {
         return try await queue.transaction { connection in
-            try await Self.apply(outcome, to: ids, connection, self.queue.logger)
+            try await Self.apply(outcome, to: ids, owner: self.owner, connection, self.queue.logger)
         }
     }
 
@@ -610,8 +610,11 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
         return count
     }
 
+    /// A retry by `owner` leaves a row another deliverer has claimed since (`owner`'s claim ran
+    /// out while it was held up): that deliverer's attempt decides, and the row is not handed
+    /// out a third time while it is in flight.
     private static func apply(
-        _ outcome: OutboxOutcome, to ids: [Int64], _ connection: PostgresConnection, _ logger: Logger
+        _ outcome: OutboxOutcome, to ids: [Int64], owner: String, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> [OutboxEntry] {
         switch outcome {
         case .delivered:
@@ -622,7 +625,7 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
                 """
                 UPDATE outbox SET attempts = attempts + 1, next_attempt_at = \(at), last_error = \(reason),
                   locked_by = NULL, locked_until = NULL
-                WHERE id = ANY(\(ids))
+                WHERE id = ANY(\(ids)) AND (locked_by IS NULL OR locked_by = \(owner))
                 """, logger: logger)
             return []
         case .dead(let reason, let lastError, let at, let fallback):

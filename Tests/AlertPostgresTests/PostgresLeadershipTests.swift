@@ -153,8 +153,8 @@ import Glibc
 
     /// An instance that asks by how long it has followed the source (`following`) takes a
     /// lease that ran out only when it followed since before the last leader's last renewal,
-    /// or no other follower has been heard from within a lease, or the lease has been over for
-    /// a lease; a source never led it takes at once, having followed nothing.
+    /// or no other instance heard from within a lease has followed it for longer, or the lease
+    /// has been over for a lease; a source never led it takes at once, having followed nothing.
     @Test func aLateFollowerLeavesATakeoverToAStandbyThatSawTheGap() async throws {
         try await PostgresServer.with { server in
             let store = try await PostgresStoreTests.open(server)
@@ -165,9 +165,11 @@ import Glibc
             // Renewed at 2 s, then killed: the lease ends at 5 s. "b" has followed since 1 s,
             // "c" (a started again at once) since 5.5 s.
             _ = try await leadership.renew(first, ttl: Self.ttl, now: 2_000)
-            for (id, seen) in [("a", 2_000), ("b", 5_900), ("c", 5_900)] {
+            for (id, seen, since) in [("a", 2_000, 0), ("b", 5_900, 1_000), ("c", 5_900, 5_500)] {
                 try await leadership.heartbeat(
-                    .init(id: id, host: "h", pid: 1, startedAt: 0, sources: ["binance"]), now: Int64(seen))
+                    .init(
+                        id: id, host: "h", pid: 1, startedAt: 0, sources: ["binance"],
+                        following: ["binance": Int64(since)]), now: Int64(seen))
             }
             let late = PostgresLeadership.Following(since: 5_500)
             #expect(
@@ -187,13 +189,15 @@ import Glibc
                 source: "binance", instance: "b", ttl: Self.ttl, now: 6_000, following: .init(since: 1_000))
             #expect(taken?.epoch == 2 && taken?.holder == "b")
 
-            // b stops renewing (its lease ends at 9 s) but is still heard from, its feed down;
-            // "e" has followed only since 8.5 s. e waits while b is heard from within a lease,
-            // and takes the lease once it has been over for a lease.
+            // b stops renewing (its lease ends at 9 s) but is still heard from, following the
+            // source since 1 s; "e" has followed only since 8.5 s. e waits while b is heard
+            // from within a lease, and takes the lease once it has been over for a lease.
             let e = PostgresLeadership.Following(since: 8_500)
-            for (id, seen) in [("b", 11_500), ("e", 11_500)] {
+            for (id, seen, since) in [("b", 11_500, 1_000), ("e", 11_500, 8_500)] {
                 try await leadership.heartbeat(
-                    .init(id: id, host: "h", pid: 1, startedAt: 0, sources: ["binance"]), now: Int64(seen))
+                    .init(
+                        id: id, host: "h", pid: 1, startedAt: 0, sources: ["binance"],
+                        following: ["binance": Int64(since)]), now: Int64(seen))
             }
             #expect(
                 try await leadership.acquire(source: "binance", instance: "e", ttl: Self.ttl, now: 11_999, following: e)
@@ -210,6 +214,65 @@ import Glibc
             let next = try await leadership.acquire(
                 source: "binance", instance: "d", ttl: Self.ttl, now: 15_000, following: fresh)
             #expect(next?.epoch == 4)
+            await store.close()
+        }
+    }
+
+    /// The whole host paused for a minute (the database's clock jumps with it): every
+    /// heartbeat is a minute old. A standby that wakes first, its feed connecting again, does
+    /// not take the lease before the leader has had a lease to renew it. Once both feeds are
+    /// back, the lease goes to the instance whose feed came back first: the leader that came
+    /// back later hands it over at its renewal, and that instance takes it.
+    @Test func afterAPauseOfTheWholeHostTheLeaseGoesToWhoseFeedCameBackFirst() async throws {
+        try await PostgresServer.with { server in
+            let store = try await PostgresStoreTests.open(server)
+            let leadership = store.leadership
+            func heartbeat(_ id: String, at seen: Int64, since: Int64?) async throws {
+                try await leadership.heartbeat(
+                    .init(
+                        id: id, host: "h", pid: 1, startedAt: 0, sources: ["binance"],
+                        following: since.map { ["binance": $0] } ?? [:]), now: seen)
+            }
+            let a = try #require(
+                try await leadership.acquire(
+                    source: "binance", instance: "a", ttl: Self.ttl, now: 0, following: .init(since: nil)))
+            try await heartbeat("a", at: 2_000, since: 0)
+            try await heartbeat("b", at: 2_000, since: 500)
+            let renewed = try #require(
+                try await leadership.renew(a, ttl: Self.ttl, now: 2_000, following: .init(since: 0)))
+            // Paused from 2.1 s to 62 s. b's first heartbeat after it: its feed went silent and
+            // is connecting again (or has just subscribed).
+            try await heartbeat("b", at: 62_000, since: nil)
+            for since: Int64? in [nil, 61_900] {
+                #expect(
+                    try await leadership.acquire(
+                        source: "binance", instance: "b", ttl: Self.ttl, now: 62_000,
+                        following: .init(since: since, aliveSince: 62_000)) == nil)
+            }
+            // a renews at its first round, its feed not back yet: b's is not either.
+            try await heartbeat("a", at: 62_100, since: nil)
+            let kept = try #require(
+                try await leadership.renew(renewed, ttl: Self.ttl, now: 62_100, following: .init(since: nil)))
+            // b's feed came back at 62.3 s, a's at 62.6 s: b saw the ticks between. a hands
+            // the source over at its next renewal, and b takes it at once.
+            try await heartbeat("b", at: 62_500, since: 62_300)
+            try await heartbeat("a", at: 62_700, since: 62_600)
+            #expect(
+                try await leadership.renew(kept, ttl: Self.ttl, now: 62_700, following: .init(since: 62_600)) == nil)
+            #expect(
+                try await leadership.acquire(
+                    source: "binance", instance: "a", ttl: Self.ttl, now: 62_800,
+                    following: .init(since: 62_600, aliveSince: 62_100)) == nil)
+            let taken = try await leadership.acquire(
+                source: "binance", instance: "b", ttl: Self.ttl, now: 62_900,
+                following: .init(since: 62_300, aliveSince: 62_000))
+            #expect(taken?.epoch == 2 && taken?.holder == "b")
+            // b keeps it: a has followed only since later.
+            let bLease = try #require(taken)
+            #expect(
+                try await leadership.renew(bLease, ttl: Self.ttl, now: 63_400, following: .init(since: 62_300)) != nil)
+            // Had a been paused alone (b alive throughout), b would take the lease once it ran
+            // out, as before: its heartbeats have no gap.
             await store.close()
         }
     }

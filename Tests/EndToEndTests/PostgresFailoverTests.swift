@@ -21,6 +21,8 @@ struct PostgresFailoverTests {
     /// The line an instance writes when it follows the source as a standby (at start, or once
     /// it finds it lost the lease).
     static let standbyLine = "source binance: standby"
+    /// The store's clock in epoch ms, in SQL.
+    static let storeClock = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT"
 
     /// Everything a case runs against, and the instants at which it disrupted something.
     struct Rig: Sendable {
@@ -54,6 +56,20 @@ struct PostgresFailoverTests {
             func end(_ number: Int) { spans.withLock { $0[number].end = .now } }
 
             var all: [DeliveryCheck.Disruption] { spans.withLock { $0 } }
+        }
+
+        /// Waits until `sql` answers true (`t`), looking every 50 ms: what the store's clock says
+        /// has no event to wait on.
+        func waitUntilStore(_ sql: String, timeout: Duration = .seconds(90)) async throws {
+            let deadline = ContinuousClock.now + timeout
+            while try await server.query(sql) != "t\n" {
+                guard ContinuousClock.now < deadline else { throw StoreNeverSaid(sql: sql) }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+
+        struct StoreNeverSaid: Error {
+            var sql: String
         }
 
         /// The outbox rows pending now.
@@ -126,13 +142,17 @@ struct PostgresFailoverTests {
 
         /// Stops the stream, waits for everything the reference gives to arrive, stops every
         /// instance (SIGTERM: each must exit 0) and compares the arrivals with the reference.
-        func finish(_ expected: Expected) async throws {
+        /// With `feedAlerts`, the feeds went stale on purpose: their `@feed-stale` and
+        /// `@feed-recovered` events (each instance's own, Docs/postgres.md) are left out of the
+        /// comparison.
+        func finish(_ expected: Expected, feedAlerts: Bool = false) async throws {
             let ticks = await broadcast.stop()
             let pairs = try expected.update(ticks)
             try await receiver.waitForAll(Set(pairs), timeout: .seconds(120))
             let statuses = try await slots.stopAll()
             #expect(statuses.values.allSatisfy { $0 == 0 }, "\(statuses)\n\(slots.stderr)")
-            let check = DeliveryCheck(expected: pairs, arrivals: receiver.arrivals, disruptions: disruptions.all)
+            let arrivals = receiver.arrivals.filter { !feedAlerts || !$0.id.hasPrefix("@feed-") }
+            let check = DeliveryCheck(expected: pairs, arrivals: arrivals, disruptions: disruptions.all)
             print(
                 "\(ticks.count) ticks sent, \(pairs.count) deliveries expected, \(receiver.arrivals.count) arrived (\(check.repeats) repeats, at most \(check.pendingBound.map(String.init) ?? "?") pending at \(disruptions.all.count) disruptions)"
             )
@@ -162,7 +182,8 @@ struct PostgresFailoverTests {
                 "\(receiver.arrivals.count) arrivals, \(counts.count) distinct, \(broadcast.count) ticks sent; most: \(most)"
         }
 
-        static func with(_ body: @Sendable (Rig) async throws -> Void) async throws {
+        /// `arguments` are added to every instance's `run`.
+        static func with(arguments: [String] = [], _ body: @Sendable (Rig) async throws -> Void) async throws {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "pricealert-ha-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -177,7 +198,7 @@ struct PostgresFailoverTests {
             do {
                 try await run(
                     dir: dir, secretFile: secretFile, exchange: exchange, exchangePort: exchangePort,
-                    broadcast: broadcast, receiver: receiver, body)
+                    broadcast: broadcast, receiver: receiver, arguments: arguments, body)
             } catch {
                 await exchange.stop()
                 throw error
@@ -187,7 +208,7 @@ struct PostgresFailoverTests {
 
         private static func run(
             dir: URL, secretFile: URL, exchange: ScriptedExchange, exchangePort: Int, broadcast: TickBroadcast,
-            receiver: SignedWebhookReceiver, _ body: @Sendable (Rig) async throws -> Void
+            receiver: SignedWebhookReceiver, arguments: [String], _ body: @Sendable (Rig) async throws -> Void
         ) async throws {
             try await PostgresServer.with { server in
                 try await receiver.with { hookPort in
@@ -195,7 +216,7 @@ struct PostgresFailoverTests {
                         exchangePort: exchangePort, hookPort: hookPort, secretFile: secretFile.path)
                     try rules.write(to: dir.appendingPathComponent("rules.json"), atomically: true, encoding: .utf8)
                     let slots = DaemonSlots(
-                        arguments: ["run", "--rules", "rules.json", "--save-every", "1s"], directory: dir,
+                        arguments: ["run", "--rules", "rules.json", "--save-every", "1s"] + arguments, directory: dir,
                         environment: ["PRICEALERT_STORE": server.url()])
                     let rig = Rig(
                         dir: dir, server: server, exchange: exchange, broadcast: broadcast, receiver: receiver,
@@ -332,6 +353,48 @@ struct PostgresFailoverTests {
                 """)
             #expect(late == "0\n", "ledger entries of the old epoch after the takeover")
             try await rig.finish(expected)
+        }
+    }
+
+    /// (f) The whole machine paused, as a virtual machine is: both instances stopped with
+    /// SIGSTOP while the exchange sends nothing, for longer than a lease and than
+    /// `--stale-after`, then continued together. Each finds its feed silent and connects again,
+    /// one before the other, and the exchange goes on as soon as their old connections are
+    /// closed, so the ticks between the two subscriptions reach one instance only. Whichever
+    /// leads afterwards, every event of every tick sent arrives. Three pauses.
+    @Test func aWholeMachinePausedPastTheLeaseAndTheStaleLimitLosesNothing() async throws {
+        try await Rig.with(arguments: ["--stale-after", "2s"]) { rig in
+            let expected = try Expected(rules: rig.rules)
+            try await Self.leaderAndStandby(rig, expected)
+            for _ in 0..<3 {
+                let instances = try [0, 1].map { try #require(rig.slots.process($0)) }
+                let count = rig.exchange.connectionCount
+                var old: [ScriptedConnection] = []
+                for n in [count - 1, count] { old.append(try await rig.exchange.connection(n)) }
+                #expect(old.allSatisfy { !$0.isClosed }, "each instance on one open connection")
+                try await rig.broadcast.pause()
+                // Everything sent so far arrived: what the instances read after the pause is new.
+                try await rig.waitForDeliveries(expected)
+                let span = rig.disruptions.begin()
+                for instance in instances { kill(instance.pid, SIGSTOP) }
+                rig.disruptions.pending(span, try await rig.pendingRows())
+                // Paused until the store's clock says the lease has been over for a lease:
+                // 6 s at least since the last renewal, past the 2 s stale limit too.
+                try await rig.waitUntilStore(
+                    "SELECT lease_until <= \(Self.storeClock) - 3000 FROM leadership WHERE source = 'binance'")
+                for instance in instances { kill(instance.pid, SIGCONT) }
+                for connection in old { try await connection.waitUntilClosed(timeout: .seconds(90)) }
+                rig.broadcast.resume()
+                for n in [count + 1, count + 2] {
+                    try await rig.broadcast.waitUntilFollowing(connection: n, ticks: 10)
+                }
+                try await rig.waitUntilStore(
+                    "SELECT lease_until > \(Self.storeClock) FROM leadership WHERE source = 'binance'")
+                try await rig.broadcast.waitForMoreTicks(50)
+                try await rig.waitForDeliveries(expected)
+                rig.disruptions.end(span)
+            }
+            try await rig.finish(expected, feedAlerts: true)
         }
     }
 

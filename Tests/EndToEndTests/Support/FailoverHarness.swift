@@ -73,9 +73,16 @@ struct FailoverStream: Sendable {
 final class TickBroadcast: Sendable {
     let exchange: ScriptedExchange
     let interval: Duration
-    private let state = Mutex<(sent: [Tick], firstTick: [Int: Int], task: Task<Void, Never>?)>(([], [:], nil))
+    private let state = Mutex<(sent: [Tick], firstTick: [Int: Int], task: Task<Void, Never>?, pause: Pause)>(
+        ([], [:], nil, .none))
     /// One event per tick sent.
     let sentEvents = EventCounter()
+    /// One event each time the stream stops for a `pause()`.
+    private let pauses = EventCounter()
+
+    /// Whether the stream goes on: a pause is asked for, then takes effect before a round whose
+    /// prices are below their levels.
+    private enum Pause { case none, asked, paused }
 
     init(exchange: ScriptedExchange, interval: Duration = .milliseconds(20)) {
         self.exchange = exchange
@@ -99,7 +106,7 @@ final class TickBroadcast: Sendable {
                     connections.append(next)
                 }
                 let open = connections.indices.filter { !connections[$0].texts.isEmpty && !connections[$0].isClosed }
-                if !open.isEmpty {
+                if !open.isEmpty, !holdsBack(count) {
                     last = max(last + 1, Int64(Date().timeIntervalSince1970 * 1000))
                     let index = count
                     let tick = FailoverStream.tick(index, time: last)
@@ -115,6 +122,45 @@ final class TickBroadcast: Sendable {
             }
         }
         state.withLock { $0.task = task }
+    }
+
+    /// Whether the stream stops before tick `index`: a pause was asked for and `index` begins a
+    /// round below the levels. Whatever ticks an instance then misses, its state after that
+    /// round's ticks is the same (each market below its level), so what the ticks after a pause
+    /// give depends only on which of them an instance receives.
+    private func holdsBack(_ index: Int) -> Bool {
+        let startsBelow = index % FailoverStream.markets.count == 0 && (index / FailoverStream.markets.count) % 2 == 0
+        let stops = state.withLock { state in
+            switch state.pause {
+            case .none: return false
+            case .paused: return true
+            case .asked:
+                guard startsBelow else { return false }
+                state.pause = .paused
+                return true
+            }
+        }
+        if stops, pauses.count < pausesAsked { pauses.record() }
+        return stops
+    }
+
+    private let asked = Mutex(0)
+    private var pausesAsked: Int { asked.withLock { $0 } }
+
+    /// Stops the stream before the next round below the levels; returns once it has stopped
+    /// (no tick is sent until `resume`).
+    func pause(timeout: Duration = .seconds(60)) async throws {
+        let n = asked.withLock { asked in
+            asked += 1
+            return asked
+        }
+        state.withLock { $0.pause = .asked }
+        try await pauses.wait(for: n, timeout: timeout)
+    }
+
+    /// Sends ticks again after `pause`, from a round below the levels.
+    func resume() {
+        state.withLock { $0.pause = .none }
     }
 
     /// Stops sending and returns every tick sent.
