@@ -14,7 +14,10 @@
 // With `--store URL` (PostgreSQL) or `--state DIR` (SQLite), the pipeline is `run`'s with that
 // store: alerts are written to its outbox before the sink gets them, and the engine state is
 // restored from it and saved there every second (`run --save-every 1s`); without, alerts go to
-// the sink directly and nothing is saved.
+// the sink directly and nothing is saved. The counting sink is declared as a `stdout` sink,
+// which is delivered directly even with a store; `--sink webhook` declares it a webhook (its
+// requests never leave: the counting sink takes them), so that with a store every alert is
+// written to the store's outbox, claimed there and deleted once counted, as a webhook's are.
 import AlertFeeds
 import AlertHTTP
 import AlertModel
@@ -104,7 +107,7 @@ enum FiveSources {
 
     static func run(
         markets: Int, rules ruleCount: Int, seconds: Int, steps: Int, seed: UInt64, store url: String?,
-        state: String?
+        state: String?, sink sinkType: String = "stdout"
     ) async throws {
         let exchange = DemoExchangeServer(
             configuration: ExchangeConfiguration(
@@ -185,7 +188,7 @@ enum FiveSources {
             #""\#(v.venue.rawValue)":{"type":"\#(v.venue.rawValue)","endpoint":"http://127.0.0.1:\#(port)/\#(v.venue.rawValue)"}"#
         }
         let text = """
-            {"version":3,"sources":{\(sources.joined(separator: ","))},"sinks":{"count":{"type":"stdout"}},
+            {"version":3,"sources":{\(sources.joined(separator: ","))},"sinks":{"count":{"type":"\(sinkType)"\(sinkType == "webhook" ? #","url":"http://127.0.0.1:9/""# : "")}},
              "defaults":{"notify":["count"]},"rules":[\(ruleTexts.joined(separator: ","))]}
             """
         let ruleSet = try RuleLoader.load([RuleSource(path: "five-sources.json", bytes: Array(text.utf8))]).get()
@@ -253,7 +256,7 @@ enum FiveSources {
         let saves = url != nil ? "postgres" : state != nil ? "state-folder" : "none"
         print(
             """
-            five-sources store=\(saves) markets/source=\(markets) markets=\(quoted.count) rules=\(ruleSet.rules.count) \
+            five-sources store=\(saves) sink=\(sinkType) markets/source=\(markets) markets=\(quoted.count) rules=\(ruleSet.rules.count) \
             ticks=\(accepted) ticks/s=\(Int(Double(accepted) / elapsed)) alerts=\(outcome.stats.alerts) \
             delivered=\(sink.count.load(ordering: .relaxed)) dropped=\(outcome.stats.droppedTotal) \
             (\(outcome.stats.dropped.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", "))) \

@@ -5,10 +5,10 @@
 //   swift build -c release --product live-benchmark
 //   .build/release/live-benchmark [--frames 20000] [--rules 3000] [--rate 200] [--seconds 10]
 //   .build/release/live-benchmark --sources 5 [--markets 600] [--rules 30000] [--seconds 10]
-//     [--store postgres://… | --state DIR]
+//     [--store postgres://… | --state DIR] [--sink stdout|webhook]
 //     (the five exchanges at once through `run`'s pipeline: FiveSources.swift; with --store or
-//     --state, alerts go through that store's outbox and the engine state is saved there every
-//     second, as `run --store`/`--state` with `--save-every 1s` does)
+//     --state, the engine state is saved there every second, as `run --store`/`--state` with
+//     `--save-every 1s` does, and with --sink webhook as well, alerts go through its outbox)
 // Benchmarks/run-live.sh builds and runs it. Two measurements, one line each:
 //   throughput: N frames of 150 entries sent as fast as the socket takes them → frames/s, ticks/s
 //   latency:    frames at a steady rate; instant before the server writes a frame → instant the
@@ -39,6 +39,9 @@ struct Options {
     /// With `--sources 5`: a PostgreSQL store or a state folder that `run` would use.
     var store: String?
     var state: String?
+    /// With `--sources 5`: the type the counting sink is declared as (`webhook`: durable, so with
+    /// a store every alert goes through its outbox).
+    var sink = "stdout"
 
     init(_ args: [String]) {
         var i = 1
@@ -56,6 +59,7 @@ struct Options {
             case "--steps": steps = Int(value) ?? steps
             case "--store": store = value
             case "--state": state = value
+            case "--sink": sink = value
             default: fatalError("unknown option \(args[i])")
             }
             i += 2
@@ -68,7 +72,8 @@ if options.sources == 5 {
     let explicitRules = CommandLine.arguments.contains("--rules")
     try await FiveSources.run(
         markets: options.markets, rules: explicitRules ? options.rules : 30_000, seconds: options.seconds,
-        steps: options.steps, seed: options.seed, store: options.store, state: options.state)
+        steps: options.steps, seed: options.seed, store: options.store, state: options.state,
+        sink: options.sink)
     exit(0)
 }
 var rng = SeededRandom(seed: options.seed)

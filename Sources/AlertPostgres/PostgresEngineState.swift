@@ -126,43 +126,70 @@ public final class PostgresEngineState: EngineStateKeeper {
     }
 
     /// Writes `snapshots` and `markets` on `connection` (in the caller's transaction); returns
-    /// each symbol's history extent now stored.
+    /// each symbol's history extent now stored. However many symbols a save holds, it is at
+    /// most three statements (the symbols, the hours dropped, the hours written), each with
+    /// its rows as arrays: a save's time is the rows' work, not a round trip per row. A symbol
+    /// named twice is written as its last snapshot.
     static func write(
         _ snapshots: [SymbolSnapshot], markets: MarketsSave?, now: Int64,
         known: [String: (first: Int64, last: Int64)], _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> [String: (first: Int64, last: Int64)?] {
         var extents: [String: (first: Int64, last: Int64)?] = [:]
         let hour = SymbolSnapshot.hour(ofMinute:)
-        for var snapshot in snapshots {
+        var last: [String: Int] = [:]
+        for (i, snapshot) in snapshots.enumerated() { last[snapshot.symbol] = i }
+        var symbols: [String] = [], blobs: [ByteBuffer] = []
+        // Per symbol, the hours its history keeps; a symbol without history keeps none
+        // (Int64.max...Int64.min: every stored hour falls outside).
+        var kept: (symbols: [String], first: [Int64], last: [Int64]) = ([], [], [])
+        var chunks: (symbols: [String], hours: [Int64], entries: [ByteBuffer]) = ([], [], [])
+        for (i, original) in snapshots.enumerated() where last[original.symbol] == i {
             // Each minute is written once: a key with buckets writes no history chunks.
+            var snapshot = original
             snapshot.mergeHistoryIntoBuckets()
             var bare = snapshot
             bare.minutes = []
             bare.prices = []
             let symbol = snapshot.symbol
-            try await connection.query(
-                """
-                INSERT INTO engine_symbols (symbol, snapshot, saved_at) VALUES (\(symbol), \(ByteBuffer(bytes: bare.encoded())), \(now))
-                ON CONFLICT (symbol) DO UPDATE SET snapshot = excluded.snapshot, saved_at = excluded.saved_at
-                """, logger: logger)
-            guard let first = snapshot.minutes.first, let last = snapshot.minutes.last else {
-                try await connection.query("DELETE FROM engine_history WHERE symbol = \(symbol)", logger: logger)
+            symbols.append(symbol)
+            blobs.append(ByteBuffer(bytes: bare.encoded()))
+            kept.symbols.append(symbol)
+            guard let first = snapshot.minutes.first, let newest = snapshot.minutes.last else {
+                kept.first.append(.max)
+                kept.last.append(.min)
                 extents[symbol] = .some(nil)
                 continue
             }
+            kept.first.append(hour(first))
+            kept.last.append(hour(newest))
+            for range in EngineStateStore.hoursToWrite(snapshot, since: known[symbol]) {
+                chunks.symbols.append(symbol)
+                chunks.hours.append(hour(snapshot.minutes[range.lowerBound]))
+                chunks.entries.append(ByteBuffer(bytes: snapshot.encodedHistory(range)))
+            }
+            extents[symbol] = (first, newest)
+        }
+        if !symbols.isEmpty {
             try await connection.query(
                 """
-                DELETE FROM engine_history WHERE symbol = \(symbol) AND (hour < \(hour(first)) OR hour > \(hour(last)))
+                INSERT INTO engine_symbols (symbol, snapshot, saved_at)
+                SELECT symbol, snapshot, \(now) FROM UNNEST(\(symbols)::TEXT[], \(blobs)::BYTEA[]) AS s(symbol, snapshot)
+                ON CONFLICT (symbol) DO UPDATE SET snapshot = excluded.snapshot, saved_at = excluded.saved_at
                 """, logger: logger)
-            for range in EngineStateStore.hoursToWrite(snapshot, since: known[symbol]) {
-                let chunk = ByteBuffer(bytes: snapshot.encodedHistory(range))
-                try await connection.query(
-                    """
-                    INSERT INTO engine_history (symbol, hour, entries) VALUES (\(symbol), \(hour(snapshot.minutes[range.lowerBound])), \(chunk))
-                    ON CONFLICT (symbol, hour) DO UPDATE SET entries = excluded.entries
-                    """, logger: logger)
-            }
-            extents[symbol] = (first, last)
+            try await connection.query(
+                """
+                DELETE FROM engine_history h
+                USING UNNEST(\(kept.symbols)::TEXT[], \(kept.first)::BIGINT[], \(kept.last)::BIGINT[]) AS k(symbol, first, last)
+                WHERE h.symbol = k.symbol AND (h.hour < k.first OR h.hour > k.last)
+                """, logger: logger)
+        }
+        if !chunks.symbols.isEmpty {
+            try await connection.query(
+                """
+                INSERT INTO engine_history (symbol, hour, entries)
+                SELECT * FROM UNNEST(\(chunks.symbols)::TEXT[], \(chunks.hours)::BIGINT[], \(chunks.entries)::BYTEA[])
+                ON CONFLICT (symbol, hour) DO UPDATE SET entries = excluded.entries
+                """, logger: logger)
         }
         if let markets { try await write(markets, connection, logger) }
         return extents

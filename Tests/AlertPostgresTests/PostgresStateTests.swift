@@ -85,6 +85,58 @@ import Testing
         }
     }
 
+    @Test(
+        "a save is three statements however many symbols it holds, and stores what a state folder does: the last of a symbol named twice, the hours each history spans"
+    )
+    func aSaveOfManySymbolsIsThreeStatements() async throws {
+        try await PostgresServer.with { server in
+            let folder = StateFolder(path: NSTemporaryDirectory() + "pricealert-pg-\(UUID().uuidString)/state")
+            defer { try? FileManager.default.removeItem(atPath: folder.path) }
+            let sqlite = try StateStore.open(folder)
+            defer { sqlite.close() }
+            let store = try await Self.open(server)
+            // 120 symbols with 2 to 4 hours of history and 80 without; the first later trimmed.
+            var snapshots = (0..<120).map { Self.snapshot("S\($0)", hours: 2 + $0 % 3, end: 30_000 + Int64($0)) }
+            snapshots += (0..<80).map { SymbolSnapshot(symbol: "B\($0)", lastTime: Int64($0), lastPrice: 1) }
+            for keeper in [sqlite.engine, store.engine] { try await keeper.save(snapshots, markets: nil, now: 1) }
+            // Each statement on the two tables counted by a statement-level trigger.
+            try await server.psql(
+                [
+                    "CREATE TABLE statements (tab TEXT, op TEXT)",
+                    """
+                    CREATE FUNCTION count_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN INSERT INTO statements VALUES (TG_TABLE_NAME, TG_OP); RETURN NULL; END $$
+                    """,
+                    "CREATE TRIGGER counted AFTER INSERT OR DELETE ON engine_symbols FOR EACH STATEMENT EXECUTE FUNCTION count_statement()",
+                    "CREATE TRIGGER counted AFTER INSERT OR DELETE ON engine_history FOR EACH STATEMENT EXECUTE FUNCTION count_statement()",
+                    "GRANT INSERT ON statements TO pricealert"
+                ], database: "pricealert")
+            var trimmed = snapshots[0]
+            trimmed.minutes = Array(trimmed.minutes.dropFirst(70)) + [30_001]
+            trimmed.prices = Array(trimmed.prices.dropFirst(70)) + [7]
+            var again = snapshots
+            again[0].lastPrice = 3
+            again.append(trimmed)
+            again[120].minutes = [29_000]
+            again[120].prices = [2]
+            for keeper in [sqlite.engine, store.engine] { try await keeper.save(again, markets: nil, now: 2) }
+            #expect(
+                try await server.query("SELECT tab, op, COUNT(*) FROM statements GROUP BY tab, op ORDER BY tab, op")
+                    == "engine_history|DELETE|1\nengine_history|INSERT|1\nengine_symbols|INSERT|1\n")
+            await store.close()
+
+            let reopened = try await Self.open(server)
+            let expected = try sqlite.engineState.load()
+            #expect(expected.count == 200)
+            #expect(try await reopened.engine.load() == expected)
+            #expect(expected.first { $0.symbol == "S0" } == trimmed, "a symbol named twice is saved as the last")
+            let hours = try await server.query("SELECT hour FROM engine_history WHERE symbol = 'S0' ORDER BY hour")
+            #expect(
+                hours == Set(trimmed.minutes.map(SymbolSnapshot.hour(ofMinute:))).sorted().map { "\($0)\n" }.joined())
+            await reopened.close()
+        }
+    }
+
     @Test func aDamagedSnapshotIsAnErrorNamingTheSymbol() async throws {
         try await PostgresServer.with { server in
             let store = try await Self.open(server)

@@ -370,3 +370,14 @@ extension ByteReader {
         return Buckets(taking: &keys, last: &last, high: &high, low: &low, keepsExtremes: true)
     }
 }
+
+extension SymbolSnapshot {
+    /// Roughly the bytes this snapshot's copy holds (its arrays, not what it shares with the
+    /// engine): what a save on its way to the store costs in memory while it waits to be written.
+    public var approximateBytes: Int {
+        let history = minutes.count * 16
+        let buckets = (minuteBuckets.keys.count + hourBuckets.keys.count) * 32
+        return 128 + history + buckets + pairs.count * MemoryLayout<PairSnapshot>.stride
+            + pairStates.count * MemoryLayout<PairStateSnapshot>.stride + (events?.counts.count ?? 0) * 32
+    }
+}

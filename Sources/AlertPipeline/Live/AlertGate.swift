@@ -6,6 +6,9 @@ import Synchronization
 /// or more alerts in flight, the loop waits until half of them are dispatched: nothing is
 /// dropped, the order is kept, and a burst holds at most `limit` alerts plus one tick's on
 /// their way out.
+///
+/// The evaluator bounds the saves on their way to the store with a gate of its own, counting
+/// the bytes of their copies (`LiveEvaluation.saveChanges`).
 final class AlertGate: Sendable {
     let limit: Int
     private let state = Mutex<(inFlight: Int, waiter: CheckedContinuation<Void, Never>?)>((0, nil))
@@ -18,9 +21,9 @@ final class AlertGate: Sendable {
     /// Alerts handed to the delivery task and not dispatched yet.
     var inFlight: Int { state.withLock { $0.inFlight } }
 
-    /// One more alert handed on.
-    func sent() {
-        state.withLock { $0.inFlight += 1 }
+    /// One more alert (or `count` more units) handed on.
+    func sent(_ count: Int = 1) {
+        state.withLock { $0.inFlight += count }
     }
 
     /// Whether the loop should wait (`waitForRoom`) before handing on more.
@@ -38,10 +41,10 @@ final class AlertGate: Sendable {
         }
     }
 
-    /// One alert dispatched by the delivery task.
-    func dispatched() {
+    /// One alert (or `count` units) dispatched by the delivery task.
+    func dispatched(_ count: Int = 1) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.inFlight -= 1
+            state.inFlight -= count
             guard state.inFlight <= limit / 2, let waiter = state.waiter else { return nil }
             state.waiter = nil
             return waiter

@@ -12,8 +12,8 @@ import Synchronization
 /// The evaluator as a service: takes the feeds' events, reloaded rules and the history the
 /// feeds' `BackfillService`s fetched from its inbox, in order, and hands alerts, saves and
 /// listings to delivery, in order. It asks each feed's backfill for history and never waits for it. It never waits for a
-/// sink, only for `AlertGate` when a burst leaves too many alerts on their way out, and for
-/// each part of a save to be written before it copies the next (`saveChanges`). With a
+/// sink, only for `AlertGate` when a burst leaves too many alerts on their way out, and when
+/// the saves handed on are written more slowly than they are made (`saveChanges`). With a
 /// state folder it hands on a save of the changed state every `saveEvery`, with each market
 /// list, before a reload and at the end, and the known markets of `listed` rules when they
 /// change, each behind the alerts made before it. Once the feed has stopped and every event in
@@ -114,6 +114,8 @@ struct LiveEvaluation {
     let monitor: PipelineMonitor
     let output: AsyncStream<DeliveryInput>.Continuation
     let gate: AlertGate
+    /// The bytes of the saves' copies handed to delivery and not written yet (`saveChanges`).
+    let saveGate = AlertGate(limit: 2 * LiveEvaluation.bytesPerSavePart)
     private var evaluator: Evaluator
     private var alerts: [Alert] = []
     /// Saving: on when a state folder is in use.
@@ -499,8 +501,11 @@ struct LiveEvaluation {
     /// Hands what changed since the last save to the delivery task, behind the alerts before it.
     /// The `final` save moves each minute history into its snapshot instead of copying it (a
     /// day of minutes for every symbol is megabytes): the engine takes no tick after it. Any
-    /// other save copies the histories, so it goes `symbolsPerSave` symbols at a time, each part
-    /// written before the next is taken: only one part's copies exist at once.
+    /// other save copies the histories, so it is taken `symbolsPerSave` symbols at a time and
+    /// handed on in parts of about `bytesPerSavePart`, and before it takes more it waits until
+    /// at most one part's worth of the copies handed on is unwritten (`saveGate`): the copies
+    /// alive at once stay within about two parts, and the evaluator goes on evaluating while
+    /// delivery writes the save; it waits only when the store falls behind.
     mutating func saveChanges(final: Bool = false) async {
         guard persists, evaluator.isReady else { return }
         lastSave = intervals()
@@ -515,17 +520,27 @@ struct LiveEvaluation {
             if !changes.isEmpty { output.yield(.save(changes, markets: nil)) }
             return
         }
+        var part: [SymbolSnapshot] = []
+        var bytes = 0
         while true {
+            if part.isEmpty { await saveGate.waitForRoom() }
             let taken = evaluator.takeChanges(limit: Self.symbolsPerSave)
-            if taken.isEmpty { return }
-            let part = ledChanges(taken)
-            if part.isEmpty { continue }
-            await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
-                // A delivery input that has ended (shutdown) writes nothing: no need to wait.
-                if case .terminated = output.yield(.save(part, markets: nil, written: { written.resume() })) {
-                    written.resume()
-                }
+            for snapshot in ledChanges(taken) {
+                part.append(snapshot)
+                bytes += snapshot.approximateBytes
             }
+            guard taken.isEmpty || bytes >= Self.bytesPerSavePart else { continue }
+            if !part.isEmpty {
+                let (gate, count) = (saveGate, bytes)
+                gate.sent(count)
+                // A delivery input that has ended (shutdown) writes nothing: its copies are gone.
+                if case .terminated = output.yield(.save(part, markets: nil, written: { gate.dispatched(count) })) {
+                    gate.dispatched(count)
+                }
+                part = []
+                bytes = 0
+            }
+            if taken.isEmpty { return }
         }
     }
 
@@ -544,8 +559,11 @@ struct LiveEvaluation {
         return mine
     }
 
-    /// Symbols a save hands over at a time (see `saveChanges`).
+    /// Symbols a save takes from the engine at a time (see `saveChanges`).
     static let symbolsPerSave = 32
+    /// The copies a part of a save holds before it is handed on (see `saveChanges`): 32
+    /// symbols with a day of minute history each are about 0.7 MiB.
+    static let bytesPerSavePart = 1 << 20
 
     /// Swaps in reloaded rules: a new engine takes over every symbol's state, so rules that did
     /// not change keep theirs (armed, cooldown, once) and changed or new rules start fresh.
