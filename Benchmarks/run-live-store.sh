@@ -3,8 +3,9 @@
 # following the five look-alike floods, Docs/performance.md#live-throughput-five-sources-at-once)
 # without a store and with `--store` on a PostgreSQL cluster of its own (Benchmarks/Failover/
 # postgres.py: Debian's server programs, no service), interleaved ROUNDS times (default 3), each
-# run SECONDS long (default 10). With the store, alerts go through its outbox and the engine
-# state is saved there every second. Extra arguments go to every run.
+# run SECONDS long (default 10). With the store, the engine state is saved there every second;
+# the counting sink is a stdout sink, delivered directly, unless `--sink webhook` makes it a
+# webhook, whose alerts all go through the store's outbox. Extra arguments go to every run.
 #   Benchmarks/run-live-store.sh [ROUNDS] [SECONDS] [ARGS...]   ($LIVE_BENCHMARK: another build)
 set -e
 cd "$(dirname "$0")/.."
