@@ -610,9 +610,11 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
         return count
     }
 
-    /// A retry by `owner` leaves a row another deliverer has claimed since (`owner`'s claim ran
-    /// out while it was held up): that deliverer's attempt decides, and the row is not handed
-    /// out a third time while it is in flight.
+    /// A retry or a dead letter by `owner` leaves a row another deliverer has claimed since
+    /// (`owner`'s claim ran out while it was held up): that deliverer's attempt decides, the
+    /// row is not handed out a third time while it is in flight, and a row it sends is never
+    /// also a dead letter. A delivery is recorded whoever holds the row: the send happened,
+    /// and the other deliverer's outcome then finds no row to retry or dead-letter.
     private static func apply(
         _ outcome: OutboxOutcome, to ids: [Int64], owner: String, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> [OutboxEntry] {
@@ -630,7 +632,14 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
             return []
         case .dead(let reason, let lastError, let at, let fallback):
             var moved: [OutboxEntry] = []
-            for id in ids {
+            let ours = try await connection.query(
+                """
+                SELECT id FROM outbox WHERE id = ANY(\(ids)) AND (locked_by IS NULL OR locked_by = \(owner))
+                ORDER BY id FOR UPDATE
+                """, logger: logger)
+            var free: [Int64] = []
+            for try await id in ours.decode(Int64.self) { free.append(id) }
+            for id in free {
                 guard let row = try await entries(connection, logger, table: "outbox", ids: [id]).first else {
                     continue
                 }

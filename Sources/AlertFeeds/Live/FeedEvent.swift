@@ -61,8 +61,11 @@ public struct FeedOptions: Sendable {
     /// reconnect or a retried request, the polling interval, the market-list reloads, and a
     /// websocket's keep-alive pings, subscribe pacing and connection lifetime.
     /// `ContinuousClock()` when running; tests pass a clock they drive. The silence watch times
-    /// the network itself and runs on the continuous clock.
+    /// the network itself and runs on `watchClock`.
     public var clock: any Clock<Duration> = ContinuousClock()
+    /// What the silence watch (`staleAfter`) reads and sleeps on: `ContinuousClock()` when
+    /// running; a test of the watch itself passes a clock it drives.
+    public var watchClock: any Clock<Duration> = ContinuousClock()
 
     public init(
         staleAfter: Duration = .seconds(60), backoffBase: Duration = .milliseconds(500),

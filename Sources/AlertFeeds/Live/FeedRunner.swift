@@ -52,7 +52,7 @@ public struct FeedRunner: Sendable {
     public func runFeed(emit: @escaping @Sendable (FeedEvent) async -> Void) async {
         // One health for both stages: a market list that cannot be loaded makes the feed
         // stale too, and the first prices after that recover it.
-        let health = FeedHealth(staleAfter: staleLimit)
+        let health = FeedHealth(staleAfter: staleLimit, clock: options.watchClock)
         do {
             let fresh = try await loadMarkets(health: health, emit: emit, orSaved: true).fresh
             try await run(health: health, emit: emit, listIsSaved: !fresh)
@@ -66,7 +66,9 @@ public struct FeedRunner: Sendable {
     /// Until it succeeds the source gives no prices either: once that lasts `staleLimit` (the
     /// requests failing, or one request hanging), the feed is announced stale.
     public func loadMarkets(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws -> [Market] {
-        try await loadMarkets(health: FeedHealth(staleAfter: staleLimit), emit: emit, orSaved: false).markets
+        try await loadMarkets(
+            health: FeedHealth(staleAfter: staleLimit, clock: options.watchClock), emit: emit, orSaved: false
+        ).markets
     }
 
     /// `orSaved`: after the first failed request, the `saved` list (when there is one and the
@@ -116,7 +118,8 @@ public struct FeedRunner: Sendable {
 
     /// Follows live prices until cancelled. Call after `loadMarkets`.
     public func run(emit: @escaping @Sendable (FeedEvent) async -> Void) async throws {
-        try await run(health: FeedHealth(staleAfter: staleLimit), emit: emit, listIsSaved: false)
+        try await run(
+            health: FeedHealth(staleAfter: staleLimit, clock: options.watchClock), emit: emit, listIsSaved: false)
     }
 
     /// `listIsSaved`: the list followed is the saved one; a fresh one is fetched with backoff.
@@ -196,7 +199,7 @@ public struct FeedRunner: Sendable {
     ) async throws {
         var backoff = Backoff(base: options.backoffBase, cap: options.backoffMaximum)
         var announced = false
-        let start = ContinuousClock.now
+        let start = health?.now() ?? .zero
         while true {
             let wait: Duration
             do {
@@ -225,26 +228,34 @@ public struct FeedRunner: Sendable {
     }
 }
 
-/// When the last price came, and whether the feed has been declared stale. Shared between
-/// the connection and its watchdog.
+/// When the last price came, and whether the feed has been declared stale, on the watch clock
+/// (`FeedOptions.watchClock`). Shared between the connection and its watchdog.
 final class FeedHealth: Sendable {
     private struct State {
-        var lastPrice: ContinuousClock.Instant
-        var staleSince: ContinuousClock.Instant?
+        var lastPrice: Duration
+        var staleSince: Duration?
     }
 
     let staleAfter: Duration
+    private let clock: ElapsedMillis
     private let state: Mutex<State>
 
-    init(staleAfter: Duration) {
+    init(staleAfter: Duration, clock: any Clock<Duration> = ContinuousClock()) {
         self.staleAfter = staleAfter
-        state = Mutex(State(lastPrice: .now))
+        self.clock = ElapsedMillis(clock)
+        state = Mutex(State(lastPrice: .zero))
     }
+
+    /// Now on the watch clock, as time since this was made.
+    func now() -> Duration { .milliseconds(clock()) }
+
+    /// Returns once `duration` has passed on the watch clock.
+    func sleep(for duration: Duration) async throws { try await clock.sleep(for: duration) }
 
     /// Records prices; returns how long the feed was silent if it had been declared stale.
     func pricesArrived() -> Duration? {
-        state.withLock { s in
-            let now = ContinuousClock.now
+        let now = now()
+        return state.withLock { s in
             defer {
                 s.lastPrice = now
                 s.staleSince = nil
@@ -253,18 +264,20 @@ final class FeedHealth: Sendable {
         }
     }
 
-    /// How long no price came, counting from `start` at the earliest (a fresh connection
-    /// gets its own `staleAfter` to deliver).
-    func silence(since start: ContinuousClock.Instant) -> Duration {
-        state.withLock { ContinuousClock.now - max($0.lastPrice, start) }
+    /// How long no price came, counting from `start` (a `now()`) at the earliest (a fresh
+    /// connection gets its own `staleAfter` to deliver).
+    func silence(since start: Duration) -> Duration {
+        let now = now()
+        return state.withLock { now - max($0.lastPrice, start) }
     }
 
     /// Declares the feed stale, once; returns the time since the last price when it does.
     func declareStale() -> Duration? {
-        state.withLock { s in
+        let now = now()
+        return state.withLock { s in
             guard s.staleSince == nil else { return nil }
-            s.staleSince = .now
-            return ContinuousClock.now - s.lastPrice
+            s.staleSince = now
+            return now - s.lastPrice
         }
     }
 }

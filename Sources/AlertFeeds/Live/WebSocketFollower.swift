@@ -54,7 +54,7 @@ extension FeedRunner {
         emit: @escaping @Sendable (FeedEvent) async -> Void
     ) async throws {
         var backoff = Backoff(base: options.backoffBase, cap: options.backoffMaximum)
-        let began = ContinuousClock.now
+        let began = health.now()
         let (events, sink) = AsyncStream.makeStream(of: SlotEvent.self)
         try await withThrowingDiscardingTaskGroup { group in
             var current = 0
@@ -234,14 +234,26 @@ extension FeedRunner {
 
     /// Checks `health` every quarter of `limit` (at most every second) and, once no price came
     /// for `limit` since the call, announces the feed stale (once) and runs `then`; until cancelled.
+    ///
+    /// A round that comes later than due by more than a whole step means the process was paused
+    /// (SIGSTOP, a paused VM) or starved: prices that came meanwhile may wait unread in the
+    /// socket, so that round judges nothing and the reads get a step to deliver them. The round
+    /// after it judges whatever its timing, so a feed silent for real still goes stale.
     func watchSilence(
         _ health: FeedHealth, limit: Duration, emit: @escaping @Sendable (FeedEvent) async -> Void,
         then: () throws -> Void = {}
     ) async throws {
-        let start = ContinuousClock.now
+        let start = health.now()
         let step = min(limit / 4, .seconds(1))
+        var spared = false
         while true {
-            try await Task.sleep(for: step)
+            let due = health.now() + step
+            try await health.sleep(for: step)
+            if !spared, health.now() - due > step {
+                spared = true
+                continue
+            }
+            spared = false
             if health.silence(since: start) >= limit {
                 if let silence = health.declareStale() { await emit(.stale(silentFor: silence)) }
                 try then()
