@@ -1,4 +1,5 @@
 import AlertModel
+import Foundation
 
 /// The exchanges the embedded exchange imitates besides BTSE, each served from the same
 /// simulated prices on the same port (Docs/exchange.md#the-five-look-alikes). Every route of a
@@ -78,12 +79,29 @@ struct BoardUpdate: Sendable {
 enum VenueText {
     /// A price or quantity as the exchanges send them: a JSON string of the number.
     static func string(_ x: Double) -> String {
-        "\"" + (x.isFinite ? JSONNumber.format(x) : "0") + "\""
+        "\"" + number(x) + "\""
     }
 
     static func quote(_ s: String) -> String { JSONString.quote(s) }
 
-    static func number(_ x: Double) -> String { x.isFinite ? JSONNumber.format(x) : "0" }
+    /// A figure as the exchanges quote it: at most `significantDigits` digits (`quoted`).
+    static func number(_ x: Double) -> String { x.isFinite ? JSONNumber.format(quoted(x)) : "0" }
+
+    /// Exchanges quote prices and quantities at their tick and lot sizes, at most 8 decimals
+    /// (`"43251.12"`, `"0.00001234"`, `"16038.28770938"`), never the 17 significant digits of
+    /// a `Double`'s shortest form; the look-alikes' random walks make such doubles, so each
+    /// figure they send is rounded to this many significant digits (never to zero).
+    static let significantDigits = 10
+
+    /// `x` rounded to `significantDigits` significant digits: the nearest `Double` to a decimal
+    /// of that many digits, so its shortest form has no more.
+    static func quoted(_ x: Double) -> Double {
+        guard x.isFinite, x != 0 else { return x }
+        let shift = significantDigits - 1 - Int(log10(abs(x)).rounded(.down))
+        guard abs(shift) <= 22 else { return x }
+        let scale = pow(10.0, Double(abs(shift)))
+        return shift >= 0 ? (x * scale).rounded() / scale : (x / scale).rounded() * scale
+    }
 
     /// `2023-02-09T20:30:37.167000000Z`: RFC 3339 with nanoseconds, as Coinbase and Kraken
     /// stamp their messages (Kraken with microseconds: `digits` 6).
