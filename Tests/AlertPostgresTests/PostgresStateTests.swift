@@ -26,6 +26,20 @@ import Testing
             ])
     }
 
+    /// `body` with a store on a new PostgreSQL server and a state folder beside it, to compare
+    /// what each keeps; the folder is removed afterwards.
+    static func withFolderAndStore(
+        _ body: @Sendable (PostgresServer, StateStore, PostgresStore) async throws -> Void
+    ) async throws {
+        try await PostgresServer.with { server in
+            let folder = StateFolder(path: NSTemporaryDirectory() + "pricealert-pg-\(UUID().uuidString)/state")
+            defer { try? FileManager.default.removeItem(atPath: folder.path) }
+            let sqlite = try StateStore.open(folder)
+            defer { sqlite.close() }
+            try await body(server, sqlite, try await Self.open(server))
+        }
+    }
+
     static func open(
         _ server: PostgresServer, use: PostgresStore.Use = .init(), logger: Logger? = nil
     ) async throws
@@ -36,12 +50,7 @@ import Testing
     }
 
     @Test func engineStateRoundTripsAsInAStateFolder() async throws {
-        try await PostgresServer.with { server in
-            let folder = StateFolder(path: NSTemporaryDirectory() + "pricealert-pg-\(UUID().uuidString)/state")
-            defer { try? FileManager.default.removeItem(atPath: folder.path) }
-            let sqlite = try StateStore.open(folder)
-            defer { sqlite.close() }
-            let store = try await Self.open(server)
+        try await Self.withFolderAndStore { server, sqlite, store in
             let btc = Self.snapshot("BTC", hours: 5, end: 30_000)
             let eth = Self.snapshot("ETH", hours: 2, end: 30_000, price: 10)
             let bare = SymbolSnapshot(symbol: "DOGE", lastTime: 5, lastPrice: 0.1)
@@ -89,12 +98,7 @@ import Testing
         "a save is three statements however many symbols it holds, and stores what a state folder does: the last of a symbol named twice, the hours each history spans"
     )
     func aSaveOfManySymbolsIsThreeStatements() async throws {
-        try await PostgresServer.with { server in
-            let folder = StateFolder(path: NSTemporaryDirectory() + "pricealert-pg-\(UUID().uuidString)/state")
-            defer { try? FileManager.default.removeItem(atPath: folder.path) }
-            let sqlite = try StateStore.open(folder)
-            defer { sqlite.close() }
-            let store = try await Self.open(server)
+        try await Self.withFolderAndStore { server, sqlite, store in
             // 120 symbols with 2 to 4 hours of history and 80 without; the first later trimmed.
             var snapshots = (0..<120).map { Self.snapshot("S\($0)", hours: 2 + $0 % 3, end: 30_000 + Int64($0)) }
             snapshots += (0..<80).map { SymbolSnapshot(symbol: "B\($0)", lastTime: Int64($0), lastPrice: 1) }
