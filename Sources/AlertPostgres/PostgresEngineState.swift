@@ -139,9 +139,9 @@ public final class PostgresEngineState: EngineStateKeeper {
         var last: [String: Int] = [:]
         for (i, snapshot) in snapshots.enumerated() { last[snapshot.symbol] = i }
         var symbols: [String] = [], blobs: [ByteBuffer] = []
-        // Per symbol, the hours its history keeps; a symbol without history keeps none
-        // (Int64.max...Int64.min: every stored hour falls outside).
-        var kept: (symbols: [String], first: [Int64], last: [Int64]) = ([], [], [])
+        // Per symbol of `symbols`, the hours its history keeps; a symbol without history keeps
+        // none (Int64.max...Int64.min: every stored hour falls outside).
+        var kept: (first: [Int64], last: [Int64]) = ([], [])
         var chunks: (symbols: [String], hours: [Int64], entries: [ByteBuffer]) = ([], [], [])
         for (i, original) in snapshots.enumerated() where last[original.symbol] == i {
             // Each minute is written once: a key with buckets writes no history chunks.
@@ -153,7 +153,6 @@ public final class PostgresEngineState: EngineStateKeeper {
             let symbol = snapshot.symbol
             symbols.append(symbol)
             blobs.append(ByteBuffer(bytes: bare.encoded()))
-            kept.symbols.append(symbol)
             guard let first = snapshot.minutes.first, let newest = snapshot.minutes.last else {
                 kept.first.append(.max)
                 kept.last.append(.min)
@@ -179,7 +178,7 @@ public final class PostgresEngineState: EngineStateKeeper {
             try await connection.query(
                 """
                 DELETE FROM engine_history h
-                USING UNNEST(\(kept.symbols)::TEXT[], \(kept.first)::BIGINT[], \(kept.last)::BIGINT[]) AS k(symbol, first, last)
+                USING UNNEST(\(symbols)::TEXT[], \(kept.first)::BIGINT[], \(kept.last)::BIGINT[]) AS k(symbol, first, last)
                 WHERE h.symbol = k.symbol AND (h.hour < k.first OR h.hour > k.last)
                 """, logger: logger)
         }
