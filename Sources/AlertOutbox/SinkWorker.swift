@@ -449,6 +449,9 @@ final class SinkWorker: Sendable {
         }
     }
 
+    /// Records an attempt's outcome. The outcome is handed to the outbox before the attempt
+    /// stops counting as in flight, so once `isSettled` holds, a `commit` (the drain's) comes
+    /// after every outcome and a flush counts no delivered row as still pending.
     private func finish(
         _ rows: [OutboxEntry], _ delivery: Delivery, _ result: SinkResult, started: Int64, grant: Int64?
     ) {
@@ -459,10 +462,44 @@ final class SinkWorker: Sendable {
         }
         let handsOn: Bool
         if case .dead = outcome, fallback != nil { handsOn = true } else { handsOn = false }
+        if handsOn { state.withLock { $0.handingOn += 1 } }
+        let direct: [OutboxEntry]
+        if case .dead(_, _, let at, nil) = outcome, let fallback, !fallback.durable {
+            direct = rows.map {
+                OutboxEntry(
+                    id: 0, sink: fallback.sink, delivery: $0.delivery, urgent: $0.urgent,
+                    createdAt: at, nextAttemptAt: at)
+            }
+        } else {
+            direct = []
+        }
+        let (name, logger, handOn) = (sink.name, logger, handOn)
+        outbox.record(
+            rows.map(\.id), outcome,
+            committed: { moved in
+                guard handsOn else { return }
+                Task {
+                    await handOn(moved + direct)
+                    self.state.withLock { $0.handingOn -= 1 }
+                }
+            },
+            failed: { error in
+                // Tried again with every later commit; if the process ends first, the rows are
+                // attempted again on the next start (at least once, never lost).
+                let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(delivery.id)"]
+                if error is OutboxClosed {
+                    logger.notice(
+                        "the attempt to deliver \(delivery.id) to '\(name)' ended after the outbox was closed at exit; it is attempted again at the next start",
+                        metadata: metadata)
+                } else {
+                    logger.error(
+                        "outbox not updated after an attempt to deliver \(delivery.id) to '\(name)': \(error)",
+                        metadata: metadata)
+                }
+            })
         state.withLock { state in
             state.inFlight -= 1
             state.flying.subtract(rows.map(\.id))
-            if handsOn { state.handingOn += 1 }
             state.rate?.settle(started: started, now: now)
             for row in rows {
                 let lane = Self.lane(of: row)
@@ -488,7 +525,7 @@ final class SinkWorker: Sendable {
             }
         }
         if let shared, let grant, let rate = sharedRate {
-            let (name, wake) = (sink.name, wake)
+            let wake = wake
             Task {
                 // Unsettled, the place counts as ended when its lease runs out.
                 try? await shared.settleAttempt(sink: name, rate: rate, started: grant)
@@ -497,7 +534,6 @@ final class SinkWorker: Sendable {
         } else {
             wake.signal()
         }
-        let (name, logger, handOn) = (sink.name, logger, handOn)
         for _ in rows {
             switch outcome {
             case .delivered: DeliveryMetric.count(sink: name, .delivered)
@@ -505,39 +541,6 @@ final class SinkWorker: Sendable {
             case .retry: DeliveryMetric.count(sink: name, .retried)
             }
         }
-        let direct: [OutboxEntry]
-        if case .dead(_, _, let at, nil) = outcome, let fallback, !fallback.durable {
-            direct = rows.map {
-                OutboxEntry(
-                    id: 0, sink: fallback.sink, delivery: $0.delivery, urgent: $0.urgent,
-                    createdAt: at, nextAttemptAt: at)
-            }
-        } else {
-            direct = []
-        }
-        outbox.record(
-            rows.map(\.id), outcome,
-            committed: { moved in
-                guard handsOn else { return }
-                Task {
-                    await handOn(moved + direct)
-                    self.state.withLock { $0.handingOn -= 1 }
-                }
-            },
-            failed: { error in
-                // Tried again with every later commit; if the process ends first, the rows are
-                // attempted again on the next start (at least once, never lost).
-                let metadata: Logger.Metadata = ["sink": "\(name)", "alert": "\(delivery.id)"]
-                if error is OutboxClosed {
-                    logger.notice(
-                        "the attempt to deliver \(delivery.id) to '\(name)' ended after the outbox was closed at exit; it is attempted again at the next start",
-                        metadata: metadata)
-                } else {
-                    logger.error(
-                        "outbox not updated after an attempt to deliver \(delivery.id) to '\(name)': \(error)",
-                        metadata: metadata)
-                }
-            })
         startDueAttempts()
     }
 

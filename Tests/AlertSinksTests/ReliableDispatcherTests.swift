@@ -4,6 +4,8 @@ import AlertSinks
 import AlertSinksTesting
 import AlertStore
 import AlertTestSupport
+import Foundation
+import Synchronization
 import Testing
 
 @Suite struct ReliableDispatcherTests {
@@ -180,5 +182,113 @@ import Testing
         #expect(policy.delay(attempts: 3, retryAfter: 9_000, random: { $0.lowerBound }) == 9_000)
         #expect(policy.givesUp(createdAt: 0, now: 86_400_000) && !policy.givesUp(createdAt: 1, now: 86_400_000))
         #expect(RetryPolicy.describe(millis: 86_400_000) == "24h")
+    }
+}
+
+/// A drain that ends a run (`outbox flush`, a daemon's exit) counts only what is really still
+/// pending: it commits after the outcome of every attempt it waited for.
+@Suite struct DrainAfterOutcomesTests {
+    /// Forwards to a real outbox; `record` is slow to hand an outcome over: it holds its thread
+    /// until `commit` is called once more (the drain's last commit), or for at most `hold`.
+    final class SlowRecordOutbox: DeliveryOutbox {
+        let outbox: any DeliveryOutbox
+        let commits = EventCounter()
+        let hold: TimeInterval
+        private let committing = NSCondition()
+        private let commitsBeforeRecord = Mutex<Int?>(nil)
+
+        init(_ outbox: any DeliveryOutbox, hold: TimeInterval) {
+            self.outbox = outbox
+            self.hold = hold
+        }
+
+        /// How many commits had started when the outcome was handed to the real outbox.
+        var commitsBeforeOutcome: Int? { commitsBeforeRecord.withLock { $0 } }
+
+        func enqueue(
+            _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
+            committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void
+        ) {
+            outbox.enqueue(delivery, sinks: sinks, urgent: urgent, now: now, committed: committed)
+        }
+
+        func record(
+            _ ids: [Int64], _ outcome: OutboxOutcome, committed: @escaping @Sendable ([OutboxEntry]) -> Void,
+            failed: @escaping @Sendable (any Error) -> Void
+        ) {
+            committing.lock()
+            let seen = commits.count
+            let until = Date(timeIntervalSinceNow: hold)
+            while commits.count == seen, committing.wait(until: until) {}
+            committing.unlock()
+            commitsBeforeRecord.withLock { $0 = commits.count }
+            outbox.record(ids, outcome, committed: committed, failed: failed)
+        }
+
+        func deadLetter(
+            _ delivery: Delivery, sink: String, reason: String, now: Int64,
+            failed: @escaping @Sendable (any Error) -> Void
+        ) {
+            outbox.deadLetter(delivery, sink: sink, reason: reason, now: now, failed: failed)
+        }
+
+        func commit() async {
+            counted()
+            await outbox.commit()
+        }
+
+        /// Counts a commit and wakes a `record` waiting for one.
+        private func counted() {
+            committing.lock()
+            commits.record()
+            committing.broadcast()
+            committing.unlock()
+        }
+
+        func loadPending() async throws -> [OutboxEntry] { try await outbox.loadPending() }
+        func countPending() async throws -> Int { try await outbox.countPending() }
+        func reason(_ error: any Error) -> String { outbox.reason(error) }
+    }
+
+    /// A sink whose one attempt waits until the test opens it.
+    final class GatedSink: Sink {
+        let name = "hook"
+        let entered = EventCounter()
+        private let gate = AsyncStream<Void>.makeStream()
+
+        func open() { gate.continuation.finish() }
+
+        func send(_ alert: Alert) async -> SinkResult {
+            entered.record()
+            for await _ in gate.stream {}
+            return .delivered
+        }
+    }
+
+    /// The attempt ends while the drain waits; its "delivered" is handed to the outbox slowly
+    /// (for up to a second, unless the drain commits first). The drain's last commit comes
+    /// after it, and the drain finds nothing pending. Before the outcome was handed over ahead
+    /// of the attempt counting as ended, the drain committed in between and counted the
+    /// delivered row as still pending (`outbox flush` said "1 delivered, 1 still pending").
+    @Test func theDrainCommitsAfterTheOutcomeOfTheAttemptItWaitedFor() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let outbox = SlowRecordOutbox(store.outbox, hold: 1)
+        let hook = GatedSink()
+        let dispatcher = ReliableDispatcher(
+            sinks: ["hook": hook], durable: ["hook"], outbox: outbox, configuration: fastConfiguration())
+        try await dispatcher.start()
+        await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
+        try await hook.entered.wait(for: 1)
+        let drained = Task { await dispatcher.drain(timeout: .seconds(60)) }
+        // The drain's first commit: it is waiting for the attempt now.
+        try await outbox.commits.wait(for: 1)
+        hook.open()
+        #expect(await drained.value)
+        // The outcome went to the outbox before the drain's last commit started.
+        let before = try #require(outbox.commitsBeforeOutcome)
+        #expect(before < outbox.commits.count, "outcome after \(before) of \(outbox.commits.count) commits")
+        #expect(try await dispatcher.outboxDepth() == 0)
+        #expect(try store.outbox.depth() == 0)
     }
 }
