@@ -29,6 +29,33 @@ import Testing
         }
     }
 
+    /// The services a test started: every one is stopped when the test's body ends, also when
+    /// it throws, so none outlives the test's server (and goes on retrying it).
+    final class Started: Sendable {
+        private let running = Mutex<[Running]>([])
+
+        func start(_ service: any Service) -> Running {
+            let started = Running(service)
+            running.withLock { $0.append(started) }
+            return started
+        }
+
+        static func scope(_ body: (Started) async throws -> Void) async throws {
+            let started = Started()
+            do {
+                try await body(started)
+            } catch {
+                await started.stopAll()
+                throw error
+            }
+            await started.stopAll()
+        }
+
+        private func stopAll() async {
+            for service in running.withLock({ $0 }) { await service.stop() }
+        }
+    }
+
     /// What a service handed over, in order; a test waits for the nth (0-based).
     final class Seen<T: Sendable>: Sendable {
         private let items = Mutex<[T]>([])
@@ -68,54 +95,57 @@ import Testing
 
     @Test func theLeaderHandsOverAndAStandbyFollowsATakeover() async throws {
         try await PostgresServer.with { server in
-            let url = try PostgresURL(server.url())
-            func service(_ id: String) -> LeadershipService {
-                LeadershipService(
-                    instance: .current(name: id, sources: ["binance", "kraken"]), sources: ["binance", "kraken"],
-                    // A lease far longer than the test: only a refused renewal or a release can
-                    // change a role here.
-                    settings: .init(ttl: .seconds(300), tick: .milliseconds(100)), logger: Self.logger
-                ) { try await PostgresStore.open(url) }
-            }
-            let a = service("a")
-            let aChanges = Seen.following(a.changes)
-            let runningA = Running(a)
-            // A takes both sources (a source's first role is published first: standby, then
-            // leader, or leader at once).
-            var led: Set<String> = []
-            while led.count < 2 {
-                let change = try await aChanges.next()
-                if case .leader(let epoch) = change.role {
-                    #expect(epoch == 1)
-                    led.insert(change.source)
+            try await Started.scope { started in
+                let url = try PostgresURL(server.url())
+                func service(_ id: String) -> LeadershipService {
+                    LeadershipService(
+                        instance: .current(name: id, sources: ["binance", "kraken"]), sources: ["binance", "kraken"],
+                        // A lease far longer than the test: only a refused renewal or a release can
+                        // change a role here.
+                        settings: .init(ttl: .seconds(300), tick: .milliseconds(100)), logger: Self.logger
+                    ) { try await PostgresStore.open(url) }
                 }
+                let a = service("a")
+                let aChanges = Seen.following(a.changes)
+                let runningA = started.start(a)
+                // A takes both sources (a source's first role is published first: standby, then
+                // leader, or leader at once).
+                var led: Set<String> = []
+                while led.count < 2 {
+                    let change = try await aChanges.next()
+                    if case .leader(let epoch) = change.role {
+                        #expect(epoch == 1)
+                        led.insert(change.source)
+                    }
+                }
+                let b = service("b")
+                let bChanges = Seen.following(b.changes)
+                let runningB = started.start(b)
+                let first = try await bChanges.next()
+                #expect(first.role == .standby)
+                _ = try await bChanges.next()
+                #expect(b.role(of: "binance") == .standby && b.role(of: "kraken") == .standby)
+
+                // Someone takes kraken over (a later epoch): A says it is a standby for it.
+                let store = try await PostgresStore.open(url)
+                let now = try await store.leadership.now()
+                let intruder = try #require(
+                    try await store.leadership.acquire(source: "kraken", instance: "x", ttl: 60_000, now: now + 400_000)
+                )
+                #expect(intruder.epoch == 2)
+                #expect(try await aChanges.next() == .init(source: "kraken", role: .standby))
+                #expect(a.role(of: "binance") == .leader(epoch: 1))
+
+                // A shuts down: it releases binance and B takes it at its next tick.
+                await runningA.stop()
+                #expect(try await bChanges.next() == .init(source: "binance", role: .leader(epoch: 2)))
+                #expect(try await store.leadership.instances().map(\.id) == ["b"])
+                await runningB.stop()
+                // B released what it led on shutting down.
+                let end = try await store.leadership.now()
+                #expect(try await store.leadership.leases().filter { $0.holder == "b" }.allSatisfy { $0.until <= end })
+                await store.close()
             }
-            let b = service("b")
-            let bChanges = Seen.following(b.changes)
-            let runningB = Running(b)
-            let first = try await bChanges.next()
-            #expect(first.role == .standby)
-            _ = try await bChanges.next()
-            #expect(b.role(of: "binance") == .standby && b.role(of: "kraken") == .standby)
-
-            // Someone takes kraken over (a later epoch): A says it is a standby for it.
-            let store = try await PostgresStore.open(url)
-            let now = try await store.leadership.now()
-            let intruder = try #require(
-                try await store.leadership.acquire(source: "kraken", instance: "x", ttl: 60_000, now: now + 400_000))
-            #expect(intruder.epoch == 2)
-            #expect(try await aChanges.next() == .init(source: "kraken", role: .standby))
-            #expect(a.role(of: "binance") == .leader(epoch: 1))
-
-            // A shuts down: it releases binance and B takes it at its next tick.
-            await runningA.stop()
-            #expect(try await bChanges.next() == .init(source: "binance", role: .leader(epoch: 2)))
-            #expect(try await store.leadership.instances().map(\.id) == ["b"])
-            await runningB.stop()
-            // B released what it led on shutting down.
-            let end = try await store.leadership.now()
-            #expect(try await store.leadership.leases().filter { $0.holder == "b" }.allSatisfy { $0.until <= end })
-            await store.close()
         }
     }
 
@@ -138,110 +168,117 @@ import Testing
     /// first changes, and compares epochs rather than naming them.
     @Test func aLeaderCutOffFromTheStoreStepsDownBeforeAStandbyTakesOver() async throws {
         try await PostgresServer.with { server in
-            let url = try PostgresURL(server.url())
-            let reachable = Mutex(true)
-            let backends = Mutex<[Int]>([])
-            let settings = LeadershipService.Settings(ttl: .seconds(1), tick: .milliseconds(100))
-            func epoch(_ role: LeadershipService.Role) -> Int64? {
-                if case .leader(let epoch) = role { return epoch }
-                return nil
-            }
-            let a = LeadershipService(
-                instance: .current(name: "a", sources: ["okx"]), sources: ["okx"], settings: settings,
-                logger: Self.logger
-            ) {
-                guard reachable.withLock({ $0 }) else { throw Unreachable() }
-                let store = try await PostgresStore.open(url)
-                let pid = try await Self.backendPID(store)
-                backends.withLock { $0.append(pid) }
-                return store
-            }
-            let aChanges = Seen.following(a.changes)
-            let runningA = Running(a)
-            let aLed = try await aChanges.next { epoch($0.role) != nil }
-            let b = LeadershipService(
-                instance: .current(name: "b", sources: ["okx"]), sources: ["okx"], settings: settings,
-                logger: Self.logger
-            ) { try await PostgresStore.open(url) }
-            let bChanges = Seen.following(b.changes)
-            let runningB = Running(b)
-            #expect(try await bChanges.next() == .init(source: "okx", role: .standby))
-            // A leads now (a round that outlasted the lease may have made it ask again).
-            var aEpoch = try #require(epoch(aLed.role))
-            while epoch(a.role(of: "okx")) != aEpoch {
-                aEpoch = try #require(epoch(try await aChanges.next { epoch($0.role) != nil }.role))
-            }
+            try await Started.scope { started in
+                let url = try PostgresURL(server.url())
+                let reachable = Mutex(true)
+                let backends = Mutex<[Int]>([])
+                let settings = LeadershipService.Settings(ttl: .seconds(1), tick: .milliseconds(100))
+                func epoch(_ role: LeadershipService.Role) -> Int64? {
+                    if case .leader(let epoch) = role { return epoch }
+                    return nil
+                }
+                let a = LeadershipService(
+                    instance: .current(name: "a", sources: ["okx"]), sources: ["okx"], settings: settings,
+                    logger: Self.logger
+                ) {
+                    guard reachable.withLock({ $0 }) else { throw Unreachable() }
+                    let store = try await PostgresStore.open(url)
+                    let pid = try await Self.backendPID(store)
+                    backends.withLock { $0.append(pid) }
+                    return store
+                }
+                let aChanges = Seen.following(a.changes)
+                let runningA = started.start(a)
+                let aLed = try await aChanges.next { epoch($0.role) != nil }
+                let b = LeadershipService(
+                    instance: .current(name: "b", sources: ["okx"]), sources: ["okx"], settings: settings,
+                    logger: Self.logger
+                ) { try await PostgresStore.open(url) }
+                let bChanges = Seen.following(b.changes)
+                let runningB = started.start(b)
+                #expect(try await bChanges.next() == .init(source: "okx", role: .standby))
+                // A leads now (a round that outlasted the lease may have made it ask again).
+                var aEpoch = try #require(epoch(aLed.role))
+                while epoch(a.role(of: "okx")) != aEpoch {
+                    aEpoch = try #require(epoch(try await aChanges.next { epoch($0.role) != nil }.role))
+                }
 
-            // A's connection is cut and it cannot connect again.
-            reachable.withLock { $0 = false }
-            let pids = backends.withLock { $0 }.map(String.init).joined(separator: ",")
-            _ = try await server.query(
-                "SELECT pg_terminate_backend(pid, 30000) FROM pg_stat_activity WHERE pid IN (\(pids))")
-            // B takes over once A's lease has run out; by then A no longer says it leads.
-            let bLed = try await bChanges.next { epoch($0.role) != nil }
-            #expect(try #require(epoch(bLed.role)) > aEpoch)
-            #expect(a.role(of: "okx") == .standby)
-            #expect(try await aChanges.next { $0.role == .standby }.source == "okx")
-            await runningA.stop()
-            await runningB.stop()
+                // A's connection is cut and it cannot connect again.
+                reachable.withLock { $0 = false }
+                let pids = backends.withLock { $0 }.map(String.init).joined(separator: ",")
+                _ = try await server.query(
+                    "SELECT pg_terminate_backend(pid, 30000) FROM pg_stat_activity WHERE pid IN (\(pids))")
+                // B takes over once A's lease has run out; by then A no longer says it leads.
+                let bLed = try await bChanges.next { epoch($0.role) != nil }
+                #expect(try #require(epoch(bLed.role)) > aEpoch)
+                #expect(a.role(of: "okx") == .standby)
+                #expect(try await aChanges.next { $0.role == .standby }.source == "okx")
+                await runningA.stop()
+                await runningB.stop()
+            }
         }
     }
 
     @Test func aSilenceAddedAnywhereReachesEveryWatcherByNotification() async throws {
         try await PostgresServer.with { server in
-            let url = try PostgresURL(server.url())
-            let store = try await PostgresStore.open(url)
-            // No periodic read and no retry within the test: only a notification can bring it.
-            let slow = PostgresSilenceWatcher.Settings(retry: .seconds(3600), recheck: .seconds(3600))
-            let seen = [Seen<[SilenceRecord]>(), Seen<[SilenceRecord]>()]
-            let running = seen.map { seen in
-                Running(PostgresSilenceWatcher(url: url, settings: slow, logger: Self.logger) { seen.add($0) })
+            try await Started.scope { started in
+                let url = try PostgresURL(server.url())
+                let store = try await PostgresStore.open(url)
+                // No periodic read and no retry within the test: only a notification can bring it.
+                let slow = PostgresSilenceWatcher.Settings(retry: .seconds(3600), recheck: .seconds(3600))
+                let seen = [Seen<[SilenceRecord]>(), Seen<[SilenceRecord]>()]
+                let running = seen.map { seen in
+                    started.start(
+                        PostgresSilenceWatcher(url: url, settings: slow, logger: Self.logger) { seen.add($0) })
+                }
+                // Each reads what is there once it listens (nothing yet).
+                for n in 0..<2 { #expect(try await seen[n].next().isEmpty) }
+                let added = try await store.silences.add(
+                    rule: "btc-*", symbol: "*", from: 0, until: 10_000, comment: "maintenance", now: 1)
+                for n in 0..<2 { #expect(try await seen[n].next() == [added]) }
+                let expired = try #require(try await store.silences.expire(id: added.id, now: 5))
+                for n in 0..<2 { #expect(try await seen[n].next() == [expired]) }
+                for watcher in running { await watcher.stop() }
+                await store.close()
             }
-            // Each reads what is there once it listens (nothing yet).
-            for n in 0..<2 { #expect(try await seen[n].next().isEmpty) }
-            let added = try await store.silences.add(
-                rule: "btc-*", symbol: "*", from: 0, until: 10_000, comment: "maintenance", now: 1)
-            for n in 0..<2 { #expect(try await seen[n].next() == [added]) }
-            let expired = try #require(try await store.silences.expire(id: added.id, now: 5))
-            for n in 0..<2 { #expect(try await seen[n].next() == [expired]) }
-            for watcher in running { await watcher.stop() }
-            await store.close()
         }
     }
 
     @Test func aWatcherWhoseConnectionIsCutReadsAgainOnReconnecting() async throws {
         try await PostgresServer.with { server in
-            let url = try PostgresURL(server.url())
-            let store = try await PostgresStore.open(url)
-            let storePID = try await Self.backendPID(store)
-            let log = CapturingLogHandler()
-            let settings = PostgresSilenceWatcher.Settings(retry: .milliseconds(200), recheck: .seconds(3600))
-            let seen = Seen<[SilenceRecord]>()
-            let watcher = Running(
-                PostgresSilenceWatcher(url: url, settings: settings, logger: log.logger(label: "watcher")) {
-                    seen.add($0)
-                })
-            #expect(try await seen.next().isEmpty)
-            // The server ends the watcher's session (waiting until it is gone), and a silence is
-            // added in the same transaction: no notification can reach the watcher, only the read
-            // it makes on connecting again.
-            let ended = try await server.query(
-                """
-                SELECT pg_terminate_backend(pid, 30000) FROM pg_stat_activity
-                WHERE datname = 'pricealert' AND usename = 'pricealert' AND pid <> \(storePID);
-                INSERT INTO silences (id, rule, symbol, starts_at, ends_at, comment, created_at)
-                VALUES ('cut-1', '*', 'ETH-USD', 0, 10000, 'cut', 1)
-                """)
-            #expect(ended.hasPrefix("t\n"), "\(ended)")
-            #expect(try await seen.next().map(\.id) == ["cut-1"])
-            #expect(log.records.contains { $0.level == .warning && $0.message.contains("lost the notifications") })
-            // And notifications flow again on the new connection.
-            let second = try await store.silences.add(
-                rule: "*", symbol: "SOL-USD", from: 0, until: 10_000, comment: "after", now: 2)
-            #expect(try await seen.next().map(\.id).sorted() == ["cut-1", second.id].sorted())
-            #expect(!log.records.contains { $0.message.contains(server.password) })
-            await watcher.stop()
-            await store.close()
+            try await Started.scope { started in
+                let url = try PostgresURL(server.url())
+                let store = try await PostgresStore.open(url)
+                let storePID = try await Self.backendPID(store)
+                let log = CapturingLogHandler()
+                let settings = PostgresSilenceWatcher.Settings(retry: .milliseconds(200), recheck: .seconds(3600))
+                let seen = Seen<[SilenceRecord]>()
+                let watcher = started.start(
+                    PostgresSilenceWatcher(url: url, settings: settings, logger: log.logger(label: "watcher")) {
+                        seen.add($0)
+                    })
+                #expect(try await seen.next().isEmpty)
+                // The server ends the watcher's session (waiting until it is gone), and a silence is
+                // added in the same transaction: no notification can reach the watcher, only the read
+                // it makes on connecting again.
+                let ended = try await server.query(
+                    """
+                    SELECT pg_terminate_backend(pid, 30000) FROM pg_stat_activity
+                    WHERE datname = 'pricealert' AND usename = 'pricealert' AND pid <> \(storePID);
+                    INSERT INTO silences (id, rule, symbol, starts_at, ends_at, comment, created_at)
+                    VALUES ('cut-1', '*', 'ETH-USD', 0, 10000, 'cut', 1)
+                    """)
+                #expect(ended.hasPrefix("t\n"), "\(ended)")
+                #expect(try await seen.next().map(\.id) == ["cut-1"])
+                #expect(log.records.contains { $0.level == .warning && $0.message.contains("lost the notifications") })
+                // And notifications flow again on the new connection.
+                let second = try await store.silences.add(
+                    rule: "*", symbol: "SOL-USD", from: 0, until: 10_000, comment: "after", now: 2)
+                #expect(try await seen.next().map(\.id).sorted() == ["cut-1", second.id].sorted())
+                #expect(!log.records.contains { $0.message.contains(server.password) })
+                await watcher.stop()
+                await store.close()
+            }
         }
     }
 }
