@@ -131,19 +131,28 @@ public final class LeadershipService: Service, Sendable {
         let store = await cancelWhenGracefulShutdown {
             var store: PostgresStore?
             var told: [String: Role] = [:]
+            // A store out of reach is said once, and again when it answers, not at every tick.
+            var unreachable: (since: ContinuousClock.Instant, rounds: Int)?
             while !Task.isCancelled {
                 do {
                     if store == nil { store = try await self.open() }
                     let leadership = store!.leadership
                     try await Self.within(self.settings.ttl) { try await self.tick(leadership) }
+                    if let (since, rounds) = unreachable {
+                        let seconds = Double((ContinuousClock.now - since).milliseconds) / 1000
+                        self.logger.notice(
+                            "leadership: the store answers again after \(String(format: "%.1f", seconds)) s and \(rounds) failed round\(rounds == 1 ? "" : "s")"
+                        )
+                        unreachable = nil
+                    }
                 } catch is TimedOut {
                     // The connection stopped answering: its queue ends when the connection does.
-                    self.logger.warning(
-                        "leadership: the store did not answer within \(self.settings.ttl); reconnecting")
+                    self.failed(
+                        "the store did not answer within \(self.settings.ttl); reconnecting", &unreachable)
                     if let abandoned = store { Task { await abandoned.close() } }
                     store = nil
                 } catch {
-                    self.logger.warning("leadership: cannot reach the store: \(error); retrying")
+                    self.failed("cannot reach the store: \(error); retrying every \(self.settings.tick)", &unreachable)
                     await store?.close()
                     store = nil
                 }
@@ -162,6 +171,17 @@ public final class LeadershipService: Service, Sendable {
         for lease in held { try? await store.leadership.release(lease) }
         try? await store.leadership.forget(instance: instance.id)
         await store.close()
+    }
+
+    /// A failed round: the first of a spell is a warning, the others are debug lines.
+    private func failed(_ reason: String, _ unreachable: inout (since: ContinuousClock.Instant, rounds: Int)?) {
+        if let spell = unreachable {
+            unreachable = (spell.since, spell.rounds + 1)
+            logger.debug("leadership: \(reason)")
+        } else {
+            unreachable = (ContinuousClock.now, 1)
+            logger.warning("leadership: \(reason)")
+        }
     }
 
     /// One round: heartbeat, release what is no longer followed, renew what is held, ask for

@@ -177,11 +177,16 @@ import Testing
                     if case .leader(let epoch) = role { return epoch }
                     return nil
                 }
+                let aLog = CapturingLogHandler()
+                let refused = EventCounter()
                 let a = LeadershipService(
                     instance: .current(name: "a", sources: ["okx"]), sources: ["okx"], settings: settings,
-                    logger: Self.logger
+                    logger: aLog.logger(label: "a")
                 ) {
-                    guard reachable.withLock({ $0 }) else { throw Unreachable() }
+                    guard reachable.withLock({ $0 }) else {
+                        refused.record()
+                        throw Unreachable()
+                    }
                     let store = try await PostgresStore.open(url)
                     let pid = try await Self.backendPID(store)
                     backends.withLock { $0.append(pid) }
@@ -213,6 +218,23 @@ import Testing
                 #expect(try #require(epoch(bLed.role)) > aEpoch)
                 #expect(a.role(of: "okx") == .standby)
                 #expect(try await aChanges.next { $0.role == .standby }.source == "okx")
+
+                // A said once that it lost the store, not at each of its failed rounds, and says
+                // when the store answers again.
+                try await refused.wait(for: 3)
+                func said(_ level: Logger.Level, _ start: String) -> Int {
+                    aLog.records.filter { $0.level == level && $0.message.hasPrefix("leadership: \(start)") }.count
+                }
+                let lost = said(.warning, "cannot reach the store") + said(.warning, "the store did not answer")
+                #expect(lost == 1, "\(aLog.records.map(\.message))")
+                #expect(said(.debug, "cannot reach the store") >= 2)
+                reachable.withLock { $0 = true }
+                var back = 0
+                for _ in 0..<600 where back == 0 {
+                    try await Task.sleep(for: .milliseconds(100))
+                    back = said(.notice, "the store answers again after ")
+                }
+                #expect(back == 1)
                 await runningA.stop()
                 await runningB.stop()
             }
