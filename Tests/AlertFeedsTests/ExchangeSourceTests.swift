@@ -242,9 +242,9 @@ struct ExchangeSourceTests {
         #"{"channel":"ticker","client_id":"","timestamp":"\#(time)","sequence_num":\#(sequence),"events":[{"type":"update","tickers":[{"type":"ticker","product_id":"BTC-USD","price":"\#(price)","volume_24_h":"2","price_percent_chg_24_h":"-1.5"}]}]}"#
     }
 
-    /// Moves the feed's clock past the 150 ms between two subscribe messages.
+    /// Moves the feed's clock past the 250 ms between two subscribe messages.
     static func passCoinbasePace(_ live: Live) async throws {
-        try await live.advance(exactly: .milliseconds(150))
+        try await live.advance(exactly: .milliseconds(250))
     }
 
     @Test func coinbaseSubscribesHeartbeatsFirstAndReadsTicks() async throws {
@@ -259,7 +259,7 @@ struct ExchangeSourceTests {
         let live = try await Live(.coinbase, rest: try Self.coinbaseRest())
         let first = try await live.exchange.connection(1)
         try await first.waitForTexts(1)
-        // The ticker subscribe follows 150 ms after the heartbeats one (8 messages a second).
+        // The ticker subscribe follows 250 ms after the heartbeats one (half of 8 messages a second).
         #expect(first.texts.count == 1)
         try await Self.passCoinbasePace(live)
         let texts = try await first.waitForTexts(2)
