@@ -7,7 +7,8 @@ import Glibc
 
 /// A child process started by a test and watched without holding a thread of Swift's
 /// cooperative pool, which has one thread per core: its standard output and error are read on
-/// threads of their own, its end arrives through `Process.terminationHandler`, and every wait
+/// threads of their own, its end arrives through `Process.terminationHandler` or a thread
+/// waiting for the exit (whichever comes first), and every wait
 /// (for a line, for the end) suspends on a continuation those events resume, with a timeout.
 /// So any number of tests can run programs side by side on two cores without starving the
 /// in-process servers those programs talk to.
@@ -77,6 +78,8 @@ public final class ObservedProcess: Sendable {
     /// Shared with the reader threads and the termination handler, which outlive no event.
     private final class Shared: Sendable {
         let state = Mutex(State())
+        /// Set by the first of the two watchers of the end (`ended`).
+        let endSeen = Atomic(false)
     }
 
     private let shared = Shared()
@@ -101,11 +104,24 @@ public final class ObservedProcess: Sendable {
         let stdin = input.map { _ in Pipe() }
         process.standardInput = stdin ?? FileHandle.nullDevice
         process.terminationHandler = { [shared] process in
-            let status = process.terminationStatus
-            whenEnded?()
-            ObservedProcess.update(shared) { $0.status = status }
+            ObservedProcess.ended(shared, status: process.terminationStatus, whenEnded)
         }
         try process.run()
+        // Foundation sees the end of a process when a socket the child inherited closes, and a
+        // child started beside it at that moment (a test's PostgreSQL server, another test's
+        // program) may inherit that socket too and hold it open for minutes. So a thread of
+        // its own also waits for the exit itself, leaving the child for Foundation to reap
+        // (WNOWAIT); the first of the two to see the end records it.
+        let pid = process.processIdentifier
+        Thread { [shared] in
+            var info = siginfo_t()
+            var rc: Int32
+            repeat { rc = waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) } while rc == -1 && errno == EINTR
+            // Reaped already (Foundation saw the end first): its handler records it.
+            guard rc == 0 else { return }
+            // The exit code, or the signal that ended it (as `Process.terminationStatus` gives).
+            ObservedProcess.ended(shared, status: info._sifields._sigchld.si_status, whenEnded)
+        }.start()
         for (pipe, stream) in [(out, Stream.stdout), (err, .stderr)] {
             let handle = pipe.fileHandleForReading
             Thread { [shared] in ObservedProcess.readToEnd(handle, stream, into: shared) }.start()
@@ -233,11 +249,32 @@ public final class ObservedProcess: Sendable {
         }
     }
 
-    /// Blocking reads on the calling (own) thread until end of file.
+    /// Records the end of the process, once, whichever watcher saw it first.
+    private static func ended(_ shared: Shared, status: Int32, _ whenEnded: (@Sendable () -> Void)?) {
+        guard !shared.endSeen.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        whenEnded?()
+        update(shared) { $0.status = status }
+    }
+
+    /// Reads on the calling (own) thread until end of file, or until the process has ended and
+    /// all it wrote has been read. The second matters when tests start processes side by side:
+    /// a child started at the same moment (another test's program, its PostgreSQL server) may
+    /// inherit this pipe's write end and hold it open long after this process has ended. Once
+    /// the process has ended, everything it wrote is already in the pipe, so a pipe with nothing
+    /// left to read is at its end for this process.
     private static func readToEnd(_ handle: FileHandle, _ stream: Stream, into shared: Shared) {
         let fd = handle.fileDescriptor
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
+            let exited = shared.state.withLock { $0.status != nil }
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            // Once the process has ended, only what is already in the pipe is waited for.
+            let polled = poll(&ready, 1, exited ? 0 : 200)
+            if polled < 0, errno == EINTR { continue }
+            if polled == 0 {
+                if exited { break }
+                continue
+            }
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { break }
