@@ -70,6 +70,9 @@ public final class StatusServer: Sendable {
     /// Connections accepted and not yet closed; never more than `limits.maxConnections`.
     public var openConnections: Int { connections.open.load(ordering: .relaxed) }
 
+    /// The most connections that were open at once since the server was made.
+    public var mostConnections: Int { connections.most.load(ordering: .relaxed) }
+
     /// Binds and returns the bound port (the chosen one for port 0); throws when it cannot bind.
     public func start() async throws -> Int {
         let (ports, portSink) = AsyncStream<Result<SocketAddress?, any Error>>.makeStream()
@@ -169,6 +172,12 @@ public final class StatusServer: Sendable {
 /// event loop) and `openConnections` readers.
 final class ConnectionCount: Sendable {
     let open = Atomic<Int>(0)
+    let most = Atomic<Int>(0)
+
+    func opened() {
+        let now = open.add(1, ordering: .relaxed).newValue
+        most.max(now, ordering: .relaxed)
+    }
 }
 
 /// Hummingbird's accept gate: the server channel stops accepting while `max` connections are
@@ -178,7 +187,7 @@ struct ConnectionLimit: AvailableConnectionsDelegate {
     let max: Int
     let count: ConnectionCount
 
-    mutating func connectionOpened() { count.open.add(1, ordering: .relaxed) }
+    mutating func connectionOpened() { count.opened() }
     mutating func connectionClosed() { count.open.subtract(1, ordering: .relaxed) }
     func isAcceptingNewConnections() -> Bool { count.open.load(ordering: .relaxed) < max }
 }
