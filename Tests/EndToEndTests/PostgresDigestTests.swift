@@ -302,12 +302,14 @@ struct PostgresDigestTests {
         let seen = try await leaderKilledWhileHolding(
             policy: #""quiet": [{"from": "\#(clock(from))", "to": "\#(clock(to))"}]"#, start: start,
             wait: .seconds(240))
-        #expect(seen.deliveries.count == 1, "\(seen.deliveries)\n\(seen.logs)")
-        #expect(seen.deliveries.first?.id == "digest:ops:\(seen.expected[0])", "\(seen.deliveries)")
-        #expect(seen.deliveries.first?.held == true)
         // The feed, quiet while the test waits for the window's end, may go stale: its
-        // `@feed-stale` is held with the rest.
-        let events = seen.deliveries.flatMap(\.events).filter { !$0.hasPrefix("@feed-") }
+        // `@feed-stale` is held with the rest when it fires inside the quiet hours, and sent on
+        // its own when it fires after them.
+        let ups = seen.deliveries.filter { $0.events.contains { !$0.hasPrefix("@feed-") } }
+        #expect(ups.count == 1, "\(seen.deliveries)\n\(seen.logs)")
+        #expect(ups.first?.id == "digest:ops:\(seen.expected[0])", "\(seen.deliveries)")
+        #expect(ups.first?.held == true)
+        let events = ups.flatMap(\.events).filter { !$0.hasPrefix("@feed-") }
         #expect(events.sorted() == seen.expected.sorted(), "\(seen.deliveries)")
     }
 }
