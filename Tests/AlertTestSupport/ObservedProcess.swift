@@ -41,7 +41,8 @@ public final class ObservedProcess: Sendable {
         public var description: String { "output closed without \(waitingFor); it wrote:\n\(output)" }
     }
 
-    /// The Foundation process (for its id, `isRunning` and `terminationReason`).
+    /// The Foundation process (for its id and `isRunning`). Its `terminationReason` may not be
+    /// set yet when a wait here has returned: `endedBySignal` is.
     public let process: Process
     /// The program and its arguments, for messages.
     /// The command line as errors show it: a URL's password (a test database's) is replaced
@@ -66,6 +67,8 @@ public final class ObservedProcess: Sendable {
         var stdoutClosed = false
         var stderrClosed = false
         var status: Int32?
+        /// Ended by a signal (`status` is then the signal's number).
+        var signaled = false
         var waiters: [Int: Waiter] = [:]
         var nextWaiter = 0
 
@@ -104,7 +107,9 @@ public final class ObservedProcess: Sendable {
         let stdin = input.map { _ in Pipe() }
         process.standardInput = stdin ?? FileHandle.nullDevice
         process.terminationHandler = { [shared] process in
-            ObservedProcess.ended(shared, status: process.terminationStatus, whenEnded)
+            ObservedProcess.ended(
+                shared, status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
+                whenEnded)
         }
         try process.run()
         // Foundation sees the end of a process when a socket the child inherited closes, and a
@@ -120,7 +125,8 @@ public final class ObservedProcess: Sendable {
             // Reaped already (Foundation saw the end first): its handler records it.
             guard rc == 0 else { return }
             // The exit code, or the signal that ended it (as `Process.terminationStatus` gives).
-            ObservedProcess.ended(shared, status: info._sifields._sigchld.si_status, whenEnded)
+            let signaled = info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED
+            ObservedProcess.ended(shared, status: info._sifields._sigchld.si_status, signaled: signaled, whenEnded)
         }.start()
         for (pipe, stream) in [(out, Stream.stdout), (err, .stderr)] {
             let handle = pipe.fileHandleForReading
@@ -146,6 +152,11 @@ public final class ObservedProcess: Sendable {
     }
 
     public var pid: Int32 { process.processIdentifier }
+    /// Whether the process has ended and a signal ended it; nil while it runs. (Read this, not
+    /// `process.terminationReason`: Foundation may see the end later, see `init`.)
+    public var endedBySignal: Bool? {
+        shared.state.withLock { $0.status == nil ? nil : $0.signaled }
+    }
     public var stdout: String { shared.state.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
     public var stderr: String { shared.state.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
 
@@ -250,10 +261,15 @@ public final class ObservedProcess: Sendable {
     }
 
     /// Records the end of the process, once, whichever watcher saw it first.
-    private static func ended(_ shared: Shared, status: Int32, _ whenEnded: (@Sendable () -> Void)?) {
+    private static func ended(
+        _ shared: Shared, status: Int32, signaled: Bool, _ whenEnded: (@Sendable () -> Void)?
+    ) {
         guard !shared.endSeen.exchange(true, ordering: .acquiringAndReleasing) else { return }
         whenEnded?()
-        update(shared) { $0.status = status }
+        update(shared) { state in
+            state.status = status
+            state.signaled = signaled
+        }
     }
 
     /// Reads on the calling (own) thread until end of file, or until the process has ended and

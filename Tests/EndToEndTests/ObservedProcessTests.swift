@@ -16,4 +16,15 @@ struct ObservedProcessTests {
         #expect(result.status == 3)
         #expect(result.stderr == "written\n")
     }
+
+    /// A program ended by a signal says so, with the signal's number as its status.
+    @Test func aProgramKilledBySignalSaysSo() async throws {
+        let running = try ObservedProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo up; exec sleep 600"])
+        _ = try await running.line(.stdout, containing: "up", timeout: 60)
+        #expect(running.endedBySignal == nil)
+        kill(running.pid, SIGKILL)
+        let result = try await running.wait(timeout: 60)
+        #expect(running.endedBySignal == true)
+        #expect(result.status == SIGKILL)
+    }
 }
