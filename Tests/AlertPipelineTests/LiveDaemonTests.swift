@@ -13,13 +13,8 @@ import Testing
 @Suite("live: the daemon's pipeline")
 struct LiveDaemonTests {
     @Test func theOptionsReachThePipeline() async throws {
-        let rules = try RuleLoader.load([
-            RuleSource(
-                path: "rules.json",
-                bytes: Array(
-                    #"{"version": 1, "rules": [{"id": "btc", "symbol": "BTC", "when": {"price": {"above": 1}}}]}"#.utf8)
-            )
-        ]).get()
+        let rules = try EvaluatorTests.rules(
+            #"{"version": 1, "rules": [{"id": "btc", "symbol": "BTC", "when": {"price": {"above": 1}}}]}"#)
         let logger = Logger(label: "test")
         let runner = FeedRunner(
             source: BTSESource(endpoint: "http://127.0.0.1:1"), http: NIOHTTPClient.shared, logger: logger)

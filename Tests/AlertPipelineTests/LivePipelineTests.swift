@@ -32,6 +32,14 @@ import Testing
         }
     }
 
+    /// The embedded exchange with prices on a random walk of `seed`, a step `every` interval,
+    /// started on a free port (the caller stops it).
+    static func exchange(seed: UInt64, every interval: Duration) async throws -> (DemoExchangeServer, Int) {
+        let exchange = DemoExchangeServer(
+            configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: seed, interval: interval)))
+        return (exchange, try await exchange.start())
+    }
+
     /// `rules` on the embedded exchange at `port`, delivered straight to `sinks`, shut down when
     /// `stop` opens; the test runner's own SIGTERM and SIGINT stay its own.
     static func pipeline(
@@ -57,22 +65,15 @@ import Testing
         "shutdown in pipeline order: the feed stops first, every alert made is delivered, the status server answers until last"
     )
     func shutdownInPipelineOrder() async throws {
-        let exchange = DemoExchangeServer(
-            configuration: ExchangeConfiguration(
-                port: 0, prices: .randomWalk(seed: 3, interval: .milliseconds(200))))
-        let port = try await exchange.start()
+        let (exchange, port) = try await LivePipelineTests.exchange(seed: 3, every: .milliseconds(200))
         defer { Task { await exchange.stop() } }
         // 40 rules that each fire once, on the first BTC tick: one frame's burst.
         let ids = (0..<40).map { "btc-\($0)" }
-        let rules = try RuleLoader.load([
-            RuleSource(
-                path: "rules.json",
-                bytes: Array(
-                    """
-                    {"version": 2, "sinks": {"held": {"type": "stdout"}}, "defaults": {"notify": ["held"]},
-                     "rules": [\(ids.map { #"{"id": "\#($0)", "symbol": "BTC", "when": {"price": {"above": 1}}}"# }.joined(separator: ", "))]}
-                    """.utf8))
-        ]).get()
+        let rules = try EvaluatorTests.rules(
+            """
+            {"version": 2, "sinks": {"held": {"type": "stdout"}}, "defaults": {"notify": ["held"]},
+             "rules": [\(ids.map { #"{"id": "\#($0)", "symbol": "BTC", "when": {"price": {"above": 1}}}"# }.joined(separator: ", "))]}
+            """)
         let sink = HeldSink()
         let http = NIOHTTPClient()
         let stop = Gate()
@@ -126,10 +127,7 @@ import Testing
         "a reload hands the reloaded rules' priorities to the policy stages: a rule made high priority skips the sink's quiet hours from then on"
     )
     func reloadedPriorityReachesDelivery() async throws {
-        let exchange = DemoExchangeServer(
-            configuration: ExchangeConfiguration(
-                port: 0, prices: .randomWalk(seed: 5, interval: .milliseconds(200))))
-        let port = try await exchange.start()
+        let (exchange, port) = try await LivePipelineTests.exchange(seed: 5, every: .milliseconds(200))
         defer { Task { await exchange.stop() } }
         // One rule that reminds every second while BTC is above 1, to a sink quiet all day
         // (quiet events dropped): nothing reaches the sink unless the rule is high priority.
@@ -176,23 +174,16 @@ import Testing
         "a slow evaluator holds the feed at the inbox's bound: at most feedEventsInFlight events wait, and none is lost"
     )
     func slowEvaluatorHoldsTheFeedAtTheBound() async throws {
-        let exchange = DemoExchangeServer(
-            configuration: ExchangeConfiguration(
-                port: 0, prices: .randomWalk(seed: 7, interval: .milliseconds(5))))
-        let port = try await exchange.start()
+        let (exchange, port) = try await LivePipelineTests.exchange(seed: 7, every: .milliseconds(5))
         defer { Task { await exchange.stop() } }
         // Two rules that fire on the first BTC tick: with two alerts in flight and the first
         // held at the sink, the evaluator waits at `AlertGate` while the exchange keeps sending.
-        let rules = try RuleLoader.load([
-            RuleSource(
-                path: "rules.json",
-                bytes: Array(
-                    """
-                    {"version": 2, "sinks": {"held": {"type": "stdout"}}, "defaults": {"notify": ["held"]},
-                     "rules": [{"id": "a", "symbol": "BTC", "when": {"price": {"above": 1}}},
-                               {"id": "b", "symbol": "BTC", "when": {"price": {"above": 1}}}]}
-                    """.utf8))
-        ]).get()
+        let rules = try EvaluatorTests.rules(
+            """
+            {"version": 2, "sinks": {"held": {"type": "stdout"}}, "defaults": {"notify": ["held"]},
+             "rules": [{"id": "a", "symbol": "BTC", "when": {"price": {"above": 1}}},
+                       {"id": "b", "symbol": "BTC", "when": {"price": {"above": 1}}}]}
+            """)
         let sink = HeldSink()
         let http = NIOHTTPClient()
         let stop = Gate()

@@ -65,20 +65,13 @@ import Testing
 
     @Test("ticks are evaluated while a save waits for the store; the save is written once the store answers")
     func evaluationGoesOnWhileASaveIsWritten() async throws {
-        let exchange = DemoExchangeServer(
-            configuration: ExchangeConfiguration(
-                port: 0, prices: .randomWalk(seed: 11, interval: .milliseconds(20))))
-        let port = try await exchange.start()
+        let (exchange, port) = try await LivePipelineTests.exchange(seed: 11, every: .milliseconds(20))
         defer { Task { await exchange.stop() } }
-        let rules = try RuleLoader.load([
-            RuleSource(
-                path: "rules.json",
-                bytes: Array(
-                    #"""
-                    {"version": 2, "sinks": {"out": {"type": "stdout"}}, "defaults": {"notify": ["out"]},
-                     "rules": [{"id": "btc", "symbol": "BTC", "when": {"price": {"above": 1}}}]}
-                    """#.utf8))
-        ]).get()
+        let rules = try EvaluatorTests.rules(
+            #"""
+            {"version": 2, "sinks": {"out": {"type": "stdout"}}, "defaults": {"notify": ["out"]},
+             "rules": [{"id": "btc", "symbol": "BTC", "when": {"price": {"above": 1}}}]}
+            """#)
         let path = NSTemporaryDirectory() + "pricealert-slow-save-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let store = SlowSaves(try StateAccess.open(path).get())

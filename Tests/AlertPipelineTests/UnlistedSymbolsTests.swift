@@ -7,10 +7,6 @@ import Testing
 /// them lacks (Docs/sources.md#symbols-no-market-list-has).
 @Suite("unlisted symbols")
 struct UnlistedSymbolsTests {
-    static func rules(_ json: String) throws -> RuleSet {
-        try RuleLoader.load([RuleSource(path: "rules.json", bytes: Array(json.utf8))]).get()
-    }
-
     static func feed(_ name: String, tag: String?, subscribes: Bool = true, _ symbols: [String]) -> UnlistedSymbols.Feed
     {
         UnlistedSymbols.Feed(
@@ -20,7 +16,7 @@ struct UnlistedSymbolsTests {
 
     @Test("a qualified key is looked up on its own source's list only; every name that uses it is listed once")
     func qualified() throws {
-        let ruleSet = try Self.rules(
+        let ruleSet = try EvaluatorTests.rules(
             """
             {"version": 3, "sources": {"bx": {"type": "binance"}, "ok": {"type": "okx"}},
              "portfolios": {"bag": {"holdings": {"ok:SOL/USDT": 2}}},
@@ -48,7 +44,7 @@ struct UnlistedSymbolsTests {
         "an unqualified rule symbol is reported only once every feed gave its list and none has it; a feed that follows every market is not reported on"
     )
     func unqualified() throws {
-        let ruleSet = try Self.rules(
+        let ruleSet = try EvaluatorTests.rules(
             """
             {"version": 3, "sources": {"bx": {"type": "binance"}, "cg": {"type": "coingecko"}},
              "rules": [{"id": "a", "symbols": ["BTC/USDT", "NOPE/USDT"], "when": {"price": {"above": 1}}},
@@ -62,7 +58,7 @@ struct UnlistedSymbolsTests {
             ])
 
         // Without rule-file sources, a v1 symbol is looked up on the --source list.
-        let v1 = try Self.rules(
+        let v1 = try EvaluatorTests.rules(
             #"{"version": 1, "rules": [{"id": "x", "symbol": "BTCUSDT", "when": {"price": {"above": 1}}}]}"#)
         #expect(
             UnlistedSymbols.find(in: v1, feeds: [Self.feed("binance", tag: nil, ["BTC/USDT"])], complete: false) == [
