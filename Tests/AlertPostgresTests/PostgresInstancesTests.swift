@@ -170,8 +170,10 @@ import Testing
         try await PostgresServer.with { server in
             try await Started.scope { started in
                 let url = try PostgresURL(server.url())
-                let reachable = Mutex(true)
-                let backends = Mutex<[Int]>([])
+                // Whether A may reach the store, and the server processes of the connections it
+                // has: one lock, so a connection A opens while it is cut off is closed at once
+                // rather than missed by the cut.
+                let access = Mutex((reachable: true, backends: [Int]()))
                 let settings = LeadershipService.Settings(ttl: .seconds(1), tick: .milliseconds(100))
                 func epoch(_ role: LeadershipService.Role) -> Int64? {
                     if case .leader(let epoch) = role { return epoch }
@@ -183,14 +185,18 @@ import Testing
                     instance: .current(name: "a", sources: ["okx"]), sources: ["okx"], settings: settings,
                     logger: aLog.logger(label: "a")
                 ) {
-                    guard reachable.withLock({ $0 }) else {
-                        refused.record()
-                        throw Unreachable()
+                    if access.withLock({ $0.reachable }) {
+                        let store = try await PostgresStore.open(url)
+                        let pid = try await Self.backendPID(store)
+                        let kept = access.withLock { access in
+                            if access.reachable { access.backends.append(pid) }
+                            return access.reachable
+                        }
+                        if kept { return store }
+                        await store.close()
                     }
-                    let store = try await PostgresStore.open(url)
-                    let pid = try await Self.backendPID(store)
-                    backends.withLock { $0.append(pid) }
-                    return store
+                    refused.record()
+                    throw Unreachable()
                 }
                 let aChanges = Seen.following(a.changes)
                 let runningA = started.start(a)
@@ -217,8 +223,10 @@ import Testing
                 }
                 // A round that outlasted the lease under load is a spell of its own, said before.
                 let lostBefore = lost()
-                reachable.withLock { $0 = false }
-                let pids = backends.withLock { $0 }.map(String.init).joined(separator: ",")
+                let pids = access.withLock { access in
+                    access.reachable = false
+                    return access.backends
+                }.map(String.init).joined(separator: ",")
                 _ = try await server.query(
                     "SELECT pg_terminate_backend(pid, 30000) FROM pg_stat_activity WHERE pid IN (\(pids))")
                 // B takes over once A's lease has run out; by then A no longer says it leads.
@@ -233,7 +241,7 @@ import Testing
                 #expect(lost() - lostBefore <= 1, "\(aLog.records.map(\.message))")
                 #expect(lost() >= 1 && said(.debug, "cannot reach the store") >= 2)
                 // Every spell ends with a notice once the store answers.
-                reachable.withLock { $0 = true }
+                access.withLock { $0.reachable = true }
                 for _ in 0..<600 where said(.notice, "the store answers again after ") < lost() {
                     try await Task.sleep(for: .milliseconds(100))
                 }
