@@ -10,6 +10,7 @@ import Synchronization
 /// store writes unfenced, as a command (`outbox flush`, `store copy`) does.
 final class StoreFencing: Sendable {
     private let leases = Mutex<(SourceLeases, instance: String, staged: Set<String>)?>(nil)
+    private let handBack = Mutex<(@Sendable ([Alert], _ leaderEpoch: Int64?) -> Void)?>(nil)
 
     var current: SourceLeases? { leases.withLock { $0?.0 } }
 
@@ -17,8 +18,22 @@ final class StoreFencing: Sendable {
     /// (Docs/postgres.md#digests-and-quiet-hours-across-instances).
     var staged: Set<String> { leases.withLock { $0?.staged ?? [] } }
 
-    func use(_ leases: SourceLeases, instance: String, staged: Set<String>) {
+    func use(
+        _ leases: SourceLeases, instance: String, staged: Set<String>,
+        refused: (@Sendable ([Alert], _ leaderEpoch: Int64?) -> Void)?
+    ) {
         self.leases.withLock { $0 = (leases, instance, staged) }
+        handBack.withLock { $0 = refused }
+    }
+
+    /// Events whose write was dropped because another instance leads their lease (`lost`), once
+    /// the transaction that refused them committed: handed back to the evaluator. That instance
+    /// enters them only if its standby kept them, and it did not when this one evaluated them
+    /// as a leader that had lost the lease without knowing yet (a pause); the evaluator keeps
+    /// them as a standby would, for its own next takeover (Docs/postgres.md#taking-over).
+    func takenOver(_ alerts: [Alert], _ lost: LostLeadership) {
+        guard !alerts.isEmpty, let handBack = handBack.withLock({ $0 }) else { return }
+        handBack(alerts, lost.epoch)
     }
 
     /// What a write refused by the fence becomes. When another instance took the lease over,
@@ -59,8 +74,13 @@ extension PostgresStore {
     /// `staged`: the sinks with quiet hours or a group; their stages run on the home lease's
     /// leader only, which enters what they deliver under its fence
     /// (Docs/postgres.md#digests-and-quiet-hours-across-instances).
-    public func fence(with leases: SourceLeases, instance: String, staged: Set<String> = []) {
-        fencing.use(leases, instance: instance, staged: staged)
+    /// `refused`: given the events evaluated here whose write was dropped because another
+    /// instance leads their lease, with that instance's epoch (`StoreFencing.takenOver`).
+    public func fence(
+        with leases: SourceLeases, instance: String, staged: Set<String> = [],
+        refused: (@Sendable ([Alert], _ leaderEpoch: Int64?) -> Void)? = nil
+    ) {
+        fencing.use(leases, instance: instance, staged: staged, refused: refused)
     }
 }
 
@@ -100,26 +120,30 @@ extension PostgresOutbox {
     }
 
     /// The `DeliveryOutbox` insert under `fence`, in the write's transaction: refused by the
-    /// fence, nothing is written and no row is handed on (`LostLeadership` logged: the new
-    /// leader enters the event itself). `existing`: the write is made again after its
-    /// connection closed, so rows it entered under this fence are handed on as if made now.
+    /// fence, nothing is written and no row is handed on (`LostLeadership` logged), and an event
+    /// of the evaluator (not a stage's delivery) is returned as `refused`, to be handed back
+    /// once the transaction commits (`StoreFencing.takenOver`). `existing`: the write is made
+    /// again after its connection closed, so rows it entered under this fence are handed on as
+    /// if made now.
     static func fencedInsert(
         _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64, _ fence: PostgresFence, existing: Bool,
         _ fencing: StoreFencing, _ connection: PostgresConnection, _ logger: Logger
-    ) async throws -> [OutboxEntry] {
+    ) async throws -> (rows: [OutboxEntry], refused: (Alert, LostLeadership)?) {
+        let stages = fence.source == fencing.current?.home && sinks.allSatisfy(fencing.staged.contains)
         do {
             try await PostgresLeadership.check(fence, connection, logger)
         } catch let lost as LostLeadership {
             if let awaiting = fencing.refusal(lost) { throw awaiting }
             logger.warning("\(delivery.id) not entered in the outbox: \(lost)")
-            return []
+            guard !stages, case .event(let alert) = delivery else { return ([], nil) }
+            return ([], (alert, lost))
         }
         let rows = try await enterOnce(
             delivery, sinks: sinks, urgent: urgent, now: now, fence, connection, logger, existing: existing)
-        if fence.source == fencing.current?.home, sinks.allSatisfy(fencing.staged.contains) {
+        if stages {
             try await PostgresPolicyJournal.consume(delivery, sinks: sinks, fence, now: now, connection, logger)
         }
-        return rows
+        return (rows, nil)
     }
 
     /// Inside a transaction that checked `fence` (`PostgresLeadership.write`): enters

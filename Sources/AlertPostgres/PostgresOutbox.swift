@@ -87,16 +87,18 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
                     // instance leads by then, or is refused when another instance took over
                     // (whose standby evaluation holds the event: Docs/postgres.md#taking-over).
                     let fence = fencing.fence(of: delivery, sinks: sinks)
-                    let rows =
-                        if let fence {
-                            try await Self.fencedInsert(
-                                delivery, sinks: sinks, urgent: urgent, now: now, fence, existing: again, fencing,
-                                connection, logger)
-                        } else {
-                            try await Self.insert(
-                                delivery, sinks: sinks, urgent: urgent, now: now, connection, logger, existing: again)
-                        }
-                    return { committed(.success(rows)) }
+                    guard let fence else {
+                        let rows = try await Self.insert(
+                            delivery, sinks: sinks, urgent: urgent, now: now, connection, logger, existing: again)
+                        return { committed(.success(rows)) }
+                    }
+                    let (rows, refused) = try await Self.fencedInsert(
+                        delivery, sinks: sinks, urgent: urgent, now: now, fence, existing: again, fencing,
+                        connection, logger)
+                    return {
+                        if let (alert, lost) = refused { fencing.takenOver([alert], lost) }
+                        committed(.success(rows))
+                    }
                 }, failed: { committed(.failure($0)) }))
     }
 

@@ -65,15 +65,21 @@ public final class PostgresPolicyJournal: PolicyJournal {
             PostgresOutbox.Write(
                 apply: { connection, logger in
                     var (added, removed) = (added, removed)
+                    var refused: [([Alert], LostLeadership)] = []
                     if let leases = fencing.current {
-                        (added, removed) = try await Self.fenced(added, removed, leases, fencing, connection, logger)
+                        (added, removed, refused) = try await Self.fenced(
+                            added, removed, leases, fencing, connection, logger)
                     }
                     for (sink, id) in removed {
                         try await connection.query(
                             "DELETE FROM policy_pending WHERE sink = \(sink) AND alert_id = \(id)", logger: logger)
                     }
                     try await Self.insert(added, skippingEntered: fencing.current != nil, connection, logger)
-                    return { self.failing.written(token) }
+                    let handBack = refused
+                    return {
+                        self.failing.written(token)
+                        for (alerts, lost) in handBack { fencing.takenOver(alerts, lost) }
+                    }
                 },
                 failed: { error in self.failing.failed(token, reason: self.outbox.reason(error)) }))
     }
@@ -84,14 +90,19 @@ public final class PostgresPolicyJournal: PolicyJournal {
     /// another instance leads now is dropped and logged: that instance journals its own events
     /// (its standby kept them), and an old owner must not remove rows a new owner still needs.
     /// A lease still this instance's or no one's throws `AwaitingLease`: the write is kept.
+    /// The events not journalled are returned with the refusal, to be handed back once the
+    /// transaction commits (`StoreFencing.takenOver`).
     static func fenced(
         _ added: [PolicyStateStore.Pending], _ removed: [(sink: String, eventID: String)], _ leases: SourceLeases,
         _ fencing: StoreFencing, _ connection: PostgresConnection, _ logger: Logger
-    ) async throws -> ([PolicyStateStore.Pending], [(sink: String, eventID: String)]) {
+    ) async throws -> (
+        [PolicyStateStore.Pending], [(sink: String, eventID: String)], refused: [([Alert], LostLeadership)]
+    ) {
         let byLease = Dictionary(grouping: added) { leases.lease(ofSource: $0.alert.source) }
         var wanted = Set(byLease.keys)
         if !removed.isEmpty { wanted.insert(leases.home) }
         var led: Set<String> = []
+        var refused: [([Alert], LostLeadership)] = []
         for lease in wanted.sorted() {
             do {
                 try await PostgresLeadership.check(StoreFencing.fence(leases, lease: lease), connection, logger)
@@ -103,11 +114,15 @@ public final class PostgresPolicyJournal: PolicyJournal {
                     ? "\(removed.count) held events not removed from the policy journal"
                     : "\(byLease[lease]?.count ?? 0) held events not journalled"
                 logger.warning("\(what): \(lost)")
+                // One row per (sink, event): each event once.
+                var seen: Set<String> = []
+                let events = (byLease[lease] ?? []).map(\.alert).filter { seen.insert($0.id).inserted }
+                if !events.isEmpty { refused.append((events, lost)) }
             }
         }
         return (
             added.filter { led.contains(leases.lease(ofSource: $0.alert.source)) },
-            led.contains(leases.home) ? removed : []
+            led.contains(leases.home) ? removed : [], refused
         )
     }
 

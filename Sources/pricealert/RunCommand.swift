@@ -119,7 +119,10 @@ struct RunCommand: AsyncParsableCommand {
         leases.whenChanged { leadership.follow($0) }
         // One owner for the stages of every sink with quiet hours or a group: the home lease's
         // leader (Docs/postgres.md#digests-and-quiet-hours-across-instances).
-        store.fence(with: leases, instance: instance.id, staged: delivery.policy.stagedSinks)
+        let (refused, handBack) = AsyncStream.makeStream(of: RefusedEvents.self)
+        store.fence(with: leases, instance: instance.id, staged: delivery.policy.stagedSinks) { alerts, epoch in
+            handBack.yield(RefusedEvents(alerts: alerts, leaderEpoch: epoch))
+        }
         delivery.policy.share { leases.epoch(of: home) }
         let (changes, forward) = AsyncStream.makeStream(of: RoleChange.self)
         Task {
@@ -139,7 +142,7 @@ struct RunCommand: AsyncParsableCommand {
             "instance \(UserText.double(instance.id)) follows \(instance.sources.count) sources on \(store.url); leadership per source decides which instance saves and sends"
         )
         return InstanceRoles(
-            leases: leases, changes: changes,
+            leases: leases, changes: changes, refused: refused,
             saveMarks: { try await store.leadership.saveMarks(leases) },
             adopt: { lease, epoch in
                 try await store.outbox.adopt(PostgresFence(source: lease, epoch: epoch), now: Wallclock.millis())

@@ -41,17 +41,24 @@ struct PostgresFencedStoreTests {
         return (first, outcomes)
     }
 
-    static func fenced(_ server: PostgresServer) async throws -> (PostgresStore, Epoch) {
+    /// What the store handed back: events dropped because another instance leads, with its epoch.
+    final class HandedBack: Sendable {
+        let all = Mutex<[(ids: [String], epoch: Int64?)]>([])
+    }
+
+    static func fenced(_ server: PostgresServer) async throws -> (PostgresStore, Epoch, HandedBack) {
         let store = try await PostgresStoreTests.open(server)
         let epoch = Epoch()
+        let handedBack = HandedBack()
         store.fence(
-            with: SourceLeases(home: "binance", sources: []) { _ in epoch.value.withLock { $0 } }, instance: "a")
-        return (store, epoch)
+            with: SourceLeases(home: "binance", sources: []) { _ in epoch.value.withLock { $0 } }, instance: "a"
+        ) { alerts, epoch in handedBack.all.withLock { $0.append((alerts.map(\.id), epoch)) } }
+        return (store, epoch, handedBack)
     }
 
     @Test func aWriteRefusedWhileTheLeaseIsStillOursIsKeptAndMadeOnceWeLeadAgain() async throws {
         try await PostgresServer.with { server in
-            let (store, epoch) = try await Self.fenced(server)
+            let (store, epoch, handedBack) = try await Self.fenced(server)
             // "a" led in epoch 1; its lease has run out (the database was away), and no one took it.
             _ = try #require(try await store.leadership.acquire(source: "binance", instance: "a", ttl: 1, now: 0))
             let (result, outcomes) = await Self.enqueue(store, PostgresStoreTests.alert("up"))
@@ -75,13 +82,18 @@ struct PostgresFencedStoreTests {
             #expect(try await server.query("SELECT epoch, COUNT(*) FROM outbox_ledger GROUP BY epoch") == "2|1\n")
             #expect(try await store.outbox.pending().map(\.delivery.id) == [PostgresStoreTests.alert("up").id])
             #expect(try await server.query("SELECT COUNT(*) FROM engine_symbols") == "1\n")
+            // Kept and made, never handed back: no other instance led.
+            #expect(handedBack.all.withLock { $0.isEmpty })
             await store.close()
         }
     }
 
-    @Test func aWriteRefusedBecauseAnotherInstanceTookOverIsDropped() async throws {
+    /// Dropped, and handed back to the evaluator with b's epoch once the transaction that
+    /// refused it committed: a leader paused past its lease evaluated it as leader, so only it
+    /// holds it (b's standby did not keep it).
+    @Test func aWriteRefusedBecauseAnotherInstanceTookOverIsDroppedAndHandedBack() async throws {
         try await PostgresServer.with { server in
-            let (store, _) = try await Self.fenced(server)
+            let (store, _, handedBack) = try await Self.fenced(server)
             _ = try #require(try await store.leadership.acquire(source: "binance", instance: "a", ttl: 1, now: 0))
             _ = try #require(try await store.leadership.acquire(source: "binance", instance: "b", ttl: 60_000))
             let (result, _) = await Self.enqueue(store, PostgresStoreTests.alert("up"))
@@ -95,6 +107,9 @@ struct PostgresFencedStoreTests {
             #expect(try await server.query("SELECT COUNT(*) FROM outbox_ledger") == "0\n")
             #expect(try await server.query("SELECT COUNT(*) FROM outbox") == "0\n")
             #expect(try await server.query("SELECT COUNT(*) FROM engine_symbols") == "0\n")
+            let back = handedBack.all.withLock { $0 }
+            #expect(back.map(\.ids) == [[PostgresStoreTests.alert("up").id]])
+            #expect(back.map(\.epoch) == [2])
             await store.close()
         }
     }

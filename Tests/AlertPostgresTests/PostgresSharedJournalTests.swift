@@ -20,13 +20,17 @@ struct PostgresSharedJournalTests {
     }
 
     /// A store of instance `name`, fenced with home lease `binance` and source `kraken`; `ops`
-    /// is the staged sink.
-    static func instance(_ server: PostgresServer, _ name: String) async throws -> (PostgresStore, Epochs) {
+    /// is the staged sink. `handedBack` gets the ids of each batch of events the store hands
+    /// back (another instance leads their lease).
+    static func instance(
+        _ server: PostgresServer, _ name: String, handedBack: PostgresFencedStoreTests.HandedBack? = nil
+    ) async throws -> (PostgresStore, Epochs) {
         let store = try await PostgresStoreTests.open(server)
         let epochs = Epochs()
         store.fence(
             with: SourceLeases(home: "binance", sources: ["kraken"]) { lease in epochs.value.withLock { $0[lease] } },
-            instance: name, staged: ["ops"])
+            instance: name, staged: ["ops"]
+        ) { alerts, epoch in handedBack?.all.withLock { $0.append((alerts.map(\.id), epoch)) } }
         return (store, epochs)
     }
 
@@ -85,7 +89,8 @@ struct PostgresSharedJournalTests {
 
     @Test func anOwnerTakenOverEntersAndRemovesNothing() async throws {
         try await PostgresServer.with { server in
-            let (a, aEpochs) = try await Self.instance(server, "a")
+            let handedBack = PostgresFencedStoreTests.HandedBack()
+            let (a, aEpochs) = try await Self.instance(server, "a", handedBack: handedBack)
             let (b, bEpochs) = try await Self.instance(server, "b")
             // a led the home lease in epoch 1; it ran out, and b took it in epoch 2.
             let old = try #require(try await a.leadership.acquire(source: "binance", instance: "a", ttl: 1, now: 0))
@@ -105,6 +110,33 @@ struct PostgresSharedJournalTests {
             #expect(rows.map(\.delivery.id) == ["digest:ops:\(held[0].id)"])
             #expect(try await b.journal.load().isEmpty)
             #expect(try await server.query("SELECT DISTINCT epoch FROM outbox_ledger") == "2\n")
+            // A stage's digest is no event of a's evaluator: its events are in the journal.
+            #expect(handedBack.all.withLock { $0.isEmpty })
+            await a.close()
+            await b.close()
+        }
+    }
+
+    /// a evaluated kraken's events as its leader after b had taken kraken over: the journal
+    /// drops them and hands each event back once (it had a row per staged sink), with b's epoch.
+    @Test func eventsNotJournalledUnderALeaseTakenOverAreHandedBackOnce() async throws {
+        try await PostgresServer.with { server in
+            let handedBack = PostgresFencedStoreTests.HandedBack()
+            let (a, aEpochs) = try await Self.instance(server, "a", handedBack: handedBack)
+            let (b, bEpochs) = try await Self.instance(server, "b")
+            let old = try #require(try await a.leadership.acquire(source: "kraken", instance: "a", ttl: 1, now: 0))
+            aEpochs.value.withLock { $0["kraken"] = old.epoch }
+            try await Self.lead(b, bEpochs, "kraken", as: "b")
+            let events = [Self.event("up", source: "kraken", time: 1), Self.event("up", source: "kraken", time: 2)]
+            a.journal.record(
+                added: events.flatMap { alert in
+                    ["ops", "page"].map { PolicyStateStore.Pending(seq: 0, sink: $0, alert: alert, quiet: nil) }
+                }, removed: [])
+            await a.outbox.commit()
+            #expect(try await server.query("SELECT COUNT(*) FROM policy_pending") == "0\n")
+            let back = handedBack.all.withLock { $0 }
+            #expect(back.map(\.ids) == [events.map(\.id)])
+            #expect(back.map(\.epoch) == [2])
             await a.close()
             await b.close()
         }

@@ -95,6 +95,7 @@ final class EvaluatorService: Service {
             case .fillFinished: await evaluation.saveChanges()
             case .role(let change): await evaluation.roleChanged(change)
             case .saveMarks(let marks): evaluation.standby.trim(marks: marks, now: Wallclock.millis())
+            case .refused(let refused): await evaluation.refused(refused)
             }
         }
         evaluation.finishBackfills()
@@ -444,17 +445,43 @@ struct LiveEvaluation {
         if let leases {
             let lease = leases.lease(ofSource: alert.source)
             if led[lease] == nil {
-                if standby.add(alert, lease: lease, at: Wallclock.millis()) {
-                    logger.warning(
-                        "source \(lease): more than \(standby.limit) events evaluated as standby since the leader's last save; the oldest are forgotten"
-                    )
-                }
+                keepAsStandby(alert, lease: lease)
                 return
             }
         }
         monitor.alerted(rule: alert.rule)
         gate.sent()
         output.yield(.alert(alert))
+    }
+
+    /// Events emitted while this instance counted itself the leader of their lease, whose write
+    /// the store dropped because another instance leads it under `leaderEpoch`: the lease was
+    /// lost before the role change came (a pause), so no standby kept them but this one. While
+    /// this instance leads the lease under a later epoch they are handed on again at once (the
+    /// ledger skips what was entered); otherwise they are kept as a standby keeps what it
+    /// evaluates, and entered at the next takeover.
+    mutating func refused(_ refused: RefusedEvents) async {
+        guard let leases else { return }
+        for alert in refused.alerts {
+            let lease = leases.lease(ofSource: alert.source)
+            if let mine = led[lease], let theirs = refused.leaderEpoch, mine > theirs {
+                logger.debug(
+                    "source \(lease): \(alert.id), refused under an earlier epoch, handed on again in epoch \(mine)")
+                emit(alert)
+                if gate.isFull { await gate.waitForRoom() }
+            } else {
+                logger.debug("source \(lease): \(alert.id), refused, kept for this instance's next takeover")
+                keepAsStandby(alert, lease: lease)
+            }
+        }
+    }
+
+    private mutating func keepAsStandby(_ alert: Alert, lease: String) {
+        if standby.add(alert, lease: lease, at: Wallclock.millis()) {
+            logger.warning(
+                "source \(lease): more than \(standby.limit) events evaluated as standby since the leader's last save; the oldest are forgotten"
+            )
+        }
     }
 
     /// Whether this instance saves what belongs to no source's own lease (the known markets,
@@ -479,8 +506,10 @@ struct LiveEvaluation {
             led[change.lease] = nil
             return
         }
+        // From standby, or from an epoch lost without a standby between (what was emitted
+        // under it and refused was handed back to `standby`).
         let before = led.updateValue(epoch, forKey: change.lease)
-        guard before == nil else { return }
+        guard before != epoch else { return }
         if change.lease == leases.home {
             // What the home lease covers and came while another instance (or no one) led it.
             if persists { for (tag, list) in unkeptLists { keep(list, tag: tag) } }

@@ -16,6 +16,9 @@ public struct InstanceRoles: Sendable {
     public var leases: SourceLeases
     /// Each lease's role changes, in order, from its first role (one reader).
     public var changes: AsyncStream<RoleChange>
+    /// Events evaluated here whose write the store dropped because another instance leads
+    /// their lease (one reader): the evaluator keeps them as a standby would.
+    public var refused: AsyncStream<RefusedEvents>
     /// Each lease's last committed engine-state save (epoch ms, the saver's clock), by lease.
     public var saveMarks: @Sendable () async throws -> [String: Int64]
     /// At a takeover: the outbox rows earlier leaders of the lease left, for this instance's
@@ -31,7 +34,7 @@ public struct InstanceRoles: Sendable {
     public var silenceWatcher: (any Service)?
 
     public init(
-        leases: SourceLeases, changes: AsyncStream<RoleChange>,
+        leases: SourceLeases, changes: AsyncStream<RoleChange>, refused: AsyncStream<RefusedEvents>,
         saveMarks: @escaping @Sendable () async throws -> [String: Int64],
         adopt: @escaping @Sendable (String, Int64) async throws -> [OutboxEntry],
         pruneLedger: @escaping @Sendable (Int64) async throws -> Int, leadership: any Service,
@@ -40,6 +43,7 @@ public struct InstanceRoles: Sendable {
         self.leases = leases
         self.pruneLedger = pruneLedger
         self.changes = changes
+        self.refused = refused
         self.saveMarks = saveMarks
         self.adopt = adopt
         self.leadership = leadership
@@ -58,10 +62,23 @@ public struct RoleChange: Sendable, Equatable {
     }
 }
 
+/// Events of one lease whose write was dropped because another instance leads it, under
+/// `leaderEpoch` (nil: the store named no epoch).
+public struct RefusedEvents: Sendable {
+    public var alerts: [Alert]
+    public var leaderEpoch: Int64?
+
+    public init(alerts: [Alert], leaderEpoch: Int64?) {
+        self.alerts = alerts
+        self.leaderEpoch = leaderEpoch
+    }
+}
+
 /// Hands each role change to the evaluator (in order with the feeds' events) after adopting
 /// the outbox rows an earlier leader left, shows the roles in `/metrics`
-/// (`pricealert_source_leader`, `pricealert_source_epoch`) and `/healthz`, and reads the
-/// leases' save marks every `markEvery` for the evaluator to forget what is saved.
+/// (`pricealert_source_leader`, `pricealert_source_epoch`) and `/healthz`, hands it the events
+/// whose write another instance's lease refused, and reads the leases' save marks every
+/// `markEvery` for the evaluator to forget what is saved.
 final class RoleWatch: Service {
     let roles: InstanceRoles
     let inbox: Inbox<EvaluatorInput>
@@ -105,6 +122,9 @@ final class RoleWatch: Service {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.followChanges() }
+                group.addTask {
+                    for await refused in self.roles.refused { await self.inbox.send(.refused(refused)) }
+                }
                 group.addTask { await self.readMarks() }
                 await group.next()
                 group.cancelAll()

@@ -21,6 +21,8 @@ enum EvaluatorInput: Sendable {
     case role(RoleChange)
     /// Each lease's last committed save: a standby forgets what was evaluated well before it.
     case saveMarks([String: Int64])
+    /// Events whose write was dropped because another instance leads their lease.
+    case refused(RefusedEvents)
 }
 
 /// What flows from the evaluator to delivery, in order.
