@@ -15,12 +15,12 @@ public protocol DeliveryOutbox: Sendable {
         committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void)
 
     /// Queues the outcome of one attempt that carried the rows `ids` (several when a backlog
-    /// was batched into one digest): all get it together. `committed` gets the rows a dead
-    /// letter's fallback put in the outbox, once durable. When the outcome cannot be written,
-    /// `failed` is called once and it is tried again with every later write.
+    /// was batched into one digest): all get it together. `committed` says, once durable, what
+    /// it changed (`RecordedOutcome`). When the outcome cannot be written, `failed` is called
+    /// once and it is tried again with every later write.
     func record(
         _ ids: [Int64], _ outcome: OutboxOutcome,
-        committed: @escaping @Sendable ([OutboxEntry]) -> Void,
+        committed: @escaping @Sendable (RecordedOutcome) -> Void,
         failed: @escaping @Sendable (any Error) -> Void)
 
     /// Writes a dead letter for `delivery` on `sink` that never had a row there (a fallback sink
@@ -40,6 +40,21 @@ public protocol DeliveryOutbox: Sendable {
 
     /// `error` (from this outbox) in a few words for a log line.
     func reason(_ error: any Error) -> String
+}
+
+/// What a recorded outcome changed, once durable.
+public struct RecordedOutcome: Sendable, Equatable {
+    /// The rows a dead letter's fallback put in the outbox.
+    public var moved: [OutboxEntry]
+    /// How many of the attempt's rows became dead letters: all of a dead outcome's, but in a
+    /// shared outbox the rows whose claim ran out during the attempt and that another deliverer
+    /// claimed since (that one decides their outcome), and rows no longer pending.
+    public var deadLetters: Int
+
+    public init(moved: [OutboxEntry] = [], deadLetters: Int = 0) {
+        self.moved = moved
+        self.deadLetters = deadLetters
+    }
 }
 
 /// An outbox write that came after the outbox was closed at the end of the process (a

@@ -474,12 +474,14 @@ final class SinkWorker: Sendable {
             direct = []
         }
         let (name, logger, handOn) = (sink.name, logger, handOn)
+        let dead = if case .dead = outcome { true } else { false }
         outbox.record(
             rows.map(\.id), outcome,
-            committed: { moved in
+            committed: { recorded in
+                if dead { self.deadLettered(recorded.deadLetters, of: rows.count, delivery) }
                 guard handsOn else { return }
                 Task {
-                    await handOn(moved + direct)
+                    await handOn(recorded.moved + direct)
                     self.state.withLock { $0.handingOn -= 1 }
                 }
             },
@@ -509,7 +511,7 @@ final class SinkWorker: Sendable {
                     state.counts.delivered += 1
                     state.lanes[lane]?.remove(row.id)
                 case .dead:
-                    state.counts.dead += 1
+                    // Counted once written (`deadLettered`).
                     state.lanes[lane]?.remove(row.id)
                 case .retry(let at, let reason):
                     state.counts.retried += 1
@@ -537,11 +539,23 @@ final class SinkWorker: Sendable {
         for _ in rows {
             switch outcome {
             case .delivered: DeliveryMetric.count(sink: name, .delivered)
-            case .dead: DeliveryMetric.count(sink: name, .dead)
+            case .dead: break
             case .retry: DeliveryMetric.count(sink: name, .retried)
             }
         }
         startDueAttempts()
+    }
+
+    /// Counts the dead letters an attempt's outcome made once they are written. A row whose
+    /// claim ran out during the attempt and that another deliverer claimed since is not one:
+    /// that deliverer decides its outcome (Docs/postgres.md#several-deliverers-one-outbox).
+    private func deadLettered(_ made: Int, of rows: Int, _ delivery: Delivery) {
+        state.withLock { $0.counts.dead += made }
+        for _ in 0..<made { DeliveryMetric.count(sink: sink.name, .dead) }
+        guard made < rows else { return }
+        logger.notice(
+            "sink '\(sink.name)': \(delivery.id) made no dead letter for \(rows - made) of its \(rows) rows: another deliverer claimed them once this attempt's claim ran out, and decides what becomes of them",
+            metadata: ["sink": "\(sink.name)", "alert": "\(delivery.id)"])
     }
 
     /// What an attempt's result means for its rows (by the retry policy), logged, with the times

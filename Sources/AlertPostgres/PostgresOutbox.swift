@@ -104,15 +104,15 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
 
     public func record(
         _ ids: [Int64], _ outcome: OutboxOutcome,
-        committed: @escaping @Sendable ([OutboxEntry]) -> Void,
+        committed: @escaping @Sendable (RecordedOutcome) -> Void,
         failed: @escaping @Sendable (any Error) -> Void
     ) {
         var write = Write(
             apply: { connection, logger in
-                let moved = try await Self.apply(outcome, to: ids, owner: self.owner, connection, logger)
-                return { committed(moved) }
+                let recorded = try await Self.apply(outcome, to: ids, owner: self.owner, connection, logger)
+                return { committed(recorded) }
             }, failed: failed)
-        if case .delivered = outcome { write.delivered = (ids, { committed([]) }) }
+        if case .delivered = outcome { write.delivered = (ids, { committed(RecordedOutcome()) }) }
         submit(write)
     }
 
@@ -459,7 +459,7 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     @discardableResult
     public func record(_ ids: [Int64], _ outcome: OutboxOutcome) async throws -> [OutboxEntry] {
         return try await queue.transaction { connection in
-            try await Self.apply(outcome, to: ids, owner: self.owner, connection, self.queue.logger)
+            try await Self.apply(outcome, to: ids, owner: self.owner, connection, self.queue.logger).moved
         }
     }
 
@@ -619,11 +619,11 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     /// and the other deliverer's outcome then finds no row to retry or dead-letter.
     private static func apply(
         _ outcome: OutboxOutcome, to ids: [Int64], owner: String, _ connection: PostgresConnection, _ logger: Logger
-    ) async throws -> [OutboxEntry] {
+    ) async throws -> RecordedOutcome {
         switch outcome {
         case .delivered:
             try await remove(from: "outbox", ids: ids, connection, logger)
-            return []
+            return RecordedOutcome()
         case .retry(let at, let reason):
             try await connection.query(
                 """
@@ -631,9 +631,9 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
                   locked_by = NULL, locked_until = NULL
                 WHERE id = ANY(\(ids)) AND (locked_by IS NULL OR locked_by = \(owner))
                 """, logger: logger)
-            return []
+            return RecordedOutcome()
         case .dead(let reason, let lastError, let at, let fallback):
-            var moved: [OutboxEntry] = []
+            var recorded = RecordedOutcome()
             let ours = try await connection.query(
                 """
                 SELECT id FROM outbox WHERE id = ANY(\(ids)) AND (locked_by IS NULL OR locked_by = \(owner))
@@ -645,6 +645,7 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
                 guard let row = try await entries(connection, logger, table: "outbox", ids: [id]).first else {
                     continue
                 }
+                recorded.deadLetters += 1
                 try await connection.query(
                     """
                     INSERT INTO dead_letters (sink, delivery_id, alerts, digest, held, urgent, created_at, attempts,
@@ -656,11 +657,11 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
                 try await connection.query("DELETE FROM outbox WHERE id = \(id)", logger: logger)
                 // The alerts stay: the dead letter names them. A fallback row names them once more.
                 if let fallback {
-                    moved += try await insert(
+                    recorded.moved += try await insert(
                         row.delivery, sinks: [fallback], urgent: row.urgent, now: at, connection, logger)
                 }
             }
-            return moved
+            return recorded
         }
     }
 

@@ -53,14 +53,14 @@ public final class Outbox: DeliveryOutbox {
     /// more, with the same id.
     public func record(
         _ ids: [Int64], _ outcome: OutboxOutcome,
-        committed: @escaping @Sendable ([OutboxEntry]) -> Void,
+        committed: @escaping @Sendable (RecordedOutcome) -> Void,
         failed: @escaping @Sendable (any Error) -> Void
     ) {
         writer.submit(
             GroupCommitter.Write(
                 apply: { db in
-                    let moved = try Self.apply(outcome, to: ids, db)
-                    return { committed(moved) }
+                    let recorded = try Self.apply(outcome, to: ids, db)
+                    return { committed(recorded) }
                 }, failed: failed, retried: true, lazy: outcome == .delivered))
     }
 
@@ -110,7 +110,7 @@ public final class Outbox: DeliveryOutbox {
     /// Writes one attempt's outcome for the rows `ids`; returns the rows a fallback got.
     @discardableResult
     public func record(_ ids: [Int64], _ outcome: OutboxOutcome) throws -> [OutboxEntry] {
-        try database.write { db in try Self.apply(outcome, to: ids, db) }
+        try database.write { db in try Self.apply(outcome, to: ids, db).moved }
     }
 
     /// Writes one attempt's outcome for the row `id`.
@@ -213,7 +213,7 @@ public final class Outbox: DeliveryOutbox {
         }
     }
 
-    private static func apply(_ outcome: OutboxOutcome, to ids: [Int64], _ db: Database) throws -> [OutboxEntry] {
+    private static func apply(_ outcome: OutboxOutcome, to ids: [Int64], _ db: Database) throws -> RecordedOutcome {
         switch outcome {
         case .delivered:
             let delete = try db.cachedStatement(sql: "DELETE FROM outbox WHERE id = ? RETURNING alerts")
@@ -221,18 +221,19 @@ public final class Outbox: DeliveryOutbox {
                 guard let alerts = try String.fetchOne(delete, arguments: [id]) else { continue }
                 try release(OutboxColumns.split(alerts), db)
             }
-            return []
+            return RecordedOutcome()
         case .retry(let at, let reason):
             let update = try db.cachedStatement(
                 sql: """
                     UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?
                     """)
             for id in ids { try update.execute(arguments: [at, reason, id]) }
-            return []
+            return RecordedOutcome()
         case .dead(let reason, let lastError, let at, let fallback):
-            var moved: [OutboxEntry] = []
+            var recorded = RecordedOutcome()
             for id in ids {
                 guard let row = try entries(db, table: "outbox", id: id).first else { continue }
+                recorded.deadLetters += 1
                 try db.execute(
                     sql: """
                         INSERT INTO dead_letters (sink, delivery_id, alerts, digest, held, urgent, created_at, attempts,
@@ -243,10 +244,10 @@ public final class Outbox: DeliveryOutbox {
                 try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id])
                 // The alerts stay: the dead letter names them. A fallback row names them once more.
                 if let fallback {
-                    moved += try insert(row.delivery, sinks: [fallback], urgent: row.urgent, now: at, db)
+                    recorded.moved += try insert(row.delivery, sinks: [fallback], urgent: row.urgent, now: at, db)
                 }
             }
-            return moved
+            return recorded
         }
     }
 

@@ -54,6 +54,13 @@ import Testing
                 ids, .dead(reason: "HTTP 400", lastError: "HTTP 400", at: 2_001, fallback: "log"))
             #expect(moved.isEmpty)
             #expect(try await a.outbox.dead().isEmpty)
+            // The delivery stage's record says so: no dead letter made (its worker counts none).
+            let recorded = await withCheckedContinuation { continuation in
+                a.outbox.record(
+                    ids, .dead(reason: "HTTP 400", lastError: "HTTP 400", at: 2_002, fallback: nil),
+                    committed: { continuation.resume(returning: $0) }, failed: { _ in })
+            }
+            #expect(recorded == RecordedOutcome(moved: [], deadLetters: 0))
             #expect(try await server.query("SELECT sink || ' ' || locked_by FROM outbox") == "hook \(b.outbox.owner)\n")
             try await b.outbox.record(ids, .delivered)
             #expect(try await a.outbox.pending().isEmpty)
@@ -74,7 +81,12 @@ import Testing
             // Claimed by `a`, lapsed, taken by nobody: `a`'s outcome is recorded.
             let late = try await a.outbox.claim(sink: "hook", owner: a.outbox.owner, now: 3_000, lease: 10, limit: 1)
             #expect(late.map(\.id) == other.map(\.id))
-            try await a.outbox.record(late.map(\.id), .dead(reason: "HTTP 400", lastError: "HTTP 400", at: 4_000))
+            let recorded = await withCheckedContinuation { continuation in
+                a.outbox.record(
+                    late.map(\.id), .dead(reason: "HTTP 400", lastError: "HTTP 400", at: 4_000, fallback: nil),
+                    committed: { continuation.resume(returning: $0) }, failed: { _ in })
+            }
+            #expect(recorded.deadLetters == 1)
             #expect(try await a.outbox.dead().map(\.delivery.id) == other.map(\.delivery.id))
             #expect(try await a.outbox.pending().isEmpty)
         }

@@ -213,7 +213,7 @@ import Testing
         }
 
         func record(
-            _ ids: [Int64], _ outcome: OutboxOutcome, committed: @escaping @Sendable ([OutboxEntry]) -> Void,
+            _ ids: [Int64], _ outcome: OutboxOutcome, committed: @escaping @Sendable (RecordedOutcome) -> Void,
             failed: @escaping @Sendable (any Error) -> Void
         ) {
             committing.lock()
@@ -290,5 +290,74 @@ import Testing
         #expect(before < outbox.commits.count, "outcome after \(before) of \(outbox.commits.count) commits")
         #expect(try await dispatcher.outboxDepth() == 0)
         #expect(try store.outbox.depth() == 0)
+    }
+}
+
+/// A dead outcome whose rows another deliverer settled meanwhile (its claim ran out during the
+/// attempt, and the other one delivered them): no dead letter is written, none is counted, and
+/// the worker says why.
+@Suite struct DeadLettersCountedOnceWrittenTests {
+    /// Forwards to a real outbox; before a dead outcome it records the rows as delivered, as
+    /// another deliverer that claimed them after this attempt's claim ran out would.
+    final class SettledElsewhereOutbox: DeliveryOutbox {
+        let outbox: any DeliveryOutbox
+
+        init(_ outbox: any DeliveryOutbox) { self.outbox = outbox }
+
+        func enqueue(
+            _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
+            committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void
+        ) {
+            outbox.enqueue(delivery, sinks: sinks, urgent: urgent, now: now, committed: committed)
+        }
+
+        func record(
+            _ ids: [Int64], _ outcome: OutboxOutcome, committed: @escaping @Sendable (RecordedOutcome) -> Void,
+            failed: @escaping @Sendable (any Error) -> Void
+        ) {
+            if case .dead = outcome { outbox.record(ids, .delivered, committed: { _ in }, failed: { _ in }) }
+            outbox.record(ids, outcome, committed: committed, failed: failed)
+        }
+
+        func deadLetter(
+            _ delivery: Delivery, sink: String, reason: String, now: Int64,
+            failed: @escaping @Sendable (any Error) -> Void
+        ) {
+            outbox.deadLetter(delivery, sink: sink, reason: reason, now: now, failed: failed)
+        }
+
+        func commit() async { await outbox.commit() }
+        func loadPending() async throws -> [OutboxEntry] { try await outbox.loadPending() }
+        func countPending() async throws -> Int { try await outbox.countPending() }
+        func reason(_ error: any Error) -> String { outbox.reason(error) }
+    }
+
+    @Test func aDeadOutcomeForRowsSettledElsewhereIsNoDeadLetter() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let log = CapturingLogHandler()
+        let hook = ScriptedSink(name: "hook", script: [.permanent(reason: "HTTP 410"), .permanent(reason: "HTTP 410")])
+        let dispatcher = ReliableDispatcher(
+            sinks: ["hook": hook], durable: ["hook"], outbox: SettledElsewhereOutbox(store.outbox),
+            configuration: fastConfiguration(), logger: log.logger(label: "delivery"))
+        try await dispatcher.start()
+        await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
+        #expect(await dispatcher.drain(timeout: .seconds(60)))
+        #expect(try store.outbox.dead().isEmpty && store.outbox.depth() == 0)
+        #expect(await dispatcher.counts()["hook"] == DeliveryCounts(delivered: 0, retried: 0, dead: 0))
+        let said = log.records.filter { $0.message.contains("made no dead letter for 1 of its 1 rows") }
+        #expect(said.count == 1 && said.first?.level == .notice, "\(log.records.map(\.message))")
+    }
+
+    /// The same outcome on the plain outbox is one dead letter, counted once it is written.
+    @Test func aDeadOutcomeIsCountedOnceWritten() async throws {
+        let store = try openStore()
+        defer { store.close() }
+        let hook = ScriptedSink(name: "hook", script: [.permanent(reason: "HTTP 410")])
+        let dispatcher = try await startedDispatcher(hook, store)
+        await dispatcher.dispatch(sampleAlert(notify: ["hook"]))
+        #expect(await dispatcher.drain(timeout: .seconds(60)))
+        #expect(try store.outbox.dead().count == 1)
+        #expect(await dispatcher.counts()["hook"] == DeliveryCounts(delivered: 0, retried: 0, dead: 1))
     }
 }
