@@ -174,7 +174,9 @@ import Testing
                 // has: one lock, so a connection A opens while it is cut off is closed at once
                 // rather than missed by the cut.
                 let access = Mutex((reachable: true, backends: [Int]()))
-                let settings = LeadershipService.Settings(ttl: .seconds(1), tick: .milliseconds(100))
+                // A lease of 4 s: a round of A outlasts it (and B leads first) only on a machine far
+                // busier than CI's, where 1 s was seen to lapse.
+                let settings = LeadershipService.Settings(ttl: .seconds(4), tick: .milliseconds(100))
                 func epoch(_ role: LeadershipService.Role) -> Int64? {
                     if case .leader(let epoch) = role { return epoch }
                     return nil

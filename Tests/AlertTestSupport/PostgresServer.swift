@@ -154,8 +154,13 @@ public struct PostgresServer: Sendable {
             } catch {
                 result = .failure(error)
             }
-            // SIGINT: PostgreSQL's fast shutdown (ends sessions, no checkpoint wait).
-            _ = try? await server.running.process.withLock { $0 }.stop(signal: SIGINT)
+            // SIGINT: PostgreSQL's fast shutdown (ends sessions, no checkpoint wait); SIGKILL when
+            // that does not end it within 30 s (its backends end once they see the postmaster gone),
+            // so no server outlives its test.
+            let current = server.running.process.withLock { $0 }
+            if (try? await current.stop(signal: SIGINT)) == nil {
+                _ = try? await current.stop(signal: SIGKILL)
+            }
             return try result.get()
         }
         throw Failed(step: "postgres", output: output)

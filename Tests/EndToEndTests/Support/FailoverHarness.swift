@@ -276,6 +276,9 @@ struct DeliveryCheck {
     var unexpected: [SignedWebhookReceiver.Pair]
     var repeats: Int
     var unexplainedRepeats: [SignedWebhookReceiver.Pair]
+    /// For the first unexplained repeats: how long after the first each arrival came, and
+    /// where the disruptions lay on that scale (to tell a lapsed claim from a second row).
+    var repeatTimes: [String] = []
     /// The most repeats the pending rows explain; nil when a disruption's are not known.
     var pendingBound: Int?
 
@@ -294,6 +297,14 @@ struct DeliveryCheck {
                 !disruptions.contains { first <= ($0.end ?? now) && second >= $0.start }
             }
         }.keys.sorted()
+        func seconds(_ duration: Duration) -> String { String(format: "%.3f s", Double(duration.milliseconds) / 1000) }
+        repeatTimes = unexplainedRepeats.prefix(5).map { pair in
+            let times = byPair[pair] ?? []
+            let spans = disruptions.map {
+                "[\(seconds($0.start - times[0])), \(($0.end).map { seconds($0 - times[0]) } ?? "-")]"
+            }
+            return "\(pair): arrivals at \(times.map { seconds($0 - times[0]) }), disruptions \(spans)"
+        }
         pendingBound = disruptions.allSatisfy { $0.pending != nil } ? disruptions.reduce(0) { $0 + $1.pending! } : nil
     }
 
@@ -307,7 +318,7 @@ struct DeliveryCheck {
             sourceLocation: sourceLocation)
         #expect(
             unexplainedRepeats.isEmpty,
-            "arrived twice with no disruption around: \(unexplainedRepeats.prefix(20))\n\(context())",
+            "arrived twice with no disruption around: \(unexplainedRepeats.prefix(20))\n\(repeatTimes.joined(separator: "\n"))\n\(context())",
             sourceLocation: sourceLocation)
         if let pendingBound {
             #expect(
