@@ -132,3 +132,36 @@ final class StampedSink: Sink {
         return await sink.send(delivery)
     }
 }
+
+/// An outbox that hands everything to a real one (`outbox`); a test's wrapper implements only
+/// the calls it changes.
+protocol ForwardingOutbox: DeliveryOutbox {
+    var outbox: any DeliveryOutbox { get }
+}
+
+extension ForwardingOutbox {
+    func enqueue(
+        _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
+        committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void
+    ) {
+        outbox.enqueue(delivery, sinks: sinks, urgent: urgent, now: now, committed: committed)
+    }
+
+    func record(
+        _ ids: [Int64], _ outcome: OutboxOutcome, committed: @escaping @Sendable (RecordedOutcome) -> Void,
+        failed: @escaping @Sendable (any Error) -> Void
+    ) {
+        outbox.record(ids, outcome, committed: committed, failed: failed)
+    }
+
+    func deadLetter(
+        _ delivery: Delivery, sink: String, reason: String, now: Int64, failed: @escaping @Sendable (any Error) -> Void
+    ) {
+        outbox.deadLetter(delivery, sink: sink, reason: reason, now: now, failed: failed)
+    }
+
+    func commit() async { await outbox.commit() }
+    func loadPending() async throws -> [OutboxEntry] { try await outbox.loadPending() }
+    func countPending() async throws -> Int { try await outbox.countPending() }
+    func reason(_ error: any Error) -> String { outbox.reason(error) }
+}

@@ -190,7 +190,7 @@ import Testing
 @Suite struct DrainAfterOutcomesTests {
     /// Forwards to a real outbox; `record` is slow to hand an outcome over: it holds its thread
     /// until `commit` is called once more (the drain's last commit), or for at most `hold`.
-    final class SlowRecordOutbox: DeliveryOutbox {
+    final class SlowRecordOutbox: ForwardingOutbox {
         let outbox: any DeliveryOutbox
         let commits = EventCounter()
         let hold: TimeInterval
@@ -205,13 +205,6 @@ import Testing
         /// How many commits had started when the outcome was handed to the real outbox.
         var commitsBeforeOutcome: Int? { commitsBeforeRecord.withLock { $0 } }
 
-        func enqueue(
-            _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
-            committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void
-        ) {
-            outbox.enqueue(delivery, sinks: sinks, urgent: urgent, now: now, committed: committed)
-        }
-
         func record(
             _ ids: [Int64], _ outcome: OutboxOutcome, committed: @escaping @Sendable (RecordedOutcome) -> Void,
             failed: @escaping @Sendable (any Error) -> Void
@@ -223,13 +216,6 @@ import Testing
             committing.unlock()
             commitsBeforeRecord.withLock { $0 = commits.count }
             outbox.record(ids, outcome, committed: committed, failed: failed)
-        }
-
-        func deadLetter(
-            _ delivery: Delivery, sink: String, reason: String, now: Int64,
-            failed: @escaping @Sendable (any Error) -> Void
-        ) {
-            outbox.deadLetter(delivery, sink: sink, reason: reason, now: now, failed: failed)
         }
 
         func commit() async {
@@ -245,9 +231,6 @@ import Testing
             committing.unlock()
         }
 
-        func loadPending() async throws -> [OutboxEntry] { try await outbox.loadPending() }
-        func countPending() async throws -> Int { try await outbox.countPending() }
-        func reason(_ error: any Error) -> String { outbox.reason(error) }
     }
 
     /// A sink whose one attempt waits until the test opens it.
@@ -299,17 +282,10 @@ import Testing
 @Suite struct DeadLettersCountedOnceWrittenTests {
     /// Forwards to a real outbox; before a dead outcome it records the rows as delivered, as
     /// another deliverer that claimed them after this attempt's claim ran out would.
-    final class SettledElsewhereOutbox: DeliveryOutbox {
+    final class SettledElsewhereOutbox: ForwardingOutbox {
         let outbox: any DeliveryOutbox
 
         init(_ outbox: any DeliveryOutbox) { self.outbox = outbox }
-
-        func enqueue(
-            _ delivery: Delivery, sinks: [String], urgent: Bool, now: Int64,
-            committed: @escaping @Sendable (Result<[OutboxEntry], any Error>) -> Void
-        ) {
-            outbox.enqueue(delivery, sinks: sinks, urgent: urgent, now: now, committed: committed)
-        }
 
         func record(
             _ ids: [Int64], _ outcome: OutboxOutcome, committed: @escaping @Sendable (RecordedOutcome) -> Void,
@@ -319,17 +295,6 @@ import Testing
             outbox.record(ids, outcome, committed: committed, failed: failed)
         }
 
-        func deadLetter(
-            _ delivery: Delivery, sink: String, reason: String, now: Int64,
-            failed: @escaping @Sendable (any Error) -> Void
-        ) {
-            outbox.deadLetter(delivery, sink: sink, reason: reason, now: now, failed: failed)
-        }
-
-        func commit() async { await outbox.commit() }
-        func loadPending() async throws -> [OutboxEntry] { try await outbox.loadPending() }
-        func countPending() async throws -> Int { try await outbox.countPending() }
-        func reason(_ error: any Error) -> String { outbox.reason(error) }
     }
 
     @Test func aDeadOutcomeForRowsSettledElsewhereIsNoDeadLetter() async throws {

@@ -7,10 +7,10 @@ import ServiceLifecycle
 public enum LoopbackServer {
     public struct DidNotStart: Error {}
 
-    public static func with<T: Sendable>(
-        _ router: Router<BasicRequestContext>,
+    public static func with<Context: RequestContext, T: Sendable>(
+        _ router: Router<Context>,
         _ body: @Sendable (Int) async throws -> T
-    ) async throws -> T {
+    ) async throws -> T where Context.Source == ApplicationRequestContextSource {
         let (ports, portSink) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "test-server")
         logger.logLevel = .error

@@ -17,6 +17,20 @@ public final class SignedWebhookReceiver: Sendable {
         public var id: String
         public var sink: String
         public var at: ContinuousClock.Instant
+        /// The sender's port: one connection's requests share it (to tell a request sent again
+        /// on its connection from a second sender).
+        public var peer: Int?
+    }
+
+    /// A request's context with the port it came from.
+    struct PeerContext: RequestContext {
+        var coreContext: CoreRequestContextStorage
+        let peer: Int?
+
+        init(source: ApplicationRequestContextSource) {
+            coreContext = .init(source: source)
+            peer = source.channel.remoteAddress?.port
+        }
     }
 
     public struct TimedOut: Error, CustomStringConvertible {
@@ -54,11 +68,11 @@ public final class SignedWebhookReceiver: Sendable {
 
     /// Serves on a free port while `body` runs with it.
     public func with<T: Sendable>(_ body: @Sendable (Int) async throws -> T) async throws -> T {
-        let router = Router()
+        let router = Router(context: PeerContext.self)
         router.post("hook/:sink") { request, context -> Response in
             let sink = try context.parameters.require("sink")
             let body = try await request.body.collect(upTo: 1 << 20)
-            self.received(request.headers, body: Array(buffer: body), sink: sink)
+            self.received(request.headers, body: Array(buffer: body), sink: sink, peer: context.peer)
             return Response(status: .ok)
         }
         return try await LoopbackServer.with(router, body)
@@ -119,7 +133,7 @@ public final class SignedWebhookReceiver: Sendable {
         state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(with: result)
     }
 
-    private func received(_ headers: HTTPFields, body: [UInt8], sink: String) {
+    private func received(_ headers: HTTPFields, body: [UInt8], sink: String, peer: Int?) {
         let id = headers[HTTPField.Name("webhook-id")!]
         let verified = id.map { verify(id: $0, headers: headers, body: body) } ?? false
         let ready: [Waiter] = state.withLock { state in
@@ -127,7 +141,7 @@ public final class SignedWebhookReceiver: Sendable {
                 state.unsigned += 1
                 return []
             }
-            let arrival = Arrival(id: id, sink: sink, at: .now)
+            let arrival = Arrival(id: id, sink: sink, at: .now, peer: peer)
             state.seen.arrivals.append(arrival)
             state.seen.counts[arrival.pair, default: 0] += 1
             let ready = state.waiters.filter { $0.value.check(state.seen) }

@@ -276,8 +276,8 @@ struct DeliveryCheck {
     var unexpected: [SignedWebhookReceiver.Pair]
     var repeats: Int
     var unexplainedRepeats: [SignedWebhookReceiver.Pair]
-    /// For the first unexplained repeats: how long after the first each arrival came, and
-    /// where the disruptions lay on that scale (to tell a lapsed claim from a second row).
+    /// For the first unexplained repeats: how long after the first each arrival came, from
+    /// which port, and where the disruptions lay on that scale.
     var repeatTimes: [String] = []
     /// The most repeats the pending rows explain; nil when a disruption's are not known.
     var pendingBound: Int?
@@ -287,7 +287,11 @@ struct DeliveryCheck {
     ) {
         let want = Set(expected)
         var byPair: [SignedWebhookReceiver.Pair: [ContinuousClock.Instant]] = [:]
-        for arrival in arrivals { byPair[arrival.pair, default: []].append(arrival.at) }
+        var peers: [SignedWebhookReceiver.Pair: [Int?]] = [:]
+        for arrival in arrivals {
+            byPair[arrival.pair, default: []].append(arrival.at)
+            peers[arrival.pair, default: []].append(arrival.peer)
+        }
         missing = want.subtracting(byPair.keys).sorted()
         unexpected = Set(byPair.keys).subtracting(want).sorted()
         repeats = byPair.values.reduce(0) { $0 + $1.count - 1 }
@@ -303,7 +307,9 @@ struct DeliveryCheck {
             let spans = disruptions.map {
                 "[\(seconds($0.start - times[0])), \(($0.end).map { seconds($0 - times[0]) } ?? "-")]"
             }
-            return "\(pair): arrivals at \(times.map { seconds($0 - times[0]) }), disruptions \(spans)"
+            let ports = (peers[pair] ?? []).map { $0.map(String.init) ?? "?" }
+            return
+                "\(pair): arrivals at \(times.map { seconds($0 - times[0]) }) from ports \(ports), disruptions \(spans)"
         }
         pendingBound = disruptions.allSatisfy { $0.pending != nil } ? disruptions.reduce(0) { $0 + $1.pending! } : nil
     }
