@@ -84,8 +84,9 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
                     let again = tried.exchange(true, ordering: .relaxed)
                     // The lease's epoch when the write is made, not when it was handed over:
                     // a write kept through a lost connection goes in under the epoch this
-                    // instance leads by then, or is refused when another instance took over
-                    // (whose standby evaluation holds the event: Docs/postgres.md#taking-over).
+                    // instance leads by then, or is refused when another instance took over:
+                    // its standby evaluation holds the event, and the event is handed back to this
+                    // instance's evaluator too (`StoreFencing.takenOver`, Docs/postgres.md#the-fence).
                     let fence = fencing.fence(of: delivery, sinks: sinks)
                     guard let fence else {
                         let rows = try await Self.insert(
