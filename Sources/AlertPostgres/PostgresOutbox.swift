@@ -197,7 +197,10 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     }
 
     /// Makes `writes` in one transaction; when that fails but the connection stands, makes them
-    /// one by one (`run`).
+    /// one by one, each in its own transaction. Whatever they hand over is handed over once, when
+    /// the last is made (`Attempt.complete`): completing the attempt frees the connection for the
+    /// next job, which would otherwise run inside a later write's transaction and be undone by its
+    /// rollback (a claim's leases with it, so the claimed rows could be claimed and sent again).
     private func run(_ writes: [Write], _ connection: PostgresConnection, _ attempt: Attempt) async -> PostgresQueue.Ran
     {
         let logger = queue.logger
@@ -225,20 +228,31 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
         } catch {
             if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) { return .connectionLost(error) }
         }
+        var handOver: [@Sendable () -> Void] = []
         for write in writes {
-            if case .connectionLost(let error) = await run(write, connection, attempt) { return .connectionLost(error) }
+            switch await make(write, connection) {
+            case .success(let done): handOver.append(done)
+            case .failure(let error):
+                if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) {
+                    return .connectionLost(error)
+                }
+                handOver.append {
+                    self.unwritten.withLock { $0.append(write) }
+                    write.failed(error)
+                }
+            }
         }
+        attempt.complete { for call in handOver { call() } }
         return .done
     }
 
     /// Makes `write` in one transaction; on failure reports it and keeps it for the next try,
     /// unless the connection dropped and the queue reconnects (then it runs again).
     private func run(_ write: Write, _ connection: PostgresConnection, _ attempt: Attempt) async -> PostgresQueue.Ran {
-        let logger = queue.logger
-        do {
-            let done = try await PostgresQueue.write(connection, logger) { try await write.apply($0, logger) }
+        switch await make(write, connection) {
+        case .success(let done):
             attempt.complete { done() }
-        } catch {
+        case .failure(let error):
             if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) { return .connectionLost(error) }
             attempt.complete {
                 unwritten.withLock { $0.append(write) }
@@ -246,6 +260,19 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
             }
         }
         return .done
+    }
+
+    /// Makes `write` in one transaction; returns what it hands over once committed, or why it
+    /// failed. Hands nothing over itself.
+    private func make(
+        _ write: Write, _ connection: PostgresConnection
+    ) async -> Result<@Sendable () -> Void, any Error> {
+        let logger = queue.logger
+        do {
+            return .success(try await PostgresQueue.write(connection, logger) { try await write.apply($0, logger) })
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Tries the writes that failed before, in their order; stops at the first that fails again.
@@ -685,7 +712,9 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     }
 
     /// The rows of `table` (`outbox` or `dead_letters`) in id order (only `ids` when given),
-    /// with their alerts read from `alerts`.
+    /// with their alerts read from `alerts`. The rows and their alerts are two reads: a row
+    /// deleted between them (delivered by another process meanwhile, its alerts released) is
+    /// left out; a row still there whose alerts are missing throws `MissingAlerts`.
     static func entries(
         _ connection: PostgresConnection, _ logger: Logger, table: String, ids: [Int64]?
     ) async throws -> [OutboxEntry] {
@@ -714,9 +743,18 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
                     }()), logger: logger)
             for try await row in found.decode(AlertColumns.self) { alerts[row.0] = alert(row) }
         }
-        return try read.map { row in
+        let incomplete = read.filter { row in !OutboxColumns.split(row.3).contains { alerts[$0] != nil } }.map(\.0)
+        var gone: Set<Int64> = []
+        if !incomplete.isEmpty {
+            let there = try await connection.query(
+                "SELECT id FROM \(unescaped: table) WHERE id = ANY(\(incomplete))", logger: logger)
+            var still: Set<Int64> = []
+            for try await id in there.decode(Int64.self) { still.insert(id) }
+            if let missing = incomplete.first(where: still.contains) { throw MissingAlerts(table: table, row: missing) }
+            gone = Set(incomplete)
+        }
+        return read.filter { !gone.contains($0.0) }.map { row in
             let events = OutboxColumns.split(row.3).compactMap { alerts[$0] }
-            guard !events.isEmpty else { throw MissingAlerts(table: table, row: row.0) }
             return OutboxEntry(
                 id: row.0, sink: row.1, delivery: delivery(id: row.2, sink: row.1, digest: row.4, held: row.5, events),
                 urgent: row.6, createdAt: row.7, attempts: Int(row.8), nextAttemptAt: row.9, lastError: row.10,
