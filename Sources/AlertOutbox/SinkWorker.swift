@@ -41,7 +41,11 @@ import Synchronization
 /// Shared outbox (`SharedOutbox`: several processes deliver from it): rows reach the worker only
 /// by claims, never by `add` (which then only wakes the claims): it claims, at each wake-up and
 /// at least every `pollInterval`, as many due rows as keep twice `concurrency` held, and renews
-/// the lease of those it holds every third of a lease. A retried row goes back to the outbox, leased by
+/// the lease of those it holds every third of a lease. It starts an attempt on a row only while
+/// its claim has more than a third of a lease to run, counted on the monotonic clock from
+/// before the claim or renewal that took it: a worker held up past a row's claim (its process
+/// paused) renews first, and lets the row go if another process has claimed it since, rather
+/// than send it a second time. A retried row goes back to the outbox, leased by
 /// no one, and is claimed again when it is due (by any process), so later rows of its rule may
 /// arrive before it. With a `rate`, every attempt first takes its place in the window every
 /// process shares (`beginAttempt`), claims up to `batchMax` rows only then, sends them (one, or
@@ -102,6 +106,9 @@ final class SinkWorker: Sendable {
         var renewed: Int64 = 0
         /// The ids of the rows attempts carry.
         var flying: Set<Int64> = []
+        /// When the claim on each row held ends, at the latest (monotonic ms; shared outbox
+        /// only): a lease from before the claim or renewal that took it.
+        var claimedUntil: [Int64: Int64] = [:]
     }
     private let state: Mutex<State>
 
@@ -273,6 +280,7 @@ final class SinkWorker: Sendable {
 
     /// Removes rows that no attempt carries from their lanes (they go back to a shared outbox).
     private static func drop(_ ids: Set<Int64>, _ state: inout State) {
+        for id in ids { state.claimedUntil[id] = nil }
         for (name, lane) in state.lanes {
             let kept = lane.rows.filter { !ids.contains($0.id) }
             guard kept.count != lane.rows.count else { continue }
@@ -315,11 +323,13 @@ final class SinkWorker: Sendable {
             return state.stopped || held > concurrency ? 0 : 2 * concurrency - held
         }
         guard limit > 0 else { return pollInterval }
+        let asked = elapsed()
         let rows = try await shared.claim(sink: sink.name, limit: limit, now: clock())
         let (wall, now) = (clock(), elapsed())
         state.withLock { state in
             state.caughtUp = rows.count < limit
             Self.insert(rows, &state, wall: wall, now: now)
+            for row in rows { state.claimedUntil[row.id] = asked + shared.claimLease }
         }
         startDueAttempts()
         return rows.count == limit ? 0 : pollInterval
@@ -339,12 +349,15 @@ final class SinkWorker: Sendable {
         let renewed = try await shared.renew(keeping, now: clock())
         let lost = state.withLock { state -> Set<Int64> in
             state.renewed = now
+            for id in renewed where state.claimedUntil[id] != nil { state.claimedUntil[id] = now + shared.claimLease }
             // Rows that ended meanwhile (recorded, or retried: no longer held) are not lost.
             let waiting = Set(Self.waitingRows(state).map(\.id))
             let lost = Set(keeping).subtracting(renewed).intersection(waiting)
             Self.drop(lost, &state)
             return lost
         }
+        // Rows that waited for their claim to be renewed may start now.
+        startDueAttempts()
         guard !lost.isEmpty else { return }
         logger.warning(
             "sink '\(sink.name)': the claims of \(lost.count) waiting outbox rows ran out before they were renewed; another process sends them",
@@ -362,10 +375,12 @@ final class SinkWorker: Sendable {
             // process's is looked for again soon.
             return millis ?? min(pollInterval, 50)
         case .start(let grant):
+            let asked = elapsed()
             let rows = try await shared.claim(sink: sink.name, limit: batchMax, now: clock())
             let (wall, now) = (clock(), elapsed())
             let (attempt, left) = state.withLock { state -> ([OutboxEntry], [Int64]) in
                 Self.insert(rows, &state, wall: wall, now: now)
+                for row in rows { state.claimedUntil[row.id] = asked + shared.claimLease }
                 state.caughtUp = rows.isEmpty
                 let claimed = Set(rows.map(\.id))
                 var attempt: [OutboxEntry] = []
@@ -395,7 +410,9 @@ final class SinkWorker: Sendable {
         var heads: [OutboxEntry] = []
         var next = Int64.max
         for (name, lane) in state.lanes where !state.busy.contains(name) {
-            guard let row = lane.first else { continue }
+            // A row whose claim may run out before its attempt ends waits for the renewal,
+            // which starts the attempts again.
+            guard let row = lane.first, claimHolds(row, state, now: now) else { continue }
             if row.nextAttemptAt <= now { heads.append(row) } else { next = min(next, row.nextAttemptAt) }
         }
         guard !heads.isEmpty else { return ([], next) }
@@ -406,6 +423,14 @@ final class SinkWorker: Sendable {
         return ([heads.min { ($0.nextAttemptAt, $0.id) < ($1.nextAttemptAt, $1.id) }!], next)
     }
 
+    /// Whether `row`'s claim has more than a third of a lease to run at `now` (always, without
+    /// a shared outbox): a renewal is due once a third of a lease has passed since the last, so
+    /// a live worker's rows always have more.
+    private func claimHolds(_ row: OutboxEntry, _ state: State, now: Int64) -> Bool {
+        guard let shared, let until = state.claimedUntil[row.id] else { return true }
+        return until - now > shared.claimLease / 3
+    }
+
     /// The waiting rows from the front, oldest first, up to `batchMax` events (at least one
     /// row): each free lane's due rows up to its first urgent or not yet due one, merged by id,
     /// stopping at the first that does not fit, so each lane gives a prefix of its rows.
@@ -414,7 +439,8 @@ final class SinkWorker: Sendable {
         for (name, lane) in state.lanes where !state.busy.contains(name) {
             var events = 0
             for row in lane.rows {
-                guard row.nextAttemptAt <= now, !row.urgent, events < batchMax else { break }
+                guard row.nextAttemptAt <= now, !row.urgent, events < batchMax, claimHolds(row, state, now: now)
+                else { break }
                 events += row.delivery.events.count
                 candidates.append(row)
             }
@@ -502,6 +528,7 @@ final class SinkWorker: Sendable {
         state.withLock { state in
             state.inFlight -= 1
             state.flying.subtract(rows.map(\.id))
+            for row in rows { state.claimedUntil[row.id] = nil }
             state.rate?.settle(started: started, now: now)
             for row in rows {
                 let lane = Self.lane(of: row)

@@ -184,6 +184,71 @@ import Testing
         }
     }
 
+    /// A deliverer held up for a whole lease (its clock moves a lease on, as a process paused
+    /// with SIGSTOP finds when it is continued) while another process claimed its waiting row:
+    /// when the attempt in flight ends, the waiting row is not sent on the strength of a claim
+    /// that has run out. It waits for the renewal, which finds the row is another process's
+    /// and lets it go. The renewal is held up by that process's open transaction until the
+    /// attempt has ended, so the send would come first if the worker did not wait.
+    @Test func aWaitingRowWhoseClaimRanOutWaitsForTheRenewalInsteadOfBeingSent() async throws {
+        let (first, second) = (Self.alert(0, rule: 0), Self.alert(1, rule: 0))
+        let gate = Gate()
+        let arrivals = Arrivals(holding: (first.id, gate))
+        let (capture, clock) = (CapturingLogHandler(), ManualClock())
+        try await Self.withOneDeliverer(
+            [first, second], arrivals: arrivals, logger: capture.logger(label: "delivery"), intervals: clock
+        ) { server, store, dispatcher in
+            try await dispatcher.start()
+            // Both rows are claimed; the first is in flight, the second waits behind it.
+            try await arrivals.received.wait(for: 1)
+            #expect(try await server.query("SELECT COUNT(*) FROM outbox WHERE locked_by IS NOT NULL") == "2\n")
+            // Another process takes the second row (its claim ran out while this one was held
+            // up) in a transaction it keeps open.
+            let other = try await PostgresStoreTests.open(server)
+            let (taken, commit) = (Gate(), Gate())
+            let logger = other.outbox.queue.logger
+            let taking = Task {
+                try await other.outbox.queue.perform { connection in
+                    try await PostgresQueue.write(connection, logger) { connection in
+                        try await connection.query(
+                            "UPDATE outbox SET locked_by = 'other', locked_until = 9000000000000000 WHERE id = (SELECT MAX(id) FROM outbox)",
+                            logger: logger)
+                        taken.open()
+                        await commit.pass()
+                    }
+                }
+            }
+            await taken.pass()
+            clock.advance(by: .milliseconds(store.outbox.claimLease))
+            // The renewal waits for the other process's row lock.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while try await server.query("SELECT COUNT(*) > 0 FROM pg_locks WHERE NOT granted") != "t\n",
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try #require(
+                try await server.query("SELECT COUNT(*) > 0 FROM pg_locks WHERE NOT granted") == "t\n",
+                "the renewal never waited for the other process's transaction")
+            gate.open()
+            // The first attempt has ended (and, without the wait, the second row's begun).
+            while await dispatcher.counts()["hook"]?.delivered != 1, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            commit.open()
+            try await taking.value
+            while !capture.records.contains(where: { $0.message.contains("ran out before they were renewed") }),
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            await dispatcher.drain(timeout: .seconds(5))
+            #expect(arrivals.all.map(\.id) == [first.id])
+            #expect(try await server.query("SELECT locked_by FROM outbox") == "other\n")
+            await other.close()
+        }
+    }
+
     @Test func twoDeliverersTogetherKeepTheSinksRate() async throws {
         // Two starts in any 600 ms, one event an attempt (no backlog digests).
         let rate = RateSpec(count: 2, per: 600)
