@@ -151,10 +151,17 @@ import Testing
         }
     }
 
-    /// A deliverer held up past a waiting row's claim (its clock moves a third of a lease on,
-    /// to its next renewal) while another process claimed that row: the renewal finds the row
-    /// is no longer its own and lets it go, and only the row it still holds is sent.
-    @Test func aWaitingRowAnotherProcessClaimedIsLetGoAtTheNextRenewal() async throws {
+    /// One deliverer on a manual clock with two rows of one rule, the first in flight (its
+    /// request held until `gate` opens) and the second waiting behind it in its lane, both
+    /// claimed: `body` then holds the deliverer up and lets another process take the second row.
+    static func withARowWaitingBehindOneInFlight(
+        _ body:
+            @Sendable (
+                _ server: PostgresServer, _ store: PostgresStore, _ dispatcher: ReliableDispatcher,
+                _ clock: ManualClock,
+                _ gate: Gate, _ capture: CapturingLogHandler
+            ) async throws -> Void
+    ) async throws {
         let (first, second) = (Self.alert(0, rule: 0), Self.alert(1, rule: 0))
         let gate = Gate()
         let arrivals = Arrivals(holding: (first.id, gate))
@@ -163,24 +170,37 @@ import Testing
             [first, second], arrivals: arrivals, logger: capture.logger(label: "delivery"), intervals: clock
         ) { server, store, dispatcher in
             try await dispatcher.start()
-            // Both rows are claimed; the first is in flight, the second waits behind it (its
-            // rule's lane).
             try await arrivals.received.wait(for: 1)
             #expect(try await server.query("SELECT COUNT(*) FROM outbox WHERE locked_by IS NOT NULL") == "2\n")
+            try await body(server, store, dispatcher, clock, gate, capture)
+            await dispatcher.drain(timeout: .seconds(5))
+            #expect(try await server.query("SELECT locked_by FROM outbox") == "other\n")
+        }
+        #expect(arrivals.all.map(\.id) == [first.id])
+    }
+
+    /// Waits until the deliverer says it let rows go whose claims ran out (or a generous
+    /// timeout).
+    static func waitForLetGo(_ capture: CapturingLogHandler) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !capture.records.contains(where: { $0.message.contains("ran out before they were renewed") }),
+            ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// A deliverer held up past a waiting row's claim (its clock moves a third of a lease on,
+    /// to its next renewal) while another process claimed that row: the renewal finds the row
+    /// is no longer its own and lets it go, and only the row it still holds is sent.
+    @Test func aWaitingRowAnotherProcessClaimedIsLetGoAtTheNextRenewal() async throws {
+        try await Self.withARowWaitingBehindOneInFlight { server, store, _, clock, gate, capture in
             _ = try await server.query(
                 "UPDATE outbox SET locked_by = 'other', locked_until = 9000000000000000 WHERE id = (SELECT MAX(id) FROM outbox)"
             )
             clock.advance(by: .milliseconds(store.outbox.claimLease / 3))
-            let deadline = ContinuousClock.now + .seconds(60)
-            while !capture.records.contains(where: { $0.message.contains("ran out before they were renewed") }),
-                ContinuousClock.now < deadline
-            {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await Self.waitForLetGo(capture)
             gate.open()
-            await dispatcher.drain(timeout: .seconds(5))
-            #expect(arrivals.all.map(\.id) == [first.id])
-            #expect(try await server.query("SELECT locked_by FROM outbox") == "other\n")
         }
     }
 
@@ -191,19 +211,8 @@ import Testing
     /// and lets it go. The renewal is held up by that process's open transaction until the
     /// attempt has ended, so the send would come first if the worker did not wait.
     @Test func aWaitingRowWhoseClaimRanOutWaitsForTheRenewalInsteadOfBeingSent() async throws {
-        let (first, second) = (Self.alert(0, rule: 0), Self.alert(1, rule: 0))
-        let gate = Gate()
-        let arrivals = Arrivals(holding: (first.id, gate))
-        let (capture, clock) = (CapturingLogHandler(), ManualClock())
-        try await Self.withOneDeliverer(
-            [first, second], arrivals: arrivals, logger: capture.logger(label: "delivery"), intervals: clock
-        ) { server, store, dispatcher in
-            try await dispatcher.start()
-            // Both rows are claimed; the first is in flight, the second waits behind it.
-            try await arrivals.received.wait(for: 1)
-            #expect(try await server.query("SELECT COUNT(*) FROM outbox WHERE locked_by IS NOT NULL") == "2\n")
-            // Another process takes the second row (its claim ran out while this one was held
-            // up) in a transaction it keeps open.
+        try await Self.withARowWaitingBehindOneInFlight { server, store, dispatcher, clock, gate, capture in
+            // Another process takes the second row in a transaction it keeps open.
             let other = try await PostgresStoreTests.open(server)
             let (taken, commit) = (Gate(), Gate())
             let logger = other.outbox.queue.logger
@@ -237,14 +246,7 @@ import Testing
             }
             commit.open()
             try await taking.value
-            while !capture.records.contains(where: { $0.message.contains("ran out before they were renewed") }),
-                ContinuousClock.now < deadline
-            {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            await dispatcher.drain(timeout: .seconds(5))
-            #expect(arrivals.all.map(\.id) == [first.id])
-            #expect(try await server.query("SELECT locked_by FROM outbox") == "other\n")
+            try await Self.waitForLetGo(capture)
             await other.close()
         }
     }
