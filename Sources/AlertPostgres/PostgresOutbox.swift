@@ -197,10 +197,13 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
     }
 
     /// Makes `writes` in one transaction; when that fails but the connection stands, makes them
-    /// one by one, each in its own transaction. Whatever they hand over is handed over once, when
-    /// the last is made (`Attempt.complete`): completing the attempt frees the connection for the
-    /// next job, which would otherwise run inside a later write's transaction and be undone by its
-    /// rollback (a claim's leases with it, so the claimed rows could be claimed and sent again).
+    /// again in one transaction with a savepoint around each, so that only a write that fails
+    /// is rolled back (and reported and kept); should that transaction fail too, one by one,
+    /// each in a transaction of its own. Whatever they hand over is handed over once, when the
+    /// last is made (`Attempt.complete`): completing the attempt frees the connection for the
+    /// next job, which would otherwise run inside a later write's transaction and be undone by
+    /// its rollback (a claim's leases with it, so the claimed rows could be claimed and sent
+    /// again).
     private func run(_ writes: [Write], _ connection: PostgresConnection, _ attempt: Attempt) async -> PostgresQueue.Ran
     {
         let logger = queue.logger
@@ -224,6 +227,32 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
                 return done
             }
             attempt.complete { for call in done { call() } }
+            return .done
+        } catch {
+            if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) { return .connectionLost(error) }
+        }
+        // Again in one transaction (one flush to disk, so the queue is not held long), each
+        // write behind a savepoint: one that fails is rolled back alone, reported and kept.
+        do {
+            let handOver = try await PostgresQueue.write(connection, logger) { connection in
+                var handOver: [@Sendable () -> Void] = []
+                for write in writes {
+                    try await connection.query("SAVEPOINT write", logger: logger)
+                    do {
+                        handOver.append(try await write.apply(connection, logger))
+                    } catch {
+                        if PostgresQueue.isConnectionLoss(error, on: connection) { throw error }
+                        try await connection.query("ROLLBACK TO SAVEPOINT write", logger: logger)
+                        handOver.append {
+                            self.unwritten.withLock { $0.append(write) }
+                            write.failed(error)
+                        }
+                    }
+                    try await connection.query("RELEASE SAVEPOINT write", logger: logger)
+                }
+                return handOver
+            }
+            attempt.complete { for call in handOver { call() } }
             return .done
         } catch {
             if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) { return .connectionLost(error) }

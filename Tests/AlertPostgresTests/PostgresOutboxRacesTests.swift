@@ -62,7 +62,7 @@ import Testing
             try await holder.value
             let reported = (try? await refusals.wait(for: 1)) != nil
             #expect(reported, "the refused write was neither reported nor kept")
-            #expect(refusedTries.count == 2, "once in the group, once alone")
+            #expect(refusedTries.count == 2, "once in the group, once again on its own")
             let claimed = try #require(claim.withLock { $0 })
             #expect(try await claimed.value.count == 1)
             // a's lease (until 1 010) holds: b, at 20, finds nothing to claim.
@@ -74,6 +74,53 @@ import Testing
             #expect(refusedTries.count == 3)
             await a.close()
             await b.close()
+        }
+    }
+
+    /// A group that fails together is made again in one transaction (one flush to disk, so the
+    /// store's connection is not held by one commit per write), with only the refused write
+    /// rolled back: the writes on either side of it commit in the same transaction.
+    @Test func aGroupThatFailedTogetherIsMadeAgainInOneTransactionWithoutTheRefusedWrite() async throws {
+        try await PostgresServer.with { server in
+            let store = try await PostgresStoreTests.open(server)
+            let transactions = Mutex<[String: [Int64]]>([:])
+            let (refusals, committed) = (EventCounter(), EventCounter())
+            @Sendable func write(_ name: String, refused: Bool) -> PostgresOutbox.Write {
+                PostgresOutbox.Write(
+                    apply: { connection, logger in
+                        let rows = try await connection.query("SELECT txid_current()", logger: logger)
+                        for try await id in rows.decode(Int64.self) {
+                            transactions.withLock { $0[name, default: []].append(id) }
+                        }
+                        if refused { throw Refused() }
+                        try await connection.query("CREATE TABLE IF NOT EXISTS made (name TEXT)", logger: logger)
+                        try await connection.query("INSERT INTO made VALUES (\(name))", logger: logger)
+                        return { committed.record() }
+                    }, failed: { _ in refusals.record() })
+            }
+            // The queue is held while the writes are handed over, so that they form one group.
+            let (holding, release) = (Gate(), Gate())
+            let holder = Task {
+                try await store.outbox.queue.perform { _ in
+                    holding.open()
+                    await release.pass()
+                }
+            }
+            await holding.pass()
+            for (name, refused) in [("first", false), ("refused", true), ("last", false)] {
+                store.outbox.submit(write(name, refused: refused))
+            }
+            release.open()
+            try await holder.value
+            try await committed.wait(for: 2)
+            try await refusals.wait(for: 1)
+            let seen = transactions.withLock { $0 }
+            // The group stopped at the refusal; then all three were made again.
+            #expect(seen.mapValues(\.count) == ["first": 2, "refused": 2, "last": 1], "\(seen)")
+            #expect(seen["first"]?.last == seen["last"]?.last, "made again in one transaction: \(seen)")
+            #expect(seen["first"]?.last == seen["refused"]?.last)
+            #expect(try await server.query("SELECT name FROM made ORDER BY name") == "first\nlast\n")
+            await store.close()
         }
     }
 
