@@ -11,12 +11,28 @@ import Testing
 @Suite struct PostgresOutboxRacesTests {
     struct Refused: Error {}
 
-    /// A group that fails together (one of its writes is refused) is made again write by
-    /// write, each in its own transaction, and the refused write is reported and kept for the
-    /// next try. A job handed over meanwhile (here a claim, handed over as soon as the first
-    /// write's commit is reported) runs only once the whole group is made: run inside the
-    /// refused write's transaction, its leases would be rolled back with it, and the claimed row
-    /// claimed, and sent, a second time.
+    /// Hands `writes` over while the queue is held, so that they form one group, and returns
+    /// once the job holding the queue has let go.
+    static func submitAsOneGroup(_ outbox: PostgresOutbox, _ writes: PostgresOutbox.Write...) async throws {
+        let (holding, release) = (Gate(), Gate())
+        let holder = Task {
+            try await outbox.queue.perform { _ in
+                holding.open()
+                await release.pass()
+            }
+        }
+        await holding.pass()
+        for write in writes { outbox.submit(write) }
+        release.open()
+        try await holder.value
+    }
+
+    /// A group that fails together (one of its writes is refused) is made again without the
+    /// refused write, which is reported and kept for the next try. A job handed over meanwhile
+    /// (here a claim, handed over as soon as the first write's commit is reported) runs only
+    /// once the whole group is made: run inside the transaction that makes it again, its leases
+    /// would be rolled back with the refused write, and the claimed row claimed, and sent, a
+    /// second time.
     @Test func aClaimHandedOverWhileAFailedGroupIsMadeAgainKeepsItsLeases() async throws {
         try await PostgresServer.with { server in
             let (a, b) = (try await PostgresStoreTests.open(server), try await PostgresStoreTests.open(server))
@@ -34,22 +50,13 @@ import Testing
                 }
             }
             let (refusals, refusedTries) = (EventCounter(), EventCounter())
-            // The queue is held while both writes are handed over, so that they form one group.
-            let (holding, release) = (Gate(), Gate())
-            let holder = Task {
-                try await a.outbox.queue.perform { _ in
-                    holding.open()
-                    await release.pass()
-                }
-            }
-            await holding.pass()
-            a.outbox.submit(
+            try await Self.submitAsOneGroup(
+                a.outbox,
                 PostgresOutbox.Write(
                     apply: { connection, logger in
                         try await connection.query("SELECT 1", logger: logger)
                         return firstCommitted
-                    }, failed: { _ in }))
-            a.outbox.submit(
+                    }, failed: { _ in }),
                 PostgresOutbox.Write(
                     apply: { _, _ in
                         refusedTries.record()
@@ -58,8 +65,6 @@ import Testing
                         if let running = claim.withLock({ $0 }) { _ = try? await running.value }
                         throw Refused()
                     }, failed: { _ in refusals.record() }))
-            release.open()
-            try await holder.value
             let reported = (try? await refusals.wait(for: 1)) != nil
             #expect(reported, "the refused write was neither reported nor kept")
             #expect(refusedTries.count == 2, "once in the group, once again on its own")
@@ -98,20 +103,9 @@ import Testing
                         return { committed.record() }
                     }, failed: { _ in refusals.record() })
             }
-            // The queue is held while the writes are handed over, so that they form one group.
-            let (holding, release) = (Gate(), Gate())
-            let holder = Task {
-                try await store.outbox.queue.perform { _ in
-                    holding.open()
-                    await release.pass()
-                }
-            }
-            await holding.pass()
-            for (name, refused) in [("first", false), ("refused", true), ("last", false)] {
-                store.outbox.submit(write(name, refused: refused))
-            }
-            release.open()
-            try await holder.value
+            try await Self.submitAsOneGroup(
+                store.outbox, write("first", refused: false), write("refused", refused: true),
+                write("last", refused: false))
             try await committed.wait(for: 2)
             try await refusals.wait(for: 1)
             let seen = transactions.withLock { $0 }
