@@ -38,10 +38,11 @@ final class StoreFencing: Sendable {
 
     /// What a write refused by the fence becomes. When another instance took the lease over,
     /// the write is dropped (nil; logged): that instance's standby evaluation holds what it
-    /// carried and enters it, and an event it carried is handed back (`takenOver`). When the lease is still this instance's, or no one's (its own
-    /// lease ran out while the database was away, or it was taken back under a new epoch
-    /// not yet seen here), `AwaitingLease` is thrown: the write is kept and made again, so
-    /// nothing is lost when this instance leads again.
+    /// carried and enters it, and an event it carried is handed back (`takenOver`). When the
+    /// lease is still this instance's, or no one's (its own lease ran out while the database
+    /// was away, or it was taken back under a new epoch not yet seen here), `AwaitingLease` is
+    /// thrown: the write is kept and made again, so nothing is lost when this instance leads
+    /// again.
     func refusal(_ lost: LostLeadership) -> AwaitingLease? {
         guard let instance = leases.withLock({ $0?.instance }), let holder = lost.holder, holder != instance else {
             return AwaitingLease(lost: lost)

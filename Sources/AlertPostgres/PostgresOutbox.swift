@@ -243,10 +243,7 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
                     } catch {
                         if PostgresQueue.isConnectionLoss(error, on: connection) { throw error }
                         try await connection.query("ROLLBACK TO SAVEPOINT write", logger: logger)
-                        handOver.append {
-                            self.unwritten.withLock { $0.append(write) }
-                            write.failed(error)
-                        }
+                        handOver.append(keep(write, failed: error))
                     }
                     try await connection.query("RELEASE SAVEPOINT write", logger: logger)
                 }
@@ -265,10 +262,7 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
                 if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) {
                     return .connectionLost(error)
                 }
-                handOver.append {
-                    self.unwritten.withLock { $0.append(write) }
-                    write.failed(error)
-                }
+                handOver.append(keep(write, failed: error))
             }
         }
         attempt.complete { for call in handOver { call() } }
@@ -283,12 +277,17 @@ public final class PostgresOutbox: FlushableOutbox, SharedOutbox {
             attempt.complete { done() }
         case .failure(let error):
             if queue.reconnects, PostgresQueue.isConnectionLoss(error, on: connection) { return .connectionLost(error) }
-            attempt.complete {
-                unwritten.withLock { $0.append(write) }
-                write.failed(error)
-            }
+            attempt.complete(keep(write, failed: error))
         }
         return .done
+    }
+
+    /// What a write that failed hands over: it is kept for the next try, and reported.
+    private func keep(_ write: Write, failed error: any Error) -> @Sendable () -> Void {
+        {
+            self.unwritten.withLock { $0.append(write) }
+            write.failed(error)
+        }
     }
 
     /// Makes `write` in one transaction; returns what it hands over once committed, or why it

@@ -146,25 +146,13 @@ import Testing
             }
             await locked.pass()
             let read = Task { try await a.outbox.adopt(lease.fence, now: 1) }
-            try await waitUntil(
-                server, "SELECT COUNT(*) > 0 FROM pg_locks WHERE NOT granted AND relation = 'alerts'::regclass")
+            try await server.waitUntil(
+                "SELECT COUNT(*) > 0 FROM pg_locks WHERE NOT granted AND relation = 'alerts'::regclass")
             deliver.open()
             try await delivery.value
             #expect(try await read.value.map(\.id) == [keptRow.id])
             await a.close()
             await b.close()
         }
-    }
-
-    private func waitUntil(_ server: PostgresServer, _ sql: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while try await server.query(sql) != "t\n" {
-            guard ContinuousClock.now < deadline else { throw StoreNeverSaid(sql: sql) }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
-    struct StoreNeverSaid: Error {
-        var sql: String
     }
 }

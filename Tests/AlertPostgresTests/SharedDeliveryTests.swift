@@ -230,16 +230,9 @@ import Testing
             await taken.pass()
             clock.advance(by: .milliseconds(store.outbox.claimLease))
             // The renewal waits for the other process's row lock.
-            let deadline = ContinuousClock.now + .seconds(60)
-            while try await server.query("SELECT COUNT(*) > 0 FROM pg_locks WHERE NOT granted") != "t\n",
-                ContinuousClock.now < deadline
-            {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            try #require(
-                try await server.query("SELECT COUNT(*) > 0 FROM pg_locks WHERE NOT granted") == "t\n",
-                "the renewal never waited for the other process's transaction")
+            try await server.waitUntil("SELECT COUNT(*) > 0 FROM pg_locks WHERE NOT granted", timeout: .seconds(60))
             gate.open()
+            let deadline = ContinuousClock.now + .seconds(60)
             // The first attempt has ended (and, without the wait, the second row's begun).
             while await dispatcher.counts()["hook"]?.delivered != 1, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))

@@ -225,6 +225,22 @@ public struct PostgresServer: Sendable {
         return result.stdout
     }
 
+    /// Waits until `sql` (one boolean) is true, asking every 20 ms, at most `timeout`: for
+    /// states the server shows and announces to no one (a lock waited for, a lease run out).
+    public func waitUntil(_ sql: String, timeout: Duration = .seconds(90)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while try await query(sql) != "t\n" {
+            guard ContinuousClock.now < deadline else { throw NeverSaid(sql: sql) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// `waitUntil`'s condition did not come true in time.
+    public struct NeverSaid: Error, CustomStringConvertible {
+        public var sql: String
+        public var description: String { "the server never said \(sql)" }
+    }
+
     static let isRoot = geteuid() == 0
     static let runner = URL(fileURLWithPath: isRoot ? "/usr/bin/setpriv" : "/usr/bin/env")
 

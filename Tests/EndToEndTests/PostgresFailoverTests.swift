@@ -58,20 +58,6 @@ struct PostgresFailoverTests {
             var all: [DeliveryCheck.Disruption] { spans.withLock { $0 } }
         }
 
-        /// Waits until `sql` answers true (`t`), looking every 50 ms: what the store's clock says
-        /// has no event to wait on.
-        func waitUntilStore(_ sql: String, timeout: Duration = .seconds(90)) async throws {
-            let deadline = ContinuousClock.now + timeout
-            while try await server.query(sql) != "t\n" {
-                guard ContinuousClock.now < deadline else { throw StoreNeverSaid(sql: sql) }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-
-        struct StoreNeverSaid: Error {
-            var sql: String
-        }
-
         /// The outbox rows pending now.
         func pendingRows() async throws -> Int {
             try #require(Int(try await server.query("SELECT COUNT(*) FROM outbox").filter(\.isNumber)))
@@ -380,7 +366,7 @@ struct PostgresFailoverTests {
                 rig.disruptions.pending(span, try await rig.pendingRows())
                 // Paused until the store's clock says the lease has been over for a lease:
                 // 6 s at least since the last renewal, past the 2 s stale limit too.
-                try await rig.waitUntilStore(
+                try await rig.server.waitUntil(
                     "SELECT lease_until <= \(Self.storeClock) - 3000 FROM leadership WHERE source = 'binance'")
                 for instance in instances { kill(instance.pid, SIGCONT) }
                 for connection in old { try await connection.waitUntilClosed(timeout: .seconds(90)) }
@@ -388,7 +374,7 @@ struct PostgresFailoverTests {
                 for n in [count + 1, count + 2] {
                     try await rig.broadcast.waitUntilFollowing(connection: n, ticks: 10)
                 }
-                try await rig.waitUntilStore(
+                try await rig.server.waitUntil(
                     "SELECT lease_until > \(Self.storeClock) FROM leadership WHERE source = 'binance'")
                 try await rig.broadcast.waitForMoreTicks(50)
                 try await rig.waitForDeliveries(expected)
