@@ -109,9 +109,12 @@ struct VenueSession: Sendable {
                 defer { hub.remove(id) }
                 for try await message in inbound.messages(maxSize: 1 << 16) {
                     guard case .text(let text) = message else { continue }
-                    let reply = connection.received(text, age: age(), now: Wallclock.millis())
-                    for text in reply.messages { hub.send(.control(text), to: id) }
-                    if let subscribed = reply.subscribed, hub.setSubscribed(id, subscribed), subscribed {
+                    // Read inside the hub's lock, so a snapshot is stamped no earlier than the
+                    // steps already broadcast.
+                    let (reply, newlySubscribed) = hub.answer(id) {
+                        connection.received(text, age: age(), now: Wallclock.millis())
+                    }
+                    if newlySubscribed {
                         stats.update { $0.subscriptions += 1 }
                         feed.startIfNeeded()
                     }

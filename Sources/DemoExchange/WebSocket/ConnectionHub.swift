@@ -71,6 +71,22 @@ final class ConnectionHub: Sendable {
         }
     }
 
+    /// Runs `answer` (a connection's reply to a client's message), queues the reply's messages
+    /// and sets whether the connection is subscribed, all under the lock `broadcast` takes. A
+    /// price step is then either on the board the reply's snapshot was read from, or queued
+    /// after the reply: as on a real exchange, no step falls between a subscription's snapshot
+    /// and its updates. Returns the reply and whether the connection became subscribed.
+    func answer(_ id: Int, _ answer: () -> VenueReply) -> (reply: VenueReply, newlySubscribed: Bool) {
+        state.withLock { state in
+            let reply = answer()
+            guard let connection = state.connections[id] else { return (reply, false) }
+            for text in reply.messages { connection.continuation.yield(.control(text)) }
+            guard let subscribed = reply.subscribed, subscribed != connection.subscribed else { return (reply, false) }
+            state.connections[id]?.subscribed = subscribed
+            return (reply, subscribed)
+        }
+    }
+
     /// Queues `message` for every subscribed connection that takes it: `coinIndex` frames go
     /// to BTSE connections, price steps to look-alike connections, the rest to both.
     func broadcast(_ message: Outgoing) {
