@@ -244,7 +244,7 @@ let package = Package(
         .target(
             name: "AlertTestSupport",
             dependencies: [
-                "AlertModel", "SeededRandom",
+                "AlertModel", "AlertHTTP", "SeededRandom",
                 // The hostile exchange misbehaves below HTTP, where only raw SwiftNIO lets it; so does
                 // the TLS receiver, below TLS.
                 .product(name: "NIOCore", package: "swift-nio"),

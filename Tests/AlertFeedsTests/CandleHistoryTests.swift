@@ -39,7 +39,7 @@ struct CandleHistoryTests {
         try await serve(["/spot/api/v3.2/ohlcv": body]) { base, log in
             let since: Int64 = 1_624_987_320_000, until: Int64 = 1_624_987_440_000
             let candles = try await BTSESource(endpoint: base).candles(
-                of: "BTC", since: since, until: until, now: until, http: NIOHTTPClient())
+                of: "BTC", since: since, until: until, now: until, http: PatientHTTPClient(NIOHTTPClient()))
             #expect(candles == expected)
             #expect(log() == ["/spot/api/v3.2/ohlcv?symbol=BTC-USD&resolution=1&start=\(since)&end=\(until - 1)"])
         }
@@ -54,7 +54,7 @@ struct CandleHistoryTests {
             let since: Int64 = 1_624_987_200_000 - 1
             let until: Int64 = 1_624_987_200_000 + 500 * hour
             let candles = try await BTSESource(endpoint: base).candles(
-                of: "BTC", since: since, until: until, now: until, http: NIOHTTPClient())
+                of: "BTC", since: since, until: until, now: until, http: PatientHTTPClient(NIOHTTPClient()))
             // Read at hour resolution, the doc's two rows are two one-hour candles.
             #expect(candles.map(\.start) == [1_624_987_320_000, 1_624_987_380_000])
             #expect(candles.allSatisfy { $0.end - $0.start == hour })
@@ -79,15 +79,15 @@ struct CandleHistoryTests {
             let hour: Int64 = 3_600_000
             let all = try await source.candles(
                 of: "BTC_USDT", since: 1_649_023_200_000 - 24 * hour, until: 1_649_030_400_000, now: 1_649_030_400_000,
-                http: NIOHTTPClient())
+                http: PatientHTTPClient(NIOHTTPClient()))
             #expect(all.map(\.close) == [46975.27, 47059.39])
             let open = try await source.candles(
                 of: "BTC_USDT", since: 1_649_023_200_000 - 24 * hour, until: 1_649_030_399_000, now: 1_649_030_399_000,
-                http: NIOHTTPClient())
+                http: PatientHTTPClient(NIOHTTPClient()))
             #expect(open.map(\.close) == [46975.27])
             let later = try await source.candles(
                 of: "BTC_USDT", since: 1_649_026_800_000 + 60_000, until: 1_649_030_400_000, now: 1_649_030_400_000,
-                http: NIOHTTPClient())
+                http: PatientHTTPClient(NIOHTTPClient()))
             #expect(later.map(\.close) == [47059.39])
             #expect(
                 log().first
@@ -107,10 +107,10 @@ struct CandleHistoryTests {
             let day: Int64 = 86_400_000
             let until: Int64 = 1_711_983_682_001
             let candles = try await source.candles(
-                of: "BTC", since: until - day, until: until, now: until, http: NIOHTTPClient())
+                of: "BTC", since: until - day, until: until, now: until, http: PatientHTTPClient(NIOHTTPClient()))
             #expect(candles.map(\.close) == [69702.3087473573, 71246.9514406015, 68887.7495158568])
             let none = try await source.candles(
-                of: "ETH", since: until - day, until: until, now: until, http: NIOHTTPClient())
+                of: "ETH", since: until - day, until: until, now: until, http: PatientHTTPClient(NIOHTTPClient()))
             #expect(none.isEmpty)
             #expect(
                 log() == [
@@ -128,7 +128,8 @@ struct CandleHistoryTests {
             let source = PolledSource.coinRanking(endpoint: base)
             let until: Int64 = 1_585_072_800_001
             let candles = try await source.candles(
-                of: "btc", since: until - 3 * 3_600_000, until: until, now: until, http: NIOHTTPClient())
+                of: "btc", since: until - 3 * 3_600_000, until: until, now: until,
+                http: PatientHTTPClient(NIOHTTPClient()))
             #expect(candles.map(\.close) == [9335.3004209165, 9329.4331700521, 9370.9993109108])
             #expect(log().last == "/v2/coin/Qwsogvtv82FCd/history?timePeriod=3h")
         }
@@ -142,13 +143,15 @@ struct CandleHistoryTests {
         let since: Int64 = 1_624_987_320_000, until: Int64 = 1_624_987_440_000
         let need = Backfill.Need(symbol: "BTC", reach: until - since, until: until)
         try await serve(["/spot/api/v3.2/ohlcv": body]) { base, log in
-            let outcome = await Backfill(history: BTSESource(endpoint: base), http: NIOHTTPClient()).fetch(need)
+            let outcome = await Backfill(history: BTSESource(endpoint: base), http: PatientHTTPClient(NIOHTTPClient()))
+                .fetch(need)
             guard case .candles(let candles) = outcome else { Issue.record("no candles: \(outcome)"); return }
             #expect(candles == expected)
             #expect(log() == ["/spot/api/v3.2/ohlcv?symbol=BTC-USD&resolution=1&start=\(since)&end=\(until - 1)"])
         }
         try await serve(["/spot/api/v3.2/ohlcv": Array("oops".utf8)], status: .internalServerError) { base, _ in
-            let outcome = await Backfill(history: BTSESource(endpoint: base), http: NIOHTTPClient()).fetch(need)
+            let outcome = await Backfill(history: BTSESource(endpoint: base), http: PatientHTTPClient(NIOHTTPClient()))
+                .fetch(need)
             guard case .failed(let reason) = outcome else { Issue.record("not a failure: \(outcome)"); return }
             #expect(reason == "\(base)/spot/api/v3.2/ohlcv: HTTP 500")
         }
@@ -159,7 +162,7 @@ struct CandleHistoryTests {
         try await serve(["/spot/api/v3.2/ohlcv": Array("oops".utf8)], status: .internalServerError) { base, _ in
             let error = await #expect(throws: SourceError.self) {
                 _ = try await BTSESource(endpoint: base).candles(
-                    of: "BTC", since: 0, until: 60_000, now: 60_000, http: NIOHTTPClient())
+                    of: "BTC", since: 0, until: 60_000, now: 60_000, http: PatientHTTPClient(NIOHTTPClient()))
             }
             #expect(error?.description == "\(base)/spot/api/v3.2/ohlcv: HTTP 500")
         }

@@ -297,7 +297,7 @@ struct CandleRequestTests {
         }
         try await LoopbackServer.with(router) { port in
             let base = "http://127.0.0.1:\(port)"
-            let http = NIOHTTPClient()
+            let http = PatientHTTPClient(NIOHTTPClient())
             let spot = try await http.fetch(
                 BTSECandles.request(
                     .spot, symbol: "BTC-USD", resolution: .minute,

@@ -111,10 +111,10 @@ struct ExchangeSourceTests {
         let exchange = ScriptedExchange(rest: try Self.binanceRest())
         let port = try await exchange.start()
         let source = try SourceRegistry.make("binance", endpoint: "http://127.0.0.1:\(port)")
-        let markets = try await source.loadMarkets(http: NIOHTTPClient())
+        let markets = try await source.loadMarkets(http: PatientHTTPClient(NIOHTTPClient()))
         #expect(markets.map(\.symbol) == ["ETH/BTC", "BTC/USDT", "LUNA/BTC"])
         #expect(markets.map(\.active) == [true, true, false])
-        let ticks = try await source.snapshot(http: NIOHTTPClient())
+        let ticks = try await source.snapshot(http: PatientHTTPClient(NIOHTTPClient()))
         // BNBBTC is not in the market list: it has no BASE/QUOTE and is left out.
         #expect(ticks.count == 1)
         let eth = try #require(ticks.first)
@@ -251,7 +251,7 @@ struct ExchangeSourceTests {
         let exchange = ScriptedExchange(rest: try Self.coinbaseRest())
         let port = try await exchange.start()
         let source = try SourceRegistry.make("coinbase", endpoint: "http://127.0.0.1:\(port)")
-        let snapshot = try await source.snapshot(http: NIOHTTPClient())
+        let snapshot = try await source.snapshot(http: PatientHTTPClient(NIOHTTPClient()))
         #expect(snapshot.map(\.symbol) == ["BTC/USD"])
         #expect(snapshot.first?.volume24h == 12000.5 * 37000.01 && snapshot.first?.change24h == 1.2)
         await exchange.stop()
@@ -337,9 +337,9 @@ struct ExchangeSourceTests {
         let exchange = ScriptedExchange(rest: try Self.krakenRest())
         let port = try await exchange.start()
         let source = try SourceRegistry.make("kraken", endpoint: "http://127.0.0.1:\(port)")
-        let markets = try await source.loadMarkets(http: NIOHTTPClient())
+        let markets = try await source.loadMarkets(http: PatientHTTPClient(NIOHTTPClient()))
         #expect(Set(markets.map(\.symbol)) == ["BTC/USD", "DOGE/EUR", "ETH/BTC"])
-        let ticks = try await source.snapshot(http: NIOHTTPClient())
+        let ticks = try await source.snapshot(http: PatientHTTPClient(NIOHTTPClient()))
         #expect(ticks.map(\.symbol) == ["BTC/USD"])
         #expect(ticks.first?.price == 30303.2 && ticks.first?.change24h == nil)
         #expect(close(ticks.first?.volume24h, 4412.73601799 * 30689.13205))
@@ -365,7 +365,7 @@ struct ExchangeSourceTests {
         #expect(close(tick.change24h, -0.68))
         try await live.advance(exactly: .seconds(20))
         #expect(try await first.waitForTexts(2).last == #"{"op":"ping"}"#)
-        let snapshot = try await live.runner.source.snapshot(http: NIOHTTPClient())
+        let snapshot = try await live.runner.source.snapshot(http: PatientHTTPClient(NIOHTTPClient()))
         #expect(snapshot.map(\.symbol) == ["BTC/USDT"] && snapshot.first?.time == 1_673_859_087_947)
         await live.stop()
     }
@@ -392,7 +392,7 @@ struct ExchangeSourceTests {
         try await live.advance(exactly: .seconds(20))
         #expect(try await first.waitForTexts(2) == first.texts)
         #expect(first.texts.dropFirst() == ["ping"])
-        let snapshot = try await live.runner.source.snapshot(http: NIOHTTPClient())
+        let snapshot = try await live.runner.source.snapshot(http: PatientHTTPClient(NIOHTTPClient()))
         #expect(snapshot.map(\.symbol) == ["BTC/USDT"])
         #expect(close(snapshot.first?.change24h, (9999.99 - 9000) / 9000 * 100))
         await live.stop()
@@ -409,7 +409,7 @@ struct ExchangeSourceTests {
         let port = try await exchange.start()
         let source = ExchangeSource(.binance, endpoint: "http://127.0.0.1:\(port)")
         let until: Int64 = 1_500_249_600_000
-        let outcome = await SourceCandles(source: source, http: NIOHTTPClient()).fetch(
+        let outcome = await SourceCandles(source: source, http: PatientHTTPClient(NIOHTTPClient())).fetch(
             Backfill.Need(symbol: "ETH/BTC", reach: until - 1_499_040_000_000, until: until))
         await exchange.stop()
         guard case .candles(let candles) = outcome else { Issue.record("\(outcome)"); return }
@@ -428,7 +428,7 @@ struct ExchangeSourceTests {
         let logs = CapturingLogHandler()
         let source = ExchangeSource(.kraken, endpoint: "http://127.0.0.1:\(port)", logger: logs.logger(label: "test"))
         let until: Int64 = 1_688_671_320_000
-        let candles = SourceCandles(source: source, http: NIOHTTPClient())
+        let candles = SourceCandles(source: source, http: PatientHTTPClient(NIOHTTPClient()))
         let outcome = await candles.fetch(
             Backfill.Need(symbol: "BTC/USD", reach: 86_400_000, detail: 86_400_000, until: until))
         // Another fill reaching as far back, of any market of this source, is not said again.
@@ -458,7 +458,7 @@ struct ExchangeSourceTests {
         // Old: asked 61 days after the candles, beyond the recent 1 440 hour candles.
         let now = old ? until + 61 * 86_400_000 : until
         let candles = try await source.candles(
-            of: "BTC/USDT", since: since, until: until, now: now, http: NIOHTTPClient())
+            of: "BTC/USDT", since: since, until: until, now: now, http: PatientHTTPClient(NIOHTTPClient()))
         await exchange.stop()
         let asked = exchange.requests.filter { $0.contains("candles") }
         #expect(asked.count == 1)

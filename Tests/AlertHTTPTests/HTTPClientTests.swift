@@ -9,7 +9,7 @@ import Testing
     func getReturnsStatusBodyAndLowerCasedHeaders(_ transport: Transport) async throws {
         let client = transport.client
         let response = try await TestServer.with { port in
-            try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/hello"))
+            try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/hello", timeout: 60_000))
         }
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "hello, world")
@@ -23,7 +23,7 @@ import Testing
     func unknownPathIs404(_ transport: Transport) async throws {
         let client = transport.client
         let response = try await TestServer.with { port in
-            try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/nowhere"))
+            try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/nowhere", timeout: 60_000))
         }
         #expect(response.status == 404)
     }
@@ -36,7 +36,8 @@ import Testing
             try await client.send(
                 HTTPRequest(
                     method: "POST", url: "http://127.0.0.1:\(port)/echo",
-                    headers: [("X-Custom", "abc 123"), ("Content-Type", "application/octet-stream")], body: body))
+                    headers: [("X-Custom", "abc 123"), ("Content-Type", "application/octet-stream")], body: body,
+                    timeout: 60_000))
         }
         #expect(response.status == 200)
         #expect(response.body == body)
@@ -54,7 +55,7 @@ import Testing
             try await client.send(
                 HTTPRequest(
                     method: method, url: "http://127.0.0.1:\(port)/echo",
-                    body: method == "DELETE" ? [] : Array("x=\(method)".utf8)))
+                    body: method == "DELETE" ? [] : Array("x=\(method)".utf8), timeout: 60_000))
         }
         #expect(response.status == 200)
         #expect(response.header("x-got-method") == method)
@@ -68,7 +69,7 @@ import Testing
     func redirectsAreNotFollowed(_ transport: Transport) async throws {
         let client = transport.client
         let response = try await TestServer.with { port in
-            try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/moved"))
+            try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/moved", timeout: 60_000))
         }
         #expect(response.status == 302)
         #expect(response.header("location") == "/hello")
@@ -81,7 +82,7 @@ import Testing
         let outcomes = try await TestServer.with { port in
             var outcomes: [HTTPOutcome] = []
             for path in ["status/429?retry-after=2", "status/503", "status/400", "status/204"] {
-                let result = await client.result(HTTPRequest(url: "http://127.0.0.1:\(port)/\(path)"))
+                let result = await client.result(HTTPRequest(url: "http://127.0.0.1:\(port)/\(path)", timeout: 60_000))
                 outcomes.append(HTTPOutcome.classify(result, now: 0))
             }
             return outcomes
@@ -111,7 +112,7 @@ import Testing
     func closedPortIsConnectionRefused(_ transport: Transport) async throws {
         let client = transport.client
         let port = try await TestServer.with { port in port }
-        let result = await client.result(HTTPRequest(url: "http://127.0.0.1:\(port)/hello"))
+        let result = await client.result(HTTPRequest(url: "http://127.0.0.1:\(port)/hello", timeout: 60_000))
         guard case .failure(let error) = result else { Issue.record("expected refusal, got \(result)"); return }
         #expect(error.kind == .connectionRefused)
     }
@@ -121,7 +122,7 @@ import Testing
         let client = transport.client
         let port = try await TestServer.with { port in port }
         let url = "http://user:SECRETPASS@127.0.0.1:\(port)/secret-token/x?key=SECRET#SECRET"
-        let result = await client.result(HTTPRequest(url: url))
+        let result = await client.result(HTTPRequest(url: url, timeout: 60_000))
         guard case .failure(let error) = result else { Issue.record("expected an error"); return }
         for text in [error.description, error.url, error.reason, "\(error)", String(reflecting: error)] {
             #expect(!text.contains("SECRET"))
@@ -137,7 +138,8 @@ import Testing
             try await withThrowingTaskGroup(of: (Int, String).self) { group in
                 for i in 0..<50 {
                     group.addTask {
-                        let response = try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/n/\(i)"))
+                        let response = try await client.send(
+                            HTTPRequest(url: "http://127.0.0.1:\(port)/n/\(i)", timeout: 60_000))
                         #expect(response.status == 200)
                         return (i, String(decoding: response.body, as: UTF8.self))
                     }
@@ -152,13 +154,15 @@ import Testing
     }
 
     /// The plain server does not speak TLS, so the handshake fails: the request fails as a TLS
-    /// error, not by running out its time. The timeout is generous, so that a busy machine
-    /// does not turn the one into the other.
+    /// error, not by running out its time. Both timeouts are generous (libcurl's connect
+    /// timeout covers the TLS handshake), so that a busy machine does not turn the one into the
+    /// other.
     @Test(arguments: Transport.allCases)
     func httpsToAPlainServerIsATLSErrorNotATimeout(_ transport: Transport) async throws {
         let client = transport.client
         let result = try await TestServer.with { port in
-            await client.result(HTTPRequest(url: "https://127.0.0.1:\(port)/hello", timeout: 60_000))
+            await client.result(
+                HTTPRequest(url: "https://127.0.0.1:\(port)/hello", timeout: 60_000, connectTimeout: 60_000))
         }
         guard case .failure(let error) = result else { Issue.record("expected a TLS error, got \(result)"); return }
         #expect(error.kind == .tls || error.kind == .other)
@@ -186,7 +190,7 @@ import Testing
         let bad = [
             HTTPRequest(method: "GET /x", url: "http://127.0.0.1:1/"),
             HTTPRequest(url: "http://127.0.0.1:1/", headers: [("X-A", "1\r\nX-Injected: 2")]),
-            HTTPRequest(url: "ftp://127.0.0.1:1/file")
+            HTTPRequest(url: "ftp://127.0.0.1:1/file", timeout: 60_000)
         ]
         for request in bad {
             let result = await client.result(request)
@@ -218,6 +222,8 @@ import Testing
         let client = CurlHTTPClient()
         client.shutdown()
         client.shutdown()
-        await #expect(throws: HTTPError.self) { try await client.send(HTTPRequest(url: "http://127.0.0.1:1/")) }
+        await #expect(throws: HTTPError.self) {
+            try await client.send(HTTPRequest(url: "http://127.0.0.1:1/", timeout: 60_000))
+        }
     }
 }

@@ -13,7 +13,7 @@ import Testing
                 port,
                 await client.result(
                     HTTPRequest(
-                        url: "http://127.0.0.1:\(port)/huge/3?token=s3cret",
+                        url: "http://127.0.0.1:\(port)/huge/3?token=s3cret", timeout: 60_000,
                         responseLimit: ResponseLimit(bytes: 1 << 20, truncates: false)))
             )
         }
@@ -41,7 +41,7 @@ import Testing
         let response = try await HostileReceiver.with { port in
             try await client.send(
                 HTTPRequest(
-                    url: "http://127.0.0.1:\(port)/huge/2",
+                    url: "http://127.0.0.1:\(port)/huge/2", timeout: 60_000,
                     responseLimit: ResponseLimit(bytes: 2 << 20, truncates: false)))
         }
         #expect(response.status == 200)
@@ -78,7 +78,8 @@ import Testing
     func aHeaderFloodFails(_ transport: Transport) async throws {
         let client = transport.client
         let result = try await HostileReceiver.with { port in
-            await client.result(HTTPRequest(url: "http://127.0.0.1:\(port)/headers/2000", responseLimit: .webhook))
+            await client.result(
+                HTTPRequest(url: "http://127.0.0.1:\(port)/headers/2000", timeout: 60_000, responseLimit: .webhook))
         }
         guard case .failure(let error) = result else { Issue.record("2000 headers of 200 bytes were read"); return }
         #expect(error.reason == "response headers larger than 256 KiB")

@@ -17,7 +17,7 @@ import Testing
         defer { Task { await server.stop() } }
         do {
             _ = try await NIOHTTPClient().send(
-                HTTPRequest(url: "https://\(host):\(port)/markets?token=s3cret", caFile: ca.ca))
+                HTTPRequest(url: "https://\(host):\(port)/markets?token=s3cret", timeout: 60_000, caFile: ca.ca))
         } catch {
             #expect(server.answered.count == 0)
             return error
@@ -41,7 +41,8 @@ import Testing
         let server = try TLSReceiver(serving: ca.valid, body: "[]")
         let port = try await server.start()
         defer { Task { await server.stop() } }
-        let response = try await NIOHTTPClient().send(HTTPRequest(url: "https://127.0.0.1:\(port)/", caFile: ca.ca))
+        let response = try await NIOHTTPClient().send(
+            HTTPRequest(url: "https://127.0.0.1:\(port)/", timeout: 60_000, caFile: ca.ca))
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "[]")
     }

@@ -4,6 +4,7 @@ import AlertModel
 import AlertPipeline
 import AlertRules
 import AlertStore
+import AlertTestSupport
 import DemoExchange
 import Foundation
 import Testing
@@ -131,7 +132,7 @@ struct CheckRestoreTests {
             configuration: ExchangeConfiguration(port: 0, prices: .randomWalk(seed: 11, interval: .milliseconds(200))))
         let port = try await exchange.start()
         let feed = BTSESource(endpoint: "http://127.0.0.1:\(port)")
-        let http = NIOHTTPClient.shared
+        let http = PatientHTTPClient(NIOHTTPClient.shared)
         let btc = Market(symbol: "BTC-USD", base: "BTC", quote: "USD", future: false, active: true)
         let saved = MarketsSave(markets: [btc], source: feed.name, fetchedAt: 1_000)
 

@@ -92,7 +92,8 @@ import Testing
         // The feed has stopped, delivery is still held, and the status server still answers.
         var health = ""
         for _ in 0..<600 where !health.hasPrefix("stopping") {
-            let response = try await http.send(HTTPRequest(url: "http://127.0.0.1:\(statusPort)/healthz"))
+            let response = try await http.send(
+                HTTPRequest(url: "http://127.0.0.1:\(statusPort)/healthz", timeout: 60_000))
             health = String(decoding: response.body, as: UTF8.self)
             if !health.hasPrefix("stopping") { try await Task.sleep(for: .milliseconds(50)) }
         }

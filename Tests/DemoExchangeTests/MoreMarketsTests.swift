@@ -1,6 +1,7 @@
 import AlertFeeds
 import AlertHTTP
 import AlertModel
+import AlertTestSupport
 import DemoExchange
 import Foundation
 import Logging
@@ -29,7 +30,7 @@ struct MoreMarketsTests {
             var basesByVenue: [String: Set<String>] = [:]
             for (name, profile) in Self.profiles {
                 let source = ExchangeSource(profile, endpoint: "http://127.0.0.1:\(port)/\(name)")
-                let markets = try await source.loadMarkets(http: NIOHTTPClient())
+                let markets = try await source.loadMarkets(http: PatientHTTPClient(NIOHTTPClient()))
                 #expect(markets.count == Self.perVenue, "\(name)")
                 #expect(Set(markets.map(\.symbol)).count == Self.perVenue, "\(name): symbols repeat")
                 let quote = ["binance", "bybit", "okx"].contains(name) ? "USDT" : "USD"
@@ -38,7 +39,7 @@ struct MoreMarketsTests {
                     markets.allSatisfy { $0.base.allSatisfy { ($0.isUppercase || $0.isNumber) && $0.isASCII } },
                     "\(name)")
                 #expect(markets.contains { $0.symbol == "BTC/\(quote)" }, "\(name): the demo's markets come first")
-                let ticks = try await source.snapshot(http: NIOHTTPClient())
+                let ticks = try await source.snapshot(http: PatientHTTPClient(NIOHTTPClient()))
                 #expect(Set(ticks.map(\.symbol)) == Set(markets.map(\.symbol)), "\(name): a ticker per market")
                 #expect(ticks.allSatisfy { $0.price > 0 }, "\(name)")
                 basesByVenue[name] = Set(markets.map(\.base))
@@ -56,7 +57,8 @@ struct MoreMarketsTests {
         #expect(usdt.subtracting(usd).count == 1)
         // The same names on every run.
         let again = try await withExchange(Self.configuration()) { _, port in
-            try await ExchangeSource(.okx, endpoint: "http://127.0.0.1:\(port)/okx").loadMarkets(http: NIOHTTPClient())
+            try await ExchangeSource(.okx, endpoint: "http://127.0.0.1:\(port)/okx").loadMarkets(
+                http: PatientHTTPClient(NIOHTTPClient()))
         }
         #expect(Set(again.map(\.base)) == bases["okx"])
     }

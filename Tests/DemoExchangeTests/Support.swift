@@ -18,7 +18,7 @@ func withExchange<T: Sendable>(
     let server = DemoExchangeServer(configuration: configuration)
     let port = try await server.start()
     do {
-        let result = try await withTimeout(.seconds(60)) { try await body(server, port) }
+        let result = try await withTimeout(.seconds(300)) { try await body(server, port) }
         await server.stop()
         return result
     } catch {
@@ -122,10 +122,18 @@ func coinIndexData(_ text: String) -> [String: [String: Any]]? {
     return object["data"] as? [String: [String: Any]]
 }
 
+/// A look-alike whose prices walk on the real clock. The exchanges' deadlines on what a client
+/// sends (Coinbase's subscribe within 5 s, Bybit's ping, OKX's idle limit, Binance's pong) are
+/// stretched to 10 minutes: on two busy cores a test's next message can come later than 5 s,
+/// and each deadline has its own test on a manual clock (`quietExchange`).
 func walk(
     seed: UInt64 = 7, interval: Duration = .milliseconds(100), faults: ExchangeFaults = ExchangeFaults()
 )
     -> ExchangeConfiguration
 {
-    ExchangeConfiguration(port: 0, prices: .randomWalk(seed: seed, interval: interval), faults: faults)
+    ExchangeConfiguration(
+        port: 0, prices: .randomWalk(seed: seed, interval: interval), faults: faults,
+        keepAlive: KeepAliveSettings(
+            binancePongWithin: .seconds(600), coinbaseSubscribeWithin: .seconds(600),
+            bybitPingWithin: .seconds(600), okxIdleLimit: .seconds(600)))
 }

@@ -58,17 +58,22 @@ struct ClockStepDaemonTests {
         }
     }
 
-    /// Polls BTC's `saved_at` every 100 ms until `condition` holds of it, for up to 600 looks
-    /// (a minute when idle; the daemon's saves are the event waited for).
+    /// Polls BTC's `saved_at` every 100 ms until `condition` holds of it (the daemon's saves are
+    /// the event waited for), for up to `patience`: generous, as the test may start beside every
+    /// other test on two busy cores.
     static func waitForSave(in dir: URL, _ what: String, _ condition: (Int64) -> Bool) async throws -> Int64 {
         var last: Int64?
-        for _ in 0..<600 {
+        let deadline = ContinuousClock.now + .seconds(patience)
+        while ContinuousClock.now < deadline {
             last = try await savedAt(in: dir)
             if let last, condition(last) { return last }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw NoSave(what: what, savedAt: last)
     }
+
+    /// How long each step of the test waits for what it expects, in seconds.
+    static let patience = 300
 
     struct NoSave: Error, CustomStringConvertible {
         var what: String
@@ -125,8 +130,9 @@ struct ClockStepDaemonTests {
                     in: dir, environment: environment)
                 do {
                     // Before the step: alerts, deliveries and a save.
-                    try await running.occurrences(.stdout, of: #""btc-moves""#, atLeast: 3, timeout: 120)
-                    try await hook.arrivals.wait(for: 2, timeout: .seconds(120))
+                    try await running.occurrences(
+                        .stdout, of: #""btc-moves""#, atLeast: 3, timeout: Double(Self.patience))
+                    try await hook.arrivals.wait(for: 2, timeout: .seconds(Self.patience))
                     let savedBefore = try await Self.waitForSave(in: dir, "before the step") { _ in true }
                     let timesBefore = Self.alertTimes(running.stdout, rule: "btc-moves")
 
@@ -134,7 +140,7 @@ struct ClockStepDaemonTests {
 
                     // (a) The step is noticed and its size told.
                     let warning = try await running.waitForStderrLine(
-                        containing: "the system clock stepped back by ", timeout: 120)
+                        containing: "the system clock stepped back by ", timeout: Double(Self.patience))
                     let size = warning.components(separatedBy: "stepped back by ").last?.prefix { $0 != " " } ?? ""
                     let step = try #require(DurationText.parse(String(size)), "\(warning)")
                     #expect(abs(step - 3_600_000) < 60_000, "\(warning)")
@@ -143,18 +149,21 @@ struct ClockStepDaemonTests {
 
                     // (b) Ticks timed by the new clock still fire: not all dropped as out of order.
                     // The newest alerts are timed about an hour before the first ones.
-                    try await running.occurrences(.stdout, of: #""btc-moves""#, atLeast: firedAtStep + 5, timeout: 120)
+                    try await running.occurrences(
+                        .stdout, of: #""btc-moves""#, atLeast: firedAtStep + 5, timeout: Double(Self.patience))
                     let timesAfter = Self.alertTimes(running.stdout, rule: "btc-moves")
                     let first = try #require(timesBefore.first), newest = try #require(timesAfter.last)
                     #expect(first - newest > 30 * 60_000, "first alert at \(first), newest at \(newest)")
 
                     // (c) The rate-limited webhook keeps receiving.
-                    try await hook.arrivals.wait(for: deliveredAtStep + 3, timeout: .seconds(120))
+                    try await hook.arrivals.wait(for: deliveredAtStep + 3, timeout: .seconds(Self.patience))
 
                     // (d) Saves go on, stamped by the new clock (about an hour before the first).
                     _ = try await Self.waitForSave(in: dir, "after the step") { $0 < savedBefore - 30 * 60_000 }
 
-                    #expect(try await running.stop(signal: SIGTERM, timeout: 120) == 0, "\(running.stderr)")
+                    #expect(
+                        try await running.stop(signal: SIGTERM, timeout: Double(Self.patience)) == 0,
+                        "\(running.stderr)")
                 } catch {
                     if running.process.isRunning { _ = try? await running.stop(signal: SIGKILL) }
                     Issue.record("stderr: \(running.stderr.suffix(3000))")

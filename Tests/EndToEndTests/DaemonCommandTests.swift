@@ -201,7 +201,7 @@ extension LiveCommandTests {
     }
 
     func get(_ url: String) async throws -> Response {
-        let response = try await CurlHTTPClient.shared.send(HTTPRequest(url: url))
+        let response = try await CurlHTTPClient.shared.send(HTTPRequest(url: url, timeout: 60_000))
         return Response(status: response.status, body: String(decoding: response.body, as: UTF8.self))
     }
 

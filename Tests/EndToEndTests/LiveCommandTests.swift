@@ -240,7 +240,7 @@ struct LiveCommandTests {
         let port = try #require(ready.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) })
         let http = CurlHTTPClient()
         let response = try await http.send(
-            HTTPRequest(url: "http://127.0.0.1:\(port)/futures/api/inquire/initial/market"))
+            HTTPRequest(url: "http://127.0.0.1:\(port)/futures/api/inquire/initial/market", timeout: 60_000))
         http.shutdown()
         #expect(response.status == 200)
         #expect(response.body.count > 100_000)

@@ -12,7 +12,7 @@ struct MarketChangesTests {
     /// the exchange's raw `ohlcv` rows.
     func close(_ endpoint: String, market: String, before time: Int64) async throws -> Double? {
         let url = "\(endpoint)/spot/api/v3.2/ohlcv?symbol=\(market)&resolution=60&start=\(time - 7_200_000)&end=\(time)"
-        let body = try await CurlHTTPClient().send(HTTPRequest(url: url)).body
+        let body = try await CurlHTTPClient().send(HTTPRequest(url: url, timeout: 60_000)).body
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [[Double]])
         return rows.filter { Int64($0[0]) * 1000 + 3_600_000 <= time }.max { $0[0] < $1[0] }?[4]
     }

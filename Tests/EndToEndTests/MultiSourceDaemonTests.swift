@@ -38,7 +38,7 @@ struct MultiSourceDaemonTests {
     }
 
     func get(_ url: String) async throws -> (status: Int, body: String) {
-        let response = try await CurlHTTPClient.shared.send(HTTPRequest(url: url))
+        let response = try await CurlHTTPClient.shared.send(HTTPRequest(url: url, timeout: 60_000))
         return (response.status, String(decoding: response.body, as: UTF8.self))
     }
 

@@ -201,7 +201,8 @@ struct OutboxDurabilityTests {
     }
 
     func health(_ base: String) async throws -> (status: Int, body: String) {
-        let response = try await CurlHTTPClient.shared.send(AlertHTTP.HTTPRequest(url: "\(base)/healthz"))
+        let response = try await CurlHTTPClient.shared.send(
+            AlertHTTP.HTTPRequest(url: "\(base)/healthz", timeout: 60_000))
         return (response.status, String(decoding: response.body, as: UTF8.self))
     }
 

@@ -24,7 +24,7 @@ struct ReceiversTests {
     {
         let request = AlertHTTP.HTTPRequest(
             method: method, url: url, headers: body == nil ? [] : [(name: "Content-Type", value: "application/json")],
-            body: Array((body ?? "").utf8))
+            body: Array((body ?? "").utf8), timeout: 60_000)
         let response = try await CurlHTTPClient.shared.send(request)
         return (response.status, String(decoding: response.body, as: UTF8.self))
     }

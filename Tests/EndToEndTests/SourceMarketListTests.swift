@@ -263,7 +263,7 @@ struct SourceMarketListTests {
         #expect(warning.contains("bx: 'DOGE/EUR' is not on its market list"), "\(warning)")
         #expect(warning.contains("rule 'doge', rule 'doge-again'"), "\(warning)")
         let metrics = try await CurlHTTPClient.shared.send(
-            HTTPRequest(url: "\(try await running.statusBase())/metrics"))
+            HTTPRequest(url: "\(try await running.statusBase())/metrics", timeout: 60_000))
         #expect(
             String(decoding: metrics.body, as: UTF8.self).contains(
                 #"pricealert_feed_unlisted_symbols{source="bx"} 1.0"#))

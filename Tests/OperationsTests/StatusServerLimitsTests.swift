@@ -63,7 +63,7 @@ struct StatusServerLimitsTests {
 
         let http = CurlHTTPClient()
         defer { http.shutdown() }
-        let response = try await http.send(HTTPRequest(url: "http://127.0.0.1:\(port)/healthz"))
+        let response = try await http.send(HTTPRequest(url: "http://127.0.0.1:\(port)/healthz", timeout: 60_000))
         #expect(response.status == 503)
         #expect(String(decoding: response.body, as: UTF8.self).hasPrefix("starting"))
         await server.stop()

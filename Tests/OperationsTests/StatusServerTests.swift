@@ -13,7 +13,7 @@ struct StatusServerTests {
     func get(_ url: String) async throws -> (status: Int, body: String) {
         let http = CurlHTTPClient()
         defer { http.shutdown() }
-        let response = try await http.send(HTTPRequest(url: url))
+        let response = try await http.send(HTTPRequest(url: url, timeout: 60_000))
         return (response.status, String(decoding: response.body, as: UTF8.self))
     }
 
