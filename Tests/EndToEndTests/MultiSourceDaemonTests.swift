@@ -163,6 +163,10 @@ struct MultiSourceDaemonTests {
         let base = try await daemon.statusBase()
         _ = try await daemon.waitForStderrLine(containing: "alpha: connected to ws://127.0.0.1", timeout: 60)
         _ = try await daemon.waitForStderrLine(containing: "beta: connected to ws://127.0.0.1", timeout: 60)
+        // The servers count a connection when their handler starts, which on busy cores can come
+        // after the daemon has logged the connection.
+        try await waitUntil("alpha's connection counted") { alpha.stats.connectionsAccepted >= 1 }
+        try await waitUntil("beta's connection counted") { beta.stats.connectionsOpen >= 1 }
         #expect(alpha.stats.connectionsAccepted == 1)
         #expect(beta.stats.connectionsOpen == 1)
 
@@ -177,6 +181,7 @@ struct MultiSourceDaemonTests {
         try await waitUntil("beta's connection closed") { beta.stats.connectionsOpen == 0 }
         #expect(alpha.stats.connectionsAccepted == 1)
         #expect(alpha.stats.connectionsOpen == 1)
+        try await waitUntil("gamma's connection counted") { gamma.stats.connectionsAccepted >= 1 }
         #expect(gamma.stats.connectionsAccepted == 1)
         let metrics = try await get("\(base)/metrics")
         #expect(metrics.body.contains(#"pricealert_feed_connected{source="gamma"} 1.0"#))
